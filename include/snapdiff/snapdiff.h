@@ -1,0 +1,47 @@
+/* snapdiff.h - version, status codes and the error record shared by every module.
+ *
+ * Ownership rule for the whole library: a function named *_create/_load/_open returns an
+ * object the caller frees with the matching *_free (which accepts NULL). Pointers returned
+ * by accessors borrow from the object they were read from and die with it. The library
+ * never prints and never exits: failures come back as an sd_status and an sd_error the
+ * caller provides (first error wins).
+ */
+#ifndef SNAPDIFF_SNAPDIFF_H
+#define SNAPDIFF_SNAPDIFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SD_VERSION "0.1.0"
+
+typedef enum sd_status {
+    SD_OK = 0,
+    SD_EIO,        /* cannot open or read an input */
+    SD_ETRUNC,     /* input ends before the structure it announces */
+    SD_EFORMAT,    /* input is malformed: bad opcode, bad UTF-8, bad container */
+    SD_EREFUSED,   /* input asks for something we never do: objects, code, buffers */
+    SD_ELIMIT,     /* a size, depth or count limit was exceeded */
+    SD_ENOMEM,     /* the memory budget (--max-memory) or malloc ran out */
+    SD_ESNAPSHOT,  /* valid pickle, but not shaped like a memory snapshot */
+    SD_EUSAGE,     /* bad argument from the caller */
+} sd_status;
+
+#define SD_NO_OFFSET UINT64_MAX
+
+typedef struct sd_error {
+    sd_status code;
+    uint64_t offset;        /* byte offset in the (decompressed) pickle, or SD_NO_OFFSET */
+    char source[256];       /* file name, "archive.zip:member", "<stdin>" */
+    char text[256];         /* what was expected / what went wrong */
+} sd_error;
+
+/* Reset an error record to "no error". */
+void sd_error_clear(sd_error *err);
+
+/* Short stable name of a status code ("truncated", "refused", ...). */
+const char *sd_status_name(sd_status code);
+
+/* Format "SOURCE: offset N: TEXT" (offset part omitted when unknown) into buf. */
+void sd_error_format(const sd_error *err, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,131 @@
+/* snapshot.h - one normalised model of a CUDA caching-allocator snapshot.
+ *
+ * Every layout PyTorch has written maps onto it: the bare list of segments (torch <= 1.13,
+ * memory_snapshot()), 2.0 blocks with `history`, 2.1+ blocks with `frames`, trace entries
+ * with or without frames. Per device: segments, blocks (in segment order, tiling each
+ * segment), trace entries. Stacks are interned: identical frame sequences (innermost
+ * first) get one stack id, whether or not the pickle shared the object. Stack id 0 is the
+ * empty stack. Records are plain read-only structs; the snapshot itself is opaque.
+ */
+#ifndef SNAPDIFF_SNAPSHOT_H
+#define SNAPDIFF_SNAPSHOT_H
+
+#include <stdbool.h>
+#include "pickle.h"
+#include "source.h"
+
+typedef struct sd_snapshot sd_snapshot;
+
+typedef enum sd_block_state {
+    SD_BLOCK_INACTIVE,
+    SD_BLOCK_ALLOCATED,      /* "active_allocated" */
+    SD_BLOCK_PENDING_FREE,   /* "active_pending_free" */
+    SD_BLOCK_OTHER,          /* any other state string */
+} sd_block_state;
+
+typedef enum sd_trace_action {
+    SD_ACT_ALLOC, SD_ACT_FREE_REQUESTED, SD_ACT_FREE_COMPLETED, SD_ACT_SEGMENT_ALLOC,
+    SD_ACT_SEGMENT_FREE, SD_ACT_SEGMENT_MAP, SD_ACT_SEGMENT_UNMAP, SD_ACT_OOM,
+    SD_ACT_SNAPSHOT, SD_ACT_ANNOTATE, SD_ACT_OTHER,
+    SD_ACT_COUNT
+} sd_trace_action;
+
+typedef struct sd_frame {
+    const char *filename;   /* NUL-terminated, never NULL ("" when absent) */
+    const char *name;
+    int64_t line;
+} sd_frame;
+
+typedef struct sd_segment {
+    uint64_t address;
+    uint64_t total_size;
+    uint64_t stream;
+    int64_t pool_id[2];      /* (0,0) = default pool or unknown */
+    uint32_t first_block;    /* index into the device's block array */
+    uint32_t n_blocks;
+    uint32_t stack;          /* stack of the cudaMalloc (2.1+), else 0 */
+    bool is_small;           /* segment_type "small" */
+    bool is_expandable;
+    bool has_pool_id;
+} sd_segment;
+
+typedef struct sd_block {
+    uint64_t address;        /* from the file (2.1+) or segment start + prefix sum */
+    uint64_t size;
+    uint64_t requested_size; /* requested_size, else history[0].real_size, else size */
+    uint32_t segment;        /* index into the device's segment array */
+    uint32_t stack;
+    uint8_t state;           /* sd_block_state */
+} sd_block;
+
+typedef struct sd_trace_entry {
+    uint64_t addr;
+    uint64_t size;           /* for oom: the request that failed */
+    uint64_t stream;
+    uint64_t device_free;    /* oom only */
+    int64_t time_us;         /* valid when has_time */
+    uint32_t stack;
+    uint8_t action;          /* sd_trace_action */
+    bool has_time;
+} sd_trace_entry;
+
+typedef struct sd_device {
+    int64_t device;
+    const sd_segment *segments; size_t n_segments;   /* sorted by address */
+    const sd_block *blocks;     size_t n_blocks;
+    const sd_trace_entry *trace; size_t n_trace;     /* oldest first */
+} sd_device;
+
+typedef struct sd_allocator_settings {
+    bool present;
+    const char *alloc_conf;            /* PYTORCH_CUDA_ALLOC_CONF string or NULL */
+    int64_t max_split_size;            /* -1 = unlimited; valid when has_max_split_size */
+    double garbage_collection_threshold;
+    bool expandable_segments;
+    bool has_max_split_size, has_gc_threshold, has_expandable_segments;
+    const sd_value *raw;               /* the whole dict, for anything else */
+} sd_allocator_settings;
+
+typedef struct sd_load_options {
+    uint64_t max_memory;   /* budget for the pickle arena + model; 0 = unlimited */
+} sd_load_options;
+
+/* Build the model from snapshot bytes. The bytes are only read during the call (the
+ * snapshot keeps copies of what it needs).
+ * @return the snapshot, or NULL with err filled (err->source set from `source`). */
+sd_snapshot *sd_snapshot_load_buffer(const uint8_t *data, size_t len, const char *source,
+                                     const sd_load_options *opts, sd_error *err);
+/* Load member i of an opened input; the snapshot owns the bytes it read. */
+sd_snapshot *sd_snapshot_load_input(sd_input *in, size_t i, const sd_load_options *opts,
+                                    sd_error *err);
+/* Convenience: open `spec`, require exactly one member, load it. */
+sd_snapshot *sd_snapshot_load_file(const char *spec, const sd_load_options *opts,
+                                   sd_error *err);
+void sd_snapshot_free(sd_snapshot *s);
+
+const char *sd_snapshot_source(const sd_snapshot *s);
+const sd_pickle *sd_snapshot_pickle(const sd_snapshot *s);
+bool sd_snapshot_is_legacy_list(const sd_snapshot *s);  /* top level was a bare list */
+const sd_value *sd_snapshot_root(const sd_snapshot *s);  /* the whole pickle, for dump */
+int sd_snapshot_protocol(const sd_snapshot *s);
+uint64_t sd_snapshot_value_count(const sd_snapshot *s); /* values decoded: walk budgets */
+
+size_t sd_snapshot_device_count(const sd_snapshot *s);   /* sorted by device ordinal */
+const sd_device *sd_snapshot_device(const sd_snapshot *s, size_t i);
+
+size_t sd_snapshot_stack_count(const sd_snapshot *s);
+/* Frames of stack `id`, innermost first, as indices for sd_snapshot_frame. */
+const uint32_t *sd_snapshot_stack(const sd_snapshot *s, uint32_t id, size_t *n_frames);
+const sd_frame *sd_snapshot_frame(const sd_snapshot *s, uint32_t frame_id);
+
+const sd_allocator_settings *sd_snapshot_allocator_settings(const sd_snapshot *s);
+
+/* Things that were inconsistent but did not stop the load ("segment 0x... at offset N:
+ * blocks sum to X, total_size says Y"); also the note about bytes after STOP. */
+size_t sd_snapshot_warning_count(const sd_snapshot *s);
+const char *sd_snapshot_warning(const sd_snapshot *s, size_t i);
+
+const char *sd_block_state_name(sd_block_state st);
+const char *sd_trace_action_name(sd_trace_action a);
+
+#endif

@@ -1,0 +1,30 @@
+/* stats.h - the totals every other analysis starts from. */
+#ifndef SNAPDIFF_STATS_H
+#define SNAPDIFF_STATS_H
+
+#include "snapshot.h"
+
+typedef struct sd_stats {
+    int64_t device;                  /* -1 for the total over devices */
+    uint64_t segments, segments_large, segments_small, segments_expandable;
+    uint64_t blocks;
+    uint64_t reserved_bytes;         /* sum of segment total_size */
+    uint64_t allocated_bytes;        /* blocks active_allocated */
+    uint64_t active_bytes;           /* allocated + pending-free */
+    uint64_t requested_bytes;        /* requested size of active blocks */
+    uint64_t pending_free_bytes;     /* blocks active_pending_free */
+    uint64_t inactive_bytes;         /* blocks inactive */
+    uint64_t trace_entries;
+    uint64_t trace_by_action[SD_ACT_COUNT];
+    int64_t first_time_us, last_time_us; /* valid when has_time */
+    int has_time;
+} sd_stats;
+
+/* Totals of one device. */
+void sd_stats_device(const sd_device *dev, sd_stats *out);
+/* Sum of b into a (a->device becomes -1; time span widened). */
+void sd_stats_add(sd_stats *a, const sd_stats *b);
+/* Totals over every device of the snapshot. */
+void sd_stats_total(const sd_snapshot *s, sd_stats *out);
+
+#endif

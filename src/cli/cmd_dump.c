@@ -1,0 +1,56 @@
+/* cmd_dump.c - `snapdiff dump FILE`: the whole pickle as JSON, for jq. Any plain-data
+ * pickle dumps, snapshot-shaped or not. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "commands.h"
+#include "msg.h"
+
+static int dump_bytes(const uint8_t *data, size_t len, const char *name,
+                      const struct cli_opts *opts)
+{
+    sd_error err;
+    sd_error_clear(&err);
+    sd_pickle_options po = {.max_memory = opts->max_memory};
+    sd_pickle *p = sd_pickle_parse(data, len, &po, &err);
+    sd_status st = p ? SD_OK : err.code;
+    if (p) {
+        if (sd_pickle_trailing(p))
+            msg_note("%s: %llu bytes after the pickle's STOP were ignored", name,
+                     (unsigned long long)sd_pickle_trailing(p));
+        /* Shared objects are written at every reference, as json.dumps does; bound that so
+         * a file of nested shared lists cannot make terabytes of output. */
+        uint64_t budget = 256 * sd_pickle_value_count(p) + 10000000;
+        st = sd_value_write_json(sd_pickle_root(p), stdout, budget, &err);
+        sd_pickle_free(p);
+    }
+    if (st != SD_OK) {
+        if (!err.source[0]) snprintf(err.source, sizeof err.source, "%s", name);
+        msg_sd_error(&err);
+    }
+    return st == SD_OK ? EXIT_OK : EXIT_TROUBLE;
+}
+
+int cmd_dump(const struct cli_opts *opts)
+{
+    sd_error err;
+    sd_error_clear(&err);
+    sd_input_options io = {.max_memory = opts->max_memory};
+    sd_input *in = sd_input_open(opts->files[0], &io, &err);
+    if (!in) {
+        msg_sd_error(&err);
+        return EXIT_TROUBLE;
+    }
+    int status = EXIT_TROUBLE;
+    sd_bytes bytes = {0};
+    if (sd_input_count(in) != 1)
+        msg_error("%s: holds %zu snapshots; pick one as %s:MEMBER", opts->files[0],
+                  sd_input_count(in), opts->files[0]);
+    else if (sd_input_read(in, 0, &bytes, &err) != SD_OK)
+        msg_sd_error(&err);
+    else
+        status = dump_bytes(bytes.data, bytes.len, sd_input_name(in, 0), opts);
+    sd_bytes_release(&bytes);
+    sd_input_free(in);
+    return status;
+}

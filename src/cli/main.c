@@ -1,0 +1,43 @@
+/* main.c - parse the options, run one command, turn the result into an exit status. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "msg.h"
+#include "snapdiff/snapdiff.h"
+
+/* A full disk or a closed pipe must not pass for success. */
+static int finish_stdout(int status)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        if (errno != EPIPE) msg_error("error writing output: %s", strerror(errno));
+        return EXIT_TROUBLE;
+    }
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    struct cli_opts opts;
+    char errbuf[256] = "";
+    switch (cli_parse(argc, argv, &opts, errbuf, sizeof errbuf)) {
+    case OPT_HELP: cli_print_help(stdout); return finish_stdout(EXIT_OK);
+    case OPT_VERSION: printf("snapdiff %s\n", SD_VERSION); return finish_stdout(EXIT_OK);
+    case OPT_ERROR:
+        msg_error("%s", errbuf);
+        fprintf(stderr, "Try 'snapdiff --help' for more information.\n");
+        return EXIT_TROUBLE;
+    case OPT_OK: break;
+    }
+    msg_set_quiet(opts.quiet);
+    int status = EXIT_TROUBLE;
+    switch (opts.command) {
+    case CMD_DIFF: status = cmd_diff(&opts); break;
+    case CMD_STATS: status = cmd_stats(&opts); break;
+    case CMD_DUMP: status = cmd_dump(&opts); break;
+    case CMD_FRAG: status = cmd_frag(&opts); break;
+    case CMD_NONE: break;
+    }
+    return finish_stdout(status);
+}

@@ -1,0 +1,49 @@
+/* msg.c - the CLI's one voice on stderr. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "msg.h"
+
+static bool quiet;
+
+void msg_set_quiet(bool q) { quiet = q; }
+
+static void vmsg(const char *kind, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "snapdiff: %s", kind);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+void msg_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg("", fmt, ap);
+    va_end(ap);
+}
+
+void msg_warn(const char *fmt, ...)
+{
+    if (quiet) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg("warning: ", fmt, ap);
+    va_end(ap);
+}
+
+void msg_note(const char *fmt, ...)
+{
+    if (quiet) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg("note: ", fmt, ap);
+    va_end(ap);
+}
+
+void msg_sd_error(const sd_error *err)
+{
+    char line[768];
+    sd_error_format(err, line, sizeof line);
+    msg_error("%s", line);
+}

@@ -1,0 +1,375 @@
+/* options.c - the one option table, the parser, and --help generated from both.
+ *
+ * Adding an option: add a row here and a case in apply_option(); the docs-sync test then
+ * fails until man/snapdiff.1, README.md and the three completion scripts name it too.
+ */
+#include <errno.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "options.h"
+#include "snapdiff/snapdiff.h"
+#include "snapdiff/units.h"
+
+enum opt_id {
+    O_HELP, O_VERSION, O_JSON, O_FORMAT, O_NO_COLOR, O_COLOR, O_MAX_MEMORY, O_QUIET,
+    O_GROUP_BY, O_DEPTH, O_HIDE, O_SHOW, O_FOCUS, O_TOP, O_STEPS, O_CAPACITY,
+    O_GAP_THRESHOLD, O_INDEX_THRESHOLD, O_MAP, O_SVG,
+};
+
+struct opt_def {
+    const char *long_name;
+    char short_name;      /* 0 = none */
+    const char *arg;      /* NULL = flag; else the argument's name in --help */
+    unsigned commands;    /* FOR_* bits */
+    enum opt_id id;
+    const char *help;
+};
+
+static const struct opt_def options[] = {
+    {"help", 'h', NULL, FOR_ALL, O_HELP, "show this help and exit"},
+    {"version", 'V', NULL, FOR_ALL, O_VERSION, "show the version and exit"},
+    {"json", 'j', NULL, FOR_DIFF | FOR_STATS | FOR_FRAG, O_JSON,
+     "write JSON (documented, versioned schema) instead of text"},
+    {"format", 'f', "FMT", FOR_DIFF, O_FORMAT,
+     "output format: text, json or folded (collapsed stacks for flame graphs)"},
+    {"no-color", 0, NULL, FOR_ALL, O_NO_COLOR, "never colour the output (NO_COLOR is honoured too)"},
+    {"color", 0, NULL, FOR_ALL, O_COLOR, "colour the output even when it is not a terminal"},
+    {"max-memory", 0, "SIZE", FOR_ALL, O_MAX_MEMORY,
+     "memory budget per snapshot, e.g. 8GiB (default: half of physical memory)"},
+    {"quiet", 'q', NULL, FOR_ALL, O_QUIET, "do not print warnings and notes on stderr"},
+    {"group-by", 'g', "KEY", FOR_DIFF, O_GROUP_BY,
+     "group live blocks by site (default), leaf, stack, file or function"},
+    {"depth", 'd', "N", FOR_DIFF, O_DEPTH, "add N caller frames to the site key"},
+    {"hide", 0, "REGEX", FOR_DIFF, O_HIDE, "treat matching frames as internal (repeatable)"},
+    {"show", 0, "REGEX", FOR_DIFF, O_SHOW,
+     "treat matching frames as user code, even inside a package (repeatable)"},
+    {"focus", 0, "REGEX", FOR_DIFF, O_FOCUS, "only blocks with a matching frame (repeatable)"},
+    {"top", 'n', "N", FOR_DIFF, O_TOP, "show the N largest growing groups (default 20)"},
+    {"steps", 0, "N", FOR_DIFF, O_STEPS, "training steps between the snapshots: growth per step"},
+    {"capacity", 0, "SIZE", FOR_DIFF, O_CAPACITY,
+     "device memory for the steps-until-full estimate, e.g. 80GiB"},
+    {"gap-threshold", 0, "PCT", FOR_FRAG, O_GAP_THRESHOLD,
+     "gap (reserved - allocated) in % of reserved that counts as large (default 30)"},
+    {"index-threshold", 0, "X", FOR_FRAG, O_INDEX_THRESHOLD,
+     "fragmentation index (0..1) that counts as fragmented (default 0.5)"},
+    {"map", 0, NULL, FOR_FRAG, O_MAP, "draw a map of the largest segments"},
+    {"svg", 0, "FILE", FOR_FRAG, O_SVG, "write the segment map and free-block histogram as SVG"},
+};
+
+static const struct {
+    const char *name;
+    enum cli_command cmd;
+    const char *usage;
+    const char *help;
+} commands[] = {
+    {"diff", CMD_DIFF, "OLD NEW", "what grew between two snapshots, grouped by allocation site"},
+    {"stats", CMD_STATS, "FILE...", "totals per device: reserved, allocated, blocks, trace"},
+    {"frag", CMD_FRAG, "FILE...", "fragmentation: gap, free-block sizes, verdict and advice"},
+    {"dump", CMD_DUMP, "FILE", "the whole pickle as JSON, for jq"},
+};
+
+static const char *command_name(enum cli_command c)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (commands[i].cmd == c) return commands[i].name;
+    return "snapdiff";
+}
+
+void cli_print_help(FILE *out)
+{
+    fprintf(out,
+            "Usage: snapdiff OLD NEW [OPTIONS]        (same as: snapdiff diff OLD NEW)\n"
+            "       snapdiff COMMAND FILE... [OPTIONS]\n\n"
+            "Reads PyTorch CUDA memory snapshots (pickles from _dump_snapshot, memory_snapshot,\n"
+            "torch.save; raw, gzip, zip of ranks, directory, or - for stdin) without running\n"
+            "anything in them, and tells what grew, where it was allocated, and whether it is\n"
+            "a leak or fragmentation.\n\nCommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-6s %-9s %s\n", commands[i].name, commands[i].usage, commands[i].help);
+    fprintf(out, "\nOptions:\n");
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+        const struct opt_def *o = &options[i];
+        char left[48];
+        snprintf(left, sizeof left, "%s%c%s--%s%s%s", o->short_name ? "-" : "   ",
+                 o->short_name ? o->short_name : ' ', o->short_name ? ", " : " ", o->long_name,
+                 o->arg ? " " : "", o->arg ? o->arg : "");
+        char where[64] = "";
+        if (o->commands != FOR_ALL) {
+            size_t k = 0;
+            for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
+                if (o->commands & (1u << commands[c].cmd))
+                    k += (size_t)snprintf(where + k, sizeof where - k, "%s%s", k ? "," : " [",
+                                          commands[c].name);
+            snprintf(where + k, sizeof where - k, "]");
+        }
+        fprintf(out, "  %-26s %s%s\n", left, o->help, where);
+    }
+    fprintf(out,
+            "\nExit status: 0 success, 1 a check failed, 2 error (bad input, usage).\n"
+            "Sizes accept B, KiB, MiB, GiB (binary) and KB, MB, GB (decimal).\n"
+            "See snapdiff(1) for the JSON schemas and the fragmentation verdict rules.\n");
+}
+
+/* ---------- parsing ---------- */
+
+static bool parse_uint(const char *s, uint64_t max, uint64_t *out)
+{
+    if (!s || !*s || *s == '-') return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v > max) return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_double(const char *s, double lo, double hi, double *out)
+{
+    if (!s || !*s) return false;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !(v >= lo && v <= hi)) return false;
+    *out = v;
+    return true;
+}
+
+static bool add_pattern(const char **list, int *n, const char *re, char *errbuf, size_t errlen)
+{
+    regex_t compiled;
+    if (regcomp(&compiled, re, REG_EXTENDED | REG_NOSUB) != 0) {
+        snprintf(errbuf, errlen, "invalid regular expression '%s'", re);
+        return false;
+    }
+    regfree(&compiled);
+    if (*n >= CLI_MAX_PATTERNS) {
+        snprintf(errbuf, errlen, "at most %d patterns per option", CLI_MAX_PATTERNS);
+        return false;
+    }
+    list[(*n)++] = re;
+    return true;
+}
+
+static enum opt_result bad_value(const struct opt_def *o, const char *v, const char *want,
+                                 char *errbuf, size_t errlen)
+{
+    snprintf(errbuf, errlen, "--%s: '%s' is not %s", o->long_name, v, want);
+    return OPT_ERROR;
+}
+
+static enum opt_result apply_option(const struct opt_def *o, const char *v,
+                                    struct cli_opts *opts, int *color_mode, char *errbuf,
+                                    size_t errlen)
+{
+    uint64_t u;
+    switch (o->id) {
+    case O_HELP: return OPT_HELP;
+    case O_VERSION: return OPT_VERSION;
+    case O_JSON: opts->format = FORMAT_JSON; break;
+    case O_FORMAT:
+        if (strcmp(v, "text") == 0) opts->format = FORMAT_TEXT;
+        else if (strcmp(v, "json") == 0) opts->format = FORMAT_JSON;
+        else if (strcmp(v, "folded") == 0) opts->format = FORMAT_FOLDED;
+        else return bad_value(o, v, "text, json or folded", errbuf, errlen);
+        break;
+    case O_NO_COLOR: *color_mode = 0; break;
+    case O_COLOR: *color_mode = 1; break;
+    case O_MAX_MEMORY:
+        if (!sd_parse_size(v, &opts->max_memory) || opts->max_memory < (1u << 20))
+            return bad_value(o, v, "a size of at least 1MiB (e.g. 8GiB)", errbuf, errlen);
+        break;
+    case O_QUIET: opts->quiet = true; break;
+    case O_GROUP_BY: {
+        static const char *const keys[] = {"site", "leaf", "stack", "file", "function"};
+        size_t k = 0;
+        while (k < 5 && strcmp(v, keys[k]) != 0) k++;
+        if (k == 5) return bad_value(o, v, "site, leaf, stack, file or function", errbuf, errlen);
+        opts->group_by = (enum cli_group_by)k;
+        break;
+    }
+    case O_DEPTH:
+        if (!parse_uint(v, 64, &u)) return bad_value(o, v, "a number from 0 to 64", errbuf, errlen);
+        opts->depth = (int)u;
+        break;
+    case O_HIDE: if (!add_pattern(opts->hide, &opts->n_hide, v, errbuf, errlen)) return OPT_ERROR; break;
+    case O_SHOW: if (!add_pattern(opts->show, &opts->n_show, v, errbuf, errlen)) return OPT_ERROR; break;
+    case O_FOCUS: if (!add_pattern(opts->focus, &opts->n_focus, v, errbuf, errlen)) return OPT_ERROR; break;
+    case O_TOP:
+        if (!parse_uint(v, 1000000, &u) || u == 0) return bad_value(o, v, "a positive number", errbuf, errlen);
+        opts->top = (int)u;
+        break;
+    case O_STEPS:
+        if (!parse_uint(v, UINT64_MAX, &opts->steps) || opts->steps == 0)
+            return bad_value(o, v, "a positive number of steps", errbuf, errlen);
+        break;
+    case O_CAPACITY:
+        if (!sd_parse_size(v, &opts->capacity) || opts->capacity == 0)
+            return bad_value(o, v, "a size (e.g. 80GiB)", errbuf, errlen);
+        break;
+    case O_GAP_THRESHOLD:
+        if (!parse_double(v, 0, 100, &opts->gap_threshold))
+            return bad_value(o, v, "a percentage from 0 to 100", errbuf, errlen);
+        break;
+    case O_INDEX_THRESHOLD:
+        if (!parse_double(v, 0, 1, &opts->index_threshold))
+            return bad_value(o, v, "a number from 0 to 1", errbuf, errlen);
+        break;
+    case O_MAP: opts->map = true; break;
+    case O_SVG: opts->svg = v; break;
+    }
+    return OPT_OK;
+}
+
+static const struct opt_def *find_long(const char *name, size_t n)
+{
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
+        if (strlen(options[i].long_name) == n && memcmp(options[i].long_name, name, n) == 0)
+            return &options[i];
+    return NULL;
+}
+
+static const struct opt_def *find_short(char c)
+{
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
+        if (options[i].short_name == c) return &options[i];
+    return NULL;
+}
+
+static uint64_t default_max_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return 8ull << 30;
+    return (uint64_t)pages * (uint64_t)page / 2;
+}
+
+static void set_defaults(struct cli_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->format = FORMAT_TEXT;
+    opts->top = 20;
+    opts->gap_threshold = 30;
+    opts->index_threshold = 0.5;
+    opts->max_memory = default_max_memory();
+}
+
+/* One argument that starts with '-'. *i advances past a separate option value. */
+static enum opt_result parse_one(int argc, char **argv, int *i, struct cli_opts *opts,
+                                 unsigned *used, int *color_mode, char *errbuf, size_t errlen)
+{
+    const char *arg = argv[*i];
+    const struct opt_def *o;
+    const char *value = NULL;
+    if (arg[1] == '-') {
+        const char *eq = strchr(arg + 2, '=');
+        size_t n = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+        o = find_long(arg + 2, n);
+        if (!o) {
+            snprintf(errbuf, errlen, "unknown option '%.*s'", (int)(n + 2), arg);
+            return OPT_ERROR;
+        }
+        if (eq && !o->arg) {
+            snprintf(errbuf, errlen, "option '--%s' takes no value", o->long_name);
+            return OPT_ERROR;
+        }
+        value = eq ? eq + 1 : NULL;
+    } else {
+        o = find_short(arg[1]);
+        if (!o || (arg[2] && !o->arg)) {
+            snprintf(errbuf, errlen, "unknown option '%s'", arg);
+            return OPT_ERROR;
+        }
+        value = arg[2] ? arg + 2 : NULL;
+    }
+    if (o->arg && !value) {
+        if (*i + 1 >= argc) {
+            snprintf(errbuf, errlen, "option '--%s' needs a value (%s)", o->long_name, o->arg);
+            return OPT_ERROR;
+        }
+        value = argv[++*i];
+    }
+    enum opt_result r = apply_option(o, value, opts, color_mode, errbuf, errlen);
+    /* Whether it applies is checked once the command is known. */
+    if (r == OPT_OK) used[o - options] = 1;
+    return r;
+}
+
+static enum opt_result check_applicable(const struct cli_opts *opts, const unsigned *used,
+                                        char *errbuf, size_t errlen)
+{
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+        if (!used[i] || (options[i].commands & (1u << opts->command))) continue;
+        snprintf(errbuf, errlen, "option '--%s' does not apply to '%s'", options[i].long_name,
+                 command_name(opts->command));
+        return OPT_ERROR;
+    }
+    return OPT_OK;
+}
+
+static bool want_color(int mode)
+{
+    if (mode >= 0) return mode == 1;
+    const char *nc = getenv("NO_COLOR");
+    if (nc && *nc) return false;
+    const char *term = getenv("TERM");
+    if (term && strcmp(term, "dumb") == 0) return false;
+    return isatty(STDOUT_FILENO);
+}
+
+enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *errbuf,
+                          size_t errlen)
+{
+    set_defaults(opts);
+    static const char *positional[4096];
+    unsigned used[sizeof options / sizeof options[0]];
+    memset(used, 0, sizeof used);
+    int n_pos = 0, color_mode = -1;
+    bool only_files = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!only_files && strcmp(a, "--") == 0) { only_files = true; continue; }
+        if (!only_files && a[0] == '-' && a[1]) {
+            enum opt_result r = parse_one(argc, argv, &i, opts, used, &color_mode, errbuf, errlen);
+            if (r != OPT_OK) return r;
+            continue;
+        }
+        if (n_pos >= (int)(sizeof positional / sizeof positional[0])) {
+            snprintf(errbuf, errlen, "too many files");
+            return OPT_ERROR;
+        }
+        positional[n_pos++] = a;
+    }
+    int first_file = 0;
+    opts->command = CMD_DIFF;
+    if (n_pos > 0) {
+        for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
+            if (strcmp(positional[0], commands[c].name) == 0) {
+                opts->command = commands[c].cmd;
+                first_file = 1;
+            }
+    }
+    opts->files = positional + first_file;
+    opts->n_files = n_pos - first_file;
+    opts->color = want_color(color_mode);
+    if (opts->format == FORMAT_JSON || opts->format == FORMAT_FOLDED) opts->color = false;
+    if (n_pos == 0) {
+        snprintf(errbuf, errlen, "no snapshot given");
+        return OPT_ERROR;
+    }
+    if (opts->command == CMD_DIFF && opts->n_files != 2) {
+        snprintf(errbuf, errlen, "diff needs two snapshots, OLD and NEW (got %d)", opts->n_files);
+        return OPT_ERROR;
+    }
+    if (opts->command == CMD_DUMP && opts->n_files != 1) {
+        snprintf(errbuf, errlen, "dump takes one snapshot");
+        return OPT_ERROR;
+    }
+    if (opts->n_files < 1) {
+        snprintf(errbuf, errlen, "%s needs at least one snapshot", command_name(opts->command));
+        return OPT_ERROR;
+    }
+    return check_applicable(opts, used, errbuf, errlen);
+}

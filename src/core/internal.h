@@ -1,0 +1,217 @@
+/* internal.h - declarations shared inside libsnapdiff (prefix sdp_). Not installed. */
+#ifndef SNAPDIFF_INTERNAL_H
+#define SNAPDIFF_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "snapdiff/pickle.h"
+#include "snapdiff/snapdiff.h"
+
+#define SDP_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define SDP_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- errors (error.c) ---- */
+/* Fill err unless it already holds an error (first error wins). Returns code. */
+sd_status sdp_fail(sd_error *err, sd_status code, uint64_t offset, const char *fmt, ...)
+    SDP_PRINTF(4, 5);
+void sdp_error_set_source(sd_error *err, const char *source);
+
+/* ---- arena (arena.c) ----
+ * One bump allocator per loaded snapshot. Memory is counted against a budget so that a
+ * hostile file turns into SD_ENOMEM, not the OOM killer. */
+typedef struct sdp_arena_chunk sdp_arena_chunk;
+typedef struct sdp_arena {
+    sdp_arena_chunk *head;
+    uint8_t *cur, *end;
+    uint64_t used;      /* bytes obtained from malloc, chunk headers included */
+    uint64_t budget;    /* 0 = unlimited */
+} sdp_arena;
+
+void sdp_arena_init(sdp_arena *a, uint64_t budget);
+void sdp_arena_free(sdp_arena *a);
+/* Aligned to 8 bytes. NULL when the budget or malloc is exhausted. */
+void *sdp_arena_alloc(sdp_arena *a, size_t size);
+/* Budget check for memory the caller mallocs itself (stacks, memo): charges `delta`;
+ * sdp_arena_uncharge gives it back when that memory is freed. */
+bool sdp_arena_charge(sdp_arena *a, uint64_t delta);
+void sdp_arena_uncharge(sdp_arena *a, uint64_t delta);
+char *sdp_arena_strndup(sdp_arena *a, const char *s, size_t n);
+
+/* ---- bounds-checked cursor ----
+ * Every read from input goes through one of these. They never read past `len`. */
+typedef struct sdp_cursor {
+    const uint8_t *base;
+    size_t len;
+    size_t pos;
+} sdp_cursor;
+
+static inline size_t sdp_cur_left(const sdp_cursor *c) { return c->len - c->pos; }
+static inline bool sdp_cur_u8(sdp_cursor *c, uint8_t *out)
+{
+    if (c->pos >= c->len) return false;
+    *out = c->base[c->pos++];
+    return true;
+}
+static inline bool sdp_cur_le(sdp_cursor *c, unsigned n, uint64_t *out)
+{
+    if (sdp_cur_left(c) < n) return false;
+    uint64_t v = 0;
+    for (unsigned i = 0; i < n; i++) v |= (uint64_t)c->base[c->pos + i] << (8 * i);
+    c->pos += n;
+    *out = v;
+    return true;
+}
+static inline bool sdp_cur_bytes(sdp_cursor *c, uint64_t n, const uint8_t **out)
+{
+    if (n > sdp_cur_left(c)) return false;
+    *out = c->base + c->pos;
+    c->pos += (size_t)n;
+    return true;
+}
+/* A protocol-0 text line up to '\n' (excluded); false if no newline before the end. */
+static inline bool sdp_cur_line(sdp_cursor *c, const uint8_t **out, size_t *n)
+{
+    const uint8_t *start = c->base + c->pos;
+    const uint8_t *nl = memchr(start, '\n', sdp_cur_left(c));
+    if (!nl) return false;
+    *out = start;
+    *n = (size_t)(nl - start);
+    c->pos += *n + 1;
+    return true;
+}
+
+/* ---- values (pickle.c / value.c) ----
+ * 8 bytes each, because a 1 GB snapshot holds tens of millions of them. The low 3 bits
+ * are a tag: small integers (|x| < 2^60), None and bools live inline; everything else is
+ * a pointer to an 8-aligned object in the arena whose first byte says its type. Strings
+ * are copied into the arena (decoded, NUL-terminated), so the input can be freed once
+ * parsed. Containers are shared by pointer, which is how memo sharing stays sharing. */
+enum { SDP_NONE, SDP_BOOL, SDP_INT, SDP_BIGINT, SDP_FLOAT, SDP_STR, SDP_BYTES,
+       SDP_LIST, SDP_TUPLE, SDP_DICT,
+       SDP_RECORD, /* a dict the model took over while parsing (aux = record index) */
+       SDP_UNSET /* empty memo slot */ };
+
+struct sd_value { uint64_t bits; };
+
+#define SDP_TAG_MASK 7u
+#define SDP_TAG_PTR 0u
+#define SDP_TAG_INT 1u
+#define SDP_BITS_NONE 2u
+#define SDP_BITS_FALSE 3u
+#define SDP_BITS_TRUE 11u
+#define SDP_BITS_UNSET 4u
+#define SDP_SMALL_MAX (((int64_t)1 << 60) - 1)
+#define SDP_SMALL_MIN (-((int64_t)1 << 60))
+
+typedef struct sdp_blob {     /* str, bytes, bigint (little-endian two's complement) */
+    uint8_t type;
+    uint8_t pad[3];
+    uint32_t len;
+    char data[];              /* len bytes + NUL */
+} sdp_blob;
+
+typedef struct sdp_num {      /* float, or an int too large to sit inline */
+    uint8_t type;
+    uint8_t pad[7];
+    union { int64_t i; double f; } u;
+} sdp_num;
+
+/* Small dicts share their key sequence: a "shape", as JS engines do. Every trace entry
+ * of a snapshot has the same keys, so each stores only its values. */
+enum { SDP_SHAPE_MAX_KEYS = 16 };
+typedef struct sdp_shape sdp_shape;
+struct sdp_shape {
+    sdp_shape *first_child, *next_sibling;
+    uint32_t n;
+    uint32_t record_kind;     /* the record hook's verdict on these keys, cached; 0 = unasked */
+    sd_value keys[];          /* n keys, oldest first */
+};
+
+typedef struct sdp_cont {
+    uint8_t type;             /* SDP_LIST / SDP_TUPLE / SDP_DICT */
+    uint8_t open;             /* can still receive items while parsing */
+    uint8_t pad[2];
+    uint32_t aux;             /* free for analyses: the model caches interned ids here */
+    uint32_t n, cap;          /* items (lists) or pairs (dicts) */
+    uint64_t offset;          /* where the opcode that made it starts */
+    sd_value *items;          /* lists: n items; shaped dicts: n values; other dicts: 2n */
+    sdp_shape *shape;         /* dicts only: NULL once a dict outgrows shapes */
+} sdp_cont;
+
+static inline unsigned sdp_type(sd_value v)
+{
+    switch (v.bits & SDP_TAG_MASK) {
+    case SDP_TAG_PTR: return v.bits ? *(const uint8_t *)(uintptr_t)v.bits : SDP_NONE;
+    case SDP_TAG_INT: return SDP_INT;
+    default:
+        if (v.bits == SDP_BITS_NONE) return SDP_NONE;
+        if (v.bits == SDP_BITS_UNSET) return SDP_UNSET;
+        return SDP_BOOL;
+    }
+}
+static inline bool sdp_is_ptr(sd_value v) { return (v.bits & SDP_TAG_MASK) == 0 && v.bits; }
+static inline const sdp_blob *sdp_blob_of(sd_value v)
+{
+    unsigned t = sdp_type(v);
+    return (t == SDP_STR || t == SDP_BYTES || t == SDP_BIGINT) ? (const sdp_blob *)(uintptr_t)v.bits : NULL;
+}
+static inline sdp_cont *sdp_cont_of(sd_value v)
+{
+    unsigned t = sdp_type(v);
+    return (t == SDP_LIST || t == SDP_TUPLE || t == SDP_DICT) ? (sdp_cont *)(uintptr_t)v.bits : NULL;
+}
+/* Integer or bool value; false when v is neither (or a bigint). */
+static inline bool sdp_int_of(sd_value v, int64_t *out)
+{
+    if ((v.bits & SDP_TAG_MASK) == SDP_TAG_INT) { *out = (int64_t)v.bits >> 3; return true; }
+    if (v.bits == SDP_BITS_TRUE || v.bits == SDP_BITS_FALSE) { *out = v.bits == SDP_BITS_TRUE; return true; }
+    if (sdp_is_ptr(v) && *(const uint8_t *)(uintptr_t)v.bits == SDP_INT) {
+        *out = ((const sdp_num *)(uintptr_t)v.bits)->u.i;
+        return true;
+    }
+    return false;
+}
+static inline bool sdp_str_eq(sd_value v, const char *s, size_t n)
+{
+    const sdp_blob *b = sdp_blob_of(v);
+    return b && b->type == SDP_STR && b->len == n && memcmp(b->data, s, n) == 0;
+}
+static inline const sd_value *sdp_dict_key(const sdp_cont *c, uint32_t i)
+{
+    return c->shape ? &c->shape->keys[i] : &c->items[2 * (size_t)i];
+}
+static inline const sd_value *sdp_dict_val(const sdp_cont *c, uint32_t i)
+{
+    return c->shape ? &c->items[i] : &c->items[2 * (size_t)i + 1];
+}
+
+/* A hook that lets the model take over small dicts as they complete, so that the
+ * millions of trace entries of a big snapshot never exist as generic dicts. kind() looks
+ * at a key sequence once per shape (0 = leave it a dict); take() turns the pairs
+ * (kv[0] key, kv[1] value, ...) into a record and returns its index. */
+typedef struct sdp_record_hook {
+    void *ctx;
+    uint32_t (*kind)(void *ctx, const sd_value *keys, uint32_t n);
+    sd_status (*take)(void *ctx, uint32_t kind, const sd_value *kv, size_t n_pairs,
+                      uint64_t offset, uint32_t *index);
+} sdp_record_hook;
+
+/* Parse into an arena the caller owns (the snapshot's). Root is copied to *root.
+ * SDP_PARSE_RELEASE_BEHIND: `data` is a private file mapping; drop the pages already
+ * parsed from memory as parsing goes (the tree holds copies), so a 1 GB file does not
+ * stay resident on top of its tree. Never pass it for heap memory. */
+enum { SDP_PARSE_RELEASE_BEHIND = 1 };
+sd_status sdp_pickle_parse_into(sdp_arena *arena, const uint8_t *data, size_t len,
+                                unsigned flags, const sdp_record_hook *hook, sd_value *root,
+                                uint64_t *trailing, int *proto, uint64_t *n_values,
+                                sd_error *err);
+
+
+/* UTF-8 validation; surrogates allowed (Python's surrogatepass). */
+bool sdp_utf8_valid(const uint8_t *s, size_t n);
+
+#endif

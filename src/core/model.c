@@ -1,0 +1,506 @@
+/* model.c - from the pickle tree to devices, segments, blocks and trace entries.
+ *
+ * Each dict is read in one pass over its pairs (keys are matched by length and bytes),
+ * unknown keys are ignored, and a value of the wrong type is an error that names the
+ * key and the byte offset of the dict it sits in. Inconsistencies that do not stop the
+ * analysis (blocks that do not tile their segment) become warnings naming the segment.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "model.h"
+
+#define KEY_IS(k, lit) sdp_str_eq(*(k), lit, sizeof(lit) - 1)
+
+void sdp_model_warn(sd_snapshot *s, const char *fmt, ...)
+{
+    if (s->n_warnings >= MODEL_MAX_WARNINGS) {
+        s->warnings_dropped++;
+        return;
+    }
+    char text[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    char *copy = sdp_arena_strndup(&s->arena, text, strlen(text));
+    if (copy) s->warnings[s->n_warnings++] = copy;
+}
+
+sd_status sdp_model_fail(sd_snapshot *s, const sd_value *where, const char *fmt, ...)
+{
+    char text[240];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    uint64_t off = where && sdp_cont_of(*where) ? sd_value_offset(where) : SD_NO_OFFSET;
+    return sdp_fail(s->err, SD_ESNAPSHOT, off, "%s", text);
+}
+
+/* ---------- typed field readers ---------- */
+
+static sd_status get_int(sd_snapshot *s, const sd_value *dict, const sd_value *v,
+                         const char *key, int64_t *out)
+{
+    if (sdp_int_of(*v, out)) return SD_OK;
+    if (sdp_type(*v) == SDP_BIGINT)
+        return sdp_model_fail(s, dict, "'%s' is an integer too large for 64 bits", key);
+    return sdp_model_fail(s, dict, "'%s' should be an integer", key);
+}
+
+static sd_status get_size(sd_snapshot *s, const sd_value *dict, const sd_value *v,
+                          const char *key, uint64_t *out)
+{
+    int64_t x = 0;
+    sd_status st = get_int(s, dict, v, key, &x);
+    if (st) return st;
+    if (x < 0) return sdp_model_fail(s, dict, "'%s' is negative (%" PRId64 ")", key, x);
+    *out = (uint64_t)x;
+    return SD_OK;
+}
+
+static bool str_is(const sd_value *v, const char *lit)
+{
+    return sdp_str_eq(*v, lit, strlen(lit));
+}
+
+static const sd_value *need_dict(sd_snapshot *s, const sd_value *v, const char *what,
+                                 sd_status *st)
+{
+    if (sdp_type(*v) != SDP_DICT)
+        *st = sdp_model_fail(s, v, "%s is a %s, expected a dict", what,
+                             sdp_type(*v) == SDP_LIST ? "list" : "scalar");
+    return v;
+}
+
+/* ---------- blocks ---------- */
+
+typedef struct raw_segment {
+    sd_segment seg;
+    int64_t device;
+    const sd_value *dict;
+    const sd_value *blocks;  /* list */
+} raw_segment;
+
+static sd_status read_history(sd_snapshot *s, const sd_value *blk, const sd_value *hist,
+                              sd_block *b, bool has_requested)
+{
+    const sdp_cont *hc = sdp_cont_of(*hist);
+    if (!hc || hc->type != SDP_LIST) return sdp_model_fail(s, blk, "'history' should be a list");
+    if (hc->n == 0) return SD_OK;
+    const sd_value *h0 = &hc->items[0]; /* newest first: the allocation of record */
+    if (sdp_type(*h0) != SDP_DICT) return sdp_model_fail(s, blk, "a 'history' entry is not a dict");
+    const sd_value *real = sd_value_dict_get(h0, "real_size");
+    if (real && !has_requested) {
+        sd_status st = get_size(s, h0, real, "real_size", &b->requested_size);
+        if (st) return st;
+    }
+    const sd_value *frames = sd_value_dict_get(h0, "frames");
+    if (b->stack) return SD_OK; /* 'frames' on the block itself wins */
+    if (!frames) {
+        sdp_model_warn(s, "block at offset %" PRIu64 ": 'history' entry without frames",
+                       sd_value_offset(blk));
+        return SD_OK;
+    }
+    return sdp_intern_stack(s, frames, &b->stack);
+}
+
+static sd_status read_block(sd_snapshot *s, const sd_value *v, sd_block *b, bool *has_addr)
+{
+    sd_status st = SD_OK;
+    need_dict(s, v, "a block", &st);
+    if (st) return st;
+    const sdp_cont *c = sdp_cont_of(*v);
+    const sd_value *frames = NULL, *history = NULL;
+    bool has_size = false, has_requested = false;
+    memset(b, 0, sizeof *b);
+    b->state = SD_BLOCK_OTHER;
+    *has_addr = false;
+    for (uint32_t i = 0; i < c->n && !st; i++) {
+        const sd_value *k = sdp_dict_key(c, i), *x = sdp_dict_val(c, i);
+        if (KEY_IS(k, "size")) { st = get_size(s, v, x, "size", &b->size); has_size = true; }
+        else if (KEY_IS(k, "address")) { st = get_size(s, v, x, "address", &b->address); *has_addr = true; }
+        else if (KEY_IS(k, "requested_size")) { st = get_size(s, v, x, "requested_size", &b->requested_size); has_requested = true; }
+        else if (KEY_IS(k, "state")) {
+            if (str_is(x, "active_allocated")) b->state = SD_BLOCK_ALLOCATED;
+            else if (str_is(x, "inactive")) b->state = SD_BLOCK_INACTIVE;
+            else if (str_is(x, "active_pending_free")) b->state = SD_BLOCK_PENDING_FREE;
+            else if (sdp_type(*x) != SDP_STR) st = sdp_model_fail(s, v, "block 'state' should be a string");
+        }
+        else if (KEY_IS(k, "frames")) frames = x;
+        else if (KEY_IS(k, "history")) history = x;
+    }
+    if (st) return st;
+    if (!has_size) return sdp_model_fail(s, v, "block has no 'size'");
+    if (!has_requested) b->requested_size = b->size; /* history[0].real_size may refine it */
+    if (frames) st = sdp_intern_stack(s, frames, &b->stack);
+    if (!st && history) st = read_history(s, v, history, b, has_requested);
+    return st;
+}
+
+/* ---------- segments ---------- */
+
+static sd_status read_pool_id(sd_snapshot *s, const sd_value *seg, const sd_value *x,
+                              sd_segment *out)
+{
+    const sdp_cont *c = sdp_cont_of(*x);
+    if (!c || c->type == SDP_DICT || c->n != 2)
+        return sdp_model_fail(s, seg, "'segment_pool_id' should be a pair of integers");
+    for (int i = 0; i < 2; i++) {
+        sd_status st = get_int(s, seg, &c->items[i], "segment_pool_id", &out->pool_id[i]);
+        if (st) return st;
+    }
+    out->has_pool_id = true;
+    return SD_OK;
+}
+
+static sd_status read_segment(sd_snapshot *s, const sd_value *v, raw_segment *r)
+{
+    sd_status st = SD_OK;
+    need_dict(s, v, "a segment", &st);
+    if (st) return st;
+    memset(r, 0, sizeof *r);
+    r->dict = v;
+    bool has_addr = false, has_total = false;
+    const sdp_cont *c = sdp_cont_of(*v);
+    for (uint32_t i = 0; i < c->n && !st; i++) {
+        const sd_value *k = sdp_dict_key(c, i), *x = sdp_dict_val(c, i);
+        int64_t tmp = 0;
+        if (KEY_IS(k, "device")) st = get_int(s, v, x, "device", &r->device);
+        else if (KEY_IS(k, "address")) { st = get_size(s, v, x, "address", &r->seg.address); has_addr = true; }
+        else if (KEY_IS(k, "total_size")) { st = get_size(s, v, x, "total_size", &r->seg.total_size); has_total = true; }
+        else if (KEY_IS(k, "stream")) { st = get_int(s, v, x, "stream", &tmp); r->seg.stream = (uint64_t)tmp; }
+        else if (KEY_IS(k, "segment_type")) r->seg.is_small = str_is(x, "small");
+        else if (KEY_IS(k, "is_expandable")) r->seg.is_expandable = sd_value_bool(x);
+        else if (KEY_IS(k, "segment_pool_id")) st = read_pool_id(s, v, x, &r->seg);
+        else if (KEY_IS(k, "frames")) st = sdp_intern_stack(s, x, &r->seg.stack);
+        else if (KEY_IS(k, "blocks")) {
+            if (sdp_type(*x) != SDP_LIST) st = sdp_model_fail(s, v, "segment 'blocks' should be a list");
+            r->blocks = x;
+        }
+    }
+    if (st) return st;
+    if (!has_addr) return sdp_model_fail(s, v, "segment has no 'address'");
+    if (!has_total) return sdp_model_fail(s, v, "segment has no 'total_size'");
+    return SD_OK;
+}
+
+static int cmp_raw_segment(const void *a, const void *b)
+{
+    const raw_segment *x = a, *y = b;
+    if (x->device != y->device) return x->device < y->device ? -1 : 1;
+    if (x->seg.address != y->seg.address) return x->seg.address < y->seg.address ? -1 : 1;
+    return 0;
+}
+
+/* Blocks of one segment, appended to the device's block array; addresses filled in for
+ * layouts that do not store them; the tiling checked. */
+static sd_status build_segment_blocks(sd_snapshot *s, raw_segment *r, sd_block *out,
+                                      uint32_t seg_index, size_t *n_out)
+{
+    const sdp_cont *bl = r->blocks ? sdp_cont_of(*r->blocks) : NULL;
+    size_t n = bl ? bl->n : 0;
+    uint64_t cursor = r->seg.address, sum = 0;
+    bool outside = false, gap = false;
+    for (size_t i = 0; i < n; i++) {
+        sd_block *b = &out[i];
+        bool has_addr;
+        sd_status st = read_block(s, &bl->items[i], b, &has_addr);
+        if (st) return st;
+        if (!has_addr) b->address = cursor;
+        else if (b->address != cursor) gap = true;
+        if (b->address < r->seg.address || b->address - r->seg.address > r->seg.total_size ||
+            b->size > r->seg.total_size - (b->address - r->seg.address))
+            outside = true;
+        b->segment = seg_index;
+        cursor = b->address + b->size;
+        sum += b->size;
+    }
+    if (outside)
+        sdp_model_warn(s, "segment 0x%" PRIx64 " (offset %" PRIu64 "): a block lies outside the "
+                       "segment", r->seg.address, sd_value_offset(r->dict));
+    else if (gap || sum != r->seg.total_size)
+        sdp_model_warn(s, "segment 0x%" PRIx64 " (offset %" PRIu64 "): blocks sum to %" PRIu64
+                       " bytes, total_size says %" PRIu64, r->seg.address,
+                       sd_value_offset(r->dict), sum, r->seg.total_size);
+    *n_out = n;
+    return SD_OK;
+}
+
+/* ---------- trace entries ---------- */
+
+static uint8_t action_of(const sd_value *x)
+{
+    static const char *const names[] = {
+        [SD_ACT_ALLOC] = "alloc", [SD_ACT_FREE_REQUESTED] = "free_requested",
+        [SD_ACT_FREE_COMPLETED] = "free_completed", [SD_ACT_SEGMENT_ALLOC] = "segment_alloc",
+        [SD_ACT_SEGMENT_FREE] = "segment_free", [SD_ACT_SEGMENT_MAP] = "segment_map",
+        [SD_ACT_SEGMENT_UNMAP] = "segment_unmap", [SD_ACT_OOM] = "oom",
+        [SD_ACT_SNAPSHOT] = "snapshot", [SD_ACT_ANNOTATE] = "annotate"};
+    for (uint8_t a = 0; a < SD_ACT_OTHER; a++)
+        if (str_is(x, names[a])) return a;
+    return SD_ACT_OTHER;
+}
+
+/* Fields of one trace entry from its pairs, wherever they sit: keys[i * ks], vals[i * vs]. */
+static sd_status read_trace_pairs(sd_snapshot *s, const sd_value *where, uint64_t offset,
+                                  const sd_value *keys, size_t ks, const sd_value *vals,
+                                  size_t vs, size_t n, sd_trace_entry *e)
+{
+    sd_status st = SD_OK;
+    memset(e, 0, sizeof *e);
+    e->action = SD_ACT_OTHER;
+    for (size_t i = 0; i < n && !st; i++) {
+        const sd_value *k = &keys[i * ks], *x = &vals[i * vs];
+        int64_t tmp = 0;
+        if (KEY_IS(k, "action")) e->action = action_of(x);
+        else if (KEY_IS(k, "addr")) { st = get_int(s, where, x, "addr", &tmp); e->addr = (uint64_t)tmp; }
+        else if (KEY_IS(k, "size")) { st = get_int(s, where, x, "size", &tmp); e->size = (uint64_t)tmp; }
+        else if (KEY_IS(k, "stream")) { st = get_int(s, where, x, "stream", &tmp); e->stream = (uint64_t)tmp; }
+        else if (KEY_IS(k, "device_free")) { st = get_int(s, where, x, "device_free", &tmp); e->device_free = (uint64_t)tmp; }
+        else if (KEY_IS(k, "time_us")) { st = get_int(s, where, x, "time_us", &e->time_us); e->has_time = true; }
+        else if (KEY_IS(k, "frames")) st = sdp_intern_stack(s, x, &e->stack);
+    }
+    if (st && where == NULL && s->err && s->err->offset == SD_NO_OFFSET) s->err->offset = offset;
+    return st;
+}
+
+static sd_status read_trace_entry(sd_snapshot *s, const sd_value *v, sd_trace_entry *e)
+{
+    sd_status st = SD_OK;
+    need_dict(s, v, "a trace entry", &st);
+    if (st) return st;
+    const sdp_cont *c = sdp_cont_of(*v);
+    if (c->shape) return read_trace_pairs(s, v, c->offset, c->shape->keys, 1, c->items, 1, c->n, e);
+    return read_trace_pairs(s, v, c->offset, c->items, 2, c->items + 1, 2, c->n, e);
+}
+
+/* ---------- the record hook: trace entries straight from the parser ---------- */
+
+enum { RECORD_TRACE = 1 };
+
+static uint32_t record_kind(void *ctx, const sd_value *keys, uint32_t n)
+{
+    (void)ctx;
+    for (uint32_t i = 0; i < n; i++)
+        if (KEY_IS(&keys[i], "action")) return RECORD_TRACE; /* only trace entries have it */
+    return 0;
+}
+
+static sd_status record_take(void *ctx, uint32_t kind, const sd_value *kv, size_t n_pairs,
+                             uint64_t offset, uint32_t *index)
+{
+    sd_snapshot *s = ctx;
+    (void)kind;
+    if (s->n_records == s->records_cap) {
+        size_t ncap = s->records_cap ? s->records_cap * 2 : 4096;
+        if (ncap > UINT32_MAX || !sdp_arena_charge(&s->arena, (ncap - s->records_cap) * sizeof *s->records))
+            return sdp_fail(s->err, SD_ENOMEM, offset, "memory budget exhausted reading trace entries");
+        sd_trace_entry *nr = realloc(s->records, ncap * sizeof *nr);
+        if (!nr) return sdp_fail(s->err, SD_ENOMEM, offset, "out of memory reading trace entries");
+        s->records = nr;
+        s->records_cap = ncap;
+    }
+    sd_status st = read_trace_pairs(s, NULL, offset, kv, 2, kv + 1, 2, n_pairs,
+                                    &s->records[s->n_records]);
+    if (st) return st;
+    *index = (uint32_t)s->n_records++;
+    return SD_OK;
+}
+
+sdp_record_hook sdp_model_record_hook(sd_snapshot *s)
+{
+    return (sdp_record_hook){.ctx = s, .kind = record_kind, .take = record_take};
+}
+
+/* ---------- devices ---------- */
+
+static sd_device *device_slot(sd_snapshot *s, int64_t dev)
+{
+    for (size_t i = 0; i < s->n_devices; i++)
+        if (s->devices[i].device == dev) return &s->devices[i];
+    return NULL;
+}
+
+static int cmp_device(const void *a, const void *b)
+{
+    const sd_device *x = a, *y = b;
+    return x->device < y->device ? -1 : x->device > y->device;
+}
+
+static sd_status add_device(sd_snapshot *s, int64_t dev, size_t *cap)
+{
+    if (device_slot(s, dev)) return SD_OK;
+    if (s->n_devices == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 8;
+        sd_device *nd = sdp_arena_alloc(&s->arena, ncap * sizeof *nd);
+        if (!nd) return sdp_model_fail(s, NULL, "memory budget exhausted");
+        if (s->n_devices) memcpy(nd, s->devices, s->n_devices * sizeof *nd);
+        s->devices = nd;
+        *cap = ncap;
+    }
+    s->devices[s->n_devices++] = (sd_device){.device = dev};
+    return SD_OK;
+}
+
+static sd_status build_segments(sd_snapshot *s, const sd_value *list, size_t *dev_cap)
+{
+    size_t n = sdp_cont_of(*list)->n;
+    raw_segment *raw = n ? malloc(n * sizeof *raw) : NULL;
+    if (n && (!raw || !sdp_arena_charge(&s->arena, n * sizeof *raw))) {
+        free(raw);
+        return sdp_model_fail(s, list, "memory budget exhausted reading segments");
+    }
+    sd_status st = SD_OK;
+    size_t total_blocks = 0;
+    for (size_t i = 0; i < n && !st; i++) {
+        st = read_segment(s, &sdp_cont_of(*list)->items[i], &raw[i]);
+        if (!st) total_blocks += raw[i].blocks ? sdp_cont_of(*raw[i].blocks)->n : 0;
+        if (!st) st = add_device(s, raw[i].device, dev_cap);
+    }
+    if (!st && n > 1) qsort(raw, n, sizeof *raw, cmp_raw_segment);
+    sd_segment *segs = NULL;
+    sd_block *blocks = NULL;
+    if (!st && n) {
+        segs = sdp_arena_alloc(&s->arena, n * sizeof *segs);
+        /* Never NULL, even for no blocks: &blocks[0] below must not be NULL + 0 (UB). */
+        blocks = sdp_arena_alloc(&s->arena, total_blocks * sizeof *blocks);
+        if (!segs || !blocks)
+            st = sdp_model_fail(s, list, "memory budget exhausted building blocks");
+    }
+    /* Segments are sorted by (device, address): each device takes a contiguous run. */
+    size_t bi = 0;
+    for (size_t i = 0; i < n && !st;) {
+        sd_device *d = device_slot(s, raw[i].device);
+        d->segments = &segs[i];
+        d->blocks = &blocks[bi];
+        size_t first = i;
+        for (; i < n && raw[i].device == d->device && !st; i++) {
+            size_t nb = 0;
+            segs[i] = raw[i].seg;
+            segs[i].first_block = (uint32_t)(bi - (size_t)(d->blocks - blocks));
+            st = build_segment_blocks(s, &raw[i], &blocks[bi], (uint32_t)(i - first), &nb);
+            segs[i].n_blocks = (uint32_t)nb;
+            bi += nb;
+        }
+        d->n_segments = i - first;
+        d->n_blocks = (size_t)(&blocks[bi] - d->blocks);
+    }
+    sdp_arena_uncharge(&s->arena, n * sizeof *raw);
+    free(raw);
+    return st;
+}
+
+/* The usual case: the list's entries were taken as consecutive records, so the device's
+ * trace is a slice of the record array and nothing is copied. */
+static sd_trace_entry *records_in_order(sd_snapshot *s, const sdp_cont *list)
+{
+    uint32_t first = 0;
+    for (uint32_t i = 0; i < list->n; i++) {
+        if (sdp_type(list->items[i]) != SDP_RECORD) return NULL;
+        uint32_t idx = ((const sdp_cont *)(uintptr_t)list->items[i].bits)->aux;
+        if (i == 0) first = idx;
+        else if (idx != first + i) return NULL;
+    }
+    return s->records + first;
+}
+
+static sd_status trace_item(sd_snapshot *s, const sd_value *v, sd_trace_entry *e)
+{
+    if (sdp_type(*v) == SDP_RECORD) {
+        *e = s->records[((const sdp_cont *)(uintptr_t)v->bits)->aux];
+        return SD_OK;
+    }
+    return read_trace_entry(s, v, e);
+}
+
+static sd_status build_traces(sd_snapshot *s, const sd_value *traces, size_t *dev_cap)
+{
+    const sdp_cont *c = sdp_cont_of(*traces);
+    if (!c || c->type != SDP_LIST)
+        return sdp_model_fail(s, traces, "'device_traces' should be a list of lists");
+    for (uint32_t dev = 0; dev < c->n; dev++) {
+        const sd_value *list = &c->items[dev];
+        const sdp_cont *lc = sdp_cont_of(*list);
+        if (!lc || lc->type != SDP_LIST)
+            return sdp_model_fail(s, traces, "'device_traces' entry %u is not a list", dev);
+        size_t n = lc->n;
+        if (n == 0) continue;
+        sd_status st = add_device(s, dev, dev_cap);
+        if (st) return st;
+        sd_trace_entry *entries = records_in_order(s, lc);
+        if (!entries) {
+            entries = sdp_arena_alloc(&s->arena, n * sizeof *entries);
+            if (!entries) return sdp_model_fail(s, list, "memory budget exhausted reading traces");
+            for (size_t i = 0; i < n; i++) {
+                st = trace_item(s, &lc->items[i], &entries[i]);
+                if (st) return st;
+            }
+        }
+        sd_device *d = device_slot(s, dev);
+        d->trace = entries;
+        d->n_trace = n;
+    }
+    return SD_OK;
+}
+
+static void read_settings(sd_snapshot *s, const sd_value *v)
+{
+    sd_allocator_settings *a = &s->settings;
+    if (sdp_type(*v) != SDP_DICT) {
+        sdp_model_warn(s, "'allocator_settings' is not a dict; ignored");
+        return;
+    }
+    a->present = true;
+    a->raw = v;
+    const sd_value *x;
+    if ((x = sd_value_dict_get(v, "PYTORCH_CUDA_ALLOC_CONF")) && sdp_type(*x) == SDP_STR)
+        a->alloc_conf = sdp_blob_of(*x)->data;
+    if ((x = sd_value_dict_get(v, "max_split_size")) && sdp_type(*x) == SDP_INT) {
+        a->max_split_size = sd_value_int(x);
+        a->has_max_split_size = true;
+    }
+    if ((x = sd_value_dict_get(v, "garbage_collection_threshold")) &&
+        (sdp_type(*x) == SDP_FLOAT || sdp_type(*x) == SDP_INT)) {
+        a->garbage_collection_threshold = sd_value_float(x);
+        a->has_gc_threshold = true;
+    }
+    if ((x = sd_value_dict_get(v, "expandable_segments")) &&
+        (sdp_type(*x) == SDP_BOOL || sdp_type(*x) == SDP_INT)) {
+        a->expandable_segments = sd_value_bool(x);
+        a->has_expandable_segments = true;
+    }
+}
+
+sd_status sdp_model_build(sd_snapshot *s)
+{
+    const sd_value *root = &s->root, *segments = NULL, *traces = NULL, *settings = NULL;
+    if (sdp_type(*root) == SDP_LIST) {
+        segments = root; /* torch <= 1.13, or pickle.dump(memory_snapshot()) */
+        s->legacy_list = true;
+    } else if (sdp_type(*root) == SDP_DICT) {
+        segments = sd_value_dict_get(root, "segments");
+        traces = sd_value_dict_get(root, "device_traces");
+        settings = sd_value_dict_get(root, "allocator_settings");
+        if (!segments)
+            return sdp_model_fail(s, root, "not a memory snapshot: the top-level dict has no "
+                                  "'segments' key");
+        if (sdp_type(*segments) != SDP_LIST)
+            return sdp_model_fail(s, root, "not a memory snapshot: 'segments' is not a list");
+    } else {
+        return sdp_fail(s->err, SD_ESNAPSHOT, 0, "not a memory snapshot: the pickle holds a "
+                        "%s, expected a dict with 'segments' or a list of segments",
+                        sdp_type(*root) == SDP_STR ? "string"
+                        : sdp_type(*root) == SDP_TUPLE ? "tuple" : "scalar");
+    }
+    sd_status st = SD_OK;
+    size_t dev_cap = 0;
+    st = build_segments(s, segments, &dev_cap);
+    if (!st && traces) st = build_traces(s, traces, &dev_cap);
+    if (st) return st;
+    if (settings) read_settings(s, settings);
+    if (s->n_devices > 1) qsort(s->devices, s->n_devices, sizeof *s->devices, cmp_device);
+    return SD_OK;
+}

@@ -1,0 +1,672 @@
+/* pickle.c - the embedded pickle reader: protocols 0-5, plain data only.
+ *
+ * A single pass over the bytes with a value stack, a mark stack and a dense memo. Values
+ * are 16 bytes; containers live in the arena and are shared by pointer, so a memo get
+ * never copies. Every opcode that would build an object or look something up is refused.
+ * Every count and length read from the file is checked against what is left of the input
+ * before anything is allocated for it.
+ */
+#define _DEFAULT_SOURCE 1 /* madvise */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "pickle_ops.h"
+
+typedef struct parser {
+    sdp_cursor cur;
+    sdp_arena *arena;
+    sd_error *err;
+    size_t op_start;            /* offset of the opcode being decoded */
+
+    sd_value *stack;            /* value stack (malloc, charged to the arena budget) */
+    size_t sp, stack_cap;
+    size_t *marks;              /* stack heights at each MARK */
+    size_t n_marks, marks_cap;
+    sd_value *memo;             /* dense; SDP_BITS_UNSET = never set */
+    size_t memo_cap;
+    uint64_t memo_count;        /* entries set: MEMOIZE's index */
+    uint64_t n_values;
+    sdp_shape *empty_shape;     /* root of every dict's shape tree */
+    const sdp_record_hook *hook;
+    bool release_behind;
+    size_t released;            /* bytes of the mapping already dropped */
+    int proto;
+} parser;
+
+/* ---------- failure helpers: one place attaches the opcode offset ---------- */
+
+static sd_status fail(parser *p, sd_status code, const char *fmt, ...) SDP_PRINTF(3, 4);
+static sd_status fail(parser *p, sd_status code, const char *fmt, ...)
+{
+    char text[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    return sdp_fail(p->err, code, p->op_start, "%s", text);
+}
+
+static sd_status fail_trunc(parser *p, const char *what)
+{
+    return fail(p, SD_ETRUNC, "truncated: expected %s, input ends at byte %zu", what,
+                p->cur.len);
+}
+
+static sd_status fail_nomem(parser *p)
+{
+    return fail(p, SD_ENOMEM, "memory budget exhausted while decoding (see --max-memory)");
+}
+
+#define TRY(x) do { sd_status st_ = (x); if (st_ != SD_OK) return st_; } while (0)
+
+/* ---------- growable buffers, charged against the arena budget ---------- */
+
+static sd_status grow_buffer(parser *p, void **buf, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return SD_OK;
+    size_t ncap = *cap ? *cap : 256;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2 / elem) return fail_nomem(p);
+        ncap *= 2;
+    }
+    if (!sdp_arena_charge(p->arena, (uint64_t)(ncap - *cap) * elem)) return fail_nomem(p);
+    void *nb = realloc(*buf, ncap * elem);
+    if (!nb) return fail_nomem(p);
+    *buf = nb;
+    *cap = ncap;
+    return SD_OK;
+}
+
+static inline sd_status push(parser *p, sd_value v)
+{
+    if (p->sp == p->stack_cap)
+        TRY(grow_buffer(p, (void **)&p->stack, &p->stack_cap, p->sp + 1, sizeof *p->stack));
+    p->stack[p->sp++] = v;
+    p->n_values++;
+    return SD_OK;
+}
+
+/* Height of the stack above the innermost mark: values an opcode may consume. */
+static inline size_t mark_base(const parser *p)
+{
+    return p->n_marks ? p->marks[p->n_marks - 1] : 0;
+}
+
+static inline sd_status need_values(parser *p, size_t n, const char *op)
+{
+    if (p->sp - mark_base(p) < n)
+        return fail(p, SD_EFORMAT, "%s needs %zu value%s on the stack, found %zu", op, n,
+                    n == 1 ? "" : "s", p->sp - mark_base(p));
+    return SD_OK;
+}
+
+static sd_status pop_mark(parser *p, const char *op, size_t *base)
+{
+    if (!p->n_marks) return fail(p, SD_EFORMAT, "%s without a matching MARK", op);
+    *base = p->marks[--p->n_marks];
+    return SD_OK;
+}
+
+/* ---------- containers ---------- */
+
+static sd_status new_cont(parser *p, uint8_t type, sd_value *out)
+{
+    sdp_cont *c = sdp_arena_alloc(p->arena, sizeof *c);
+    if (!c) return fail_nomem(p);
+    memset(c, 0, sizeof *c);
+    c->type = type;
+    c->open = type != SDP_TUPLE;
+    c->offset = p->op_start;
+    if (type == SDP_DICT) c->shape = p->empty_shape;
+    out->bits = (uint64_t)(uintptr_t)c;
+    return SD_OK;
+}
+
+/* Make room for `extra` more slots. The first batch is allocated exactly: most snapshot
+ * dicts and stacks are filled by a single SETITEMS or APPENDS. */
+static sd_status cont_reserve(parser *p, sdp_cont *c, size_t extra, size_t per)
+{
+    if (extra > UINT32_MAX - c->n) return fail(p, SD_ELIMIT, "container of more than 2^32 items");
+    size_t need = c->n + extra;
+    if (need <= c->cap) return SD_OK;
+    size_t ncap = c->cap ? c->cap * 2 : need;
+    if (ncap < need) ncap = need;
+    if (ncap > UINT32_MAX) ncap = UINT32_MAX;
+    sd_value *items = sdp_arena_alloc(p->arena, ncap * per * sizeof *items);
+    if (!items) return fail_nomem(p);
+    if (c->n) memcpy(items, c->items, c->n * per * sizeof *items);
+    c->items = items;
+    c->cap = (uint32_t)ncap;
+    return SD_OK;
+}
+
+static bool same_key(sd_value a, sd_value b)
+{
+    if (a.bits == b.bits) return true;
+    const sdp_blob *x = sdp_blob_of(a), *y = sdp_blob_of(b);
+    return x && y && x->type == SDP_STR && y->type == SDP_STR && x->len == y->len &&
+           memcmp(x->data, y->data, x->len) == 0;
+}
+
+/* The shape reached from `from` by adding `key`; created on first use. */
+static sd_status shape_child(parser *p, sdp_shape *from, sd_value key, sdp_shape **out)
+{
+    for (sdp_shape *c = from->first_child; c; c = c->next_sibling)
+        if (same_key(c->keys[from->n], key)) {
+            *out = c;
+            return SD_OK;
+        }
+    sdp_shape *c = sdp_arena_alloc(p->arena, sizeof *c + (from->n + 1) * sizeof(sd_value));
+    if (!c) return fail_nomem(p);
+    c->first_child = NULL;
+    c->record_kind = 0;
+    c->next_sibling = from->first_child;
+    from->first_child = c;
+    c->n = from->n + 1;
+    if (from->n) memcpy(c->keys, from->keys, from->n * sizeof(sd_value));
+    c->keys[from->n] = key;
+    *out = c;
+    return SD_OK;
+}
+
+/* A dict too big for shapes keeps its keys beside its values. */
+static sd_status dict_unshape(parser *p, sdp_cont *c, size_t extra)
+{
+    size_t need = (size_t)c->n + extra;
+    if (need > UINT32_MAX) return fail(p, SD_ELIMIT, "dict of more than 2^32 items");
+    sd_value *items = sdp_arena_alloc(p->arena, 2 * need * sizeof *items);
+    if (!items) return fail_nomem(p);
+    for (uint32_t i = 0; i < c->n; i++) {
+        items[2 * i] = c->shape->keys[i];
+        items[2 * i + 1] = c->items[i];
+    }
+    c->items = items;
+    c->cap = (uint32_t)need;
+    c->shape = NULL;
+    return SD_OK;
+}
+
+/* A fresh dict filled in one go whose keys the record hook claims becomes a record. */
+static sd_status try_record(parser *p, sdp_cont *c, const sd_value *kv, size_t k, bool *taken)
+{
+    *taken = false;
+    sdp_shape *shape = p->empty_shape;
+    for (size_t i = 0; i < k; i++) TRY(shape_child(p, shape, kv[2 * i], &shape));
+    if (!shape->record_kind) shape->record_kind = 1 + p->hook->kind(p->hook->ctx, shape->keys, shape->n);
+    if (shape->record_kind == 1) return SD_OK;
+    uint32_t index;
+    sd_status st = p->hook->take(p->hook->ctx, shape->record_kind - 1, kv, k, c->offset, &index);
+    if (st) {
+        p->op_start = c->offset;
+        return st;
+    }
+    c->type = SDP_RECORD;
+    c->open = 0;
+    c->aux = index;
+    c->shape = NULL;
+    *taken = true;
+    return SD_OK;
+}
+
+/* Append k key/value pairs (kv[0], kv[1], ...) to a dict. */
+static sd_status dict_add(parser *p, sdp_cont *c, const sd_value *kv, size_t k)
+{
+    /* Protocols 0 and 1 fill dicts one SETITEM at a time, so a dict is only known to be
+     * complete when it is filled by one batch, as protocol 2+ writers do. */
+    if (p->hook && p->proto >= 2 && c->n == 0 && k <= SDP_SHAPE_MAX_KEYS) {
+        bool taken;
+        TRY(try_record(p, c, kv, k, &taken));
+        if (taken) return SD_OK;
+    }
+    if (c->shape && c->n + k > SDP_SHAPE_MAX_KEYS) TRY(dict_unshape(p, c, k));
+    if (!c->shape) {
+        TRY(cont_reserve(p, c, k, 2));
+        memcpy(c->items + 2 * (size_t)c->n, kv, 2 * k * sizeof *kv);
+        c->n += (uint32_t)k;
+        return SD_OK;
+    }
+    TRY(cont_reserve(p, c, k, 1));
+    for (size_t i = 0; i < k; i++) {
+        TRY(shape_child(p, c->shape, kv[2 * i], &c->shape));
+        c->items[c->n++] = kv[2 * i + 1];
+    }
+    return SD_OK;
+}
+
+static sd_status seq_add(parser *p, sdp_cont *c, const sd_value *items, size_t k)
+{
+    TRY(cont_reserve(p, c, k, 1));
+    memcpy(c->items + c->n, items, k * sizeof *items);
+    c->n += (uint32_t)k;
+    return SD_OK;
+}
+
+static sd_status cont_from_stack(parser *p, uint8_t type, size_t base, sd_value *out)
+{
+    size_t n = p->sp - base;
+    if (type == SDP_DICT && n % 2)
+        return fail(p, SD_EFORMAT, "DICT with an odd number of items (%zu)", n);
+    TRY(new_cont(p, type, out));
+    sdp_cont *c = sdp_cont_of(*out);
+    if (n) {
+        if (type == SDP_DICT) TRY(dict_add(p, c, p->stack + base, n / 2));
+        else TRY(seq_add(p, c, p->stack + base, n));
+    }
+    p->sp = base;
+    return SD_OK;
+}
+
+static const char *type_word(sd_value v)
+{
+    static const char *const names[] = {"None", "bool", "int", "int", "float", "str", "bytes",
+                                        "list", "tuple", "dict", "record", "value"};
+    unsigned t = sdp_type(v);
+    return t < SDP_ARRAY_LEN(names) ? names[t] : "value";
+}
+
+/* APPEND/APPENDS/SETITEM/SETITEMS/ADDITEMS: move stack[base..sp) into the target below. */
+static sd_status add_to_target(parser *p, size_t base, uint8_t want, const char *op)
+{
+    if (base == 0 || base - 1 < mark_base(p))
+        return fail(p, SD_EFORMAT, "%s with no container below its items", op);
+    sd_value target = p->stack[base - 1];
+    sdp_cont *c = sdp_cont_of(target);
+    if (!c || c->type != want || !c->open)
+        return fail(p, SD_EFORMAT, "%s on a %s", op, type_word(target));
+    size_t n = p->sp - base;
+    if (want == SDP_DICT && n % 2)
+        return fail(p, SD_EFORMAT, "%s with an odd number of items (%zu)", op, n);
+    if (n) {
+        if (want == SDP_DICT) TRY(dict_add(p, c, p->stack + base, n / 2));
+        else TRY(seq_add(p, c, p->stack + base, n));
+    }
+    p->sp = base;
+    return SD_OK;
+}
+
+static sd_status op_setitems_like(parser *p, uint8_t want, const char *op)
+{
+    size_t base = 0;
+    TRY(pop_mark(p, op, &base));
+    return add_to_target(p, base, want, op);
+}
+
+static sd_status op_tuple_n(parser *p, size_t n)
+{
+    TRY(need_values(p, n, "TUPLE1/2/3"));
+    sd_value t;
+    TRY(cont_from_stack(p, SDP_TUPLE, p->sp - n, &t));
+    return push(p, t);
+}
+
+/* ---------- memo ---------- */
+
+static sd_status memo_put(parser *p, uint64_t idx)
+{
+    if (p->sp == mark_base(p)) return fail(p, SD_EFORMAT, "memo put with an empty stack");
+    /* A dense memo: an index is only legitimate if the input could have produced that
+     * many values, so the input length bounds the allocation. */
+    if (idx >= (uint64_t)p->cur.len + 16)
+        return fail(p, SD_ELIMIT, "memo index %llu is beyond what a %zu-byte input can hold",
+                    (unsigned long long)idx, p->cur.len);
+    if (idx >= p->memo_cap) {
+        size_t old = p->memo_cap;
+        TRY(grow_buffer(p, (void **)&p->memo, &p->memo_cap, (size_t)idx + 1, sizeof *p->memo));
+        for (size_t i = old; i < p->memo_cap; i++) p->memo[i].bits = SDP_BITS_UNSET;
+    }
+    if (p->memo[idx].bits == SDP_BITS_UNSET) p->memo_count++;
+    p->memo[idx] = p->stack[p->sp - 1];
+    return SD_OK;
+}
+
+static sd_status memo_get(parser *p, uint64_t idx)
+{
+    if (idx >= p->memo_cap || p->memo[idx].bits == SDP_BITS_UNSET)
+        return fail(p, SD_EFORMAT, "memo get of index %llu, which was never set",
+                    (unsigned long long)idx);
+    return push(p, p->memo[idx]);
+}
+
+/* ---------- scalars ---------- */
+
+static sd_status push_int(parser *p, int64_t v)
+{
+    sd_value x;
+    if (v >= SDP_SMALL_MIN && v <= SDP_SMALL_MAX) {
+        x.bits = ((uint64_t)v << 3) | SDP_TAG_INT;
+        return push(p, x);
+    }
+    sdp_num *num = sdp_arena_alloc(p->arena, sizeof *num);
+    if (!num) return fail_nomem(p);
+    memset(num, 0, sizeof *num);
+    num->type = SDP_INT;
+    num->u.i = v;
+    x.bits = (uint64_t)(uintptr_t)num;
+    return push(p, x);
+}
+
+static sd_status push_blob(parser *p, uint8_t type, const uint8_t *s, uint64_t n)
+{
+    if (n > UINT32_MAX - 16) return fail(p, SD_ELIMIT, "string of more than 4 GiB");
+    sdp_blob *b = sdp_arena_alloc(p->arena, sizeof *b + (size_t)n + 1);
+    if (!b) return fail_nomem(p);
+    memset(b, 0, sizeof *b);
+    b->type = type;
+    b->len = (uint32_t)n;
+    if (n) memcpy(b->data, s, (size_t)n);
+    b->data[n] = '\0';
+    sd_value x = {(uint64_t)(uintptr_t)b};
+    return push(p, x);
+}
+
+/* LONG1/LONG4: little-endian two's complement. Up to 8 bytes (or longer with pure sign
+ * extension) becomes an int64; anything larger stays a bigint holding its bytes. */
+static sd_status push_long_bytes(parser *p, const uint8_t *b, uint64_t n)
+{
+    if (n == 0) return push_int(p, 0);
+    uint64_t sig = n;
+    uint8_t fill = (b[n - 1] & 0x80) ? 0xff : 0x00;
+    while (sig > 8 && b[sig - 1] == fill && ((b[sig - 2] & 0x80) == (fill & 0x80))) sig--;
+    if (sig <= 8) {
+        uint64_t v = fill ? UINT64_MAX : 0;
+        for (uint64_t i = 0; i < sig; i++) {
+            v &= ~((uint64_t)0xff << (8 * i));
+            v |= (uint64_t)b[i] << (8 * i);
+        }
+        return push_int(p, (int64_t)v);
+    }
+    return push_blob(p, SDP_BIGINT, b, n);
+}
+
+static sd_status push_text(parser *p, uint8_t type, const uint8_t *s, uint64_t n)
+{
+    if (type == SDP_STR && !sdp_utf8_valid(s, (size_t)n))
+        return fail(p, SD_EFORMAT, "string is not valid UTF-8");
+    return push_blob(p, type, s, n);
+}
+
+/* Read an n-byte length, then that many bytes. */
+static sd_status read_sized(parser *p, unsigned len_bytes, const char *what,
+                            const uint8_t **s, uint64_t *n)
+{
+    if (!sdp_cur_le(&p->cur, len_bytes, n)) return fail_trunc(p, what);
+    if (*n > sdp_cur_left(&p->cur))
+        return fail(p, SD_ETRUNC, "%s claims %llu bytes but only %zu remain", what,
+                    (unsigned long long)*n, sdp_cur_left(&p->cur));
+    sdp_cur_bytes(&p->cur, *n, s);
+    return SD_OK;
+}
+
+static sd_status op_sized(parser *p, unsigned len_bytes, uint8_t type, const char *what)
+{
+    const uint8_t *s;
+    uint64_t n;
+    TRY(read_sized(p, len_bytes, what, &s, &n));
+    return push_text(p, type, s, n);
+}
+
+static sd_status op_binstring(parser *p)
+{
+    const uint8_t *s;
+    uint64_t n;
+    TRY(read_sized(p, 4, "BINSTRING", &s, &n));
+    if (n & 0x80000000u) return fail(p, SD_EFORMAT, "BINSTRING with a negative length");
+    return push_text(p, SDP_STR, s, n);
+}
+
+static sd_status op_binfloat(parser *p)
+{
+    const uint8_t *b;
+    if (!sdp_cur_bytes(&p->cur, 8, &b)) return fail_trunc(p, "8 bytes of BINFLOAT");
+    uint64_t bits = 0;
+    for (int i = 0; i < 8; i++) bits = (bits << 8) | b[i]; /* big-endian */
+    sdp_num *num = sdp_arena_alloc(p->arena, sizeof *num);
+    if (!num) return fail_nomem(p);
+    memset(num, 0, sizeof *num);
+    num->type = SDP_FLOAT;
+    memcpy(&num->u.f, &bits, sizeof bits);
+    sd_value x = {(uint64_t)(uintptr_t)num};
+    return push(p, x);
+}
+
+/* ---------- protocol 0 text opcodes (pickle_text.c) ---------- */
+
+sd_status sdp_text_int(sdp_arena *a, const uint8_t *s, size_t n, sd_value *out,
+                       const char **why);
+sd_status sdp_text_float(sdp_arena *a, const uint8_t *s, size_t n, sd_value *out,
+                         const char **why);
+sd_status sdp_text_string(sdp_arena *a, const uint8_t *s, size_t n, sd_value *out,
+                          const char **why);
+sd_status sdp_text_unicode(sdp_arena *a, const uint8_t *s, size_t n, sd_value *out,
+                           const char **why);
+bool sdp_text_index(const uint8_t *s, size_t n, uint64_t *out);
+
+typedef sd_status (*text_decoder)(sdp_arena *, const uint8_t *, size_t, sd_value *,
+                                  const char **);
+
+static sd_status op_text(parser *p, const char *op, text_decoder decode)
+{
+    const uint8_t *s;
+    size_t n;
+    if (!sdp_cur_line(&p->cur, &s, &n)) return fail_trunc(p, "a newline-terminated argument");
+    sd_value v;
+    const char *why = "malformed";
+    sd_status st = decode(p->arena, s, n, &v, &why);
+    if (st == SD_ENOMEM) return fail_nomem(p);
+    if (st) return fail(p, st, "%s argument: %s", op, why);
+    return push(p, v);
+}
+
+static sd_status op_text_index(parser *p, bool put)
+{
+    const uint8_t *s;
+    size_t n;
+    uint64_t idx;
+    if (!sdp_cur_line(&p->cur, &s, &n)) return fail_trunc(p, "a newline-terminated index");
+    if (!sdp_text_index(s, n, &idx)) return fail(p, SD_EFORMAT, "malformed memo index");
+    return put ? memo_put(p, idx) : memo_get(p, idx);
+}
+
+/* ---------- refusal ---------- */
+
+static sd_status refuse(parser *p, uint8_t op)
+{
+    const char *name = sdp_opcode_name(op);
+    if (op == OP_GLOBAL || op == OP_INST) {
+        /* Say what the file wanted to call, printable characters only. */
+        char what[64];
+        size_t k = 0;
+        int lines = 0;   /* the argument is two lines: module, then name */
+        for (size_t i = p->cur.pos; i < p->cur.len && k < sizeof what - 1 && i < p->cur.pos + 60; i++) {
+            uint8_t ch = p->cur.base[i];
+            if (ch == '\n') {
+                if (++lines == 2) break;
+                what[k++] = '.';
+                continue;
+            }
+            what[k++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
+        }
+        if (k && what[k - 1] == '.') k--;
+        what[k] = '\0';
+        return fail(p, SD_EREFUSED,
+                    "refused opcode %s (0x%02x) calling '%s': a memory snapshot holds plain "
+                    "data only, nothing is executed", name, op, what);
+    }
+    if (op == OP_PERSID || op == OP_BINPERSID)
+        return fail(p, SD_EREFUSED, "refused opcode %s (0x%02x): persistent ids mean tensor "
+                    "storages, not a memory snapshot", name, op);
+    return fail(p, SD_EREFUSED, "refused opcode %s (0x%02x): it builds objects, and a memory "
+                "snapshot holds plain data only", name, op);
+}
+
+/* ---------- the opcode loop ---------- */
+
+static sd_status step(parser *p, uint8_t op, bool *stop);
+
+enum { RELEASE_STEP = 16 << 20 };
+
+static void release_parsed(parser *p)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t base = (uintptr_t)p->cur.base;
+    uintptr_t start = (base + p->released + page - 1) & ~(uintptr_t)(page - 1);
+    uintptr_t end = (base + p->cur.pos) & ~(uintptr_t)(page - 1);
+    if (end > start) madvise((void *)start, end - start, MADV_DONTNEED);
+    p->released = p->cur.pos;
+}
+
+static sd_status run(parser *p, sd_value *root)
+{
+    bool stop = false;
+    while (!stop) {
+        if (p->release_behind && p->cur.pos - p->released >= RELEASE_STEP) release_parsed(p);
+        p->op_start = p->cur.pos;
+        uint8_t op;
+        if (!sdp_cur_u8(&p->cur, &op))
+            return fail(p, SD_ETRUNC, "truncated: expected an opcode or STOP, input ends at "
+                        "byte %zu", p->cur.len);
+        TRY(step(p, op, &stop));
+    }
+    if (p->sp == 0) return fail(p, SD_EFORMAT, "STOP with an empty stack");
+    /* CPython too refuses a STOP whose top of stack is an unclosed MARK. */
+    if (p->sp == mark_base(p)) return fail(p, SD_EFORMAT, "STOP right after an unclosed MARK");
+    *root = p->stack[p->sp - 1];
+    return SD_OK;
+}
+
+static sd_status step(parser *p, uint8_t op, bool *stop)
+{
+    uint64_t n = 0;
+    sd_value v;
+    size_t base = 0;
+    switch (op) {
+    case OP_STOP: *stop = true; return SD_OK;
+    case OP_PROTO:
+        if (!sdp_cur_le(&p->cur, 1, &n)) return fail_trunc(p, "the protocol number");
+        if (n > 5) return fail(p, SD_EFORMAT, "unsupported pickle protocol %llu (0-5 are known)",
+                               (unsigned long long)n);
+        p->proto = (int)n;
+        return SD_OK;
+    case OP_FRAME:
+        if (!sdp_cur_le(&p->cur, 8, &n)) return fail_trunc(p, "an 8-byte FRAME length");
+        if (n > sdp_cur_left(&p->cur))
+            return fail(p, SD_ETRUNC, "FRAME claims %llu bytes but only %zu remain",
+                        (unsigned long long)n, sdp_cur_left(&p->cur));
+        return SD_OK;
+    case OP_MARK:
+        if (p->n_marks == p->marks_cap)
+            TRY(grow_buffer(p, (void **)&p->marks, &p->marks_cap, p->n_marks + 1, sizeof *p->marks));
+        p->marks[p->n_marks++] = p->sp;
+        return SD_OK;
+    case OP_POP:
+        if (p->sp > mark_base(p)) { p->sp--; return SD_OK; }
+        if (p->n_marks) { p->n_marks--; return SD_OK; }
+        return fail(p, SD_EFORMAT, "POP with an empty stack");
+    case OP_POP_MARK: TRY(pop_mark(p, "POP_MARK", &base)); p->sp = base; return SD_OK;
+    case OP_DUP: TRY(need_values(p, 1, "DUP")); return push(p, p->stack[p->sp - 1]);
+
+    case OP_NONE: v.bits = SDP_BITS_NONE; return push(p, v);
+    case OP_NEWTRUE: v.bits = SDP_BITS_TRUE; return push(p, v);
+    case OP_NEWFALSE: v.bits = SDP_BITS_FALSE; return push(p, v);
+    case OP_BININT1: if (!sdp_cur_le(&p->cur, 1, &n)) return fail_trunc(p, "BININT1's byte");
+        return push_int(p, (int64_t)n);
+    case OP_BININT2: if (!sdp_cur_le(&p->cur, 2, &n)) return fail_trunc(p, "BININT2's 2 bytes");
+        return push_int(p, (int64_t)n);
+    case OP_BININT: if (!sdp_cur_le(&p->cur, 4, &n)) return fail_trunc(p, "BININT's 4 bytes");
+        return push_int(p, (int32_t)(uint32_t)n);
+    case OP_LONG1: case OP_LONG4: {
+        const uint8_t *b;
+        TRY(read_sized(p, op == OP_LONG1 ? 1 : 4, sdp_opcode_name(op), &b, &n));
+        return push_long_bytes(p, b, n);
+    }
+    case OP_BINFLOAT: return op_binfloat(p);
+    case OP_INT: case OP_LONG: return op_text(p, sdp_opcode_name(op), sdp_text_int);
+    case OP_FLOAT: return op_text(p, "FLOAT", sdp_text_float);
+    case OP_STRING: return op_text(p, "STRING", sdp_text_string);
+    case OP_UNICODE: return op_text(p, "UNICODE", sdp_text_unicode);
+
+    case OP_SHORT_BINUNICODE: return op_sized(p, 1, SDP_STR, "SHORT_BINUNICODE");
+    case OP_BINUNICODE: return op_sized(p, 4, SDP_STR, "BINUNICODE");
+    case OP_BINUNICODE8: return op_sized(p, 8, SDP_STR, "BINUNICODE8");
+    case OP_SHORT_BINSTRING: return op_sized(p, 1, SDP_STR, "SHORT_BINSTRING");
+    case OP_BINSTRING: return op_binstring(p);
+    case OP_SHORT_BINBYTES: return op_sized(p, 1, SDP_BYTES, "SHORT_BINBYTES");
+    case OP_BINBYTES: return op_sized(p, 4, SDP_BYTES, "BINBYTES");
+    case OP_BINBYTES8: return op_sized(p, 8, SDP_BYTES, "BINBYTES8");
+    case OP_BYTEARRAY8: return op_sized(p, 8, SDP_BYTES, "BYTEARRAY8");
+
+    case OP_EMPTY_LIST: case OP_EMPTY_SET:
+        TRY(new_cont(p, SDP_LIST, &v)); return push(p, v);
+    case OP_EMPTY_DICT: TRY(new_cont(p, SDP_DICT, &v)); return push(p, v);
+    case OP_EMPTY_TUPLE: TRY(new_cont(p, SDP_TUPLE, &v)); return push(p, v);
+    case OP_TUPLE1: return op_tuple_n(p, 1);
+    case OP_TUPLE2: return op_tuple_n(p, 2);
+    case OP_TUPLE3: return op_tuple_n(p, 3);
+    case OP_TUPLE: case OP_LIST: case OP_DICT: case OP_FROZENSET: {
+        static const uint8_t kinds[256] = {[OP_TUPLE] = SDP_TUPLE, [OP_LIST] = SDP_LIST,
+                                           [OP_DICT] = SDP_DICT, [OP_FROZENSET] = SDP_LIST};
+        TRY(pop_mark(p, sdp_opcode_name(op), &base));
+        TRY(cont_from_stack(p, kinds[op], base, &v));
+        return push(p, v);
+    }
+    case OP_APPEND:
+        TRY(need_values(p, 1, "APPEND"));
+        return add_to_target(p, p->sp - 1, SDP_LIST, "APPEND");
+    case OP_APPENDS: return op_setitems_like(p, SDP_LIST, "APPENDS");
+    case OP_ADDITEMS: return op_setitems_like(p, SDP_LIST, "ADDITEMS");
+    case OP_SETITEM:
+        TRY(need_values(p, 2, "SETITEM"));
+        return add_to_target(p, p->sp - 2, SDP_DICT, "SETITEM");
+    case OP_SETITEMS: return op_setitems_like(p, SDP_DICT, "SETITEMS");
+
+    case OP_MEMOIZE: return memo_put(p, p->memo_count);
+    case OP_BINPUT: if (!sdp_cur_le(&p->cur, 1, &n)) return fail_trunc(p, "BINPUT's index");
+        return memo_put(p, n);
+    case OP_LONG_BINPUT: if (!sdp_cur_le(&p->cur, 4, &n)) return fail_trunc(p, "LONG_BINPUT's index");
+        return memo_put(p, n);
+    case OP_BINGET: if (!sdp_cur_le(&p->cur, 1, &n)) return fail_trunc(p, "BINGET's index");
+        return memo_get(p, n);
+    case OP_LONG_BINGET: if (!sdp_cur_le(&p->cur, 4, &n)) return fail_trunc(p, "LONG_BINGET's index");
+        return memo_get(p, n);
+    case OP_PUT: return op_text_index(p, true);
+    case OP_GET: return op_text_index(p, false);
+
+    default:
+        if (sdp_opcode_refused(op)) return refuse(p, op);
+        return fail(p, SD_EFORMAT, "unknown opcode 0x%02x: not a pickle, or a corrupt one", op);
+    }
+}
+
+sd_status sdp_pickle_parse_into(sdp_arena *arena, const uint8_t *data, size_t len,
+                                unsigned flags, const sdp_record_hook *hook, sd_value *root,
+                                uint64_t *trailing, int *proto, uint64_t *n_values,
+                                sd_error *err)
+{
+    parser p;
+    memset(&p, 0, sizeof p);
+    p.cur = (sdp_cursor){.base = data, .len = len, .pos = 0};
+    p.arena = arena;
+    p.err = err;
+    p.hook = hook;
+    p.release_behind = (flags & SDP_PARSE_RELEASE_BEHIND) != 0;
+    if (len == 0) return sdp_fail(err, SD_ETRUNC, 0, "empty input: expected a pickle");
+    p.empty_shape = sdp_arena_alloc(arena, sizeof *p.empty_shape);
+    if (!p.empty_shape) return sdp_fail(err, SD_ENOMEM, 0, "memory budget exhausted");
+    memset(p.empty_shape, 0, sizeof *p.empty_shape);
+    sd_status st = run(&p, root);
+    if (st == SD_OK) {
+        *trailing = len - p.cur.pos;
+        *proto = p.proto;
+        *n_values = p.n_values;
+    }
+    sdp_arena_uncharge(arena, (uint64_t)(p.stack_cap * sizeof *p.stack +
+                                         p.marks_cap * sizeof *p.marks +
+                                         p.memo_cap * sizeof *p.memo));
+    free(p.stack);
+    free(p.marks);
+    free(p.memo);
+    return st;
+}

@@ -1,0 +1,165 @@
+/* snapshot.c - loading a snapshot and the read-only accessors of the model. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "model.h"
+#include "snapdiff/stats.h"
+
+static sd_snapshot *load_fail(sd_snapshot *s, sd_error *err, const char *source)
+{
+    sdp_error_set_source(err, source);
+    sd_snapshot_free(s);
+    return NULL;
+}
+
+/* Parse, then build the model. `consumed` (may be NULL) is freed as soon as the parse is
+ * done: the tree holds copies of its strings, so the input need not stay for the build. */
+static sd_snapshot *load_impl(const uint8_t *data, size_t len, const char *source,
+                              const sd_load_options *opts, sd_error *err, sd_bytes *consumed)
+{
+    if (!source) source = "<buffer>";
+    sd_snapshot *s = calloc(1, sizeof *s);
+    if (!s) {
+        if (consumed) sd_bytes_release(consumed);
+        sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        return load_fail(NULL, err, source);
+    }
+    sdp_arena_init(&s->arena, opts ? opts->max_memory : 0);
+    s->err = err;
+    size_t n = strlen(source);
+    s->source = malloc(n + 1);
+    if (!s->source) {
+        if (consumed) sd_bytes_release(consumed);
+        sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        return load_fail(s, err, source);
+    }
+    memcpy(s->source, source, n + 1);
+    if (len >= 2 && data[0] == 'P' && data[1] == 'K') {
+        if (consumed) sd_bytes_release(consumed);
+        sdp_fail(err, SD_EFORMAT, 0, "this is a zip archive; open it by path (snapdiff reads "
+                 "torch.save zips and archives of snapshots)");
+        return load_fail(s, err, source);
+    }
+    sdp_record_hook hook = sdp_model_record_hook(s);
+    sd_status st = sdp_intern_init(s);
+    if (st == SD_OK)
+        st = sdp_pickle_parse_into(&s->arena, data, len,
+                                   consumed && consumed->map_ ? SDP_PARSE_RELEASE_BEHIND : 0,
+                                   &hook, &s->root, &s->trailing, &s->proto, &s->n_values, err);
+    if (consumed) sd_bytes_release(consumed);
+    if (st != SD_OK || sdp_model_build(s) != SD_OK) return load_fail(s, err, source);
+    if (s->trailing)
+        sdp_model_warn(s, "%llu bytes after the pickle's STOP were ignored",
+                       (unsigned long long)s->trailing);
+    s->err = NULL;
+    return s;
+}
+
+sd_snapshot *sd_snapshot_load_buffer(const uint8_t *data, size_t len, const char *source,
+                                     const sd_load_options *opts, sd_error *err)
+{
+    return load_impl(data, len, source, opts, err, NULL);
+}
+
+sd_snapshot *sd_snapshot_load_input(sd_input *in, size_t i, const sd_load_options *opts,
+                                    sd_error *err)
+{
+    sd_bytes b;
+    if (sd_input_read(in, i, &b, err) != SD_OK) return NULL;
+    return load_impl(b.data, b.len, sd_input_name(in, i), opts, err, &b);
+}
+
+sd_snapshot *sd_snapshot_load_file(const char *spec, const sd_load_options *opts, sd_error *err)
+{
+    sd_input_options io = {.max_memory = opts ? opts->max_memory : 0};
+    sd_input *in = sd_input_open(spec, &io, err);
+    if (!in) return NULL;
+    sd_snapshot *s = NULL;
+    if (sd_input_count(in) != 1) {
+        sdp_error_set_source(err, spec);
+        sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "holds %zu snapshots; pick one with %s:MEMBER",
+                 sd_input_count(in), spec);
+    } else {
+        s = sd_snapshot_load_input(in, 0, opts, err);
+    }
+    sd_input_free(in);
+    return s;
+}
+
+
+void sd_snapshot_free(sd_snapshot *s)
+{
+    if (!s) return;
+    sdp_intern_free(s);
+    free(s->records);
+    sdp_arena_free(&s->arena);
+    free(s->source);
+    free(s);
+}
+
+const char *sd_snapshot_source(const sd_snapshot *s) { return s->source; }
+bool sd_snapshot_is_legacy_list(const sd_snapshot *s) { return s->legacy_list; }
+size_t sd_snapshot_device_count(const sd_snapshot *s) { return s->n_devices; }
+
+const sd_device *sd_snapshot_device(const sd_snapshot *s, size_t i)
+{
+    return i < s->n_devices ? &s->devices[i] : NULL;
+}
+
+size_t sd_snapshot_stack_count(const sd_snapshot *s) { return s->n_stacks; }
+
+const uint32_t *sd_snapshot_stack(const sd_snapshot *s, uint32_t id, size_t *n_frames)
+{
+    if (id >= s->n_stacks) {
+        *n_frames = 0;
+        return NULL;
+    }
+    *n_frames = s->stack_start[id + 1] - s->stack_start[id];
+    /* No frames at all leaves stack_frames NULL, and NULL + 0 is undefined. */
+    return *n_frames ? s->stack_frames + s->stack_start[id] : NULL;
+}
+
+const sd_frame *sd_snapshot_frame(const sd_snapshot *s, uint32_t frame_id)
+{
+    return frame_id < s->n_frames ? &s->frames[frame_id] : NULL;
+}
+
+const sd_allocator_settings *sd_snapshot_allocator_settings(const sd_snapshot *s)
+{
+    return &s->settings;
+}
+
+const sd_value *sd_snapshot_root(const sd_snapshot *s) { return &s->root; }
+int sd_snapshot_protocol(const sd_snapshot *s) { return s->proto; }
+uint64_t sd_snapshot_value_count(const sd_snapshot *s) { return s->n_values; }
+
+size_t sd_snapshot_warning_count(const sd_snapshot *s)
+{
+    return s->n_warnings + (s->warnings_dropped ? 1 : 0);
+}
+
+const char *sd_snapshot_warning(const sd_snapshot *s, size_t i)
+{
+    if (i < s->n_warnings) return s->warnings[i];
+    if (i == s->n_warnings && s->warnings_dropped) return "more inconsistencies not shown";
+    return NULL;
+}
+
+const char *sd_block_state_name(sd_block_state st)
+{
+    switch (st) {
+    case SD_BLOCK_INACTIVE: return "inactive";
+    case SD_BLOCK_ALLOCATED: return "active_allocated";
+    case SD_BLOCK_PENDING_FREE: return "active_pending_free";
+    case SD_BLOCK_OTHER: break;
+    }
+    return "other";
+}
+
+const char *sd_trace_action_name(sd_trace_action a)
+{
+    static const char *const names[] = {
+        "alloc", "free_requested", "free_completed", "segment_alloc", "segment_free",
+        "segment_map", "segment_unmap", "oom", "snapshot", "annotate", "other"};
+    return (unsigned)a < SDP_ARRAY_LEN(names) ? names[a] : "other";
+}

@@ -1,0 +1,621 @@
+/* source.c - from a command-line spec to the bytes of each snapshot it names.
+ *
+ * Detection is by content: gzip magic, zip magic, else a raw pickle. A zip holding a
+ * member ending in data.pkl is a torch.save file (one snapshot); any other zip is an
+ * archive whose members are snapshots. Every decompression is bounded while it runs:
+ * an absolute cap (the memory budget) and a ratio cap against the compressed size.
+ */
+#define _DEFAULT_SOURCE 1 /* MAP_POPULATE */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zip.h>
+#include <zlib.h>
+
+#include "internal.h"
+#include "snapdiff/source.h"
+
+enum { KIND_FILE, KIND_STDIN, KIND_DIR, KIND_ZIP };
+enum { DEFAULT_MAX_MEMBERS = 4096 };
+#define DEFAULT_MAX_BYTES (16ull << 30)
+/* Pickles of snapshots compress well, but not 250:1; a bomb does. Small outputs are
+ * always allowed so that tiny test files are not judged by their ratio. */
+#define MAX_RATIO 250u
+#define RATIO_FREE_BYTES (64ull << 20)
+
+typedef struct member {
+    char *name;        /* display name */
+    char *path;        /* file path (dir members) */
+    zip_uint64_t index; /* zip members */
+} member;
+
+struct sd_input {
+    int kind;
+    char *spec_path;
+    member *members;
+    size_t n_members;
+    uint64_t max_bytes;
+    uint32_t max_members;
+    /* zip: the whole archive (mapped), and libzip's view of it */
+    sd_bytes zip_bytes;
+    size_t zip_len;
+    zip_t *zip;
+};
+
+/* ---------- small helpers ---------- */
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s);
+    char *p = malloc(n + 1);
+    if (p) memcpy(p, s, n + 1);
+    return p;
+}
+
+static char *join2(const char *a, const char *sep, const char *b)
+{
+    size_t na = strlen(a), ns = strlen(sep), nb = strlen(b);
+    char *p = malloc(na + ns + nb + 1);
+    if (!p) return NULL;
+    memcpy(p, a, na);
+    memcpy(p + na, sep, ns);
+    memcpy(p + na + ns, b, nb + 1);
+    return p;
+}
+
+static bool add_member(sd_input *in, char *name, char *path, zip_uint64_t index)
+{
+    member *m = realloc(in->members, (in->n_members + 1) * sizeof *m);
+    if (!m || !name) {
+        free(name);
+        free(path);
+        if (m) in->members = m;
+        return false;
+    }
+    in->members = m;
+    m[in->n_members++] = (member){.name = name, .path = path, .index = index};
+    return true;
+}
+
+static sd_status fail_io(sd_error *err, const char *source, const char *what)
+{
+    sdp_error_set_source(err, source);
+    return sdp_fail(err, SD_EIO, SD_NO_OFFSET, "%s: %s", what, strerror(errno));
+}
+
+/* Read everything from fd, never more than max bytes. */
+static sd_status read_fd(int fd, uint64_t size_hint, uint64_t max, const char *source,
+                         uint8_t **out, size_t *out_len, sd_error *err)
+{
+    size_t cap = size_hint ? (size_t)size_hint + 1 : 1 << 16, len = 0;
+    if (size_hint > max) {
+        sdp_error_set_source(err, source);
+        return sdp_fail(err, SD_ELIMIT, SD_NO_OFFSET,
+                        "file is %llu bytes, more than the memory budget of %llu (--max-memory)",
+                        (unsigned long long)size_hint, (unsigned long long)max);
+    }
+    uint8_t *buf = malloc(cap);
+    if (!buf) return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory reading %s", source);
+    for (;;) {
+        if (len == cap) {
+            if (cap > max) {
+                free(buf);
+                sdp_error_set_source(err, source);
+                return sdp_fail(err, SD_ELIMIT, SD_NO_OFFSET,
+                                "input exceeds the memory budget of %llu bytes (--max-memory)",
+                                (unsigned long long)max);
+            }
+            uint8_t *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory reading %s", source);
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, buf + len, cap - len);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            free(buf);
+            return fail_io(err, source, "cannot read");
+        }
+        if (r == 0) break;
+        len += (size_t)r;
+    }
+    *out = buf;
+    *out_len = len;
+    return SD_OK;
+}
+
+/* A regular file is mapped, not copied: the page cache already holds it, and a 1 GB
+ * snapshot should not cost a 1 GB copy before parsing starts. */
+static sd_status map_path(const char *path, uint64_t max, sd_bytes *out, sd_error *err)
+{
+    memset(out, 0, sizeof *out);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return fail_io(err, path, "cannot open");
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return fail_io(err, path, "cannot stat");
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        sdp_error_set_source(err, path);
+        return sdp_fail(err, SD_EIO, SD_NO_OFFSET, "is a directory");
+    }
+    if (S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= max &&
+        (uint64_t)st.st_size <= SIZE_MAX) {
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        if (p != MAP_FAILED) {
+            close(fd);
+            out->data = p;
+            out->len = (size_t)st.st_size;
+            out->map_ = p;
+            out->map_len_ = (size_t)st.st_size;
+            return SD_OK;
+        }
+    }
+    uint64_t hint = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+    uint8_t *buf;
+    size_t len;
+    sd_status s = read_fd(fd, hint, max, path, &buf, &len, err);
+    close(fd);
+    if (s == SD_OK) {
+        out->data = buf;
+        out->len = len;
+        out->heap_ = buf;
+    }
+    return s;
+}
+
+void sd_bytes_release(sd_bytes *b)
+{
+    if (!b) return;
+    if (b->map_) munmap(b->map_, b->map_len_);
+    free(b->heap_);
+    memset(b, 0, sizeof *b);
+}
+
+static void bytes_from_heap(sd_bytes *b, uint8_t *buf, size_t len)
+{
+    memset(b, 0, sizeof *b);
+    b->data = buf;
+    b->len = len;
+    b->heap_ = buf;
+}
+
+/* ---------- gzip ---------- */
+
+static bool is_gzip(const uint8_t *b, size_t n) { return n >= 2 && b[0] == 0x1f && b[1] == 0x8b; }
+static bool is_zip(const uint8_t *b, size_t n)
+{
+    return n >= 4 && b[0] == 'P' && b[1] == 'K' &&
+           ((b[2] == 3 && b[3] == 4) || (b[2] == 5 && b[3] == 6));
+}
+
+static uint64_t ratio_cap(uint64_t compressed, uint64_t max)
+{
+    uint64_t cap = compressed > UINT64_MAX / MAX_RATIO ? UINT64_MAX : compressed * MAX_RATIO;
+    if (cap < RATIO_FREE_BYTES) cap = RATIO_FREE_BYTES;
+    return cap < max ? cap : max;
+}
+
+/* Inflate every gzip member in turn; stop as soon as the output passes the cap. */
+static sd_status gunzip(const uint8_t *in, size_t in_len, uint64_t max, const char *source,
+                        uint8_t **out, size_t *out_len, sd_error *err)
+{
+    uint64_t cap = ratio_cap(in_len, max);
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+        return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "cannot start zlib");
+    size_t buf_cap = in_len < (1u << 20) ? (1u << 20) : in_len * 4, len = 0;
+    uint8_t *buf = malloc(buf_cap);
+    sd_status st = SD_OK;
+    if (!buf) {
+        st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        goto out;
+    }
+    zs.next_in = (Bytef *)in;
+    zs.avail_in = (uInt)(in_len > UINT32_MAX ? UINT32_MAX : in_len);
+    size_t consumed_base = 0;
+    for (;;) {
+        if (len == buf_cap) {
+            uint8_t *nb = buf_cap * 2 > buf_cap ? realloc(buf, buf_cap * 2) : NULL;
+            if (!nb) {
+                st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory inflating");
+                goto out;
+            }
+            buf = nb;
+            buf_cap *= 2;
+        }
+        zs.next_out = buf + len;
+        zs.avail_out = (uInt)((buf_cap - len) > UINT32_MAX ? UINT32_MAX : buf_cap - len);
+        int zr = inflate(&zs, Z_NO_FLUSH);
+        len = (size_t)((uint8_t *)zs.next_out - buf);
+        if (len > cap) {
+            sdp_error_set_source(err, source);
+            st = sdp_fail(err, SD_ELIMIT, SD_NO_OFFSET,
+                          "gzip expands past %llu bytes (%llu compressed): refusing a "
+                          "decompression bomb (raise --max-memory if it is genuine)",
+                          (unsigned long long)cap, (unsigned long long)in_len);
+            goto out;
+        }
+        size_t consumed = consumed_base + (size_t)((const uint8_t *)zs.next_in - (in + consumed_base));
+        if (zr == Z_STREAM_END) {
+            /* Concatenated members, as `cat a.gz b.gz` makes, continue the stream. */
+            if (consumed < in_len && is_gzip(in + consumed, in_len - consumed)) {
+                inflateReset(&zs);
+                consumed_base = consumed;
+                zs.next_in = (Bytef *)(in + consumed);
+                zs.avail_in = (uInt)((in_len - consumed) > UINT32_MAX ? UINT32_MAX : in_len - consumed);
+                continue;
+            }
+            break;
+        }
+        if (zr == Z_BUF_ERROR && zs.avail_in == 0) {
+            if (consumed >= in_len) {
+                sdp_error_set_source(err, source);
+                st = sdp_fail(err, SD_ETRUNC, consumed, "gzip stream is truncated");
+                goto out;
+            }
+            zs.avail_in = (uInt)((in_len - consumed) > UINT32_MAX ? UINT32_MAX : in_len - consumed);
+            continue;
+        }
+        if (zr != Z_OK && zr != Z_BUF_ERROR) {
+            sdp_error_set_source(err, source);
+            st = sdp_fail(err, SD_EFORMAT, consumed, "corrupt gzip data: %s",
+                          zs.msg ? zs.msg : "inflate failed");
+            goto out;
+        }
+    }
+    *out = buf;
+    *out_len = len;
+    buf = NULL;
+out:
+    inflateEnd(&zs);
+    free(buf);
+    return st;
+}
+
+/* ---------- zip ---------- */
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+static sd_status zip_fail(sd_error *err, const char *source, sd_status code, const char *what)
+{
+    sdp_error_set_source(err, source);
+    return sdp_fail(err, code, SD_NO_OFFSET, "%s", what);
+}
+
+static sd_status open_zip(sd_input *in, const char *display, sd_error *err)
+{
+    zip_error_t zerr;
+    zip_error_init(&zerr);
+    zip_source_t *src = zip_source_buffer_create(in->zip_bytes.data, in->zip_len, 0, &zerr);
+    if (src) in->zip = zip_open_from_source(src, ZIP_RDONLY, &zerr);
+    if (!in->zip) {
+        char text[200];
+        snprintf(text, sizeof text, "not a readable zip archive: %s", zip_error_strerror(&zerr));
+        if (src) zip_source_free(src);
+        zip_error_fini(&zerr);
+        return zip_fail(err, display, SD_EFORMAT, text);
+    }
+    zip_error_fini(&zerr);
+    zip_int64_t n = zip_get_num_entries(in->zip, 0);
+    if (n < 0) n = 0;
+    if ((uint64_t)n > in->max_members) {
+        char text[200];
+        snprintf(text, sizeof text, "zip archive has %lld entries, more than the limit of %u",
+                 (long long)n, in->max_members);
+        return zip_fail(err, display, SD_ELIMIT, text);
+    }
+    /* torch.save: exactly one snapshot, the member ending in data.pkl. */
+    for (zip_int64_t i = 0; i < n; i++) {
+        const char *name = zip_get_name(in->zip, (zip_uint64_t)i, 0);
+        if (name && (ends_with(name, "/data.pkl") || strcmp(name, "data.pkl") == 0))
+            return add_member(in, join2(display, ":", name), NULL, (zip_uint64_t)i)
+                       ? SD_OK : sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+    }
+    bool torch_like = false;
+    for (zip_int64_t i = 0; i < n; i++) {
+        const char *name = zip_get_name(in->zip, (zip_uint64_t)i, 0);
+        if (!name || ends_with(name, "/")) continue;
+        if (ends_with(name, "/version") || ends_with(name, "/byteorder") ||
+            ends_with(name, "/.format_version")) {
+            torch_like = true;
+            continue;
+        }
+        if (!add_member(in, join2(display, ":", name), NULL, (zip_uint64_t)i))
+            return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+    }
+    if (torch_like && in->n_members == 0)
+        return zip_fail(err, display, SD_ESNAPSHOT,
+                        "looks like a torch.save archive but has no data.pkl member");
+    if (in->n_members == 0) return zip_fail(err, display, SD_ESNAPSHOT, "zip archive has no members");
+    return SD_OK;
+}
+
+static sd_status read_zip_member(sd_input *in, size_t i, uint8_t **out, size_t *out_len,
+                                 sd_error *err)
+{
+    const member *m = &in->members[i];
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat_index(in->zip, m->index, 0, &st) != 0)
+        return zip_fail(err, m->name, SD_EFORMAT, "cannot read the member's zip header");
+    if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE)
+        return zip_fail(err, m->name, SD_EREFUSED, "member is encrypted");
+    if ((st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method != ZIP_CM_STORE &&
+        st.comp_method != ZIP_CM_DEFLATE) {
+        char text[120];
+        snprintf(text, sizeof text, "unsupported zip compression method %u (stored and deflate "
+                 "are supported)", (unsigned)st.comp_method);
+        return zip_fail(err, m->name, SD_EFORMAT, text);
+    }
+    uint64_t comp = (st.valid & ZIP_STAT_COMP_SIZE) ? st.comp_size : in->zip_len;
+    if (comp > in->zip_len)
+        return zip_fail(err, m->name, SD_EFORMAT, "member's compressed size is larger than the archive");
+    uint64_t cap = st.comp_method == ZIP_CM_STORE ? in->max_bytes : ratio_cap(comp, in->max_bytes);
+    if (st.comp_method == ZIP_CM_STORE && (st.valid & ZIP_STAT_SIZE) && st.size != comp)
+        return zip_fail(err, m->name, SD_EFORMAT, "stored member's sizes disagree");
+    if (!(st.valid & ZIP_STAT_SIZE) || st.size > cap) {
+        char text[200];
+        snprintf(text, sizeof text, "member claims %llu bytes from %llu compressed: beyond the "
+                 "limit of %llu (a zip bomb, or raise --max-memory)",
+                 (unsigned long long)st.size, (unsigned long long)comp, (unsigned long long)cap);
+        return zip_fail(err, m->name, SD_ELIMIT, text);
+    }
+    zip_file_t *zf = zip_fopen_index(in->zip, m->index, 0);
+    if (!zf) {
+        char text[200];
+        snprintf(text, sizeof text, "cannot open member: %s", zip_strerror(in->zip));
+        return zip_fail(err, m->name, SD_EFORMAT, text);
+    }
+    /* Read at most the declared size plus one byte: a member that inflates past what the
+     * central directory says is lying, and we stop there. */
+    uint8_t *buf = malloc((size_t)st.size + 1);
+    if (!buf) {
+        zip_fclose(zf);
+        return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+    }
+    uint64_t got = 0;
+    while (got <= st.size) {
+        zip_int64_t r = zip_fread(zf, buf + got, st.size + 1 - got);
+        if (r < 0) {
+            char text[200];
+            snprintf(text, sizeof text, "corrupt member: %s", zip_file_strerror(zf));
+            free(buf);
+            zip_fclose(zf);
+            return zip_fail(err, m->name, SD_EFORMAT, text);
+        }
+        if (r == 0) break;
+        got += (uint64_t)r;
+    }
+    zip_fclose(zf);
+    if (got != st.size) {
+        free(buf);
+        return zip_fail(err, m->name, SD_EFORMAT, "member's data does not match its declared size");
+    }
+    *out = buf;
+    *out_len = (size_t)got;
+    return SD_OK;
+}
+
+/* ---------- directories ---------- */
+
+static int cmp_member(const void *a, const void *b)
+{
+    return strcmp(((const member *)a)->name, ((const member *)b)->name);
+}
+
+static sd_status open_dir(sd_input *in, const char *path, sd_error *err)
+{
+    DIR *d = opendir(path);
+    if (!d) return fail_io(err, path, "cannot open directory");
+    struct dirent *e;
+    sd_status st = SD_OK;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char *full = join2(path, ends_with(path, "/") ? "" : "/", e->d_name);
+        struct stat sb;
+        if (!full || stat(full, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+            free(full);
+            continue;
+        }
+        if (in->n_members >= in->max_members) {
+            free(full);
+            sdp_error_set_source(err, path);
+            st = sdp_fail(err, SD_ELIMIT, SD_NO_OFFSET, "directory has more than %u files",
+                          in->max_members);
+            break;
+        }
+        if (!add_member(in, dup_str(full), full, 0)) {
+            st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+            break;
+        }
+    }
+    closedir(d);
+    if (st == SD_OK && in->n_members == 0) {
+        sdp_error_set_source(err, path);
+        st = sdp_fail(err, SD_EIO, SD_NO_OFFSET, "directory holds no files");
+    }
+    if (in->n_members > 1) qsort(in->members, in->n_members, sizeof *in->members, cmp_member);
+    return st;
+}
+
+/* ---------- public ---------- */
+
+static sd_status open_file(sd_input *in, const char *path, sd_error *err)
+{
+    /* Peek at the magic first: only an archive needs its bytes now. */
+    uint8_t magic[4] = {0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return fail_io(err, path, "cannot open");
+    struct stat sb;
+    ssize_t got = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? pread(fd, magic, 4, 0) : 0;
+    close(fd);
+    if (got == 4 && is_zip(magic, 4)) {
+        sd_status st = map_path(path, in->max_bytes, &in->zip_bytes, err);
+        if (st) return st;
+        in->kind = KIND_ZIP;
+        in->zip_len = in->zip_bytes.len;
+        return open_zip(in, path, err);
+    }
+    in->kind = KIND_FILE;
+    return add_member(in, dup_str(path), dup_str(path), 0)
+               ? SD_OK : sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+}
+
+/* "ARCHIVE:member": only when the whole spec is not itself a path. */
+static bool split_member(const char *spec, char **archive, const char **member_name)
+{
+    struct stat sb;
+    if (stat(spec, &sb) == 0) return false;
+    for (const char *colon = strrchr(spec, ':'); colon; ) {
+        size_t n = (size_t)(colon - spec);
+        char *a = malloc(n + 1);
+        if (!a) return false;
+        memcpy(a, spec, n);
+        a[n] = '\0';
+        if (stat(a, &sb) == 0) {
+            *archive = a;
+            *member_name = colon + 1;
+            return true;
+        }
+        free(a);
+        const char *prev = NULL;
+        for (const char *q = spec; q < colon; q++) if (*q == ':') prev = q;
+        colon = prev;
+    }
+    return false;
+}
+
+static sd_status select_member(sd_input *in, const char *spec, const char *archive,
+                               const char *want, sd_error *err)
+{
+    for (size_t i = 0; i < in->n_members; i++) {
+        const char *name = in->members[i].name;
+        size_t skip = strlen(archive);
+        const char *inner = name + skip + (name[skip] == ':' || name[skip] == '/' ? 1 : 0);
+        if (strcmp(inner, want) == 0 || strcmp(name, spec) == 0) {
+            member keep = in->members[i];
+            for (size_t k = 0; k < in->n_members; k++)
+                if (k != i) { free(in->members[k].name); free(in->members[k].path); }
+            in->members[0] = keep;
+            in->n_members = 1;
+            return SD_OK;
+        }
+    }
+    sdp_error_set_source(err, spec);
+    return sdp_fail(err, SD_EIO, SD_NO_OFFSET, "no member named '%s' in %s", want, archive);
+}
+
+sd_input *sd_input_open(const char *spec, const sd_input_options *opts, sd_error *err)
+{
+    sd_input *in = calloc(1, sizeof *in);
+    if (!in) {
+        sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        return NULL;
+    }
+    in->max_bytes = opts && opts->max_memory ? opts->max_memory : DEFAULT_MAX_BYTES;
+    in->max_members = opts && opts->max_members ? opts->max_members : DEFAULT_MAX_MEMBERS;
+    in->spec_path = dup_str(spec);
+    sd_status st;
+    char *archive = NULL;
+    const char *want = NULL;
+    struct stat sb;
+    if (strcmp(spec, "-") == 0) {
+        in->kind = KIND_STDIN;
+        st = add_member(in, dup_str("<stdin>"), NULL, 0) ? SD_OK
+             : sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+    } else if (split_member(spec, &archive, &want)) {
+        st = stat(archive, &sb) == 0 && S_ISDIR(sb.st_mode) ? open_dir(in, archive, err)
+                                                              : open_file(in, archive, err);
+        if (st == SD_OK) st = select_member(in, spec, archive, want, err);
+        free(archive);
+    } else if (stat(spec, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        in->kind = KIND_DIR;
+        st = open_dir(in, spec, err);
+    } else {
+        st = open_file(in, spec, err);
+    }
+    if (st != SD_OK) {
+        sd_input_free(in);
+        return NULL;
+    }
+    return in;
+}
+
+void sd_input_free(sd_input *in)
+{
+    if (!in) return;
+    for (size_t i = 0; i < in->n_members; i++) {
+        free(in->members[i].name);
+        free(in->members[i].path);
+    }
+    free(in->members);
+    if (in->zip) zip_discard(in->zip);
+    sd_bytes_release(&in->zip_bytes);
+    free(in->spec_path);
+    free(in);
+}
+
+size_t sd_input_count(const sd_input *in) { return in->n_members; }
+
+const char *sd_input_name(const sd_input *in, size_t i)
+{
+    return i < in->n_members ? in->members[i].name : NULL;
+}
+
+/* One level of gzip inside any member (rank.pickle.gz inside a zip, or on disk). */
+static sd_status maybe_gunzip(const char *name, uint64_t max, sd_bytes *b, sd_error *err)
+{
+    if (is_zip(b->data, b->len)) {
+        sdp_error_set_source(err, name);
+        return sdp_fail(err, SD_EFORMAT, 0, "a zip archive inside an archive is not supported");
+    }
+    if (!is_gzip(b->data, b->len)) return SD_OK;
+    uint8_t *plain = NULL;
+    size_t plain_len = 0;
+    sd_status st = gunzip(b->data, b->len, max, name, &plain, &plain_len, err);
+    sd_bytes_release(b);
+    if (st) return st;
+    bytes_from_heap(b, plain, plain_len);
+    return SD_OK;
+}
+
+sd_status sd_input_read(sd_input *in, size_t i, sd_bytes *out, sd_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (i >= in->n_members) return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "no member %zu", i);
+    const member *m = &in->members[i];
+    sd_status st;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    if (in->kind == KIND_ZIP) {
+        st = read_zip_member(in, i, &buf, &len, err);
+        if (st == SD_OK) bytes_from_heap(out, buf, len);
+    } else if (in->kind == KIND_STDIN) {
+        st = read_fd(STDIN_FILENO, 0, in->max_bytes, "<stdin>", &buf, &len, err);
+        if (st == SD_OK) bytes_from_heap(out, buf, len);
+    } else {
+        st = map_path(m->path, in->max_bytes, out, err);
+    }
+    if (st == SD_OK) st = maybe_gunzip(m->name, in->max_bytes, out, err);
+    if (st != SD_OK) {
+        sdp_error_set_source(err, m->name);
+        sd_bytes_release(out);
+    }
+    return st;
+}

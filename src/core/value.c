@@ -1,0 +1,194 @@
+/* value.c - the public sd_pickle handle, value accessors, opcode names, UTF-8 check. */
+#include <stdlib.h>
+
+#include "internal.h"
+#include "pickle_ops.h"
+
+struct sd_pickle {
+    sdp_arena arena;
+    sd_value root;
+    uint64_t trailing;
+    uint64_t n_values;
+    int proto;
+};
+
+sd_pickle *sd_pickle_parse(const uint8_t *data, size_t len, const sd_pickle_options *opts,
+                           sd_error *err)
+{
+    sd_pickle *p = calloc(1, sizeof *p);
+    if (!p) {
+        sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        return NULL;
+    }
+    sdp_arena_init(&p->arena, opts ? opts->max_memory : 0);
+    if (sdp_pickle_parse_into(&p->arena, data, len, 0, NULL, &p->root, &p->trailing, &p->proto,
+                              &p->n_values, err) != SD_OK) {
+        sd_pickle_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void sd_pickle_free(sd_pickle *p)
+{
+    if (!p) return;
+    sdp_arena_free(&p->arena);
+    free(p);
+}
+
+const sd_value *sd_pickle_root(const sd_pickle *p) { return &p->root; }
+uint64_t sd_pickle_trailing(const sd_pickle *p) { return p->trailing; }
+int sd_pickle_protocol(const sd_pickle *p) { return p->proto; }
+uint64_t sd_pickle_value_count(const sd_pickle *p) { return p->n_values; }
+uint64_t sd_pickle_arena_bytes(const sd_pickle *p) { return p->arena.used; }
+
+sd_value_type sd_value_type_of(const sd_value *v)
+{
+    static const sd_value_type map[] = {
+        [SDP_NONE] = SD_VALUE_NONE, [SDP_BOOL] = SD_VALUE_BOOL, [SDP_INT] = SD_VALUE_INT,
+        [SDP_BIGINT] = SD_VALUE_BIGINT, [SDP_FLOAT] = SD_VALUE_FLOAT, [SDP_STR] = SD_VALUE_STR,
+        [SDP_BYTES] = SD_VALUE_BYTES, [SDP_LIST] = SD_VALUE_LIST, [SDP_TUPLE] = SD_VALUE_TUPLE,
+        [SDP_DICT] = SD_VALUE_DICT, [SDP_RECORD] = SD_VALUE_NONE, [SDP_UNSET] = SD_VALUE_NONE,
+    };
+    return v ? map[sdp_type(*v)] : SD_VALUE_NONE;
+}
+
+bool sd_value_bool(const sd_value *v)
+{
+    int64_t i;
+    return v && sdp_int_of(*v, &i) && i != 0;
+}
+
+int64_t sd_value_int(const sd_value *v)
+{
+    int64_t i;
+    return v && sdp_int_of(*v, &i) ? i : 0;
+}
+
+double sd_value_float(const sd_value *v)
+{
+    if (!v) return 0;
+    int64_t i;
+    if (sdp_int_of(*v, &i)) return (double)i;
+    if (sdp_type(*v) == SDP_FLOAT) return ((const sdp_num *)(uintptr_t)v->bits)->u.f;
+    return 0;
+}
+
+const char *sd_value_bytes(const sd_value *v, size_t *len)
+{
+    const sdp_blob *b = v ? sdp_blob_of(*v) : NULL;
+    if (len) *len = b ? b->len : 0;
+    return b ? b->data : NULL;
+}
+
+size_t sd_value_len(const sd_value *v)
+{
+    if (!v) return 0;
+    const sdp_cont *c = sdp_cont_of(*v);
+    if (c) return c->n;
+    const sdp_blob *b = sdp_blob_of(*v);
+    return b && b->type != SDP_BIGINT ? b->len : 0;
+}
+
+const sd_value *sd_value_item(const sd_value *v, size_t i)
+{
+    const sdp_cont *c = v ? sdp_cont_of(*v) : NULL;
+    if (!c || c->type == SDP_DICT || i >= c->n) return NULL;
+    return &c->items[i];
+}
+
+const sd_value *sd_value_dict_key(const sd_value *v, size_t i)
+{
+    const sdp_cont *c = v ? sdp_cont_of(*v) : NULL;
+    if (!c || c->type != SDP_DICT || i >= c->n) return NULL;
+    return sdp_dict_key(c, (uint32_t)i);
+}
+
+const sd_value *sd_value_dict_val(const sd_value *v, size_t i)
+{
+    const sdp_cont *c = v ? sdp_cont_of(*v) : NULL;
+    if (!c || c->type != SDP_DICT || i >= c->n) return NULL;
+    return sdp_dict_val(c, (uint32_t)i);
+}
+
+const sd_value *sd_value_dict_get(const sd_value *v, const char *key)
+{
+    const sdp_cont *c = v ? sdp_cont_of(*v) : NULL;
+    if (!c || c->type != SDP_DICT) return NULL;
+    size_t n = strlen(key);
+    for (uint32_t i = c->n; i-- > 0;) /* later keys win, as in Python */
+        if (sdp_str_eq(*sdp_dict_key(c, i), key, n)) return sdp_dict_val(c, i);
+    return NULL;
+}
+
+uint64_t sd_value_offset(const sd_value *v)
+{
+    const sdp_cont *c = v ? sdp_cont_of(*v) : NULL;
+    return c ? c->offset : 0;
+}
+
+const void *sd_value_identity(const sd_value *v)
+{
+    return sdp_is_ptr(*v) ? (const void *)(uintptr_t)v->bits : (const void *)v;
+}
+
+/* UTF-8 as CPython's 'surrogatepass' accepts it: well-formed sequences, shortest form,
+ * at most U+10FFFF; encoded surrogates (ED A0..BF xx) allowed. ASCII runs go 8 at a time. */
+bool sdp_utf8_valid(const uint8_t *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        if (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if (!(w & 0x8080808080808080ull)) { i += 8; continue; }
+        }
+        uint8_t c = s[i];
+        if (c < 0x80) { i++; continue; }
+        size_t need;
+        uint32_t cp;
+        if (c >= 0xc2 && c <= 0xdf) { need = 1; cp = c & 0x1f; }
+        else if (c >= 0xe0 && c <= 0xef) { need = 2; cp = c & 0x0f; }
+        else if (c >= 0xf0 && c <= 0xf4) { need = 3; cp = c & 0x07; }
+        else return false;
+        if (n - i <= need) return false;
+        for (size_t k = 1; k <= need; k++) {
+            if ((s[i + k] & 0xc0) != 0x80) return false;
+            cp = (cp << 6) | (s[i + k] & 0x3f);
+        }
+        if ((need == 2 && cp < 0x800) || (need == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+            return false;
+        i += need + 1;
+    }
+    return true;
+}
+
+const char *sdp_opcode_name(uint8_t op)
+{
+    switch (op) {
+#define N(x) case OP_##x: return #x;
+    N(MARK) N(STOP) N(POP) N(POP_MARK) N(DUP) N(FLOAT) N(INT) N(BININT) N(BININT1) N(LONG)
+    N(BININT2) N(NONE) N(PERSID) N(BINPERSID) N(REDUCE) N(STRING) N(BINSTRING)
+    N(SHORT_BINSTRING) N(UNICODE) N(BINUNICODE) N(APPEND) N(BUILD) N(GLOBAL) N(DICT)
+    N(EMPTY_DICT) N(APPENDS) N(GET) N(BINGET) N(INST) N(LONG_BINGET) N(LIST) N(EMPTY_LIST)
+    N(OBJ) N(PUT) N(BINPUT) N(LONG_BINPUT) N(SETITEM) N(TUPLE) N(EMPTY_TUPLE) N(SETITEMS)
+    N(BINFLOAT) N(PROTO) N(NEWOBJ) N(EXT1) N(EXT2) N(EXT4) N(TUPLE1) N(TUPLE2) N(TUPLE3)
+    N(NEWTRUE) N(NEWFALSE) N(LONG1) N(LONG4) N(BINBYTES) N(SHORT_BINBYTES)
+    N(SHORT_BINUNICODE) N(BINUNICODE8) N(BINBYTES8) N(EMPTY_SET) N(ADDITEMS) N(FROZENSET)
+    N(NEWOBJ_EX) N(STACK_GLOBAL) N(MEMOIZE) N(FRAME) N(BYTEARRAY8) N(NEXT_BUFFER)
+    N(READONLY_BUFFER)
+#undef N
+    }
+    return "unknown";
+}
+
+bool sdp_opcode_refused(uint8_t op)
+{
+    switch (op) {
+    case OP_GLOBAL: case OP_STACK_GLOBAL: case OP_REDUCE: case OP_BUILD: case OP_INST:
+    case OP_OBJ: case OP_NEWOBJ: case OP_NEWOBJ_EX: case OP_EXT1: case OP_EXT2: case OP_EXT4:
+    case OP_PERSID: case OP_BINPERSID: case OP_NEXT_BUFFER: case OP_READONLY_BUFFER:
+        return true;
+    }
+    return false;
+}

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Corpus test: every snapshot, in every container snapdiff claims to read, gives the
+figures CPython computes from the same bytes.
+
+    python3 test_corpus.py SNAPDIFF [--quick]
+
+Inputs: every file in ../shared/real-snapshots (skipped with a message when absent) and
+every fixture in testdata/. Each is read as written, then re-pickled with protocols 0-5,
+gzipped, put in a zip beside other files (ARCHIVE.zip:member), and saved as a
+torch.save-style zip (protocol 2, stored, 64-byte aligned, data descriptors, sizes only in
+the central directory, ZIP64 end record). For each: `snapdiff stats --json` must equal
+truth_stats.py's figures exactly, per device and in total; for the file as written,
+`snapdiff dump` must equal json.dumps of the loaded object (tuples as lists).
+"""
+import concurrent.futures
+import gzip
+import io
+import json
+import os
+import pickle
+import struct
+import subprocess
+import sys
+import tempfile
+import zipfile
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import truth_stats  # noqa: E402
+
+SHARED = os.path.join(ROOT, "..", "shared", "real-snapshots")
+
+
+def torch_save_zip(obj, stem):
+    """Bytes of a zip laid out the way torch.save (miniz) writes one."""
+    payload = [(f"{stem}/data.pkl", pickle.dumps(obj, protocol=2)),
+               (f"{stem}/byteorder", b"little"),
+               (f"{stem}/version", b"3\n"),
+               (f"{stem}/.data/serialization_id", b"0123456789")]
+    out, central = bytearray(), bytearray()
+    for name, data in payload:
+        nb = name.encode()
+        offset = len(out)
+        header_len = 30 + len(nb)
+        pad = (-(offset + header_len + 4)) % 64
+        extra = b"FB" + struct.pack("<H", pad) + b"Z" * pad
+        crc = zlib.crc32(data)
+        # local header: bit 3 set, crc and sizes zero (they follow in a data descriptor)
+        out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0x08, 0, 0, 0x21, 0, 0, 0,
+                           len(nb), len(extra)) + nb + extra
+        out += data
+        out += struct.pack("<IIII", 0x08074B50, crc, len(data), len(data))
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0x08, 0, 0, 0x21,
+                               crc, len(data), len(data), len(nb), 0, 0, 0, 0, 0,
+                               offset) + nb
+    cd_offset = len(out)
+    out += central
+    z64_offset = len(out)
+    n = len(payload)
+    out += struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, n, n, len(central),
+                       cd_offset)
+    out += struct.pack("<IIQI", 0x07064B50, 0, z64_offset, 1)
+    out += struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, n, n, len(central), cd_offset, 0)
+    return bytes(out)
+
+
+def variants(path, obj, raw, tmp):
+    """(label, spec) pairs to check, written under tmp."""
+    base = os.path.basename(path)
+    yield "as written", path
+    for proto in range(0, 6):
+        p = os.path.join(tmp, f"{base}.p{proto}")
+        with open(p, "wb") as f:
+            pickle.dump(obj, f, protocol=proto)
+        yield f"protocol {proto}", p
+    g = os.path.join(tmp, base + ".gz")
+    with open(g, "wb") as f:
+        f.write(gzip.compress(raw, 6))
+    yield "gzip", g
+    z = os.path.join(tmp, base + ".ranks.zip")
+    with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("README.txt", "not a snapshot")
+        zf.writestr("rank0/" + base, raw)
+        zf.writestr("rank1/other.pickle", pickle.dumps([], protocol=4))
+    yield "zip member", z + ":rank0/" + base
+    t = os.path.join(tmp, base + ".pt")
+    with open(t, "wb") as f:
+        f.write(torch_save_zip(obj, "snapshot"))
+    yield "torch.save zip", t
+
+
+def run(cmd):
+    return subprocess.run(cmd, capture_output=True, timeout=300)
+
+
+def strip(stats_json):
+    keep = ("devices", "total")
+    return {k: stats_json[k] for k in keep}
+
+
+def check_stats(snapdiff, label, spec, want):
+    r = run([snapdiff, "stats", "--json", spec])
+    if r.returncode != 0:
+        return f"{label}: exit {r.returncode}: {r.stderr.decode(errors='replace').strip()}"
+    got = strip(json.loads(r.stdout))
+    if got != want:
+        for d_got, d_want in zip(got["devices"] + [got["total"]], want["devices"] + [want["total"]]):
+            for k in d_want:
+                if d_got.get(k) != d_want[k]:
+                    return f"{label}: {k}: snapdiff {d_got.get(k)} python {d_want[k]}"
+        return f"{label}: device lists differ"
+    return None
+
+
+def to_json_semantics(obj):
+    return json.loads(json.dumps(obj))
+
+
+def check_dump(snapdiff, path, obj):
+    r = run([snapdiff, "dump", path])
+    if r.returncode != 0:
+        return f"dump: exit {r.returncode}: {r.stderr.decode(errors='replace').strip()}"
+    if json.loads(r.stdout) != to_json_semantics(obj):
+        return "dump: output differs from json.dumps of the loaded object"
+    return None
+
+
+def check_file(snapdiff, path, quick):
+    with open(path, "rb") as f:
+        raw = f.read()
+    obj = truth_stats.PlainUnpickler(io.BytesIO(raw)).load()
+    want = truth_stats.stats(obj)
+    problems, checked = [], 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, spec in variants(path, obj, raw, tmp):
+            if quick and label not in ("as written", "protocol 2", "torch.save zip"):
+                continue
+            err = check_stats(snapdiff, label, spec, want)
+            checked += 1
+            if err:
+                problems.append(err)
+    err = check_dump(snapdiff, path, obj)
+    checked += 1
+    if err:
+        problems.append(err)
+    return path, checked, problems
+
+
+def main():
+    snapdiff = os.path.abspath(sys.argv[1])
+    quick = "--quick" in sys.argv
+    files = []
+    if os.path.isdir(SHARED):
+        files += sorted(os.path.join(SHARED, f) for f in os.listdir(SHARED)
+                        if f.endswith((".pickle", ".pkl")))
+    else:
+        print(f"note: {SHARED} is absent: real snapshots skipped, fixtures only")
+    td = os.path.join(ROOT, "testdata")
+    for dirpath, _, names in os.walk(td):
+        files += sorted(os.path.join(dirpath, n) for n in names if n.endswith(".pickle"))
+    passed = failed = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        for path, checked, problems in pool.map(lambda p: check_file(snapdiff, p, quick), files):
+            name = os.path.relpath(path, ROOT)
+            if problems:
+                failed += 1
+                print(f"FAIL {name}")
+                for p in problems:
+                    print(f"     {p}")
+            else:
+                passed += 1
+                print(f"ok   {name} ({checked} checks)")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
