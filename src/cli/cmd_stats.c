@@ -125,14 +125,24 @@ static void row(const char *label, uint64_t bytes, const char *extra)
 {
     char b[32];
     sd_format_bytes(bytes, b, sizeof b);
-    printf("  %-13s %11s  %s\n", label, b, extra ? extra : "");
+    if (extra && *extra) printf("  %-13s %11s  %s\n", label, b, extra);
+    else printf("  %-13s %11s\n", label, b);
+}
+
+static void format_duration_us(int64_t us, char *buf, size_t size)
+{
+    if (us < 1000) snprintf(buf, size, "%" PRId64 " us", us);
+    else if (us < 1000000) snprintf(buf, size, "%.1f ms", (double)us / 1e3);
+    else if (us < 600000000) snprintf(buf, size, "%.1f s", (double)us / 1e6);
+    else snprintf(buf, size, "%.1f min", (double)us / 6e7);
 }
 
 static void print_stats_text(const sd_stats *st, const struct cli_opts *o)
 {
     char extra[160];
-    snprintf(extra, sizeof extra, "in %" PRIu64 " segments (%" PRIu64 " large, %" PRIu64
-             " small, %" PRIu64 " expandable)", st->segments, st->segments_large,
+    snprintf(extra, sizeof extra, "in %" PRIu64 " segment%s (%" PRIu64 " large, %" PRIu64
+             " small, %" PRIu64 " expandable)", st->segments, st->segments == 1 ? "" : "s",
+             st->segments_large,
              st->segments_small, st->segments_expandable);
     row("reserved", st->reserved_bytes, extra);
     snprintf(extra, sizeof extra, "%s%.1f%% of reserved%s", clr_dim(o),
@@ -145,8 +155,11 @@ static void print_stats_text(const sd_stats *st, const struct cli_opts *o)
     row("inactive", st->inactive_bytes, "cached, free for reuse");
     printf("  %-13s %11" PRIu64 "\n", "blocks", st->blocks);
     printf("  %-13s %11" PRIu64 "", "trace entries", st->trace_entries);
-    if (st->has_time && st->last_time_us >= st->first_time_us)
-        printf("  over %.3f s", (double)(st->last_time_us - st->first_time_us) / 1e6);
+    if (st->has_time && st->last_time_us >= st->first_time_us) {
+        char span[32];
+        format_duration_us(st->last_time_us - st->first_time_us, span, sizeof span);
+        printf("  over %s", span);
+    }
     const char *sep = ":";
     for (int a = 0; a < SD_ACT_COUNT; a++) {
         if (!st->trace_by_action[a]) continue;

@@ -8,11 +8,15 @@ static bool quiet;
 
 void msg_set_quiet(bool q) { quiet = q; }
 
+/* One line, always: control characters from file names or file contents (a newline, an
+ * escape sequence) are shown as '?', so a hostile name cannot forge or hide messages. */
 static void vmsg(const char *kind, const char *fmt, va_list ap)
 {
-    fprintf(stderr, "snapdiff: %s", kind);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char line[1024];
+    vsnprintf(line, sizeof line, fmt, ap);
+    for (char *c = line; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+    fprintf(stderr, "snapdiff: %s%s\n", kind, line);
 }
 
 void msg_error(const char *fmt, ...)

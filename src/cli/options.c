@@ -359,7 +359,9 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
         snprintf(errbuf, errlen, "no snapshot given");
         return OPT_ERROR;
     }
-    if (opts->command == CMD_DIFF && opts->n_files != 2) {
+    /* --format folded also takes one file: the live blocks of that snapshot. */
+    bool one_ok = opts->format == FORMAT_FOLDED && opts->n_files == 1;
+    if (opts->command == CMD_DIFF && opts->n_files != 2 && !one_ok) {
         snprintf(errbuf, errlen, "diff needs two snapshots, OLD and NEW (got %d)", opts->n_files);
         return OPT_ERROR;
     }

@@ -182,6 +182,7 @@ sd_status sdp_intern_stack(sd_snapshot *s, const sd_value *frames, uint32_t *id)
                         sizeof *s->stack_frames);
     if (st) return st;
     for (uint32_t i = 0; i < c->n; i++) {
+        s->ctx_offset = c->offset;
         st = intern_frame(s, &c->items[i], &s->stack_frames[start + i]);
         if (st) return st;
     }

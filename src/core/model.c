@@ -35,7 +35,7 @@ sd_status sdp_model_fail(sd_snapshot *s, const sd_value *where, const char *fmt,
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    uint64_t off = where && sdp_cont_of(*where) ? sd_value_offset(where) : SD_NO_OFFSET;
+    uint64_t off = where && sdp_cont_of(*where) ? sd_value_offset(where) : s->ctx_offset;
     return sdp_fail(s->err, SD_ESNAPSHOT, off, "%s", text);
 }
 
@@ -112,6 +112,7 @@ static sd_status read_block(sd_snapshot *s, const sd_value *v, sd_block *b, bool
     sd_status st = SD_OK;
     need_dict(s, v, "a block", &st);
     if (st) return st;
+    s->ctx_offset = sd_value_offset(v);
     const sdp_cont *c = sdp_cont_of(*v);
     const sd_value *frames = NULL, *history = NULL;
     bool has_size = false, has_requested = false;
@@ -161,6 +162,7 @@ static sd_status read_segment(sd_snapshot *s, const sd_value *v, raw_segment *r)
     sd_status st = SD_OK;
     need_dict(s, v, "a segment", &st);
     if (st) return st;
+    s->ctx_offset = sd_value_offset(v);
     memset(r, 0, sizeof *r);
     r->dict = v;
     bool has_addr = false, has_total = false;
@@ -207,6 +209,7 @@ static sd_status build_segment_blocks(sd_snapshot *s, raw_segment *r, sd_block *
     for (size_t i = 0; i < n; i++) {
         sd_block *b = &out[i];
         bool has_addr;
+        s->ctx_offset = sd_value_offset(r->blocks);
         sd_status st = read_block(s, &bl->items[i], b, &has_addr);
         if (st) return st;
         if (!has_addr) b->address = cursor;
@@ -263,7 +266,7 @@ static sd_status read_trace_pairs(sd_snapshot *s, const sd_value *where, uint64_
         else if (KEY_IS(k, "time_us")) { st = get_int(s, where, x, "time_us", &e->time_us); e->has_time = true; }
         else if (KEY_IS(k, "frames")) st = sdp_intern_stack(s, x, &e->stack);
     }
-    if (st && where == NULL && s->err && s->err->offset == SD_NO_OFFSET) s->err->offset = offset;
+    (void)offset;
     return st;
 }
 
@@ -272,6 +275,7 @@ static sd_status read_trace_entry(sd_snapshot *s, const sd_value *v, sd_trace_en
     sd_status st = SD_OK;
     need_dict(s, v, "a trace entry", &st);
     if (st) return st;
+    s->ctx_offset = sd_value_offset(v);
     const sdp_cont *c = sdp_cont_of(*v);
     if (c->shape) return read_trace_pairs(s, v, c->offset, c->shape->keys, 1, c->items, 1, c->n, e);
     return read_trace_pairs(s, v, c->offset, c->items, 2, c->items + 1, 2, c->n, e);
@@ -303,6 +307,7 @@ static sd_status record_take(void *ctx, uint32_t kind, const sd_value *kv, size_
         s->records = nr;
         s->records_cap = ncap;
     }
+    s->ctx_offset = offset;
     sd_status st = read_trace_pairs(s, NULL, offset, kv, 2, kv + 1, 2, n_pairs,
                                     &s->records[s->n_records]);
     if (st) return st;
@@ -317,32 +322,38 @@ sdp_record_hook sdp_model_record_hook(sd_snapshot *s)
 
 /* ---------- devices ---------- */
 
-static sd_device *device_slot(sd_snapshot *s, int64_t dev)
-{
-    for (size_t i = 0; i < s->n_devices; i++)
-        if (s->devices[i].device == dev) return &s->devices[i];
-    return NULL;
-}
-
 static int cmp_device(const void *a, const void *b)
 {
     const sd_device *x = a, *y = b;
     return x->device < y->device ? -1 : x->device > y->device;
 }
 
-static sd_status add_device(sd_snapshot *s, int64_t dev, size_t *cap)
+/* Devices come from sorted segments first, then from trace lists in ascending order, so
+ * the array stays two sorted runs: lookups are binary searches, never a scan (a file may
+ * name a million devices). */
+static sd_device *find_device(sd_snapshot *s, int64_t dev, size_t lo, size_t hi)
 {
-    if (device_slot(s, dev)) return SD_OK;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->devices[mid].device == dev) return &s->devices[mid];
+        if (s->devices[mid].device < dev) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
+
+static sd_device *append_device(sd_snapshot *s, int64_t dev, size_t *cap)
+{
     if (s->n_devices == *cap) {
         size_t ncap = *cap ? *cap * 2 : 8;
         sd_device *nd = sdp_arena_alloc(&s->arena, ncap * sizeof *nd);
-        if (!nd) return sdp_model_fail(s, NULL, "memory budget exhausted");
+        if (!nd) return NULL;
         if (s->n_devices) memcpy(nd, s->devices, s->n_devices * sizeof *nd);
         s->devices = nd;
         *cap = ncap;
     }
-    s->devices[s->n_devices++] = (sd_device){.device = dev};
-    return SD_OK;
+    s->devices[s->n_devices] = (sd_device){.device = dev};
+    return &s->devices[s->n_devices++];
 }
 
 static sd_status build_segments(sd_snapshot *s, const sd_value *list, size_t *dev_cap)
@@ -356,9 +367,9 @@ static sd_status build_segments(sd_snapshot *s, const sd_value *list, size_t *de
     sd_status st = SD_OK;
     size_t total_blocks = 0;
     for (size_t i = 0; i < n && !st; i++) {
+        s->ctx_offset = sd_value_offset(list);
         st = read_segment(s, &sdp_cont_of(*list)->items[i], &raw[i]);
         if (!st) total_blocks += raw[i].blocks ? sdp_cont_of(*raw[i].blocks)->n : 0;
-        if (!st) st = add_device(s, raw[i].device, dev_cap);
     }
     if (!st && n > 1) qsort(raw, n, sizeof *raw, cmp_raw_segment);
     sd_segment *segs = NULL;
@@ -373,7 +384,11 @@ static sd_status build_segments(sd_snapshot *s, const sd_value *list, size_t *de
     /* Segments are sorted by (device, address): each device takes a contiguous run. */
     size_t bi = 0;
     for (size_t i = 0; i < n && !st;) {
-        sd_device *d = device_slot(s, raw[i].device);
+        sd_device *d = append_device(s, raw[i].device, dev_cap); /* raw is sorted by device */
+        if (!d) {
+            st = sdp_model_fail(s, list, "memory budget exhausted");
+            break;
+        }
         d->segments = &segs[i];
         d->blocks = &blocks[bi];
         size_t first = i;
@@ -418,28 +433,33 @@ static sd_status trace_item(sd_snapshot *s, const sd_value *v, sd_trace_entry *e
 
 static sd_status build_traces(sd_snapshot *s, const sd_value *traces, size_t *dev_cap)
 {
+    size_t n_seg_devices = s->n_devices;
+    s->ctx_offset = sd_value_offset(&s->root);
     const sdp_cont *c = sdp_cont_of(*traces);
     if (!c || c->type != SDP_LIST)
         return sdp_model_fail(s, traces, "'device_traces' should be a list of lists");
     for (uint32_t dev = 0; dev < c->n; dev++) {
         const sd_value *list = &c->items[dev];
         const sdp_cont *lc = sdp_cont_of(*list);
+        s->ctx_offset = c->offset;
         if (!lc || lc->type != SDP_LIST)
             return sdp_model_fail(s, traces, "'device_traces' entry %u is not a list", dev);
         size_t n = lc->n;
         if (n == 0) continue;
-        sd_status st = add_device(s, dev, dev_cap);
-        if (st) return st;
+        sd_status st = SD_OK;
         sd_trace_entry *entries = records_in_order(s, lc);
         if (!entries) {
             entries = sdp_arena_alloc(&s->arena, n * sizeof *entries);
             if (!entries) return sdp_model_fail(s, list, "memory budget exhausted reading traces");
             for (size_t i = 0; i < n; i++) {
+                s->ctx_offset = lc->offset;
                 st = trace_item(s, &lc->items[i], &entries[i]);
                 if (st) return st;
             }
         }
-        sd_device *d = device_slot(s, dev);
+        sd_device *d = find_device(s, dev, 0, n_seg_devices);
+        if (!d) d = append_device(s, dev, dev_cap);
+        if (!d) return sdp_model_fail(s, list, "memory budget exhausted");
         d->trace = entries;
         d->n_trace = n;
     }
@@ -477,6 +497,7 @@ static void read_settings(sd_snapshot *s, const sd_value *v)
 sd_status sdp_model_build(sd_snapshot *s)
 {
     const sd_value *root = &s->root, *segments = NULL, *traces = NULL, *settings = NULL;
+    s->ctx_offset = sd_value_offset(root);
     if (sdp_type(*root) == SDP_LIST) {
         segments = root; /* torch <= 1.13, or pickle.dump(memory_snapshot()) */
         s->legacy_list = true;

@@ -44,6 +44,8 @@ struct sd_snapshot {
     size_t n_warnings;
     uint64_t warnings_dropped;
     sd_error *err;                 /* during a build only */
+    uint64_t ctx_offset;           /* innermost container being read: errors about a
+                                    * scalar inside it point here */
 };
 
 /* intern.c */

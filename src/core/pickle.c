@@ -394,7 +394,7 @@ static sd_status read_sized(parser *p, unsigned len_bytes, const char *what,
 {
     if (!sdp_cur_le(&p->cur, len_bytes, n)) return fail_trunc(p, what);
     if (*n > sdp_cur_left(&p->cur))
-        return fail(p, SD_ETRUNC, "%s claims %llu bytes but only %zu remain", what,
+        return fail(p, SD_ETRUNC, "truncated: %s claims %llu bytes but only %zu remain", what,
                     (unsigned long long)*n, sdp_cur_left(&p->cur));
     sdp_cur_bytes(&p->cur, *n, s);
     return SD_OK;
@@ -478,18 +478,15 @@ static sd_status refuse(parser *p, uint8_t op)
     if (op == OP_GLOBAL || op == OP_INST) {
         /* Say what the file wanted to call, printable characters only. */
         char what[64];
-        size_t k = 0;
-        int lines = 0;   /* the argument is two lines: module, then name */
-        for (size_t i = p->cur.pos; i < p->cur.len && k < sizeof what - 1 && i < p->cur.pos + 60; i++) {
+        size_t k = 0, lines = 0;
+        for (size_t i = p->cur.pos; i < p->cur.len && k < sizeof what - 1 && lines < 2; i++) {
             uint8_t ch = p->cur.base[i];
             if (ch == '\n') {
-                if (++lines == 2) break;
-                what[k++] = '.';
+                if (++lines < 2) what[k++] = '.';
                 continue;
             }
             what[k++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
         }
-        if (k && what[k - 1] == '.') k--;
         what[k] = '\0';
         return fail(p, SD_EREFUSED,
                     "refused opcode %s (0x%02x) calling '%s': a memory snapshot holds plain "
@@ -553,7 +550,7 @@ static sd_status step(parser *p, uint8_t op, bool *stop)
     case OP_FRAME:
         if (!sdp_cur_le(&p->cur, 8, &n)) return fail_trunc(p, "an 8-byte FRAME length");
         if (n > sdp_cur_left(&p->cur))
-            return fail(p, SD_ETRUNC, "FRAME claims %llu bytes but only %zu remain",
+            return fail(p, SD_ETRUNC, "truncated: FRAME claims %llu bytes but only %zu remain",
                         (unsigned long long)n, sdp_cur_left(&p->cur));
         return SD_OK;
     case OP_MARK:

@@ -110,13 +110,14 @@ static sd_status read_fd(int fd, uint64_t size_hint, uint64_t max, const char *s
                                 "input exceeds the memory budget of %llu bytes (--max-memory)",
                                 (unsigned long long)max);
             }
-            uint8_t *nb = realloc(buf, cap * 2);
+            size_t ncap = cap * 2 > max + 1 ? (size_t)max + 1 : cap * 2; /* never past the budget */
+            uint8_t *nb = realloc(buf, ncap);
             if (!nb) {
                 free(buf);
                 return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory reading %s", source);
             }
             buf = nb;
-            cap *= 2;
+            cap = ncap;
         }
         ssize_t r = read(fd, buf + len, cap - len);
         if (r < 0) {
@@ -137,8 +138,12 @@ static sd_status read_fd(int fd, uint64_t size_hint, uint64_t max, const char *s
 static sd_status map_path(const char *path, uint64_t max, sd_bytes *out, sd_error *err)
 {
     memset(out, 0, sizeof *out);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK so that a FIFO with no writer cannot hang the open; reads block again
+     * below, and a FIFO nobody writes to reads as empty. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return fail_io(err, path, "cannot open");
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     struct stat st;
     if (fstat(fd, &st) != 0) {
         close(fd);
@@ -298,7 +303,75 @@ static sd_status zip_fail(sd_error *err, const char *source, sd_status code, con
     return sdp_fail(err, code, SD_NO_OFFSET, "%s", what);
 }
 
-static sd_status open_zip(sd_input *in, const char *display, sd_error *err)
+/* libzip trusts the central directory; two entries sharing bytes (a classic bomb) or
+ * pointing past the archive are refused here, from the directory itself. */
+typedef struct zip_span { uint64_t start, end; } zip_span;
+
+static int cmp_span(const void *a, const void *b)
+{
+    const zip_span *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static sd_status check_zip_layout(const sd_input *in, const char *display, sd_error *err)
+{
+    const uint8_t *z = in->zip_bytes.data;
+    size_t n = in->zip_len;
+    if (n < 22) return zip_fail(err, display, SD_EFORMAT, "zip archive is truncated");
+    size_t eocd = n - 22, stop = n > 22 + 65535 ? n - 22 - 65535 : 0;
+    while (eocd > stop && !(z[eocd] == 'P' && z[eocd + 1] == 'K' && z[eocd + 2] == 5 && z[eocd + 3] == 6))
+        eocd--;
+    if (!(z[eocd] == 'P' && z[eocd + 1] == 'K' && z[eocd + 2] == 5 && z[eocd + 3] == 6))
+        return SD_OK; /* libzip has already judged it; nothing more to check */
+    sdp_cursor c = {.base = z, .len = n, .pos = eocd + 10};
+    uint64_t entries = 0, cd_size = 0, cd_off = 0;
+    sdp_cur_le(&c, 2, &entries);
+    sdp_cur_le(&c, 4, &cd_size);
+    sdp_cur_le(&c, 4, &cd_off);
+    if (entries == 0xffff || cd_off == 0xffffffffu) return SD_OK; /* ZIP64: sizes fit anyway */
+    if (cd_off > n || cd_size > n - cd_off)
+        return zip_fail(err, display, SD_EFORMAT, "zip central directory lies outside the file");
+    zip_span *spans = entries ? calloc((size_t)entries, sizeof *spans) : NULL;
+    if (entries && !spans) return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+    c.pos = (size_t)cd_off;
+    sd_status st = SD_OK;
+    size_t k = 0;
+    for (; k < entries; k++) {
+        uint64_t sig = 0, comp = 0, name_len = 0, extra_len = 0, comment_len = 0, local = 0;
+        const uint8_t *skip;
+        if (!sdp_cur_le(&c, 4, &sig) || sig != 0x02014b50) break;
+        c.pos += 16;
+        if (!sdp_cur_le(&c, 4, &comp) || !sdp_cur_le(&c, 4, &local) /* uncompressed size */ ||
+            !sdp_cur_le(&c, 2, &name_len) || !sdp_cur_le(&c, 2, &extra_len) ||
+            !sdp_cur_le(&c, 2, &comment_len))
+            break;
+        c.pos += 8;
+        if (!sdp_cur_le(&c, 4, &local) ||
+            !sdp_cur_bytes(&c, name_len + extra_len + comment_len, &skip))
+            break;
+        if (comp == 0xffffffffu || local == 0xffffffffu) break; /* ZIP64 entry: leave to libzip */
+        spans[k].start = local;
+        spans[k].end = local + 30 + comp;
+        if (spans[k].end > n) {
+            st = zip_fail(err, display, SD_EFORMAT, "a zip member's data lies past the end of the archive");
+            break;
+        }
+    }
+    if (!st && k > 1) {
+        qsort(spans, k, sizeof *spans, cmp_span);
+        for (size_t i = 1; i < k; i++)
+            if (spans[i].start < spans[i - 1].end) {
+                st = zip_fail(err, display, SD_EFORMAT, "zip members overlap (two entries share "
+                              "the same bytes): refusing a crafted archive");
+                break;
+            }
+    }
+    free(spans);
+    return st;
+}
+
+static sd_status open_zip_named(sd_input *in, const char *display, const char *errname,
+                                const char *want, sd_error *err)
 {
     zip_error_t zerr;
     zip_error_init(&zerr);
@@ -309,16 +382,27 @@ static sd_status open_zip(sd_input *in, const char *display, sd_error *err)
         snprintf(text, sizeof text, "not a readable zip archive: %s", zip_error_strerror(&zerr));
         if (src) zip_source_free(src);
         zip_error_fini(&zerr);
-        return zip_fail(err, display, SD_EFORMAT, text);
+        return zip_fail(err, errname, SD_EFORMAT, text);
     }
     zip_error_fini(&zerr);
+    sd_status layout = check_zip_layout(in, errname, err);
+    if (layout) return layout;
+    if (want) { /* ARCHIVE:member: only that one, however large the archive */
+        zip_int64_t idx = zip_name_locate(in->zip, want, 0);
+        if (idx < 0) {
+            sdp_error_set_source(err, errname);
+            return sdp_fail(err, SD_EIO, SD_NO_OFFSET, "no member named '%s'", want);
+        }
+        return add_member(in, join2(display, ":", want), NULL, (zip_uint64_t)idx)
+                   ? SD_OK : sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+    }
     zip_int64_t n = zip_get_num_entries(in->zip, 0);
     if (n < 0) n = 0;
     if ((uint64_t)n > in->max_members) {
         char text[200];
         snprintf(text, sizeof text, "zip archive has %lld entries, more than the limit of %u",
                  (long long)n, in->max_members);
-        return zip_fail(err, display, SD_ELIMIT, text);
+        return zip_fail(err, errname, SD_ELIMIT, text);
     }
     /* torch.save: exactly one snapshot, the member ending in data.pkl. */
     for (zip_int64_t i = 0; i < n; i++) {
@@ -340,10 +424,19 @@ static sd_status open_zip(sd_input *in, const char *display, sd_error *err)
             return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
     }
     if (torch_like && in->n_members == 0)
-        return zip_fail(err, display, SD_ESNAPSHOT,
+        return zip_fail(err, errname, SD_ESNAPSHOT,
                         "looks like a torch.save archive but has no data.pkl member");
-    if (in->n_members == 0) return zip_fail(err, display, SD_ESNAPSHOT, "zip archive has no members");
+    if (in->n_members == 0) return zip_fail(err, errname, SD_ESNAPSHOT, "zip archive has no members");
     return SD_OK;
+}
+
+static sd_status open_zip(sd_input *in, const char *display, const char *want, sd_error *err)
+{
+    /* Errors name what the user asked for: the member, when they named one. */
+    char *asked = want ? join2(display, ":", want) : NULL;
+    sd_status st = open_zip_named(in, display, asked ? asked : display, want, err);
+    free(asked);
+    return st;
 }
 
 static sd_status read_zip_member(sd_input *in, size_t i, uint8_t **out, size_t *out_len,
@@ -456,7 +549,7 @@ static sd_status open_dir(sd_input *in, const char *path, sd_error *err)
 
 /* ---------- public ---------- */
 
-static sd_status open_file(sd_input *in, const char *path, sd_error *err)
+static sd_status open_file(sd_input *in, const char *path, const char *want, sd_error *err)
 {
     /* Peek at the magic first: only an archive needs its bytes now. */
     uint8_t magic[4] = {0};
@@ -470,7 +563,7 @@ static sd_status open_file(sd_input *in, const char *path, sd_error *err)
         if (st) return st;
         in->kind = KIND_ZIP;
         in->zip_len = in->zip_bytes.len;
-        return open_zip(in, path, err);
+        return open_zip(in, path, want, err);
     }
     in->kind = KIND_FILE;
     return add_member(in, dup_str(path), dup_str(path), 0)
@@ -540,15 +633,19 @@ sd_input *sd_input_open(const char *spec, const sd_input_options *opts, sd_error
         st = add_member(in, dup_str("<stdin>"), NULL, 0) ? SD_OK
              : sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
     } else if (split_member(spec, &archive, &want)) {
-        st = stat(archive, &sb) == 0 && S_ISDIR(sb.st_mode) ? open_dir(in, archive, err)
-                                                              : open_file(in, archive, err);
-        if (st == SD_OK) st = select_member(in, spec, archive, want, err);
+        bool dir = stat(archive, &sb) == 0 && S_ISDIR(sb.st_mode);
+        st = dir ? open_dir(in, archive, err) : open_file(in, archive, want, err);
+        if (st == SD_OK && (dir || in->kind == KIND_ZIP)) st = select_member(in, spec, archive, want, err);
+        else if (st == SD_OK) { /* "file:x" where file is no archive */
+            sdp_error_set_source(err, spec);
+            st = sdp_fail(err, SD_EIO, SD_NO_OFFSET, "%s is not an archive or directory", archive);
+        }
         free(archive);
     } else if (stat(spec, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         in->kind = KIND_DIR;
         st = open_dir(in, spec, err);
     } else {
-        st = open_file(in, spec, err);
+        st = open_file(in, spec, NULL, err);
     }
     if (st != SD_OK) {
         sd_input_free(in);

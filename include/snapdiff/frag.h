@@ -1,0 +1,147 @@
+/* frag.h - fragmentation of the caching allocator's reserved memory.
+ *
+ * Is the gap between reserved and allocated memory fragmentation (free bytes in pieces too
+ * small for the requests), growth (no free room at all), or neither; how bad; what would
+ * help. Figures per device, per pool, per stream and in total; a histogram of free-block
+ * sizes; what empty_cache() would release; the out-of-memory events of the trace with the
+ * largest free block at that moment; a verdict and advice that fit the recorded allocator
+ * settings. Definitions: docs/json-frag.md.
+ */
+#ifndef SNAPDIFF_FRAG_H
+#define SNAPDIFF_FRAG_H
+
+#include <stdbool.h>
+#include "snapshot.h"
+
+/* ---- The brief: what `snapdiff OLD NEW` prints as a one-line delta. ------------------ */
+
+typedef struct sd_frag_brief {
+    uint64_t reserved;       /* sum of segment total_size, all devices */
+    uint64_t allocated;      /* sum of ALLOCATED block sizes */
+    uint64_t gap;            /* reserved - allocated */
+    uint64_t total_free;     /* sum of INACTIVE block sizes */
+    uint64_t largest_free;   /* largest INACTIVE block */
+    double index;            /* 1 - largest_free / total_free; 0 when nothing is free */
+} sd_frag_brief;
+
+/* Totals over all devices of `s`. Never fails. */
+void sd_frag_brief_of(const sd_snapshot *s, sd_frag_brief *out);
+
+/* ---- The full analysis. ---------------------------------------------------------- */
+
+#define SD_FRAG_BUCKETS 22          /* < 1 KiB, [1 KiB, 2 KiB), ..., [512 MiB, 1 GiB), >= 1 GiB */
+#define SD_FRAG_DEFAULT_GAP_PCT 30.0
+#define SD_FRAG_DEFAULT_INDEX 0.5
+#define SD_FRAG_OOM_REPLAY_LIMIT 64 /* replay figures for the last 64 oom entries per device */
+
+typedef struct sd_frag_options {
+    double gap_threshold_pct;   /* fragmented needs gap >= this % of reserved */
+    double index_threshold;     /* ... and fragmentation index >= this */
+} sd_frag_options;
+
+/* One histogram bucket: free (inactive) blocks with min_bytes <= size < max_bytes. */
+typedef struct sd_frag_bucket {
+    uint64_t min_bytes;
+    uint64_t max_bytes;         /* exclusive; 0 = no upper bound (the >= 1 GiB bucket) */
+    uint64_t blocks, bytes;
+} sd_frag_bucket;
+
+/* The figures of one group of segments (a device, a pool, a stream, or all). */
+typedef struct sd_frag_figures {
+    uint64_t segments, blocks, free_blocks;
+    uint64_t reserved_bytes;          /* sum of segment total_size */
+    uint64_t allocated_bytes;         /* ALLOCATED block sizes */
+    uint64_t gap_bytes;               /* reserved - allocated (0 if negative) */
+    double gap_pct;                   /* 100 * gap / reserved; 0 when nothing reserved */
+    uint64_t internal_waste_bytes;    /* sum max(0, size - requested) over ALLOCATED */
+    uint64_t external_free_bytes;     /* INACTIVE block sizes */
+    uint64_t pending_free_bytes;      /* PENDING_FREE block sizes */
+    uint64_t largest_free_bytes;      /* largest INACTIVE block */
+    double fragmentation_index;       /* 1 - largest_free / external_free; 0 if none free */
+    uint64_t free_below_1mib_bytes;   /* INACTIVE bytes in blocks < 1 MiB */
+    uint64_t median_allocated_bytes;  /* sorted ALLOCATED sizes [(n-1)/2]; 0 if none */
+    uint64_t free_below_median_bytes; /* INACTIVE bytes in blocks < that median */
+    uint64_t empty_cache_releasable_bytes; /* what torch.cuda.empty_cache() would release */
+    uint64_t stranded_free_bytes;     /* INACTIVE bytes empty_cache() would not release */
+    sd_frag_bucket histogram[SD_FRAG_BUCKETS];
+} sd_frag_figures;
+
+typedef struct sd_frag_pool {
+    char name[48];              /* "large", "small", "pool (a,b)" */
+    int64_t pool_id[2];         /* (0,0) for the default large and small pools */
+    sd_frag_figures fig;
+} sd_frag_pool;
+
+typedef struct sd_frag_stream {
+    uint64_t stream;
+    sd_frag_figures fig;
+} sd_frag_stream;
+
+typedef enum sd_frag_verdict {
+    SD_FRAG_COMPACT,            /* neither of the below */
+    SD_FRAG_LEAK_LIKE,          /* allocated fills reserved, no free room: growth */
+    SD_FRAG_FRAGMENTED,         /* free memory exists, in pieces */
+} sd_frag_verdict;
+
+typedef enum sd_oom_cause {
+    SD_OOM_FRAGMENTATION,       /* largest free < request <= free (same stream and pool) */
+    SD_OOM_CAPACITY,            /* free < request: not enough cached memory at all */
+    SD_OOM_UNCLEAR,             /* a free block >= request existed in the state we know */
+} sd_oom_cause;
+
+typedef struct sd_frag_oom {
+    size_t trace_index;         /* in the device's trace */
+    int64_t time_us; bool has_time;
+    uint64_t request_bytes;     /* the request that failed */
+    uint64_t device_free_bytes; /* what cudaMemGetInfo reported */
+    uint64_t stream;
+    bool small_pool;            /* request <= 1 MiB */
+    uint64_t largest_free_bytes;/* largest free block of that stream and pool */
+    uint64_t free_bytes;        /* all free bytes of that stream and pool */
+    bool replayed;              /* state rebuilt by replaying the trace back to the oom;
+                                 * false: taken from the snapshot (see note) */
+    char note[128];             /* why not replayed; "" when replayed */
+    sd_oom_cause cause;
+} sd_frag_oom;
+
+/* One device, or the total (device == -1; no streams, no oom events, pools summed over
+ * devices by name). Strings and arrays belong to the sd_frag. */
+typedef struct sd_frag_device {
+    int64_t device;
+    sd_frag_figures fig;
+    uint64_t large_split_free_bytes;  /* free bytes in default large-pool segments >= 512
+                                       * MiB that also hold live blocks */
+    const sd_frag_pool *pools; size_t n_pools;
+    const sd_frag_stream *streams; size_t n_streams;
+    const sd_frag_oom *ooms; size_t n_ooms;
+    sd_frag_verdict verdict;
+    const char *explanation;          /* one sentence quoting the deciding numbers */
+    const char *const *advice; size_t n_advice;
+} sd_frag_device;
+
+typedef struct sd_frag sd_frag;
+
+/* Analyse `s` (opts NULL = defaults). The result borrows nothing from `s` except through
+ * sd_frag_snapshot(); free it before the snapshot anyway.
+ * @return the result, or NULL with err filled (SD_ENOMEM, SD_EUSAGE for bad thresholds). */
+sd_frag *sd_frag_create(const sd_snapshot *s, const sd_frag_options *opts, sd_error *err);
+void sd_frag_free(sd_frag *f);
+
+const sd_snapshot *sd_frag_snapshot(const sd_frag *f);
+const sd_frag_options *sd_frag_thresholds(const sd_frag *f);
+size_t sd_frag_device_count(const sd_frag *f);          /* same order as the snapshot */
+const sd_frag_device *sd_frag_device_at(const sd_frag *f, size_t i);
+const sd_frag_device *sd_frag_total(const sd_frag *f);
+
+/* Indices of the (at most `max`) largest segments of `dev`, biggest first (ties: lower
+ * address first), for the segment maps. @return how many were written to out. */
+size_t sd_frag_largest_segments(const sd_device *dev, size_t max, uint32_t *out);
+
+/* Histogram bucket of a block size, and the shared bucket bounds. */
+size_t sd_frag_bucket_of(uint64_t size);
+void sd_frag_bucket_bounds(size_t i, uint64_t *min_bytes, uint64_t *max_bytes);
+
+const char *sd_frag_verdict_name(sd_frag_verdict v);   /* "compact", "leak-like", ... */
+const char *sd_oom_cause_name(sd_oom_cause c);         /* "fragmentation", ... */
+
+#endif

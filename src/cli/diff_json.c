@@ -1,0 +1,145 @@
+/* diff_json.c - `snapdiff OLD NEW --json`: schema snapdiff.diff/1 (docs/json-diff.md). */
+#include <jansson.h>
+#include <stdio.h>
+
+#include "commands.h"
+#include "diff_report.h"
+#include "msg.h"
+#include "snapdiff/frag.h"
+
+
+static json_t *jint(uint64_t v) { return json_integer((json_int_t)v); }
+
+static json_t *frame_json(const sd_attrib *a, const sd_frame *f)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "filename", json_string(f->filename));
+    json_object_set_new(o, "line", json_integer(f->line));
+    json_object_set_new(o, "name", json_string(f->name));
+    json_object_set_new(o, "kind", json_string(sd_frame_kind_name(sd_attrib_classify(a, f))));
+    return o;
+}
+
+static json_t *side_json(const char *source, const sd_stats *st, const sd_snapshot *s)
+{
+    json_t *o = json_object();
+    if (source) json_object_set_new(o, "source", json_string(source));
+    json_object_set_new(o, "allocated", jint(st->allocated_bytes));
+    json_object_set_new(o, "reserved", jint(st->reserved_bytes));
+    json_object_set_new(o, "active", jint(st->active_bytes));
+    json_object_set_new(o, "requested", jint(st->requested_bytes));
+    json_object_set_new(o, "pending_free", jint(st->pending_free_bytes));
+    if (s) {
+        sd_frag_brief fb;
+        sd_frag_brief_of(s, &fb);
+        json_t *fr = json_object();
+        json_object_set_new(fr, "gap", jint(fb.gap));
+        json_object_set_new(fr, "total_free", jint(fb.total_free));
+        json_object_set_new(fr, "largest_free", jint(fb.largest_free));
+        json_object_set_new(fr, "index", json_real(fb.index));
+        json_object_set_new(o, "fragmentation", fr);
+    }
+    return o;
+}
+
+static void deltas_json(json_t *o, const sd_stats *a, const sd_stats *b, const sd_diff_counts *c)
+{
+    json_object_set_new(o, "allocated_delta", json_integer(diff_sdelta(b->allocated_bytes, a->allocated_bytes)));
+    json_object_set_new(o, "reserved_delta", json_integer(diff_sdelta(b->reserved_bytes, a->reserved_bytes)));
+    json_object_set_new(o, "active_delta", json_integer(diff_sdelta(b->active_bytes, a->active_bytes)));
+    json_object_set_new(o, "requested_delta", json_integer(diff_sdelta(b->requested_bytes, a->requested_bytes)));
+    json_object_set_new(o, "pending_free_delta",
+                        json_integer(diff_sdelta(b->pending_free_bytes, a->pending_free_bytes)));
+    json_object_set_new(o, "blocks_new", jint(c->added));
+    json_object_set_new(o, "blocks_freed", jint(c->freed));
+    json_object_set_new(o, "blocks_kept", jint(c->kept));
+}
+
+static const char *capacity_source_name(sd_capacity_source s)
+{
+    return s == SD_CAPACITY_GIVEN ? "given" : s == SD_CAPACITY_OOM ? "oom-estimate" : NULL;
+}
+
+static json_t *device_json(const sd_diff_device *dd)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "device", json_integer(dd->device));
+    json_object_set_new(o, "in_old", json_boolean(dd->in_old));
+    json_object_set_new(o, "in_new", json_boolean(dd->in_new));
+    json_object_set_new(o, "old", side_json(NULL, &dd->old_stats, NULL));
+    json_object_set_new(o, "new", side_json(NULL, &dd->new_stats, NULL));
+    deltas_json(o, &dd->old_stats, &dd->new_stats, &dd->blocks);
+    const char *src = capacity_source_name(dd->capacity_source);
+    json_object_set_new(o, "capacity", src ? jint(dd->capacity) : json_null());
+    json_object_set_new(o, "capacity_source", src ? json_string(src) : json_null());
+    json_object_set_new(o, "steps_to_capacity",
+                        dd->has_steps_to_capacity ? jint(dd->steps_to_capacity) : json_null());
+    return o;
+}
+
+static json_t *group_json(const sd_attrib *a, const sd_diff_group *g)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "key", json_string(g->key));
+    json_t *site = json_null(), *via = json_null(), *stack = json_array();
+    if (g->rep_snapshot) {
+        size_t n;
+        const uint32_t *ids = sd_snapshot_stack(g->rep_snapshot, g->rep_stack, &n);
+        if (g->rep_site.site >= 0) site = frame_json(a, diff_stack_frame(g, (size_t)g->rep_site.site));
+        if (g->rep_site.via >= 0) via = frame_json(a, diff_stack_frame(g, (size_t)g->rep_site.via));
+        for (size_t i = 0; i < n; i++) {
+            const sd_frame *f = sd_snapshot_frame(g->rep_snapshot, ids[i]);
+            if (!sd_frame_is_noise(f)) json_array_append_new(stack, frame_json(a, f));
+        }
+    }
+    json_object_set_new(o, "site", site);
+    json_object_set_new(o, "via", via);
+    json_object_set_new(o, "stack", stack);
+    json_object_set_new(o, "old_bytes", jint(g->old_bytes));
+    json_object_set_new(o, "new_bytes", jint(g->new_bytes));
+    json_object_set_new(o, "delta_bytes", json_integer(g->delta_bytes));
+    json_object_set_new(o, "old_blocks", jint(g->old_blocks));
+    json_object_set_new(o, "new_blocks", jint(g->new_blocks));
+    json_object_set_new(o, "delta_blocks", json_integer(g->delta_blocks));
+    return o;
+}
+
+static json_t *diff_json(const diff_report *r)
+{
+    const sd_diff_totals *t = sd_diff_totals_of(r->diff);
+    const sd_attrib *a = sd_diff_attrib(r->diff);
+    json_t *doc = json_object();
+    json_object_set_new(doc, "schema", json_string("snapdiff.diff/1"));
+    json_object_set_new(doc, "group_by", json_string(diff_group_by_names[r->o->group_by]));
+    json_object_set_new(doc, "depth", json_integer(r->o->depth));
+    json_object_set_new(doc, "old", side_json(sd_snapshot_source(r->old_snap), &t->old_stats, r->old_snap));
+    json_object_set_new(doc, "new", side_json(sd_snapshot_source(r->new_snap), &t->new_stats, r->new_snap));
+    json_t *tot = json_object();
+    deltas_json(tot, &t->old_stats, &t->new_stats, &t->blocks);
+    json_object_set_new(tot, "groups_delta", json_integer(diff_sdelta(t->group_new_bytes, t->group_old_bytes)));
+    json_object_set_new(doc, "totals", tot);
+    json_t *devs = json_array();
+    for (size_t i = 0; i < sd_diff_device_count(r->diff); i++)
+        json_array_append_new(devs, device_json(sd_diff_device_at(r->diff, i)));
+    json_object_set_new(doc, "devices", devs);
+    json_t *groups = json_array();
+    for (size_t i = 0; i < sd_diff_group_count(r->diff); i++)
+        json_array_append_new(groups, group_json(a, sd_diff_group_at(r->diff, i)));
+    json_object_set_new(doc, "groups", groups);
+    json_object_set_new(doc, "steps", r->o->steps ? jint(r->o->steps) : json_null());
+    json_object_set_new(doc, "per_step", t->has_per_step ? json_integer(t->per_step) : json_null());
+    json_object_set_new(doc, "per_step_exact", t->has_per_step ? json_real(t->per_step_exact) : json_null());
+    json_object_set_new(doc, "steps_to_capacity",
+                        t->has_steps_to_capacity ? jint(t->steps_to_capacity) : json_null());
+    return doc;
+}
+
+int diff_print_json(const diff_report *r)
+{
+    json_t *doc = diff_json(r);
+    int rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', stdout);
+    json_decref(doc);
+    if (rc != 0) msg_error("out of memory while writing JSON");
+    return rc == 0 ? EXIT_OK : EXIT_TROUBLE;
+}

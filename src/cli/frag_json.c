@@ -1,0 +1,197 @@
+/* frag_json.c - the snapdiff.frag/1 document of `snapdiff frag --json`. */
+#include <stdio.h>
+
+#include "frag_report.h"
+
+static json_t *u64(uint64_t v) { return json_integer((json_int_t)v); }
+
+static json_t *histogram_json(const sd_frag_figures *g)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < SD_FRAG_BUCKETS; i++) {
+        const sd_frag_bucket *b = &g->histogram[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "min_bytes", u64(b->min_bytes));
+        json_object_set_new(o, "max_bytes", b->max_bytes ? u64(b->max_bytes) : json_null());
+        json_object_set_new(o, "blocks", u64(b->blocks));
+        json_object_set_new(o, "bytes", u64(b->bytes));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+/* The figures of one group, added to object o. */
+static void figures_json(json_t *o, const sd_frag_figures *g)
+{
+    json_object_set_new(o, "segments", u64(g->segments));
+    json_object_set_new(o, "blocks", u64(g->blocks));
+    json_object_set_new(o, "free_blocks", u64(g->free_blocks));
+    json_object_set_new(o, "reserved_bytes", u64(g->reserved_bytes));
+    json_object_set_new(o, "allocated_bytes", u64(g->allocated_bytes));
+    json_object_set_new(o, "gap_bytes", u64(g->gap_bytes));
+    json_object_set_new(o, "gap_pct", json_real(g->gap_pct));
+    json_object_set_new(o, "internal_waste_bytes", u64(g->internal_waste_bytes));
+    json_object_set_new(o, "external_free_bytes", u64(g->external_free_bytes));
+    json_object_set_new(o, "pending_free_bytes", u64(g->pending_free_bytes));
+    json_object_set_new(o, "largest_free_bytes", u64(g->largest_free_bytes));
+    json_object_set_new(o, "fragmentation_index", json_real(g->fragmentation_index));
+    json_object_set_new(o, "free_below_1mib_bytes", u64(g->free_below_1mib_bytes));
+    json_object_set_new(o, "median_allocated_bytes", u64(g->median_allocated_bytes));
+    json_object_set_new(o, "free_below_median_bytes", u64(g->free_below_median_bytes));
+    json_object_set_new(o, "empty_cache_releasable_bytes", u64(g->empty_cache_releasable_bytes));
+    json_object_set_new(o, "stranded_free_bytes", u64(g->stranded_free_bytes));
+    json_object_set_new(o, "free_histogram", histogram_json(g));
+}
+
+static json_t *pools_json(const sd_frag_device *d)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < d->n_pools; i++) {
+        const sd_frag_pool *p = &d->pools[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "pool", json_string(p->name));
+        json_object_set_new(o, "pool_id", json_pack("[II]", (json_int_t)p->pool_id[0],
+                                                    (json_int_t)p->pool_id[1]));
+        figures_json(o, &p->fig);
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+static json_t *streams_json(const sd_frag_device *d)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < d->n_streams; i++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "stream", u64(d->streams[i].stream));
+        figures_json(o, &d->streams[i].fig);
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+static json_t *ooms_json(const sd_frag_device *d)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < d->n_ooms; i++) {
+        const sd_frag_oom *m = &d->ooms[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "trace_index", u64(m->trace_index));
+        json_object_set_new(o, "time_us", m->has_time ? json_integer(m->time_us) : json_null());
+        json_object_set_new(o, "request_bytes", u64(m->request_bytes));
+        json_object_set_new(o, "device_free_bytes", u64(m->device_free_bytes));
+        json_object_set_new(o, "stream", u64(m->stream));
+        json_object_set_new(o, "pool", json_string(m->small_pool ? "small" : "large"));
+        json_object_set_new(o, "largest_free_bytes", u64(m->largest_free_bytes));
+        json_object_set_new(o, "free_bytes", u64(m->free_bytes));
+        json_object_set_new(o, "source", json_string(m->replayed ? "replay" : "snapshot"));
+        json_object_set_new(o, "note", m->note[0] ? json_string(m->note) : json_null());
+        json_object_set_new(o, "cause", json_string(sd_oom_cause_name(m->cause)));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+static void verdict_json(json_t *o, const sd_frag_device *d)
+{
+    json_object_set_new(o, "verdict", json_string(sd_frag_verdict_name(d->verdict)));
+    json_object_set_new(o, "explanation", json_string(d->explanation));
+    json_t *adv = json_array();
+    for (size_t i = 0; i < d->n_advice; i++) json_array_append_new(adv, json_string(d->advice[i]));
+    json_object_set_new(o, "advice", adv);
+}
+
+static json_t *device_json(const sd_frag_device *d)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "device", json_integer(d->device));
+    verdict_json(o, d);
+    figures_json(o, &d->fig);
+    json_object_set_new(o, "large_split_free_bytes", u64(d->large_split_free_bytes));
+    json_object_set_new(o, "pools", pools_json(d));
+    json_object_set_new(o, "streams", streams_json(d));
+    json_object_set_new(o, "oom_events", ooms_json(d));
+    return o;
+}
+
+static json_t *total_json(const sd_frag_device *t)
+{
+    json_t *o = json_object();
+    verdict_json(o, t);
+    figures_json(o, &t->fig);
+    json_object_set_new(o, "large_split_free_bytes", u64(t->large_split_free_bytes));
+    json_object_set_new(o, "pools", pools_json(t));
+    return o;
+}
+
+/* Plain values of the settings dict (roundup_power2_divisions is a dict of ints). */
+static json_t *value_json(const sd_value *v, int depth)
+{
+    size_t n;
+    const char *s;
+    if (!v) return json_null();
+    switch (sd_value_type_of(v)) {
+    case SD_VALUE_BOOL: return json_boolean(sd_value_bool(v));
+    case SD_VALUE_INT: return json_integer(sd_value_int(v));
+    case SD_VALUE_FLOAT: return json_real(sd_value_float(v));
+    case SD_VALUE_STR: s = sd_value_bytes(v, &n); return json_stringn(s, n);
+    case SD_VALUE_DICT: {
+        json_t *o = json_object();
+        for (size_t i = 0; depth < 3 && i < sd_value_len(v); i++) {
+            const sd_value *k = sd_value_dict_key(v, i);
+            if (sd_value_type_of(k) != SD_VALUE_STR) continue;
+            s = sd_value_bytes(k, &n);
+            char key[64];
+            snprintf(key, sizeof key, "%.*s", (int)(n < 63 ? n : 63), s);
+            json_object_set_new(o, key, value_json(sd_value_dict_val(v, i), depth + 1));
+        }
+        return o;
+    }
+    case SD_VALUE_LIST: case SD_VALUE_TUPLE: {
+        json_t *a = json_array();
+        for (size_t i = 0; depth < 3 && i < sd_value_len(v); i++)
+            json_array_append_new(a, value_json(sd_value_item(v, i), depth + 1));
+        return a;
+    }
+    default: return json_null();
+    }
+}
+
+static json_t *settings_json(const sd_allocator_settings *st)
+{
+    json_t *o = json_object();
+    bool rec = st && st->present;
+    json_object_set_new(o, "recorded", json_boolean(rec));
+    json_object_set_new(o, "alloc_conf", rec && st->alloc_conf ? json_string(st->alloc_conf)
+                                                               : json_null());
+    json_object_set_new(o, "max_split_size", rec && st->has_max_split_size
+                                                 ? json_integer(st->max_split_size) : json_null());
+    json_object_set_new(o, "expandable_segments",
+                        rec && st->has_expandable_segments ? json_boolean(st->expandable_segments)
+                                                           : json_null());
+    json_object_set_new(o, "garbage_collection_threshold",
+                        rec && st->has_gc_threshold ? json_real(st->garbage_collection_threshold)
+                                                    : json_null());
+    const sd_value *rp = rec && st->raw ? sd_value_dict_get(st->raw, "roundup_power2_divisions")
+                                        : NULL;
+    json_object_set_new(o, "roundup_power2_divisions", value_json(rp, 0));
+    return o;
+}
+
+json_t *frag_json(const sd_frag *f, bool with_schema)
+{
+    const sd_snapshot *s = sd_frag_snapshot(f);
+    const sd_frag_options *t = sd_frag_thresholds(f);
+    json_t *o = json_object();
+    if (with_schema) json_object_set_new(o, "schema", json_string(FRAG_SCHEMA));
+    json_object_set_new(o, "file", json_string(sd_snapshot_source(s)));
+    json_object_set_new(o, "thresholds", json_pack("{s:f,s:f}", "gap_pct", t->gap_threshold_pct,
+                                                   "index", t->index_threshold));
+    json_t *devs = json_array();
+    for (size_t i = 0; i < sd_frag_device_count(f); i++)
+        json_array_append_new(devs, device_json(sd_frag_device_at(f, i)));
+    json_object_set_new(o, "devices", devs);
+    json_object_set_new(o, "total", total_json(sd_frag_total(f)));
+    json_object_set_new(o, "settings", settings_json(sd_snapshot_allocator_settings(s)));
+    return o;
+}

@@ -1,0 +1,58 @@
+/* diff_internal.h - shared by attrib.c, diff.c and diff_folded.c. Not installed. */
+#ifndef SNAPDIFF_DIFF_INTERNAL_H
+#define SNAPDIFF_DIFF_INTERNAL_H
+
+#include "internal.h"
+#include "snapdiff/diff.h"
+
+/* ---- a growable string (attrib.c) ----
+ * Failure is sticky: after a failed allocation every append is a no-op and `failed` stays
+ * set, so callers check once at the end. */
+typedef struct sdp_sbuf {
+    char *p;
+    size_t len, cap;
+    bool failed;
+} sdp_sbuf;
+
+void sdp_sbuf_reset(sdp_sbuf *b);            /* len = 0, keeps the memory */
+void sdp_sbuf_free(sdp_sbuf *b);
+void sdp_sbuf_put(sdp_sbuf *b, const char *s, size_t n);
+void sdp_sbuf_puts(sdp_sbuf *b, const char *s);
+void sdp_sbuf_put_int(sdp_sbuf *b, int64_t v);
+/* "FILENAME:LINE NAME" */
+void sdp_sbuf_put_frame(sdp_sbuf *b, const sd_frame *f);
+/* NUL-terminated contents ("" when empty or failed). */
+const char *sdp_sbuf_str(sdp_sbuf *b);
+
+/* ---- attribution on pre-classified frames (attrib.c) ----
+ * kinds[i] is sd_attrib_classify() of frames[i]; the diff caches kinds per frame id. */
+bool sdp_frame_is_python(const sd_frame *f);
+bool sdp_path_is_torch(const char *filename);
+void sdp_attrib_site_kinds(const sd_frame *const *frames, const uint8_t *kinds, size_t n,
+                           sd_site *out);
+/* Append the group key of the stack to b. */
+void sdp_attrib_key_kinds(const sd_attrib *a, const sd_frame *const *frames,
+                          const uint8_t *kinds, size_t n, sdp_sbuf *b);
+bool sdp_attrib_has_focus(const sd_attrib *a);
+
+/* ---- kept blocks (diff_kept.c) ----
+ * Count per device the ALLOCATED blocks of each side and those kept (same device,
+ * address, size and stack content) into devices[].blocks; old_snap may be NULL. Every
+ * device of both snapshots must have its slot in devices[]. */
+sd_status sdp_kept_match(const sd_snapshot *old_snap, const sd_snapshot *new_snap,
+                         sd_diff_device *devices, size_t n_devices, sdp_arena *arena,
+                         sd_error *err);
+
+/* ---- folded stacks (diff_folded.c) ----
+ * Per-stack live bytes of one side, as diff.c accumulated them. */
+typedef struct sdp_side_bytes {
+    const sd_snapshot *snap;
+    const uint64_t *stack_bytes;   /* indexed by stack id; NULL for an absent side */
+    size_t n_stacks;
+} sdp_side_bytes;
+
+sd_status sdp_folded_build(const sdp_side_bytes *old_side, const sdp_side_bytes *new_side,
+                           sdp_arena *arena, sd_folded_line **lines, size_t *n,
+                           sd_error *err);
+
+#endif

@@ -1,0 +1,173 @@
+/* diff_kept.c - which live blocks of NEW were already live in OLD.
+ *
+ * A block is kept when OLD has a live block on the same device with the same address, size
+ * and stack. Old blocks go into a hash table on (device, address, size); each new block
+ * looks there and compares stacks by content. Stacks are interned by content within a
+ * snapshot, so once a new stack id has been found equal to an old one that pair is cached
+ * and later blocks with that stack compare two integers.
+ */
+#include <stdlib.h>
+
+#include "diff_internal.h"
+
+enum { STACK_UNMAPPED = UINT32_MAX };
+
+typedef struct kept_entry {
+    const sd_block *block;
+    uint32_t device;       /* slot in the diff's device array */
+    bool used;
+} kept_entry;
+
+typedef struct kept_ctx {
+    const sd_snapshot *old_snap, *new_snap;
+    sd_diff_device *devices;
+    size_t n_devices;
+    kept_entry *entries;
+    uint32_t *slots;       /* entry index + 1, 0 = empty */
+    size_t cap;            /* power of two */
+    uint32_t *new_to_old;  /* new stack id -> the old stack id of equal content */
+    size_t n_new_stacks;
+} kept_ctx;
+
+/* splitmix64's finaliser: every input bit reaches the low bits the table indexes by
+ * (addresses differ mostly in their high bits). */
+static uint64_t hash_u64(uint64_t h, uint64_t v)
+{
+    uint64_t x = h ^ (v + 0x9e3779b97f4a7c15ull);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static uint64_t block_hash(uint32_t device, const sd_block *b)
+{
+    return hash_u64(hash_u64(hash_u64(0x51ed27, device), b->address), b->size);
+}
+
+static uint32_t device_slot(const kept_ctx *k, int64_t ordinal)
+{
+    for (size_t i = 0; i < k->n_devices; i++)
+        if (k->devices[i].device == ordinal) return (uint32_t)i;
+    return 0; /* not reached: the caller lists every device */
+}
+
+static bool stacks_equal(kept_ctx *k, uint32_t old_id, uint32_t new_id)
+{
+    bool cached = new_id < k->n_new_stacks;
+    if (cached && k->new_to_old[new_id] != STACK_UNMAPPED)
+        return k->new_to_old[new_id] == old_id;
+    size_t na, nb;
+    const uint32_t *fa = sd_snapshot_stack(k->old_snap, old_id, &na);
+    const uint32_t *fb = sd_snapshot_stack(k->new_snap, new_id, &nb);
+    if (na != nb) return false;
+    for (size_t i = 0; i < na; i++) {
+        const sd_frame *x = sd_snapshot_frame(k->old_snap, fa[i]);
+        const sd_frame *y = sd_snapshot_frame(k->new_snap, fb[i]);
+        if (x->line != y->line || strcmp(x->name, y->name) || strcmp(x->filename, y->filename))
+            return false;
+    }
+    if (cached) k->new_to_old[new_id] = old_id;
+    return true;
+}
+
+/* Count the ALLOCATED blocks of one side as all added (new) or all freed (old). */
+static size_t count_live(kept_ctx *k, const sd_snapshot *s, bool is_new)
+{
+    size_t total = 0;
+    for (size_t i = 0; s && i < sd_snapshot_device_count(s); i++) {
+        const sd_device *dev = sd_snapshot_device(s, i);
+        sd_diff_counts *c = &k->devices[device_slot(k, dev->device)].blocks;
+        for (size_t b = 0; b < dev->n_blocks; b++) {
+            if (dev->blocks[b].state != SD_BLOCK_ALLOCATED) continue;
+            if (is_new) c->added++;
+            else c->freed++;
+            total++;
+        }
+    }
+    return total;
+}
+
+static void insert_old(kept_ctx *k)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < sd_snapshot_device_count(k->old_snap); i++) {
+        const sd_device *dev = sd_snapshot_device(k->old_snap, i);
+        uint32_t di = device_slot(k, dev->device);
+        for (size_t b = 0; b < dev->n_blocks; b++) {
+            const sd_block *blk = &dev->blocks[b];
+            if (blk->state != SD_BLOCK_ALLOCATED) continue;
+            k->entries[n] = (kept_entry){blk, di, false};
+            size_t j = block_hash(di, blk) & (k->cap - 1);
+            while (k->slots[j]) j = (j + 1) & (k->cap - 1);
+            k->slots[j] = (uint32_t)++n;
+        }
+    }
+}
+
+/* Find an unused old block equal to b; mark it used. */
+static bool take_old(kept_ctx *k, uint32_t di, const sd_block *b)
+{
+    for (size_t j = block_hash(di, b) & (k->cap - 1); k->slots[j]; j = (j + 1) & (k->cap - 1)) {
+        kept_entry *e = &k->entries[k->slots[j] - 1];
+        if (e->used || e->device != di || e->block->address != b->address ||
+            e->block->size != b->size || !stacks_equal(k, e->block->stack, b->stack))
+            continue;
+        e->used = true;
+        return true;
+    }
+    return false;
+}
+
+static void match_new(kept_ctx *k)
+{
+    for (size_t i = 0; i < sd_snapshot_device_count(k->new_snap); i++) {
+        const sd_device *dev = sd_snapshot_device(k->new_snap, i);
+        uint32_t di = device_slot(k, dev->device);
+        sd_diff_counts *c = &k->devices[di].blocks;
+        for (size_t b = 0; b < dev->n_blocks; b++) {
+            const sd_block *blk = &dev->blocks[b];
+            if (blk->state != SD_BLOCK_ALLOCATED || !take_old(k, di, blk)) continue;
+            c->kept++;
+            c->added--;
+            c->freed--;
+        }
+    }
+}
+
+static void *charged_calloc(sdp_arena *arena, size_t n, size_t elem)
+{
+    if (n == 0) n = 1;
+    if (n > SIZE_MAX / elem || !sdp_arena_charge(arena, (uint64_t)n * elem)) return NULL;
+    return calloc(n, elem);
+}
+
+sd_status sdp_kept_match(const sd_snapshot *old_snap, const sd_snapshot *new_snap,
+                         sd_diff_device *devices, size_t n_devices, sdp_arena *arena,
+                         sd_error *err)
+{
+    kept_ctx k = {.old_snap = old_snap, .new_snap = new_snap, .devices = devices,
+                  .n_devices = n_devices};
+    size_t n_old = count_live(&k, old_snap, false);
+    count_live(&k, new_snap, true);
+    if (!old_snap || n_old == 0) return SD_OK;
+    if (n_old >= UINT32_MAX / 4)
+        return sdp_fail(err, SD_ELIMIT, SD_NO_OFFSET, "too many live blocks to match");
+    k.cap = 1;
+    while (k.cap < n_old * 2) k.cap *= 2;
+    k.n_new_stacks = sd_snapshot_stack_count(new_snap);
+    k.entries = charged_calloc(arena, n_old, sizeof *k.entries);
+    k.slots = charged_calloc(arena, k.cap, sizeof *k.slots);
+    k.new_to_old = charged_calloc(arena, k.n_new_stacks, sizeof *k.new_to_old);
+    sd_status st = SD_OK;
+    if (k.entries && k.slots && k.new_to_old) {
+        memset(k.new_to_old, 0xFF, k.n_new_stacks * sizeof *k.new_to_old);
+        insert_old(&k);
+        match_new(&k);
+    } else {
+        st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory matching kept blocks");
+    }
+    free(k.entries);
+    free(k.slots);
+    free(k.new_to_old);
+    return st;
+}

@@ -1,0 +1,51 @@
+/* frag_internal.h - shared between frag.c (figures, verdict, advice) and frag_oom.c (the
+ * out-of-memory events and the trace replay). Not installed. */
+#ifndef SNAPDIFF_FRAG_INTERNAL_H
+#define SNAPDIFF_FRAG_INTERNAL_H
+
+#include "snapdiff/frag.h"
+
+#define SDP_KIB 1024ULL
+#define SDP_MIB (1024ULL * SDP_KIB)
+#define SDP_GIB (1024ULL * SDP_MIB)
+
+/* Requests up to 1 MiB are served from the small pool (torch's kSmallSize). */
+#define SDP_FRAG_SMALL_REQUEST SDP_MIB
+/* Expandable segments map physical memory in pages of 2 MiB (small pool) and 20 MiB
+ * (large pool); a segment of at most 2 MiB re-created by the replay counts as small. */
+#define SDP_FRAG_SMALL_PAGE (2 * SDP_MIB)
+#define SDP_FRAG_LARGE_PAGE (20 * SDP_MIB)
+
+/* The analysis: everything it allocates is in `owned` and freed with it. */
+struct sd_frag {
+    const sd_snapshot *snap;
+    sd_frag_options opts;
+    sd_frag_device *devices;
+    size_t n_devices;
+    sd_frag_device total;
+    void **owned;              /* every malloc'd string and array, freed together */
+    size_t n_owned, cap_owned;
+    /* scratch for one group: allocated and free block sizes */
+    uint64_t *alloc_sizes, *free_sizes;
+};
+
+/* Record p as owned by f. @return p, or NULL (p freed) when the list cannot grow. */
+void *sdp_frag_own(sd_frag *f, void *p);
+void *sdp_frag_calloc(sd_frag *f, size_t n, size_t size);
+char *sdp_frag_printf(sd_frag *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Verdict, explanation and advice of a device whose figures and oom events are set, and
+ * of the total once every device is judged (frag_verdict.c). SD_OK or SD_ENOMEM. */
+sd_status sdp_frag_judge_device(sd_frag *f, sd_frag_device *d);
+sd_status sdp_frag_judge_total(sd_frag *f);
+
+static inline bool sdp_frag_default_pool(const sd_segment *seg)
+{
+    return seg->pool_id[0] == 0 && seg->pool_id[1] == 0;
+}
+
+/* The oom events of one device, oldest first, in a malloc'd array the caller frees
+ * (*out NULL when there are none). @return SD_OK or SD_ENOMEM. */
+sd_status sdp_frag_ooms(const sd_device *dev, sd_frag_oom **out, size_t *n);
+
+#endif

@@ -1,0 +1,398 @@
+/* frag_oom.c - the out-of-memory events of a trace, and the free memory at each one.
+ *
+ * The snapshot is the allocator's state at the end of the trace. To know the free blocks
+ * at an oom we walk the trace backwards from the snapshot and undo each entry: an alloc
+ * frees its block again, a free_completed makes it live again, a segment_alloc removes
+ * the segment, a segment_free brings it back, segment_map/unmap shrink and grow
+ * expandable ranges. The trace records requested sizes, not block sizes, so a block
+ * brought back by undoing free_completed gets its request rounded up to 512 bytes; blocks
+ * that exist in the snapshot keep their exact size. An entry that contradicts the later
+ * state (an alloc whose block is not live later, ...) stops the replay; older ooms are
+ * then judged from the snapshot, with a note saying why.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "frag_internal.h"
+#include "internal.h"
+
+/* ---- a small open-addressing map: address -> segment or live block ---------------- */
+
+typedef struct rslot {
+    uint64_t key, size, stream;
+    bool used, small, dflt;
+} rslot;
+
+typedef struct rmap {
+    rslot *slots;
+    size_t cap, n;         /* cap is a power of two, at least twice n */
+} rmap;
+
+static size_t rmap_home(const rmap *m, uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 17) & (m->cap - 1);
+}
+
+static bool rmap_init(rmap *m, size_t expect)
+{
+    m->cap = 16;
+    while (m->cap < 2 * expect + 2) m->cap *= 2;
+    m->n = 0;
+    m->slots = calloc(m->cap, sizeof *m->slots);
+    return m->slots != NULL;
+}
+
+static rslot *rmap_find(const rmap *m, uint64_t key)
+{
+    for (size_t i = rmap_home(m, key);; i = (i + 1) & (m->cap - 1)) {
+        if (!m->slots[i].used) return NULL;
+        if (m->slots[i].key == key) return &m->slots[i];
+    }
+}
+
+static bool rmap_grow(rmap *m)
+{
+    rmap bigger = {calloc(2 * m->cap, sizeof(rslot)), 2 * m->cap, 0};
+    if (!bigger.slots) return false;
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->slots[i].used) continue;
+        size_t j = rmap_home(&bigger, m->slots[i].key);
+        while (bigger.slots[j].used) j = (j + 1) & (bigger.cap - 1);
+        bigger.slots[j] = m->slots[i];
+        bigger.n++;
+    }
+    free(m->slots);
+    *m = bigger;
+    return true;
+}
+
+/* Insert or overwrite. @return false when memory runs out. */
+static bool rmap_put(rmap *m, const rslot *v)
+{
+    rslot *s = rmap_find(m, v->key);
+    if (s) {
+        *s = *v;
+        return true;
+    }
+    if (2 * (m->n + 1) > m->cap && !rmap_grow(m)) return false;
+    size_t i = rmap_home(m, v->key);
+    while (m->slots[i].used) i = (i + 1) & (m->cap - 1);
+    m->slots[i] = *v;
+    m->slots[i].used = true;
+    m->n++;
+    return true;
+}
+
+/* Remove the slot s points to, shifting later members of its cluster back. */
+static void rmap_del(rmap *m, rslot *s)
+{
+    size_t hole = (size_t)(s - m->slots);
+    m->slots[hole].used = false;
+    m->n--;
+    for (size_t i = (hole + 1) & (m->cap - 1); m->slots[i].used; i = (i + 1) & (m->cap - 1)) {
+        size_t home = rmap_home(m, m->slots[i].key);
+        /* move i into the hole unless its home lies cyclically in (hole, i] */
+        bool stays = hole <= i ? (hole < home && home <= i) : (hole < home || home <= i);
+        if (stays) continue;
+        m->slots[hole] = m->slots[i];
+        m->slots[i].used = false;
+        hole = i;
+    }
+}
+
+/* ---- the replay state ------------------------------------------------------------- */
+
+typedef struct replay {
+    rmap segs;             /* segment address -> size, stream, small, default pool */
+    rmap busy;             /* live (not inactive) block address -> size */
+    uint64_t (*sorted)[2]; /* busy blocks by address, rebuilt per evaluated oom */
+} replay;
+
+static void replay_free(replay *r)
+{
+    free(r->segs.slots);
+    free(r->busy.slots);
+    free(r->sorted);
+}
+
+static bool replay_init(replay *r, const sd_device *dev)
+{
+    memset(r, 0, sizeof *r);
+    if (!rmap_init(&r->segs, dev->n_segments) || !rmap_init(&r->busy, dev->n_blocks))
+        return false;
+    for (size_t i = 0; i < dev->n_segments; i++) {
+        const sd_segment *seg = &dev->segments[i];
+        rslot v = {.key = seg->address, .size = seg->total_size, .stream = seg->stream,
+                   .small = seg->is_small, .dflt = sdp_frag_default_pool(seg)};
+        if (!rmap_put(&r->segs, &v)) return false;
+        for (uint32_t k = 0; k < seg->n_blocks; k++) {
+            const sd_block *b = &dev->blocks[seg->first_block + k];
+            rslot bv = {.key = b->address, .size = b->size};
+            if (b->state != SD_BLOCK_INACTIVE && !rmap_put(&r->busy, &bv)) return false;
+        }
+    }
+    return true;
+}
+
+static uint64_t round_request(uint64_t size)
+{
+    return size < 512 ? 512 : (size + 511) / 512 * 512;
+}
+
+typedef enum undo_result { UNDO_OK, UNDO_CONFLICT, UNDO_NOMEM } undo_result;
+
+static undo_result undo_map(replay *r, const sd_trace_entry *e, const char **why)
+{
+    rslot *seg = rmap_find(&r->segs, e->addr);
+    if (seg) {                                   /* the range starts a segment */
+        if (seg->size < e->size) {
+            *why = "segment smaller than the mapping";
+            return UNDO_CONFLICT;
+        }
+        rslot rest = *seg;
+        rmap_del(&r->segs, seg);
+        if (rest.size == e->size) return UNDO_OK;
+        rest.key = e->addr + e->size;
+        rest.size -= e->size;
+        return rmap_put(&r->segs, &rest) ? UNDO_OK : UNDO_NOMEM;
+    }
+    for (size_t i = 0; i < r->segs.cap; i++) {  /* the range ends a segment */
+        rslot *s = &r->segs.slots[i];
+        if (s->used && s->key + s->size == e->addr + e->size && s->key < e->addr) {
+            s->size -= e->size;
+            return UNDO_OK;
+        }
+    }
+    *why = "no segment holds the mapping";
+    return UNDO_CONFLICT;
+}
+
+static undo_result undo_unmap(replay *r, const sd_trace_entry *e)
+{
+    rslot *before = NULL;
+    for (size_t i = 0; i < r->segs.cap && !before; i++) {
+        rslot *s = &r->segs.slots[i];
+        if (s->used && s->key + s->size == e->addr) before = s;
+    }
+    rslot *after = rmap_find(&r->segs, e->addr + e->size);
+    if (before) {
+        before->size += e->size;
+        if (after) {
+            before->size += after->size;
+            rmap_del(&r->segs, after);
+        }
+        return UNDO_OK;
+    }
+    rslot v = {.key = e->addr, .size = e->size, .stream = e->stream,
+               .small = e->size <= SDP_FRAG_SMALL_PAGE, .dflt = true};
+    if (after) {
+        v.size += after->size;
+        v.stream = after->stream;
+        v.small = after->small;
+        v.dflt = after->dflt;
+        rmap_del(&r->segs, after);
+    }
+    return rmap_put(&r->segs, &v) ? UNDO_OK : UNDO_NOMEM;
+}
+
+/* Undo one entry. On UNDO_CONFLICT *why says what contradicted the later state. */
+static undo_result undo(replay *r, const sd_trace_entry *e, const char **why)
+{
+    rslot *hit;
+    switch ((sd_trace_action)e->action) {
+    case SD_ACT_ALLOC:
+        hit = rmap_find(&r->busy, e->addr);
+        if (!hit) break;
+        rmap_del(&r->busy, hit);
+        return UNDO_OK;
+    case SD_ACT_FREE_REQUESTED:
+        if (!rmap_find(&r->busy, e->addr)) break;
+        return UNDO_OK;
+    case SD_ACT_FREE_COMPLETED: {
+        if (rmap_find(&r->busy, e->addr)) {
+            *why = "block is live later";
+            return UNDO_CONFLICT;
+        }
+        rslot v = {.key = e->addr, .size = round_request(e->size)};
+        return rmap_put(&r->busy, &v) ? UNDO_OK : UNDO_NOMEM;
+    }
+    case SD_ACT_SEGMENT_ALLOC:
+        hit = rmap_find(&r->segs, e->addr);
+        if (!hit) {
+            *why = "no such segment later";
+            return UNDO_CONFLICT;
+        }
+        rmap_del(&r->segs, hit);
+        return UNDO_OK;
+    case SD_ACT_SEGMENT_FREE: {
+        if (rmap_find(&r->segs, e->addr)) {
+            *why = "segment exists later";
+            return UNDO_CONFLICT;
+        }
+        rslot v = {.key = e->addr, .size = e->size, .stream = e->stream,
+                   .small = e->size <= SDP_FRAG_SMALL_PAGE, .dflt = true};
+        return rmap_put(&r->segs, &v) ? UNDO_OK : UNDO_NOMEM;
+    }
+    case SD_ACT_SEGMENT_MAP:
+        return undo_map(r, e, why);
+    case SD_ACT_SEGMENT_UNMAP:
+        return undo_unmap(r, e);
+    default:
+        return UNDO_OK;
+    }
+    *why = "no live block there later";
+    return UNDO_CONFLICT;
+}
+
+/* ---- free memory at one point ----------------------------------------------------- */
+
+typedef struct free_sum {
+    uint64_t largest, total;
+} free_sum;
+
+static void add_run(free_sum *fs, uint64_t run)
+{
+    fs->total += run;
+    if (run > fs->largest) fs->largest = run;
+}
+
+static int cmp_block(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* Free runs of the replayed state in segments of the default pool, `stream` and size
+ * class: each segment minus the live blocks that overlap it. */
+static bool replay_free_runs(replay *r, uint64_t stream, bool small, free_sum *fs)
+{
+    size_t n = 0;
+    free(r->sorted);
+    r->sorted = malloc((r->busy.n ? r->busy.n : 1) * sizeof *r->sorted);
+    if (!r->sorted) return false;
+    for (size_t i = 0; i < r->busy.cap; i++) {
+        if (!r->busy.slots[i].used) continue;
+        r->sorted[n][0] = r->busy.slots[i].key;
+        r->sorted[n][1] = r->busy.slots[i].size;
+        n++;
+    }
+    qsort(r->sorted, n, sizeof *r->sorted, cmp_block);
+    for (size_t i = 0; i < r->segs.cap; i++) {
+        const rslot *s = &r->segs.slots[i];
+        if (!s->used || !s->dflt || s->stream != stream || s->small != small) continue;
+        uint64_t end = s->key + s->size, pos = s->key;
+        size_t lo = 0, hi = n;               /* first busy block starting after s->key */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (r->sorted[mid][0] <= s->key) lo = mid + 1;
+            else hi = mid;
+        }
+        for (size_t k = lo ? lo - 1 : 0; k < n && r->sorted[k][0] < end; k++) {
+            uint64_t b_lo = r->sorted[k][0], b_hi = b_lo + r->sorted[k][1];
+            if (b_hi <= pos) continue;
+            if (b_lo > pos) add_run(fs, b_lo - pos);
+            pos = b_hi;
+        }
+        if (end > pos) add_run(fs, end - pos);
+    }
+    return true;
+}
+
+static void snapshot_free_runs(const sd_device *dev, uint64_t stream, bool small,
+                               free_sum *fs)
+{
+    for (size_t i = 0; i < dev->n_segments; i++) {
+        const sd_segment *seg = &dev->segments[i];
+        if (!sdp_frag_default_pool(seg) || seg->stream != stream || seg->is_small != small)
+            continue;
+        for (uint32_t k = 0; k < seg->n_blocks; k++) {
+            const sd_block *b = &dev->blocks[seg->first_block + k];
+            if (b->state == SD_BLOCK_INACTIVE) add_run(fs, b->size);
+        }
+    }
+}
+
+static sd_oom_cause cause_of(uint64_t request, const free_sum *fs)
+{
+    if (fs->largest >= request) return SD_OOM_UNCLEAR;
+    return fs->total >= request ? SD_OOM_FRAGMENTATION : SD_OOM_CAPACITY;
+}
+
+/* ---- the walk --------------------------------------------------------------------- */
+
+static void start_event(sd_frag_oom *o, size_t i, const sd_trace_entry *e)
+{
+    memset(o, 0, sizeof *o);
+    o->trace_index = i;
+    o->has_time = e->has_time;
+    o->time_us = e->has_time ? e->time_us : 0;
+    o->request_bytes = e->size;
+    o->device_free_bytes = e->device_free;
+    o->stream = e->stream;
+    o->small_pool = e->size <= SDP_FRAG_SMALL_REQUEST;
+}
+
+sd_status sdp_frag_ooms(const sd_device *dev, sd_frag_oom **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    size_t count = 0, first = 0;
+    for (size_t i = dev->n_trace; i-- > 0;)
+        if (dev->trace[i].action == SD_ACT_OOM) {
+            count++;
+            first = i;
+        }
+    if (!count) return SD_OK;
+    sd_frag_oom *ooms = calloc(count, sizeof *ooms);
+    replay r;
+    if (!ooms || !replay_init(&r, dev)) goto nomem;
+    char failure[128] = "";
+    size_t k = count;                            /* events are filled newest first */
+    for (size_t i = dev->n_trace; i-- > first;) {
+        const sd_trace_entry *e = &dev->trace[i];
+        if (e->action == SD_ACT_OOM) {
+            sd_frag_oom *o = &ooms[--k];
+            free_sum fs = {0, 0};
+            start_event(o, i, e);
+            if (!failure[0] && count - k <= SD_FRAG_OOM_REPLAY_LIMIT) {
+                if (!replay_free_runs(&r, o->stream, o->small_pool, &fs)) goto nomem;
+                o->replayed = true;
+            } else {
+                snapshot_free_runs(dev, o->stream, o->small_pool, &fs);
+                if (failure[0]) snprintf(o->note, sizeof o->note, "%s", failure);
+                else snprintf(o->note, sizeof o->note,
+                              "replay is limited to the last %d oom entries",
+                              SD_FRAG_OOM_REPLAY_LIMIT);
+            }
+            o->largest_free_bytes = fs.largest;
+            o->free_bytes = fs.total;
+            o->cause = cause_of(o->request_bytes, &fs);
+        }
+        if (failure[0]) continue;
+        const char *why = NULL;
+        undo_result u = undo(&r, e, &why);
+        if (u == UNDO_NOMEM) goto nomem;
+        if (u == UNDO_CONFLICT)
+            snprintf(failure, sizeof failure, "trace entry %zu (%s at 0x%llx): %s", i,
+                     sd_trace_action_name((sd_trace_action)e->action),
+                     (unsigned long long)e->addr, why);
+    }
+    replay_free(&r);
+    *out = ooms;
+    *n = count;
+    return SD_OK;
+nomem:
+    if (ooms) replay_free(&r);
+    free(ooms);
+    return SD_ENOMEM;
+}
+
+const char *sd_oom_cause_name(sd_oom_cause c)
+{
+    switch (c) {
+    case SD_OOM_FRAGMENTATION: return "fragmentation";
+    case SD_OOM_CAPACITY: return "capacity";
+    case SD_OOM_UNCLEAR: return "unclear";
+    }
+    return "unclear";
+}

@@ -1,0 +1,121 @@
+#!/bin/bash
+# shellcheck disable=SC2016  # the single-quoted scripts are for bash, fish and zsh
+# check_completions.sh [SOURCE_DIR]
+#
+# Drives the three completion scripts as the shells do and checks what they offer: the
+# commands, the options that apply to the command on the line, the values of --group-by
+# and --format, and files for snapshots and for --svg. bash is required; zsh and fish are
+# checked when installed (each skipped with a message otherwise).
+set -u
+
+src=$(cd "${1:-$(dirname "$0")/..}" && pwd) || exit 2
+comp=$src/completions
+work=$(mktemp -d) || exit 2
+trap 'rm -rf "$work"' EXIT
+# A directory with known files: the file completions below expect exactly these.
+mkdir "$work/runs"
+touch "$work/old.pickle" "$work/new.pickle" "$work/runs/rank0.pickle"
+cd "$work" || exit 2
+fail=0
+
+expect() {   # SHELL LINE WANT GOT
+    if [ "$3" = "$4" ]; then
+        echo "ok   $1: [$2] -> $4"
+    else
+        echo "FAIL $1: [$2] -> '$4', expected '$3'"
+        fail=1
+    fi
+}
+
+# ---- bash -------------------------------------------------------------------------------
+bash_complete() {   # WORDS...: the words of the line, the last being completed
+    bash -c 'source "$1"; shift
+             COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=()
+             _snapdiff snapdiff "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+             printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' \
+        _ "$comp/snapdiff.bash" "$@" | sed 's/ $//'
+}
+bash_case() {   # WANT WORDS...
+    local want=$1
+    shift
+    expect bash "$*" "$want" "$(bash_complete "$@")"
+}
+reg=$(bash -c 'source "$1"; complete -p snapdiff' _ "$comp/snapdiff.bash")
+expect bash "complete -p snapdiff" "complete -F _snapdiff snapdiff" "$reg"
+bash_case "--group-by" snapdiff --gr
+bash_case "file function leaf site stack" snapdiff --group-by ""
+bash_case "leaf" snapdiff diff -g le
+bash_case "function" snapdiff --group-by = fu
+bash_case "--format=folded" snapdiff --format=fo
+bash_case "folded json text" snapdiff --format ""
+bash_case "diff dump frag new.pickle old.pickle runs stats" snapdiff ""
+bash_case "stats" snapdiff st
+bash_case "--color --help --json --max-memory --no-color --quiet --version" snapdiff stats --
+bash_case "--color --help --max-memory --no-color --quiet --version" snapdiff dump --
+bash_case "--color --gap-threshold --help --index-threshold --json --map --max-memory --no-color --quiet --svg --version" snapdiff frag --
+bash_case "--capacity --color --depth --focus --format --group-by --help --hide --json --max-memory --no-color --quiet --show --steps --top --version" snapdiff old.pickle new.pickle --
+bash_case "--json" snapdiff --top = 5 stats --j
+bash_case "runs/rank0.pickle" snapdiff frag --svg runs/r
+bash_case "old.pickle" snapdiff stats o
+
+# ---- fish -------------------------------------------------------------------------------
+if command -v fish >/dev/null 2>&1; then
+    if fish -n "$comp/snapdiff.fish"; then
+        expect fish "fish -n" ok ok
+    else
+        expect fish "fish -n" ok "syntax error"
+    fi
+    fish_case() {   # WANT LINE
+        local got
+        got=$(fish -c 'source $argv[1]; complete -C $argv[2]' "$comp/snapdiff.fish" "$2" |
+              cut -f1 | sort | tr '\n' ' ' | sed 's/ $//')
+        expect fish "$2" "$1" "$got"
+    }
+    fish_case "--group-by" "snapdiff --gr"
+    fish_case "file function leaf site stack" "snapdiff --group-by "
+    fish_case "folded json text" "snapdiff --format "
+    fish_case "diff dump frag new.pickle old.pickle runs/ stats" "snapdiff "
+    fish_case "--color --help --json --max-memory --no-color --quiet --version" "snapdiff stats --"
+    fish_case "--color --gap-threshold --help --index-threshold --json --map --max-memory --no-color --quiet --svg --version" "snapdiff frag --"
+    fish_case "runs/rank0.pickle" "snapdiff frag --svg runs/r"
+else
+    echo "SKIP fish: not installed"
+fi
+
+# ---- zsh --------------------------------------------------------------------------------
+if command -v zsh >/dev/null 2>&1; then
+    got=$(zsh -c 'autoload -U compinit; compinit -u -D; source "$1"; print -r -- $_comps[snapdiff]' \
+          _ "$comp/_snapdiff" 2>&1)
+    expect zsh "source _snapdiff after compinit" "_snapdiff" "$got"
+    # Real completion needs a terminal: drive an interactive zsh through zpty, with
+    # compadd wrapped so that every match it adds is printed.
+    zsh_complete() {   # LINE
+        timeout 20 zsh -f -c '
+            zmodload zsh/zpty || exit 3
+            zpty z zsh -f -i
+            zpty -w z "PROMPT=\"\"; fpath=($1 \$fpath); autoload -U compinit; compinit -u -D"
+            zpty -w z '\''compadd () { builtin compadd -O __m "$@"; local m; for m in $__m; do print -r -- "<hit>$m"; done; builtin compadd "$@"; }'\''
+            zpty -w z "bindkey \"^I\" complete-word; print -r -- \"<rea\"\"dy>\""
+            while zpty -r z line; do [[ $line == "<ready>"* ]] && break; done
+            zpty -w -n z "$2"$'\''\t'\''
+            zpty -w z $'\''\C-u'\''"print -r -- \"<do\"\"ne>\""
+            while zpty -r z line; do
+                [[ $line == *"<done>"* && $line != *print* ]] && break
+                [[ $line == *"<hit>"* ]] && print -r -- ${${line##*<hit>}%%$'\''\r'\''*}
+            done
+            zpty -d z' _ "$comp" "$1" | sort -u | tr '\n' ' ' | sed 's/ $//'
+    }
+    if zsh -f -c 'zmodload zsh/zpty' 2>/dev/null; then
+        expect zsh "snapdiff --gr" "--group-by" "$(zsh_complete 'snapdiff --gr')"
+        expect zsh "snapdiff st" "stats" "$(zsh_complete 'snapdiff st')"
+        expect zsh "snapdiff --format=" "folded json text" "$(zsh_complete 'snapdiff --format=')"
+        expect zsh "snapdiff stats --" "--color --help --json --max-memory --no-color --quiet --version" \
+            "$(zsh_complete 'snapdiff stats --')"
+    else
+        echo "SKIP zsh completion runs: no zsh/zpty module"
+    fi
+else
+    echo "SKIP zsh: not installed"
+fi
+
+exit "$fail"

@@ -1,0 +1,535 @@
+/* check_core.c - unit tests of libsnapdiff's foundation: units, the pickle reader, the
+ * model, inputs. Tables of {bytes, expected} where the expectation was worked out by hand
+ * from the pickle opcode reference (CPython Lib/pickletools.py) or checked with CPython
+ * (`pickle.loads` of the same bytes), as noted per table. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "snapdiff/pickle.h"
+#include "snapdiff/snapshot.h"
+#include "snapdiff/source.h"
+#include "snapdiff/stats.h"
+#include "snapdiff/units.h"
+
+#define LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---------------- units ---------------- */
+
+static const struct { uint64_t bytes; const char *text; } format_cases[] = {
+    {0, "0 B"}, {1023, "1023 B"}, {1024, "1.0 KiB"}, {1536, "1.5 KiB"},
+    {1048576, "1.0 MiB"}, {3ull << 30, "3.0 GiB"}, {1048575, "1.0 MiB"},
+    {(5ull << 40) / 2, "2.5 TiB"},
+};
+
+START_TEST(format_bytes)
+{
+    char buf[32];
+    sd_format_bytes(format_cases[_i].bytes, buf, sizeof buf);
+    ck_assert_str_eq(buf, format_cases[_i].text);
+}
+END_TEST
+
+static const struct { const char *text; bool ok; uint64_t bytes; } parse_cases[] = {
+    {"80GiB", true, 80ull << 30}, {"80 GiB", true, 80ull << 30}, {"1.5GB", true, 1500000000ull},
+    {"512MiB", true, 512ull << 20}, {"512mb", true, 512000000ull}, {"4096", true, 4096},
+    {"2k", true, 2048}, {"1KiB", true, 1024}, {"1KB", true, 1000}, {"", false, 0},
+    {"GiB", false, 0}, {"-1GiB", false, 0}, {"12 parsecs", false, 0}, {"1e30GiB", false, 0},
+};
+
+START_TEST(parse_size)
+{
+    uint64_t v = 0;
+    bool ok = sd_parse_size(parse_cases[_i].text, &v);
+    ck_assert_msg(ok == parse_cases[_i].ok, "'%s'", parse_cases[_i].text);
+    if (ok) ck_assert_uint_eq(v, parse_cases[_i].bytes);
+}
+END_TEST
+
+START_TEST(format_delta)
+{
+    char buf[32];
+    sd_format_delta(-1536, buf, sizeof buf);
+    ck_assert_str_eq(buf, "-1.5 KiB");
+    sd_format_delta(2048, buf, sizeof buf);
+    ck_assert_str_eq(buf, "+2.0 KiB");
+    sd_format_delta(0, buf, sizeof buf);
+    ck_assert_str_eq(buf, "0 B");
+}
+END_TEST
+
+/* ---------------- pickle: values ---------------- */
+
+static sd_pickle *parse(const char *bytes, size_t n, sd_error *err)
+{
+    sd_error_clear(err);
+    return sd_pickle_parse((const uint8_t *)bytes, n, NULL, err);
+}
+
+#define P(lit) lit, sizeof(lit) - 1
+
+/* Integers: expectations from pickle.loads of the same bytes. */
+static const struct { const char *bytes; size_t n; } int_cases[] = {
+    {P("K\x05.")}, /* BININT1 */
+    {P("M\x34\x12.")},
+    {P("J\xff\xff\xff\xff.")},            /* BININT -1 */
+    {P("\x8a\x00.")},                     /* LONG1 0 bytes: 0 */
+    {P("\x8a\x06\x00\x00\x00\x40\x3a\x7f.")}, /* an address: 139888158572544 */
+    {P("\x8a\x01\xff.")},                 /* LONG1 -1 */
+    {P("\x8a\x08\xff\xff\xff\xff\xff\xff\xff\x7f.")}, /* INT64_MAX */
+    {P("\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x80\xff.")}, /* INT64_MIN in 9 bytes */
+    {P("\x8b\x02\x00\x00\x00\x00\x01.")}, /* LONG4 256 */
+    {P("I123\n.")}, {P("L-77L\n.")}, {P("I-9\n.")},
+};
+static const int64_t int_want[] = {5, 0x1234, -1, 0, 139888158572544LL, -1, INT64_MAX,
+                                   INT64_MIN, 256, 123, -77, -9};
+
+START_TEST(pickle_ints)
+{
+    sd_error err;
+    sd_pickle *p = parse(int_cases[_i].bytes, int_cases[_i].n, &err);
+    ck_assert_msg(p != NULL, "case %d: %s", _i, err.text);
+    ck_assert_int_eq(sd_value_type_of(sd_pickle_root(p)), SD_VALUE_INT);
+    ck_assert_int_eq(sd_value_int(sd_pickle_root(p)), int_want[_i]);
+    sd_pickle_free(p);
+}
+END_TEST
+
+START_TEST(pickle_bigint_and_float)
+{
+    sd_error err;
+    /* 2**64 as LONG1: 9 bytes 00..00 01 */
+    sd_pickle *p = parse(P("\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x01."), &err);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(sd_value_type_of(sd_pickle_root(p)), SD_VALUE_BIGINT);
+    size_t n;
+    const char *b = sd_value_bytes(sd_pickle_root(p), &n);
+    ck_assert_uint_eq(n, 9);
+    ck_assert_int_eq((unsigned char)b[8], 1);
+    sd_pickle_free(p);
+    /* BINFLOAT is big-endian: 1.5 = 3ff8000000000000 */
+    p = parse(P("G\x3f\xf8\x00\x00\x00\x00\x00\x00."), &err);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_double_eq(sd_value_float(sd_pickle_root(p)), 1.5);
+    sd_pickle_free(p);
+    p = parse(P("F0.25\n."), &err);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_double_eq(sd_value_float(sd_pickle_root(p)), 0.25);
+    sd_pickle_free(p);
+}
+END_TEST
+
+/* Strings in each encoding; expectations from pickle.loads. */
+static const struct { const char *bytes; size_t n; const char *want; } str_cases[] = {
+    {P("\x8c\x03" "abc."), "abc"},
+    {P("X\x02\x00\x00\x00hi."), "hi"},
+    {P("\x8d\x01\x00\x00\x00\x00\x00\x00\x00z."), "z"},
+    {P("Vcaf\\u00e9\n."), "caf" "\xc3\xa9"},
+    {P("S'a\\'b'\n."), "a'b"},
+    {P("U\x02ok."), "ok"},
+    {P("\x8c\x02\xc3\xa9."), "\xc3\xa9"},
+    {P("\x8c\x00."), ""},
+};
+
+START_TEST(pickle_strings)
+{
+    sd_error err;
+    sd_pickle *p = parse(str_cases[_i].bytes, str_cases[_i].n, &err);
+    ck_assert_msg(p != NULL, "case %d: %s", _i, err.text);
+    size_t n;
+    const char *s = sd_value_bytes(sd_pickle_root(p), &n);
+    ck_assert_int_eq(sd_value_type_of(sd_pickle_root(p)), SD_VALUE_STR);
+    ck_assert_uint_eq(n, strlen(str_cases[_i].want));
+    ck_assert(memcmp(s, str_cases[_i].want, n) == 0);
+    sd_pickle_free(p);
+}
+END_TEST
+
+START_TEST(pickle_containers_and_memo)
+{
+    /* pickle.dumps({'a': [1, 2], 'b': ('x', 'x')}, 4) with the memo reused: the two 'x'
+     * share one object, and the list appears twice through BINGET. Hand-assembled:
+     * { 'a': L, 'b': (s, s), 'c': L } */
+    static const char bytes[] =
+        "\x80\x04}\x94(\x8c\x01" "a\x94]\x94(K\x01K\x02" "e\x8c\x01" "b\x94\x8c\x01x\x94h\x04\x86\x94"
+        "\x8c\x01" "ch\x02u.";
+    sd_error err;
+    sd_pickle *p = parse(bytes, sizeof bytes - 1, &err);
+    ck_assert_msg(p != NULL, "%s", err.text);
+    const sd_value *root = sd_pickle_root(p);
+    ck_assert_int_eq(sd_value_type_of(root), SD_VALUE_DICT);
+    ck_assert_uint_eq(sd_value_len(root), 3);
+    const sd_value *a = sd_value_dict_get(root, "a"), *c = sd_value_dict_get(root, "c");
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_eq(sd_value_len(a), 2);
+    ck_assert_int_eq(sd_value_int(sd_value_item(a, 1)), 2);
+    ck_assert_ptr_eq(sd_value_identity(a), sd_value_identity(c)); /* shared, not copied */
+    const sd_value *b = sd_value_dict_get(root, "b");
+    ck_assert_int_eq(sd_value_type_of(b), SD_VALUE_TUPLE);
+    ck_assert_ptr_eq(sd_value_identity(sd_value_item(b, 0)), sd_value_identity(sd_value_item(b, 1)));
+    ck_assert_int_eq(sd_pickle_protocol(p), 4);
+    sd_pickle_free(p);
+}
+END_TEST
+
+START_TEST(pickle_trailing_bytes_after_stop)
+{
+    sd_error err;
+    sd_pickle *p = parse(P("K\x01.\x00\x00\x00"), &err);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_eq(sd_pickle_trailing(p), 3);
+    sd_pickle_free(p);
+}
+END_TEST
+
+/* ---------------- pickle: errors ---------------- */
+
+/* Each case: bytes, expected status, expected offset (of the failing opcode), and a word
+ * the message must contain. Offsets worked out by hand. */
+static const struct {
+    const char *bytes; size_t n; sd_status code; uint64_t offset; const char *word;
+} err_cases[] = {
+    {P(""), SD_ETRUNC, 0, "empty"},
+    {P("\x80\x04"), SD_ETRUNC, 2, "truncated"},
+    {P("\x80\x04]"), SD_ETRUNC, 3, "truncated"},
+    {P("X\xff\x00\x00\x00ab."), SD_ETRUNC, 0, "claims"},
+    {P("h\x05."), SD_EFORMAT, 0, "never set"},
+    {P("cposix\nsystem\n."), SD_EREFUSED, 0, "posix.system"},
+    {P("\x80\x04\x8c\x02os\x8c\x06system\x93."), SD_EREFUSED, 14, "STACK_GLOBAL"},
+    {P("K\x01K\x02R."), SD_EREFUSED, 4, "REDUCE"},
+    {P("Pabc\n."), SD_EREFUSED, 0, "persistent"},
+    {P("\x80\x06K\x01."), SD_EFORMAT, 0, "protocol 6"},
+    {P("\xff."), SD_EFORMAT, 0, "unknown opcode"},
+    {P("."), SD_EFORMAT, 0, "empty stack"},
+    {P("]K\x01K\x02s."), SD_EFORMAT, 5, "SETITEM on a list"},
+    {P("}K\x01" "a."), SD_EFORMAT, 3, "APPEND on a dict"},
+    {P("K\x01K\x02u."), SD_EFORMAT, 4, "MARK"},
+    {P("\x8c\x02\xc3\x28."), SD_EFORMAT, 0, "UTF-8"},
+    {P("\x8d\x00\x00\x00\x00\x00\x00\x00\x10."), SD_ETRUNC, 0, "claims"},
+    {P("\x8b\x00\x00\x00\x10."), SD_ETRUNC, 0, "claims"},
+    {P("\x95\xff\x00\x00\x00\x00\x00\x00\x00K\x01."), SD_ETRUNC, 0, "FRAME"},
+    {P("K\x01r\x00\x00\x00\x80."), SD_ELIMIT, 2, "memo index"},
+    {P("\x97."), SD_EREFUSED, 0, "NEXT_BUFFER"},
+    {P("0."), SD_EFORMAT, 0, "POP"},
+};
+
+START_TEST(pickle_errors)
+{
+    sd_error err;
+    sd_pickle *p = parse(err_cases[_i].bytes, err_cases[_i].n, &err);
+    ck_assert_msg(p == NULL, "case %d parsed", _i);
+    ck_assert_msg(err.code == err_cases[_i].code, "case %d: code %s (%s)", _i,
+                  sd_status_name(err.code), err.text);
+    ck_assert_msg(err.offset == err_cases[_i].offset, "case %d: offset %llu (%s)", _i,
+                  (unsigned long long)err.offset, err.text);
+    ck_assert_msg(strstr(err.text, err_cases[_i].word) != NULL, "case %d: '%s' lacks '%s'", _i,
+                  err.text, err_cases[_i].word);
+}
+END_TEST
+
+START_TEST(pickle_memory_budget)
+{
+    /* A list of 100000 DUPs of an int: fine unbudgeted, refused under a 64 KiB budget. */
+    size_t n = 100000;
+    char *b = malloc(n + 8);
+    size_t k = 0;
+    b[k++] = '(';
+    b[k++] = 'K';
+    b[k++] = 1;
+    for (size_t i = 0; i < n - 8; i++) b[k++] = '2';
+    b[k++] = 'l';
+    b[k++] = '.';
+    sd_error err;
+    sd_error_clear(&err);
+    sd_pickle_options small = {.max_memory = 64 * 1024};
+    sd_pickle *p = sd_pickle_parse((uint8_t *)b, k, &small, &err);
+    ck_assert_ptr_null(p);
+    ck_assert_int_eq(err.code, SD_ENOMEM);
+    sd_error_clear(&err);
+    p = sd_pickle_parse((uint8_t *)b, k, NULL, &err);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_eq(sd_value_len(sd_pickle_root(p)), n - 7);
+    sd_pickle_free(p);
+    free(b);
+}
+END_TEST
+
+START_TEST(json_dump_shapes)
+{
+    /* {'k': (1, b'\x00\xff', None, True, 1.5, 2**64)} -> JSON as json.dumps would see it,
+     * with bytes as base64 ("AP8=" for 00 ff). */
+    static const char bytes[] =
+        "\x80\x04}\x8c\x01k(K\x01" "C\x02\x00\xff" "N\x88G\x3f\xf8\x00\x00\x00\x00\x00\x00"
+        "\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x01ts.";
+    sd_error err;
+    sd_pickle *p = parse(bytes, sizeof bytes - 1, &err);
+    ck_assert_msg(p != NULL, "%s", err.text);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    ck_assert_int_eq(sd_value_write_json(sd_pickle_root(p), f, 1000, &err), SD_OK);
+    fclose(f);
+    ck_assert_str_eq(out, "{\"k\":[1,\"AP8=\",null,true,1.5,18446744073709551616]}\n");
+    free(out);
+    sd_pickle_free(p);
+}
+END_TEST
+
+START_TEST(json_dump_refuses_cycles_and_blowup)
+{
+    /* L = []; L.append(L): a cycle through the memo. */
+    sd_error err;
+    sd_pickle *p = parse(P("]q\x00h\x00" "a."), &err);
+    ck_assert_ptr_nonnull(p);
+    FILE *f = fopen("/dev/null", "w");
+    sd_error_clear(&err);
+    ck_assert_int_eq(sd_value_write_json(sd_pickle_root(p), f, 1u << 30, &err), SD_ELIMIT);
+    ck_assert_ptr_nonnull(strstr(err.text, "cycle"));
+    sd_pickle_free(p);
+    /* Doubling lists 40 deep: 2^40 values if expanded; the node budget stops it. */
+    char buf[512];
+    size_t k = 0;
+    buf[k++] = ']';
+    for (int i = 0; i < 40; i++) {
+        buf[k++] = '2'; /* DUP */
+        buf[k++] = '\x86'; /* TUPLE2 */
+    }
+    buf[k++] = '.';
+    p = parse(buf, k, &err);
+    ck_assert_ptr_nonnull(p);
+    sd_error_clear(&err);
+    ck_assert_int_eq(sd_value_write_json(sd_pickle_root(p), f, 100000, &err), SD_ELIMIT);
+    fclose(f);
+    sd_pickle_free(p);
+}
+END_TEST
+
+/* ---------------- model ---------------- */
+
+static sd_snapshot *load_py(const char *script, sd_error *err)
+{
+    /* Fixture bytes straight from CPython, so the expectations are Python's own. */
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "python3 -c \"import pickle,sys; %s\"", script);
+    FILE *f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    static uint8_t buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    pclose(f);
+    sd_error_clear(err);
+    return sd_snapshot_load_buffer(buf, n, "test", NULL, err);
+}
+
+START_TEST(model_legacy_list_addresses_and_history)
+{
+    /* torch 1.13 list layout: no block addresses, requested size from history. */
+    sd_error err;
+    sd_snapshot *s = load_py(
+        "F=[{'filename':'/src/train.py','name':'step','line':88}];"
+        "seg={'device':0,'address':4096,'total_size':3072,'segment_type':'large','blocks':["
+        "{'size':1024,'state':'active_allocated','history':[{'addr':4096,'real_size':1000,'frames':list(F)}]},"
+        "{'size':512,'state':'inactive'},"
+        "{'size':1536,'state':'active_allocated','history':[{'addr':5632,'real_size':1500,'frames':list(F)}]}]};"
+        "sys.stdout.buffer.write(pickle.dumps([seg],4))", &err);
+    ck_assert_msg(s != NULL, "%s", err.text);
+    ck_assert(sd_snapshot_is_legacy_list(s));
+    const sd_device *d = sd_snapshot_device(s, 0);
+    ck_assert_uint_eq(d->n_blocks, 3);
+    ck_assert_uint_eq(d->blocks[1].address, 4096 + 1024);
+    ck_assert_uint_eq(d->blocks[2].address, 4096 + 1536);
+    ck_assert_uint_eq(d->blocks[0].requested_size, 1000);
+    ck_assert_uint_eq(d->blocks[1].requested_size, 512);
+    /* Equal frames in separate objects are one interned stack. */
+    ck_assert_uint_ne(d->blocks[0].stack, 0);
+    ck_assert_uint_eq(d->blocks[0].stack, d->blocks[2].stack);
+    size_t nf;
+    const uint32_t *fr = sd_snapshot_stack(s, d->blocks[0].stack, &nf);
+    ck_assert_uint_eq(nf, 1);
+    ck_assert_str_eq(sd_snapshot_frame(s, fr[0])->filename, "/src/train.py");
+    ck_assert_int_eq(sd_snapshot_frame(s, fr[0])->line, 88);
+    sd_stats st;
+    sd_stats_total(s, &st);
+    ck_assert_uint_eq(st.allocated_bytes, 2560);
+    ck_assert_uint_eq(st.requested_bytes, 2500);
+    ck_assert_uint_eq(st.inactive_bytes, 512);
+    ck_assert_uint_eq(sd_snapshot_warning_count(s), 0);
+    sd_snapshot_free(s);
+}
+END_TEST
+
+START_TEST(model_dict_devices_traces_settings)
+{
+    sd_error err;
+    sd_snapshot *s = load_py(
+        "seg=lambda d,a:{'device':d,'address':a,'total_size':2048,'segment_type':'small',"
+        "'is_expandable':False,'segment_pool_id':(0,0),'blocks':[{'address':a,'size':2048,"
+        "'requested_size':2000,'state':'active_pending_free','frames':[]}]};"
+        "tr=[{'action':'alloc','addr':1,'size':8,'stream':0,'time_us':10},"
+        "{'action':'oom','size':99,'device_free':7,'stream':0,'time_us':30}];"
+        "snap={'segments':[seg(1,8192),seg(0,4096)],'device_traces':[[],tr],"
+        "'allocator_settings':{'max_split_size':-1,'expandable_segments':True}};"
+        "sys.stdout.buffer.write(pickle.dumps(snap,4))", &err);
+    ck_assert_msg(s != NULL, "%s", err.text);
+    ck_assert_uint_eq(sd_snapshot_device_count(s), 2);
+    const sd_device *d0 = sd_snapshot_device(s, 0), *d1 = sd_snapshot_device(s, 1);
+    ck_assert_int_eq(d0->device, 0);
+    ck_assert_int_eq(d1->device, 1);
+    ck_assert_uint_eq(d1->n_trace, 2);
+    ck_assert_int_eq(d1->trace[1].action, SD_ACT_OOM);
+    ck_assert_uint_eq(d1->trace[1].device_free, 7);
+    ck_assert_int_eq(d1->trace[1].time_us, 30);
+    ck_assert(d0->segments[0].is_small);
+    const sd_allocator_settings *a = sd_snapshot_allocator_settings(s);
+    ck_assert(a->present && a->expandable_segments && a->max_split_size == -1);
+    sd_stats st;
+    sd_stats_device(d1, &st);
+    ck_assert_uint_eq(st.pending_free_bytes, 2048);
+    ck_assert_uint_eq(st.active_bytes, 2048);
+    ck_assert_uint_eq(st.allocated_bytes, 0);
+    ck_assert_uint_eq(st.trace_by_action[SD_ACT_OOM], 1);
+    sd_snapshot_free(s);
+}
+END_TEST
+
+START_TEST(model_inconsistencies)
+{
+    sd_error err;
+    /* Blocks that do not tile the segment: a warning naming the segment, load goes on. */
+    sd_snapshot *s = load_py(
+        "snap={'segments':[{'device':0,'address':4096,'total_size':4096,'blocks':["
+        "{'size':1024,'state':'inactive'}]}],'device_traces':[]};"
+        "sys.stdout.buffer.write(pickle.dumps(snap,4))", &err);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(sd_snapshot_warning_count(s), 1);
+    ck_assert_ptr_nonnull(strstr(sd_snapshot_warning(s, 0), "0x1000"));
+    sd_snapshot_free(s);
+    /* A negative size: an error naming the key. */
+    s = load_py("snap={'segments':[{'device':0,'address':4096,'total_size':-5,'blocks':[]}]};"
+                "sys.stdout.buffer.write(pickle.dumps(snap,4))", &err);
+    ck_assert_ptr_null(s);
+    ck_assert_int_eq(err.code, SD_ESNAPSHOT);
+    ck_assert_ptr_nonnull(strstr(err.text, "negative"));
+    /* Not a snapshot at all. */
+    s = load_py("sys.stdout.buffer.write(pickle.dumps({'a':1},4))", &err);
+    ck_assert_ptr_null(s);
+    ck_assert_ptr_nonnull(strstr(err.text, "not a memory snapshot"));
+}
+END_TEST
+
+/* ---------------- inputs ---------------- */
+
+static char *write_temp(const void *data, size_t n)
+{
+    char *path = strdup("/tmp/snapdiff-check-XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, data, n), (ssize_t)n);
+    close(fd);
+    return path;
+}
+
+START_TEST(input_gzip_roundtrip_and_bomb)
+{
+    static const char pk[] = "\x80\x04]\x94.";
+    uLongf cap = compressBound(sizeof pk);
+    (void)cap;
+    /* gzip via zlib's gz* API */
+    char *path = strdup("/tmp/snapdiff-check-gz-XXXXXX");
+    int fd = mkstemp(path);
+    gzFile g = gzdopen(fd, "wb");
+    gzwrite(g, pk, sizeof pk - 1);
+    gzclose(g);
+    sd_error err;
+    sd_error_clear(&err);
+    sd_input *in = sd_input_open(path, NULL, &err);
+    ck_assert_ptr_nonnull(in);
+    sd_bytes b;
+    ck_assert_int_eq(sd_input_read(in, 0, &b, &err), SD_OK);
+    ck_assert_uint_eq(b.len, sizeof pk - 1);
+    ck_assert(memcmp(b.data, pk, b.len) == 0);
+    sd_bytes_release(&b);
+    sd_input_free(in);
+    unlink(path);
+    free(path);
+    /* 200 MiB of zeros: over the 64 MiB free allowance and 250:1 -> refused while inflating */
+    path = strdup("/tmp/snapdiff-check-gz-XXXXXX");
+    fd = mkstemp(path);
+    g = gzdopen(fd, "wb9");
+    static char zeros[1 << 20];
+    for (int i = 0; i < 200; i++) gzwrite(g, zeros, sizeof zeros);
+    gzclose(g);
+    sd_error_clear(&err);
+    in = sd_input_open(path, NULL, &err);
+    ck_assert_ptr_nonnull(in);
+    ck_assert_int_eq(sd_input_read(in, 0, &b, &err), SD_ELIMIT);
+    ck_assert_ptr_nonnull(strstr(err.text, "bomb"));
+    sd_input_free(in);
+    unlink(path);
+    free(path);
+}
+END_TEST
+
+START_TEST(input_missing_and_directory)
+{
+    sd_error err;
+    sd_error_clear(&err);
+    ck_assert_ptr_null(sd_input_open("/nonexistent/x.pickle", NULL, &err));
+    ck_assert_int_eq(err.code, SD_EIO);
+    ck_assert_str_eq(err.source, "/nonexistent/x.pickle");
+    static const char pk[] = "\x80\x04]\x94.";
+    char *p = write_temp(pk, sizeof pk - 1);
+    sd_error_clear(&err);
+    sd_input *in = sd_input_open(p, NULL, &err);
+    ck_assert_ptr_nonnull(in);
+    ck_assert_uint_eq(sd_input_count(in), 1);
+    ck_assert_str_eq(sd_input_name(in, 0), p);
+    sd_input_free(in);
+    unlink(p);
+    free(p);
+}
+END_TEST
+
+static Suite *core_suite(void)
+{
+    Suite *s = suite_create("core");
+    TCase *tc = tcase_create("units");
+    tcase_add_loop_test(tc, format_bytes, 0, LEN(format_cases));
+    tcase_add_loop_test(tc, parse_size, 0, LEN(parse_cases));
+    tcase_add_test(tc, format_delta);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("pickle");
+    tcase_add_loop_test(tc, pickle_ints, 0, LEN(int_cases));
+    tcase_add_test(tc, pickle_bigint_and_float);
+    tcase_add_loop_test(tc, pickle_strings, 0, LEN(str_cases));
+    tcase_add_test(tc, pickle_containers_and_memo);
+    tcase_add_test(tc, pickle_trailing_bytes_after_stop);
+    tcase_add_loop_test(tc, pickle_errors, 0, LEN(err_cases));
+    tcase_add_test(tc, pickle_memory_budget);
+    tcase_add_test(tc, json_dump_shapes);
+    tcase_add_test(tc, json_dump_refuses_cycles_and_blowup);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("model");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, model_legacy_list_addresses_and_history);
+    tcase_add_test(tc, model_dict_devices_traces_settings);
+    tcase_add_test(tc, model_inconsistencies);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("inputs");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, input_gzip_roundtrip_and_bomb);
+    tcase_add_test(tc, input_missing_and_directory);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(core_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

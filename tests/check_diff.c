@@ -1,0 +1,476 @@
+/* check_diff.c - unit tests of attribution (attrib.c) and the diff (diff.c, diff_folded.c).
+ *
+ * Tables of frames with the kind, site, via and key worked out by hand from the rules in
+ * docs/json-diff.md; then diffs of the scenario fixtures that testdata/make_leak_fixtures.py
+ * writes (figures from testdata/leak/expected.json, derived by hand in that script).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapdiff/diff.h"
+
+#define LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define VENV "/home/u/venv/lib/python3.11/site-packages"
+
+/* ---------- classification ---------- */
+
+static const struct {
+    const char *filename;
+    sd_frame_kind want;
+} kind_cases[] = {
+    {"??", SD_FRAME_NATIVE},
+    {"", SD_FRAME_NATIVE},
+    {"RegisterCUDA.cpp", SD_FRAME_NATIVE},
+    {"/usr/local/src/conda/python-3.10.14/Python/ceval.c", SD_FRAME_NATIVE},
+    {"<frozen runpy>", SD_FRAME_GENERATED},
+    {"<string>", SD_FRAME_GENERATED},
+    {VENV "/torch/nn/modules/module.py", SD_FRAME_TORCH},
+    {"/src/pytorch/torch/optim/sgd.py", SD_FRAME_TORCH},
+    {"C:\\venv\\Lib\\site-packages\\torch\\nn\\modules\\module.py", SD_FRAME_TORCH},
+    {VENV "/einops/einops.py", SD_FRAME_THIRD_PARTY},
+    {"/usr/local/lib/python3.10/dist-packages/vllm/utils.py", SD_FRAME_THIRD_PARTY},
+    {"C:\\proj\\.venv\\lib\\site-packages\\transformers\\modeling_utils.py",
+     SD_FRAME_THIRD_PARTY},
+    {"/usr/lib/python3.10/threading.py", SD_FRAME_STDLIB},
+    {"/opt/conda/envs/x/lib/python3.9/runpy.py", SD_FRAME_STDLIB},
+    {"/opt/pypy/lib/pypy3.9/copy.py", SD_FRAME_STDLIB},
+    {"C:\\Python311\\Lib\\copy.py", SD_FRAME_STDLIB},
+    {"C:\\Users\\b\\AppData\\Local\\Programs\\Python\\Python310\\lib\\threading.py",
+     SD_FRAME_STDLIB},
+    {"C:\\proj\\lib\\util.py", SD_FRAME_USER},
+    {"/home/u/proj/train.py", SD_FRAME_USER},
+    {"d:\\ai\\dev\\joel\\main.py", SD_FRAME_USER},
+    {"/home/u/proj/torchlike/x.py", SD_FRAME_USER},
+    {"/home/u/proj/kernel.cu", SD_FRAME_NATIVE},
+};
+
+START_TEST(classify_table)
+{
+    sd_attrib_options o = {0};
+    sd_error err;
+    sd_error_clear(&err);
+    sd_attrib *a = sd_attrib_create(&o, &err);
+    ck_assert_ptr_nonnull(a);
+    sd_frame f = {kind_cases[_i].filename, "fn", 1};
+    ck_assert_msg(sd_attrib_classify(a, &f) == kind_cases[_i].want, "%s: got %s, want %s",
+                  kind_cases[_i].filename, sd_frame_kind_name(sd_attrib_classify(a, &f)),
+                  sd_frame_kind_name(kind_cases[_i].want));
+    sd_attrib_free(a);
+}
+END_TEST
+
+static const struct {
+    const char *filename, *want;
+} short_cases[] = {
+    {VENV "/torch/nn/modules/linear.py", "torch/nn/modules/linear.py"},
+    {VENV "/einops/_backends.py", "einops/_backends.py"},
+    {"/usr/local/lib/python3.10/dist-packages/vllm/utils.py", "vllm/utils.py"},
+    {"/src/pytorch/torch/optim/sgd.py", "torch/optim/sgd.py"},
+    {"/usr/lib/python3.11/threading.py", "threading.py"},
+    {"C:\\Python311\\Lib\\copy.py", "copy.py"},
+    {"C:\\venv\\Lib\\site-packages\\torch\\nn\\module.py", "torch\\nn\\module.py"},
+    {"/home/u/proj/train.py", "/home/u/proj/train.py"},
+    {"??", "??"},
+};
+
+START_TEST(short_path_table)
+{
+    ck_assert_str_eq(sd_frame_short_path(short_cases[_i].filename), short_cases[_i].want);
+}
+END_TEST
+
+START_TEST(noise_filter)
+{
+    sd_frame noisy[] = {{"??", "torch::unwind::unwind()", 0},
+                        {"??", "_PyEval_EvalFrameDefault", 0},
+                        {"/x/Python/ceval.c", "f", 1},
+                        {"RegisterCUDA.cpp", "f", 0} /* no slash: not "/Register" */};
+    ck_assert(sd_frame_is_noise(&noisy[0]));
+    ck_assert(sd_frame_is_noise(&noisy[1]));
+    ck_assert(sd_frame_is_noise(&noisy[2]));
+    ck_assert(!sd_frame_is_noise(&noisy[3]));
+}
+END_TEST
+
+/* ---------- sites, via and keys ---------- */
+
+static const sd_frame F_CPP = {"??", "at::empty", 0};
+static const sd_frame F_CEVAL = {"??", "_PyEval_EvalFrameDefault", 0};
+static const sd_frame F_TORCH_FN = {VENV "/torch/functional.py", "einsum", 386};
+static const sd_frame F_BACKEND = {VENV "/einops/_backends.py", "einsum", 288};
+static const sd_frame F_EINOPS = {VENV "/einops/einops.py", "einsum", 907};
+static const sd_frame F_LINEAR = {VENV "/torch/nn/modules/linear.py", "forward", 116};
+static const sd_frame F_CALL = {VENV "/torch/nn/modules/module.py", "_call_impl", 1527};
+static const sd_frame F_MODEL = {"/p/model.py", "forward", 44};
+static const sd_frame F_STEP = {"/p/train.py", "step", 88};
+static const sd_frame F_MAIN = {"/p/train.py", "main", 130};
+static const sd_frame F_THREAD = {"/usr/lib/python3.11/threading.py", "run", 975};
+
+static const struct {
+    const sd_frame *frames[8];
+    size_t n;
+    int site, via;
+    bool is_user;
+} site_cases[] = {
+    {{0}, 0, -1, -1, false},
+    {{&F_CPP}, 1, 0, -1, false},
+    /* C++ only: the innermost frame that is not noise */
+    {{&F_CEVAL, &F_CPP}, 2, 1, -1, false},
+    {{&F_CEVAL}, 1, 0, -1, false},
+    {{&F_CPP, &F_STEP, &F_MAIN}, 3, 1, -1, true},
+    /* via prefers the innermost non-torch library frame */
+    {{&F_CPP, &F_TORCH_FN, &F_BACKEND, &F_CEVAL, &F_EINOPS, &F_STEP}, 6, 5, 2, true},
+    /* only torch below: its innermost .py frame */
+    {{&F_CPP, &F_LINEAR, &F_CALL, &F_MODEL, &F_CALL, &F_STEP}, 6, 3, 1, true},
+    /* no user frame: first .py outside torch, torch below it is via */
+    {{&F_CPP, &F_LINEAR, &F_THREAD, &F_CALL}, 4, 2, 1, false},
+    /* torch only: the innermost .py frame */
+    {{&F_CPP, &F_CALL, &F_LINEAR}, 3, 1, -1, false},
+};
+
+START_TEST(site_table)
+{
+    sd_attrib_options o = {0};
+    sd_error err;
+    sd_error_clear(&err);
+    sd_attrib *a = sd_attrib_create(&o, &err);
+    sd_site s;
+    sd_attrib_site(a, site_cases[_i].frames, site_cases[_i].n, &s);
+    ck_assert_int_eq(s.site, site_cases[_i].site);
+    ck_assert_int_eq(s.via, site_cases[_i].via);
+    ck_assert_int_eq(s.is_user, site_cases[_i].is_user);
+    sd_attrib_free(a);
+}
+END_TEST
+
+static const sd_frame *const KEY_STACK[] = {&F_CPP, &F_CEVAL, &F_LINEAR, &F_CALL, &F_MODEL,
+                                            &F_CALL, &F_STEP, &F_CEVAL, &F_MAIN};
+
+static void key_of(sd_group_by by, int depth, char *buf, size_t size)
+{
+    sd_attrib_options o = {.group_by = by, .depth = depth};
+    sd_error err;
+    sd_error_clear(&err);
+    sd_attrib *a = sd_attrib_create(&o, &err);
+    ck_assert_ptr_nonnull(a);
+    size_t n = sd_attrib_key(a, KEY_STACK, LEN(KEY_STACK), buf, size);
+    ck_assert_uint_eq(n, strlen(buf));
+    sd_attrib_free(a);
+}
+
+START_TEST(keys)
+{
+    char k[1024];
+    key_of(SD_GROUP_SITE, 0, k, sizeof k);
+    ck_assert_str_eq(k, "/p/model.py:44 forward");
+    key_of(SD_GROUP_SITE, 1, k, sizeof k);
+    ck_assert_str_eq(k, "/p/model.py:44 forward <- /p/train.py:88 step");
+    key_of(SD_GROUP_SITE, 5, k, sizeof k);
+    ck_assert_str_eq(k, "/p/model.py:44 forward <- /p/train.py:88 step <- /p/train.py:130 main");
+    key_of(SD_GROUP_LEAF, 0, k, sizeof k);
+    ck_assert_str_eq(k, "??:0 at::empty");
+    key_of(SD_GROUP_FILE, 0, k, sizeof k);
+    ck_assert_str_eq(k, "/p/model.py");
+    key_of(SD_GROUP_FUNCTION, 0, k, sizeof k);
+    ck_assert_str_eq(k, "/p/model.py forward");
+    key_of(SD_GROUP_STACK, 0, k, sizeof k);
+    ck_assert_str_eq(k, "??:0 at::empty;" VENV "/torch/nn/modules/linear.py:116 forward;" VENV
+                        "/torch/nn/modules/module.py:1527 _call_impl;/p/model.py:44 forward;" VENV
+                        "/torch/nn/modules/module.py:1527 _call_impl;/p/train.py:88 step;"
+                        "/p/train.py:130 main");
+}
+END_TEST
+
+START_TEST(key_cut_like_snprintf)
+{
+    sd_attrib_options o = {0};
+    sd_error err;
+    sd_error_clear(&err);
+    sd_attrib *a = sd_attrib_create(&o, &err);
+    char small[8];
+    size_t n = sd_attrib_key(a, KEY_STACK, LEN(KEY_STACK), small, sizeof small);
+    ck_assert_uint_eq(n, strlen("/p/model.py:44 forward"));
+    ck_assert_str_eq(small, "/p/mode");
+    ck_assert_uint_eq(sd_attrib_key(a, NULL, 0, small, sizeof small), strlen(SD_NO_STACK));
+    ck_assert_str_eq(small, "<no sta");
+    sd_attrib_free(a);
+}
+END_TEST
+
+START_TEST(hide_show_focus)
+{
+    const char *hide[] = {"model\\.py:44"}, *show[] = {"einops/", "model\\.py"};
+    const char *focus[] = {"^/p/train\\.py:88 step$"};
+    sd_attrib_options o = {.hide = hide, .n_hide = 1, .show = show, .n_show = 2,
+                           .focus = focus, .n_focus = 1};
+    sd_error err;
+    sd_error_clear(&err);
+    sd_attrib *a = sd_attrib_create(&o, &err);
+    ck_assert_ptr_nonnull(a);
+    ck_assert(sd_attrib_classify(a, &F_MODEL) == SD_FRAME_HIDDEN);   /* hide wins */
+    ck_assert(sd_attrib_classify(a, &F_EINOPS) == SD_FRAME_USER);    /* shown */
+    ck_assert(sd_attrib_classify(a, &F_LINEAR) == SD_FRAME_TORCH);
+    ck_assert(sd_attrib_frame_focused(a, &F_STEP));
+    ck_assert(!sd_attrib_frame_focused(a, &F_MAIN));
+    char k[256];
+    sd_attrib_key(a, KEY_STACK, LEN(KEY_STACK), k, sizeof k);
+    ck_assert_str_eq(k, "/p/train.py:88 step");   /* model.py hidden: the caller */
+    sd_attrib_free(a);
+}
+END_TEST
+
+START_TEST(bad_pattern)
+{
+    const char *bad[] = {"ok", "(unclosed"};
+    sd_attrib_options o = {.focus = bad, .n_focus = 2};
+    sd_error err;
+    sd_error_clear(&err);
+    ck_assert_ptr_null(sd_attrib_create(&o, &err));
+    ck_assert_int_eq(err.code, SD_EUSAGE);
+    ck_assert_ptr_nonnull(strstr(err.text, "(unclosed"));
+}
+END_TEST
+
+/* ---------- diffs of the fixtures ---------- */
+
+static sd_snapshot *load(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", SNAPDIFF_TESTDATA, name);
+    /* Through the one parse path every loader ends in: bytes in memory. */
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = malloc((size_t)n);
+    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    sd_error err;
+    sd_error_clear(&err);
+    sd_snapshot *s = sd_snapshot_load_buffer(buf, (size_t)n, name, NULL, &err);
+    ck_assert_msg(s != NULL, "%s: %s", name, err.text);
+    memset(buf, 0xAB, (size_t)n);   /* the snapshot keeps copies of what it needs */
+    free(buf);
+    return s;
+}
+
+static sd_diff *diff_of(const sd_snapshot *a, const sd_snapshot *b, uint64_t steps,
+                        uint64_t capacity)
+{
+    sd_diff_options o = {.steps = steps, .capacity = capacity};
+    sd_error err;
+    sd_error_clear(&err);
+    sd_diff *d = sd_diff_create(a, b, &o, &err);
+    ck_assert_msg(d != NULL, "%s", err.text);
+    return d;
+}
+
+static int64_t group_delta_sum(const sd_diff *d)
+{
+    int64_t sum = 0;
+    for (size_t i = 0; i < sd_diff_group_count(d); i++) sum += sd_diff_group_at(d, i)->delta_bytes;
+    return sum;
+}
+
+/* Figures from testdata/leak/expected.json ("churn"), worked out in make_leak_fixtures.py. */
+START_TEST(churn_leak_is_top)
+{
+    sd_snapshot *o = load("leak/churn_old.pickle"), *n = load("leak/churn_new.pickle");
+    sd_diff *d = diff_of(o, n, 50, 1ull << 30);
+    const sd_diff_totals *t = sd_diff_totals_of(d);
+    ck_assert_uint_eq(t->old_stats.allocated_bytes, 137102848u);
+    ck_assert_uint_eq(t->new_stats.allocated_bytes, 139856896u);
+    ck_assert_int_eq(t->per_step, 55080);
+    ck_assert(t->has_steps_to_capacity);
+    ck_assert_uint_eq(t->steps_to_capacity, 16956);
+    ck_assert_uint_eq(t->blocks.kept, 131);
+    ck_assert_uint_eq(t->blocks.added, 61);
+    ck_assert_uint_eq(t->blocks.freed, 7);
+    ck_assert_int_eq(group_delta_sum(d), 2754048);
+    ck_assert_uint_eq(sd_diff_growth_count(d), 4);
+    ck_assert_uint_eq(sd_diff_shrink_count(d), 2);
+    ck_assert_uint_eq(sd_diff_group_count(d), 9);
+    const sd_diff_group *g = sd_diff_group_at(d, 0);
+    ck_assert_str_eq(g->key, "/home/alice/proj/metrics.py:23 update");
+    ck_assert_int_eq(g->delta_bytes, 3276800);
+    ck_assert_int_eq(g->delta_blocks, 50);
+    ck_assert(g->rep_snapshot == n);
+    ck_assert(g->rep_site.is_user);
+    ck_assert_int_eq(g->rep_site.via, -1);
+    /* The most negative shrinking group comes right after the growth, ties by key. */
+    ck_assert_str_eq(sd_diff_group_at(d, 4)->key, "/home/alice/proj/model.py:44 forward");
+    ck_assert_str_eq(sd_diff_group_at(d, 5)->key, "/home/alice/proj/model.py:71 forward");
+    ck_assert(sd_diff_group_at(d, 5)->rep_snapshot == o);   /* nothing left in new */
+    sd_diff_free(d);
+    sd_snapshot_free(n);
+    sd_snapshot_free(o);
+}
+END_TEST
+
+START_TEST(self_diff_is_zero)
+{
+    sd_snapshot *s = load("leak/churn_new.pickle");
+    sd_diff *d = diff_of(s, s, 10, 1ull << 30);
+    const sd_diff_totals *t = sd_diff_totals_of(d);
+    ck_assert_uint_eq(sd_diff_growth_count(d), 0);
+    ck_assert_uint_eq(sd_diff_shrink_count(d), 0);
+    ck_assert_uint_eq(t->blocks.added + t->blocks.freed, 0);
+    ck_assert_uint_eq(t->blocks.kept, 192);
+    ck_assert_int_eq(t->per_step, 0);
+    ck_assert(!t->has_steps_to_capacity);
+    sd_diff_free(d);
+    sd_snapshot_free(s);
+}
+END_TEST
+
+START_TEST(address_churn_is_not_growth)
+{
+    sd_snapshot *o = load("leak/move_old.pickle"), *n = load("leak/move_new.pickle");
+    sd_diff *d = diff_of(o, n, 0, 0);
+    ck_assert_uint_eq(sd_diff_growth_count(d), 0);
+    ck_assert_uint_eq(sd_diff_shrink_count(d), 0);
+    ck_assert_uint_eq(sd_diff_totals_of(d)->blocks.kept, 0);
+    ck_assert_uint_eq(sd_diff_totals_of(d)->blocks.added, 12);
+    ck_assert(!sd_diff_totals_of(d)->has_per_step);
+    sd_diff_free(d);
+    sd_snapshot_free(n);
+    sd_snapshot_free(o);
+}
+END_TEST
+
+START_TEST(oom_capacity_estimate)
+{
+    sd_snapshot *o = load("leak/churn_old.pickle"), *n = load("leak/churn_new_oom.pickle");
+    sd_diff *d = diff_of(o, n, 50, 0);
+    const sd_diff_device *dd = sd_diff_device_at(d, 0);
+    ck_assert_int_eq(dd->capacity_source, SD_CAPACITY_OOM);
+    /* 512 MiB free at the OOM + 156 MiB reserved (expected.json: oom_capacity) */
+    ck_assert_uint_eq(dd->capacity, 700448768u);
+    ck_assert_uint_eq(sd_diff_totals_of(d)->steps_to_capacity, 10178);
+    sd_diff_free(d);
+    sd_snapshot_free(n);
+    sd_snapshot_free(o);
+}
+END_TEST
+
+START_TEST(devices_on_one_side)
+{
+    sd_snapshot *o = load("leak/multidev_old.pickle"), *n = load("leak/multidev_new.pickle");
+    sd_diff *d = diff_of(o, n, 0, 0);
+    ck_assert_uint_eq(sd_diff_device_count(d), 3);
+    const sd_diff_device *d1 = sd_diff_device_at(d, 1), *d2 = sd_diff_device_at(d, 2);
+    ck_assert(d1->device == 1 && d1->in_old && !d1->in_new);
+    ck_assert(d2->device == 2 && !d2->in_old && d2->in_new);
+    ck_assert_uint_eq(d1->blocks.freed, 1);
+    ck_assert_uint_eq(d2->blocks.added, 1);
+    ck_assert_uint_eq(sd_diff_device_at(d, 0)->blocks.kept, 2);
+    ck_assert_int_eq(group_delta_sum(d), -1048576);
+    sd_diff_free(d);
+    sd_snapshot_free(n);
+    sd_snapshot_free(o);
+}
+END_TEST
+
+START_TEST(folded_sums)
+{
+    sd_snapshot *o = load("leak/churn_old.pickle"), *n = load("leak/churn_new.pickle");
+    sd_diff *alone = diff_of(NULL, n, 0, 0);
+    const sd_folded_line *lines;
+    size_t count;
+    sd_error err;
+    sd_error_clear(&err);
+    ck_assert_int_eq(sd_diff_folded(alone, &lines, &count, &err), SD_OK);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < count; i++) sum += lines[i].bytes;
+    ck_assert_uint_eq(sum, 139856896u);
+    sd_diff *d = diff_of(o, n, 0, 0);
+    ck_assert_int_eq(sd_diff_folded(d, &lines, &count, &err), SD_OK);
+    sum = 0;
+    for (size_t i = 0; i < count; i++) {
+        sum += lines[i].bytes;
+        ck_assert(lines[i].bytes > 0);
+        if (i) ck_assert(strcmp(lines[i - 1].stack, lines[i].stack) < 0);
+    }
+    /* growth lines: leak 3,276,800 + grads 1,048,576 + einsum 524,288 + loss 1,536, and the
+     * activations, whose 5 new blocks have the stack of the 6 old ones: -1 MiB, not shown. */
+    ck_assert_uint_eq(sum, 3276800u + 1048576u + 524288u + 1536u);
+    sd_diff_free(d);
+    sd_diff_free(alone);
+    sd_snapshot_free(n);
+    sd_snapshot_free(o);
+}
+END_TEST
+
+START_TEST(memory_budget)
+{
+    sd_snapshot *o = load("leak/churn_old.pickle"), *n = load("leak/churn_new.pickle");
+    for (uint64_t budget = 64; budget < (1u << 20); budget *= 2) {
+        sd_diff_options opts = {.max_memory = budget};
+        sd_error err;
+        sd_error_clear(&err);
+        sd_diff *d = sd_diff_create(o, n, &opts, &err);
+        if (d) {
+            ck_assert_int_eq(group_delta_sum(d), 2754048);
+            sd_diff_free(d);
+            break;
+        }
+        ck_assert_int_eq(err.code, SD_ENOMEM);
+    }
+    sd_snapshot_free(n);
+    sd_snapshot_free(o);
+}
+END_TEST
+
+START_TEST(legacy_layout)
+{
+    sd_snapshot *o = load("leak/legacy_old.pickle"), *n = load("leak/legacy_new.pickle");
+    sd_diff *d = diff_of(o, n, 6, 0);
+    const sd_diff_group *g = sd_diff_group_at(d, 0);
+    ck_assert_str_eq(g->key, "/home/alice/proj/metrics.py:23 update");
+    ck_assert_int_eq(g->delta_bytes, 6 * 128 * 1024);
+    ck_assert_int_eq(sd_diff_totals_of(d)->per_step, 128 * 1024);
+    ck_assert_uint_eq(sd_diff_totals_of(d)->blocks.kept, 6);   /* 2 act + 1 no-stack + 3 */
+    sd_diff_free(d);
+    sd_snapshot_free(n);
+    sd_snapshot_free(o);
+}
+END_TEST
+
+static Suite *diff_suite(void)
+{
+    Suite *s = suite_create("diff");
+    TCase *tc = tcase_create("attrib");
+    tcase_add_loop_test(tc, classify_table, 0, LEN(kind_cases));
+    tcase_add_loop_test(tc, short_path_table, 0, LEN(short_cases));
+    tcase_add_test(tc, noise_filter);
+    tcase_add_loop_test(tc, site_table, 0, LEN(site_cases));
+    tcase_add_test(tc, keys);
+    tcase_add_test(tc, key_cut_like_snprintf);
+    tcase_add_test(tc, hide_show_focus);
+    tcase_add_test(tc, bad_pattern);
+    suite_add_tcase(s, tc);
+    TCase *td = tcase_create("diff");
+    tcase_set_timeout(td, 60);
+    tcase_add_test(td, churn_leak_is_top);
+    tcase_add_test(td, self_diff_is_zero);
+    tcase_add_test(td, address_churn_is_not_growth);
+    tcase_add_test(td, oom_capacity_estimate);
+    tcase_add_test(td, devices_on_one_side);
+    tcase_add_test(td, folded_sums);
+    tcase_add_test(td, memory_budget);
+    tcase_add_test(td, legacy_layout);
+    suite_add_tcase(s, td);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(diff_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

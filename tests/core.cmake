@@ -1,0 +1,13 @@
+# The foundation (issue 2): unit tests of units, the pickle reader, the model and inputs;
+# the corpus test (every real snapshot and fixture, in every container, against CPython);
+# CLI behaviour of stats and dump.
+add_executable(check_core ${CMAKE_CURRENT_SOURCE_DIR}/check_core.c)
+target_link_libraries(check_core PRIVATE snapdiff_core PkgConfig::CHECK PkgConfig::ZLIB)
+add_test(NAME core_unit COMMAND check_core)
+
+add_test(NAME corpus_stats_dump
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_corpus.py ${SNAPDIFF_BIN})
+set_tests_properties(corpus_stats_dump PROPERTIES TIMEOUT 1800)
+
+add_test(NAME cli_stats_dump
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_cli.py ${SNAPDIFF_BIN})

@@ -1,0 +1,16 @@
+#!/bin/sh
+# Install what snapdiff needs to build and test, and only what is missing (Debian 12, root).
+set -eu
+need=""
+for pkg in build-essential cmake pkg-config zlib1g-dev libzip-dev libmsgpack-dev \
+           libjansson-dev check python3 clang libclang-rt-14-dev valgrind; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
+        need="$need $pkg"
+done
+if [ -n "$need" ]; then
+    echo "tests/deps.sh: installing:$need"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $need >/dev/null
+fi

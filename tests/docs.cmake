@@ -1,0 +1,22 @@
+# Documentation: the man page, the completions and README.md follow `snapdiff --help`
+# (generated from the option table in src/cli/options.c), the man page renders cleanly and
+# its marked examples run as documented, and the completion scripts complete. Builds
+# nothing.
+find_program(SNAPDIFF_SH sh REQUIRED)
+find_program(SNAPDIFF_BASH bash REQUIRED)
+
+add_test(NAME docs_sync
+         COMMAND ${SNAPDIFF_SH} ${CMAKE_CURRENT_SOURCE_DIR}/check_docs_sync.sh
+                 ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR})
+# The checker itself must catch drift, or its passing means nothing.
+add_test(NAME docs_sync_selftest
+         COMMAND ${SNAPDIFF_SH} ${CMAKE_CURRENT_SOURCE_DIR}/check_docs_sync_selftest.sh
+                 ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR})
+add_test(NAME docs_man_examples
+         COMMAND ${SNAPDIFF_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/check_man.sh
+                 ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR})
+add_test(NAME docs_completions
+         COMMAND ${SNAPDIFF_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/check_completions.sh
+                 ${PROJECT_SOURCE_DIR})
+set_tests_properties(docs_sync docs_sync_selftest docs_man_examples docs_completions
+                     PROPERTIES LABELS docs TIMEOUT 300)

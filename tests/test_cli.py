@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""CLI behaviour of the foundation: usage, errors, inputs, stats text and JSON, dump.
+
+    python3 test_cli.py SNAPDIFF
+
+Expected figures come from tests/truth_stats.py (CPython) on the same files; the one
+golden text (tests/golden/stats_v2_6_full.txt) was read line by line against the fixture
+script's numbers when it was made (see tests/golden/README).
+"""
+import gzip
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import truth_stats  # noqa: E402
+
+BASIC = os.path.join(ROOT, "testdata", "basic")
+FULL = os.path.join(BASIC, "v2_6_full.pickle")
+LEGACY = os.path.join(BASIC, "legacy_1_13.pickle")
+
+failures = []
+passed = 0
+
+
+def run(args, stdin=None, env=None):
+    e = dict(os.environ)
+    e.pop("NO_COLOR", None)
+    if env:
+        e.update(env)
+    return subprocess.run([BIN] + args, input=stdin, capture_output=True, env=e, timeout=60)
+
+
+def check(name, cond, detail=""):
+    global passed
+    if cond:
+        passed += 1
+    else:
+        failures.append(f"{name}: {detail}")
+        print(f"FAIL {name}: {detail}")
+
+
+def one_error_line(name, r, *words):
+    lines = r.stderr.decode(errors="replace").strip().splitlines()
+    check(name + " exit 2", r.returncode == 2, f"exit {r.returncode}")
+    check(name + " one line", len(lines) == 1 or (len(lines) == 2 and lines[1].startswith("Try")),
+          repr(lines))
+    text = lines[0] if lines else ""
+    check(name + " prefix", text.startswith("snapdiff: "), text)
+    for w in words:
+        check(name + f" mentions {w!r}", w in text, text)
+    check(name + " no stdout", r.stdout == b"", r.stdout[:80])
+
+
+def stats_json(spec, *extra):
+    r = run(["stats", "--json", *extra, spec])
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_usage():
+    r = run(["--help"])
+    out = r.stdout.decode()
+    check("help exit 0", r.returncode == 0)
+    for word in ("diff", "stats", "frag", "dump", "--json", "--max-memory", "Exit status"):
+        check(f"help mentions {word}", word in out)
+    r = run(["--version"])
+    check("version", r.returncode == 0 and r.stdout.startswith(b"snapdiff "), r.stdout)
+    one_error_line("no args", run([]), "no snapshot")
+    one_error_line("unknown option", run(["stats", "--bogus", FULL]), "--bogus")
+    one_error_line("option for another command", run(["stats", "--top", "3", FULL]), "--top", "stats")
+    one_error_line("missing value", run(["stats", FULL, "--max-memory"]), "--max-memory")
+    one_error_line("bad size", run(["stats", "--max-memory", "lots", FULL]), "lots")
+    one_error_line("diff needs two", run([FULL]), "two")
+
+
+def test_stats_figures():
+    for name in sorted(os.listdir(BASIC)):
+        path = os.path.join(BASIC, name)
+        got = stats_json(path)
+        want = truth_stats.stats(truth_stats.load(path))
+        check(f"stats {name} schema", got["schema"] == "snapdiff.stats/1")
+        check(f"stats {name} figures", got["devices"] == want["devices"] and got["total"] == want["total"],
+              json.dumps(got["total"]))
+    got = stats_json(LEGACY)
+    check("legacy layout named", got["layout"] == "list")
+    got = stats_json(FULL)
+    check("settings kept", got["allocator_settings"]["max_split_size"] == 512 << 20)
+
+
+def test_stats_text_golden():
+    r = run(["stats", FULL])
+    want = open(os.path.join(HERE, "golden", "stats_v2_6_full.txt")).read()
+    got = r.stdout.decode().replace(FULL, "FILE")
+    check("stats text golden", got == want, "\n" + got)
+    check("no colour when piped", b"\x1b[" not in r.stdout)
+    r = run(["stats", "--color", FULL])
+    check("--color forces colour", b"\x1b[1m" in r.stdout)
+    r = run(["stats", "--color", "--no-color", FULL])
+    check("--no-color wins when last", b"\x1b[" not in r.stdout)
+
+
+def test_inputs(tmp):
+    raw = open(FULL, "rb").read()
+    want = stats_json(FULL)["total"]
+    r = run(["stats", "--json", "-"], stdin=raw)
+    check("stdin", r.returncode == 0 and json.loads(r.stdout)["total"] == want, r.stderr)
+    gz = os.path.join(tmp, "x.pickle.gz")
+    open(gz, "wb").write(gzip.compress(raw))
+    r = run(["stats", "--json", "-"], stdin=gzip.compress(raw))
+    check("gzip on stdin", r.returncode == 0 and json.loads(r.stdout)["total"] == want, r.stderr)
+    check("gzip file", stats_json(gz)["total"] == want)
+    z = os.path.join(tmp, "ranks.zip")
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.writestr("rank0.pickle", raw)
+        zf.writestr("rank1.pickle.gz", gzip.compress(open(LEGACY, "rb").read()))
+    doc = stats_json(z)
+    check("zip of ranks: one document with a list", len(doc.get("files", [])) == 2, doc.keys())
+    check("zip members named", doc["files"][1]["source"] == z + ":rank1.pickle.gz",
+          doc["files"][1]["source"])
+    check("zip member pick", stats_json(z + ":rank0.pickle")["total"] == want)
+    d = os.path.join(tmp, "dir")
+    os.mkdir(d)
+    shutil.copy(FULL, os.path.join(d, "a.pickle"))
+    shutil.copy(LEGACY, os.path.join(d, "b.pickle"))
+    doc = stats_json(d)
+    check("directory", [f["source"] for f in doc["files"]] == [d + "/a.pickle", d + "/b.pickle"],
+          doc)
+    one_error_line("missing member", run(["stats", z + ":nope.pickle"]), "nope.pickle")
+    one_error_line("missing file", run(["stats", os.path.join(tmp, "absent.pickle")]), "absent.pickle")
+    one_error_line("diff of a multi-member zip", run([z, FULL]), "MEMBER")
+
+
+def test_refusals(tmp):
+    marker = os.path.join(tmp, "MARKER")
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    for proto in (0, 2, 4):
+        p = os.path.join(tmp, f"evil{proto}.pickle")
+        open(p, "wb").write(pickle.dumps({"segments": [Evil()]}, protocol=proto))
+        for cmd in ("stats", "dump"):
+            r = run([cmd, p])
+            one_error_line(f"os.system p{proto} {cmd}", r, "refused", "offset", p)
+    check("nothing ran", not os.path.exists(marker))
+    p = os.path.join(tmp, "notsnap.pickle")
+    open(p, "wb").write(pickle.dumps({"a": 1}, 4))
+    one_error_line("not a snapshot", run(["stats", p]), "not a memory snapshot")
+    r = run(["dump", p])
+    check("dump of any plain pickle", r.returncode == 0 and json.loads(r.stdout) == {"a": 1})
+    t = os.path.join(tmp, "trunc.pickle")
+    open(t, "wb").write(open(FULL, "rb").read()[:700])
+    one_error_line("truncated", run(["stats", t]), "offset", "truncated")
+    e = os.path.join(tmp, "empty.pickle")
+    open(e, "wb").close()
+    one_error_line("empty file", run(["stats", e]), "empty")
+
+
+def test_trailing_and_warnings(tmp):
+    p = os.path.join(tmp, "padded.pickle")
+    open(p, "wb").write(open(FULL, "rb").read() + b"\0\0\0")
+    r = run(["stats", "--json", p])
+    check("trailing bytes: exit 0", r.returncode == 0, r.stderr)
+    check("trailing bytes: a note", b"after the pickle's STOP" in r.stderr, r.stderr)
+    r = run(["stats", "-q", "--json", p])
+    check("-q silences it", r.stderr == b"", r.stderr)
+
+
+def test_dump():
+    r = run(["dump", FULL])
+    obj = truth_stats.load(FULL)
+    check("dump equals json.dumps", json.loads(r.stdout) == json.loads(json.dumps(obj)))
+    r = run(["dump", FULL, "--json"])
+    one_error_line("dump --json", r, "--json")
+
+
+def main():
+    global BIN
+    BIN = os.path.abspath(sys.argv[1])
+    with tempfile.TemporaryDirectory() as tmp:
+        test_usage()
+        test_stats_figures()
+        test_stats_text_golden()
+        test_inputs(tmp)
+        test_refusals(tmp)
+        test_trailing_and_warnings(tmp)
+        test_dump()
+    print(f"{passed} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

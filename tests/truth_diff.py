@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""Independent CPython computation of `snapdiff OLD NEW` (the figures, not the layout).
+
+    truth_diff.py OLD NEW [--group-by site|leaf|stack|file|function] [--depth N]
+                  [--hide RE]... [--show RE]... [--focus RE]...
+
+Loads both files with pickle.load (test data only: never run it on untrusted files) and
+prints JSON: totals per side, blocks new/freed/kept, per-device totals, and every group
+with [old_bytes, old_blocks, new_bytes, new_blocks], plus the group order snapdiff must
+use. It shares no code with the C implementation; it follows the written definitions in
+docs/json-diff.md. OLD may be "-" for an empty baseline.
+"""
+import argparse
+import json
+import pickle
+import re
+import sys
+
+NO_STACK = "<no stack>"
+
+# PyTorch's own noise filter (torch/cuda/_memory_viz.py), used for the `stack` key.
+NOISE_NAMES = ("unwind::unwind", "CapturedTraceback::gather", "gather_with_cpp", "_start",
+               "__libc_start_main", "PyEval_", "PyObject_", "PyFunction_")
+NOISE_FILES = ("core/boxing", "/Register", "/Redispatch", "pythonrun.c", "Modules/main.c",
+               "Objects/call.c", "Objects/methodobject.c", "pycore_ceval.h", "ceval.c",
+               "cpython/abstract.h")
+
+
+# ---- the model (what snapshot.c builds) ---------------------------------------------------
+
+def load(path):
+    if path == "-":
+        return {"segments": [], "device_traces": []}
+    with open(path, "rb") as f:
+        snap = pickle.load(f)
+    if isinstance(snap, list):
+        snap = {"segments": snap, "device_traces": []}
+    return snap
+
+
+def frames_of(block):
+    if "frames" in block:
+        fr = block["frames"]
+    elif block.get("history"):
+        fr = block["history"][0].get("frames", [])
+    else:
+        fr = []
+    return tuple((f.get("filename", ""), f.get("line", 0), f.get("name", "")) for f in fr)
+
+
+def requested_of(block):
+    if "requested_size" in block:
+        return block["requested_size"]
+    if block.get("history"):
+        return block["history"][0].get("real_size", block["size"])
+    return block["size"]
+
+
+def blocks_of(snap):
+    """Yield (device, address, size, requested, state, frames) for every block."""
+    for seg in snap["segments"]:
+        dev = seg.get("device", 0)
+        addr = seg["address"]
+        for b in seg["blocks"]:
+            a = b.get("address", addr)
+            yield dev, a, b["size"], requested_of(b), b["state"], frames_of(b)
+            addr += b["size"]
+
+
+def devices_of(snap):
+    devs = {seg.get("device", 0) for seg in snap["segments"]}
+    for i, t in enumerate(snap.get("device_traces") or []):
+        if t:
+            devs.add(i)
+    return sorted(devs)
+
+
+def totals(snap):
+    """Per-device and overall totals, as the stats module defines them."""
+    per = {d: dict(allocated=0, reserved=0, active=0, requested=0, pending_free=0,
+                   allocated_blocks=0) for d in devices_of(snap)}
+    for seg in snap["segments"]:
+        per[seg.get("device", 0)]["reserved"] += seg["total_size"]
+    for dev, _a, size, req, state, _fr in blocks_of(snap):
+        t = per[dev]
+        if state == "active_allocated":
+            t["allocated"] += size
+            t["allocated_blocks"] += 1
+            t["requested"] += req
+        elif state == "active_pending_free":
+            t["pending_free"] += size
+            t["requested"] += req
+    for t in per.values():
+        t["active"] = t["allocated"] + t["pending_free"]
+    overall = {k: sum(t[k] for t in per.values()) for k in
+               ("allocated", "reserved", "active", "requested", "pending_free",
+                "allocated_blocks")}
+    return per, overall
+
+
+# ---- frame classification ----------------------------------------------------------------
+
+def is_third_party(fn):
+    return "site-packages" in fn or "dist-packages" in fn
+
+
+def is_torch(fn):
+    return "/torch/" in fn or "\\torch\\" in fn
+
+
+def is_stdlib(fn):
+    if "/lib/python3" in fn or "/lib64/python3" in fn or "/lib/pypy" in fn:
+        return True
+    if "\\Lib\\" in fn:
+        return True
+    # Windows installs also write ...\Python310\lib\... in lower case.
+    return re.search(r"\\python[^\\]*\\lib\\", fn, re.IGNORECASE) is not None
+
+
+def frame_text(f):
+    return "%s:%d %s" % (f[0], f[1], f[2])
+
+
+class Rules:
+    def __init__(self, hide, show):
+        self.hide = [re.compile(p) for p in hide]
+        self.show = [re.compile(p) for p in show]
+
+    def is_user(self, f):
+        fn = f[0]
+        text = frame_text(f)
+        if any(r.search(text) for r in self.hide):
+            return False
+        if any(r.search(text) for r in self.show):
+            return True
+        if fn in ("", "??") or fn.startswith("<") or not fn.endswith(".py"):
+            return False
+        if is_third_party(fn) or is_torch(fn) or is_stdlib(fn):
+            return False
+        return True
+
+
+def site_index(rules, frames):
+    """Index of the site frame, or -1 for an empty stack."""
+    for i, f in enumerate(frames):
+        if rules.is_user(f):
+            return i
+    for i, f in enumerate(frames):
+        if f[0].endswith(".py") and not is_torch(f[0]):
+            return i
+    for i, f in enumerate(frames):
+        if f[0].endswith(".py"):
+            return i
+    for i, f in enumerate(frames):
+        if not is_noise(f):
+            return i
+    return 0 if frames else -1
+
+
+def callers(rules, frames, site, depth):
+    out = []
+    for f in frames[site + 1:]:
+        if len(out) == depth:
+            break
+        if rules.is_user(f):
+            out.append(f)
+    return out
+
+
+def is_noise(f):
+    return any(n in f[2] for n in NOISE_NAMES) or any(n in f[0] for n in NOISE_FILES)
+
+
+def group_key(rules, by, depth, frames):
+    if not frames:
+        return NO_STACK
+    if by == "leaf":
+        return frame_text(frames[0])
+    if by == "stack":
+        kept = [frame_text(f) for f in frames if not is_noise(f)]
+        return ";".join(kept) if kept else NO_STACK
+    s = site_index(rules, frames)
+    f = frames[s]
+    if by == "file":
+        return f[0]
+    if by == "function":
+        return "%s %s" % (f[0], f[2])
+    key = frame_text(f)
+    for c in callers(rules, frames, s, depth):
+        key += " <- " + frame_text(c)
+    return key
+
+
+# ---- the diff -------------------------------------------------------------------------------
+
+def live(snap):
+    return [b for b in blocks_of(snap) if b[4] == "active_allocated"]
+
+
+def kept_count(old_live, new_live):
+    from collections import Counter
+    co = Counter((d, a, s, fr) for d, a, s, _r, _st, fr in old_live)
+    cn = Counter((d, a, s, fr) for d, a, s, _r, _st, fr in new_live)
+    return sum(min(n, co[k]) for k, n in cn.items())
+
+
+def order(groups):
+    """Growth (largest first), then shrinking (most negative first), then unchanged."""
+    def delta(k):
+        g = groups[k]
+        return g[2] - g[0]
+    grow = sorted((k for k in groups if delta(k) > 0), key=lambda k: (-delta(k), k))
+    shrink = sorted((k for k in groups if delta(k) < 0), key=lambda k: (delta(k), k))
+    zero = sorted((k for k in groups if delta(k) == 0), key=lambda k: (-groups[k][2], k))
+    return grow + shrink + zero
+
+
+def compute(old, new, group_by="site", depth=0, hide=(), show=(), focus=()):
+    """The figures for two loaded snapshots (load() results)."""
+    rules = Rules(hide, show)
+    focus_re = [re.compile(p) for p in focus]
+    old_live, new_live = live(old), live(new)
+
+    groups = {}
+    for side, blocks in ((0, old_live), (2, new_live)):
+        for _d, _a, size, _r, _st, frames in blocks:
+            if focus_re and not any(r.search(frame_text(f)) for f in frames for r in focus_re):
+                continue
+            g = groups.setdefault(group_key(rules, group_by, depth, frames), [0, 0, 0, 0])
+            g[side] += size
+            g[side + 1] += 1
+
+    per_old, tot_old = totals(old)
+    per_new, tot_new = totals(new)
+    kept = kept_count(old_live, new_live)
+    return {
+        "old": tot_old,
+        "new": tot_new,
+        "blocks_kept": kept,
+        "blocks_new": len(new_live) - kept,
+        "blocks_freed": len(old_live) - kept,
+        "devices": {str(d): {"old": per_old.get(d), "new": per_new.get(d)}
+                    for d in sorted(set(per_old) | set(per_new))},
+        "groups": groups,
+        "order": order(groups),
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("old")
+    ap.add_argument("new")
+    ap.add_argument("--group-by", default="site")
+    ap.add_argument("--depth", type=int, default=0)
+    ap.add_argument("--hide", action="append", default=[])
+    ap.add_argument("--show", action="append", default=[])
+    ap.add_argument("--focus", action="append", default=[])
+    a = ap.parse_args()
+    out = compute(load(a.old), load(a.new), a.group_by, a.depth, a.hide, a.show, a.focus)
+    json.dump(out, sys.stdout, indent=1, sort_keys=True)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,405 @@
+#!/usr/bin/env python3
+"""Independent computation of every `snapdiff frag` figure, straight from pickle.load.
+
+This is the test oracle for src/core/frag.c: it shares no code with it, only the
+definitions written down in docs/json-frag.md. It prints one JSON document shaped like
+the "files" entries of `snapdiff frag --json` (figures, pools, streams, OOM events,
+verdict per device and in total; not the advice texts).
+
+Usage: truth_frag.py [--gap-threshold PCT] [--index-threshold X] FILE...
+"""
+import argparse
+import json
+import pickle
+import sys
+
+KIB = 1024
+MIB = 1024 * KIB
+GIB = 1024 * MIB
+N_BUCKETS = 22                     # < 1 KiB, [1 KiB, 2 KiB) ... [512 MiB, 1 GiB), >= 1 GiB
+ROOM_BYTES = 2 * MIB               # a largest free block below this is "no free room"
+ROOM_PCT = 5                       # ... and so is free memory below 5% of reserved
+MIN_STRANDED = 20 * MIB            # fragmented needs at least this much stranded free memory
+MIN_STRANDED_PCT = 10              # ... and at least 10% of reserved
+SMALL_PAGE = 2 * MIB               # expandable segment page, small pool
+LARGE_PAGE = 20 * MIB              # expandable segment page, large pool
+SMALL_REQUEST = 1 * MIB            # requests up to this go to the small pool
+SPLIT_SEGMENT = 512 * MIB          # large segments at least this big count as "large splits"
+OOM_REPLAY_LIMIT = 64              # replay figures for the last 64 oom entries per device
+
+ALLOCATED, PENDING, INACTIVE, OTHER = "allocated", "pending", "inactive", "other"
+STATES = {"active_allocated": ALLOCATED, "active_pending_free": PENDING, "inactive": INACTIVE}
+
+
+# ---- the model (the same semantics as src/core/snapshot.c) ----------------------------
+
+class Seg:
+    def __init__(self, raw):
+        self.device = raw.get("device", 0)
+        self.address = raw.get("address", 0)
+        self.total_size = raw.get("total_size", 0)
+        self.stream = raw.get("stream", 0)
+        self.small = raw.get("segment_type") == "small"
+        self.expandable = bool(raw.get("is_expandable", False))
+        pid = raw.get("segment_pool_id", (0, 0))
+        self.pool_id = (pid[0], pid[1]) if pid is not None else (0, 0)
+        self.blocks = []
+        offset = 0
+        for b in raw.get("blocks", []):
+            size = b.get("size", 0)
+            addr = b["address"] if "address" in b else self.address + offset
+            offset += size
+            if "requested_size" in b:
+                req = b["requested_size"]
+            elif b.get("history"):
+                req = b["history"][0].get("real_size", size)
+            else:
+                req = size
+            self.blocks.append((addr, size, req, STATES.get(b.get("state"), OTHER)))
+
+    @property
+    def default_pool(self):
+        return self.pool_id == (0, 0)
+
+
+def load(path):
+    with open(path, "rb") as f:
+        top = pickle.load(f)
+    if isinstance(top, list):
+        raw_segs, traces, settings = top, [], None
+    else:
+        raw_segs = top.get("segments", [])
+        traces = top.get("device_traces", []) or []
+        settings = top.get("allocator_settings")
+    segs = [Seg(r) for r in raw_segs]
+    devices = sorted({s.device for s in segs} | {i for i, t in enumerate(traces) if t})
+    per_dev = {}
+    for d in devices:
+        dsegs = sorted((s for s in segs if s.device == d), key=lambda s: s.address)
+        trace = traces[d] if 0 <= d < len(traces) else []
+        per_dev[d] = (dsegs, trace)
+    return per_dev, settings
+
+
+# ---- figures ---------------------------------------------------------------------------
+
+def bucket_of(size):
+    if size < KIB:
+        return 0
+    if size >= GIB:
+        return N_BUCKETS - 1
+    return size.bit_length() - 1 - 9          # [1 KiB, 2 KiB) -> 1 ... [512 MiB, 1 GiB) -> 20
+
+
+def bucket_bounds(i):
+    if i == 0:
+        return 0, KIB
+    if i == N_BUCKETS - 1:
+        return GIB, None
+    return 1 << (i + 9), 1 << (i + 10)
+
+
+def releasable(seg):
+    """Bytes torch.cuda.empty_cache() would hand back to the driver for this segment."""
+    if not seg.default_pool:
+        return 0                               # private pools live as long as their graph
+    if not seg.expandable:
+        return seg.total_size if all(b[3] == INACTIVE for b in seg.blocks) else 0
+    return sum(released_part(seg, b) for b in seg.blocks)
+
+
+def released_part(seg, block):
+    """The bytes of one block that empty_cache() would release (0 for live blocks)."""
+    addr, size, _req, state = block
+    if state != INACTIVE or not seg.default_pool:
+        return 0
+    if not seg.expandable:
+        return size if all(b[3] == INACTIVE for b in seg.blocks) else 0
+    page = SMALL_PAGE if seg.small else LARGE_PAGE
+    first = -(-(addr - seg.address) // page)              # first whole page inside
+    last = (addr + size - seg.address) // page            # end of the last whole page
+    return (last - first) * page if last > first else 0
+
+
+def figures(segs):
+    f = {"segments": len(segs), "blocks": 0, "free_blocks": 0, "reserved_bytes": 0,
+         "allocated_bytes": 0, "internal_waste_bytes": 0, "external_free_bytes": 0,
+         "pending_free_bytes": 0, "largest_free_bytes": 0, "free_below_1mib_bytes": 0,
+         "empty_cache_releasable_bytes": 0, "stranded_free_bytes": 0}
+    hist = [[0, 0] for _ in range(N_BUCKETS)]
+    alloc_sizes, free_sizes = [], []
+    for s in segs:
+        f["reserved_bytes"] += s.total_size
+        f["empty_cache_releasable_bytes"] += releasable(s)
+        for _addr, size, req, state in s.blocks:
+            f["blocks"] += 1
+            if state == ALLOCATED:
+                f["allocated_bytes"] += size
+                f["internal_waste_bytes"] += max(0, size - req)
+                alloc_sizes.append(size)
+            elif state == PENDING:
+                f["pending_free_bytes"] += size
+            elif state == INACTIVE:
+                f["free_blocks"] += 1
+                f["external_free_bytes"] += size
+                f["largest_free_bytes"] = max(f["largest_free_bytes"], size)
+                f["stranded_free_bytes"] += size - released_part(s, (_addr, size, req, state))
+                if size < MIB:
+                    f["free_below_1mib_bytes"] += size
+                hist[bucket_of(size)][0] += 1
+                hist[bucket_of(size)][1] += size
+                free_sizes.append(size)
+    f["gap_bytes"] = max(0, f["reserved_bytes"] - f["allocated_bytes"])
+    f["gap_pct"] = 100.0 * f["gap_bytes"] / f["reserved_bytes"] if f["reserved_bytes"] else 0.0
+    free = f["external_free_bytes"]
+    f["fragmentation_index"] = 1.0 - f["largest_free_bytes"] / free if free else 0.0
+    alloc_sizes.sort()
+    median = alloc_sizes[(len(alloc_sizes) - 1) // 2] if alloc_sizes else 0
+    f["median_allocated_bytes"] = median
+    f["free_below_median_bytes"] = sum(x for x in free_sizes if x < median)
+    f["free_histogram"] = []
+    for i, (blocks, nbytes) in enumerate(hist):
+        lo, hi = bucket_bounds(i)
+        f["free_histogram"].append({"min_bytes": lo, "max_bytes": hi, "blocks": blocks,
+                                    "bytes": nbytes})
+    return f
+
+
+def pool_groups(segs):
+    """[(name, pool_id, segments)]: large, small, then private pools by id."""
+    out = []
+    large = [s for s in segs if s.default_pool and not s.small]
+    small = [s for s in segs if s.default_pool and s.small]
+    if large:
+        out.append(("large", [0, 0], large))
+    if small:
+        out.append(("small", [0, 0], small))
+    for pid in sorted({s.pool_id for s in segs if not s.default_pool}):
+        out.append(("pool (%d,%d)" % pid, list(pid), [s for s in segs if s.pool_id == pid]))
+    return out
+
+
+def large_split_free(segs):
+    """Free bytes inside big default large-pool segments that also hold live blocks."""
+    total = 0
+    for s in segs:
+        if s.small or not s.default_pool or s.total_size < SPLIT_SEGMENT:
+            continue
+        states = [b[3] for b in s.blocks]
+        if INACTIVE in states and any(st != INACTIVE for st in states):
+            total += sum(b[1] for b in s.blocks if b[3] == INACTIVE)
+    return total
+
+
+# ---- OOM events: replay the trace backwards from the snapshot --------------------------
+
+def round_request(size):
+    return 512 if size < 512 else (size + 511) // 512 * 512
+
+
+class Replay:
+    """Allocator state going back in time: segments and live (busy) blocks by address."""
+
+    def __init__(self, segs):
+        self.segs = {}          # address -> [size, stream, small, default_pool]
+        self.busy = {}          # address -> size
+        for s in segs:
+            self.segs[s.address] = [s.total_size, s.stream, s.small, s.default_pool]
+            for addr, size, _req, state in s.blocks:
+                if state != INACTIVE:
+                    self.busy[addr] = size
+        self.failure = None
+
+    def undo(self, i, e):
+        """Undo trace entry i; returns a failure text or None."""
+        act, addr, size = e.get("action"), e.get("addr", 0), e.get("size", 0)
+        where = "trace entry %d (%s at 0x%x)" % (i, act, addr)
+        if act == "alloc":
+            if addr not in self.busy:
+                return where + ": no live block there later"
+            del self.busy[addr]
+        elif act == "free_requested":
+            if addr not in self.busy:
+                return where + ": no live block there later"
+        elif act == "free_completed":
+            if addr in self.busy:
+                return where + ": block is live later"
+            self.busy[addr] = round_request(size)
+        elif act == "segment_alloc":
+            if addr not in self.segs:
+                return where + ": no such segment later"
+            del self.segs[addr]
+        elif act == "segment_free":
+            if addr in self.segs:
+                return where + ": segment exists later"
+            self.segs[addr] = [size, e.get("stream", 0), size <= SMALL_PAGE, True]
+        elif act == "segment_map":
+            return self.undo_map(addr, size, where)
+        elif act == "segment_unmap":
+            self.undo_unmap(addr, size, e.get("stream", 0))
+        return None
+
+    def undo_map(self, addr, size, where):
+        seg = self.segs.get(addr)
+        if seg is not None:                         # the range starts a segment
+            if seg[0] < size:
+                return where + ": segment smaller than the mapping"
+            del self.segs[addr]
+            if seg[0] > size:
+                self.segs[addr + size] = [seg[0] - size] + seg[1:]
+            return None
+        for a, s in self.segs.items():              # the range ends a segment
+            if a + s[0] == addr + size and a < addr:
+                s[0] -= size
+                return None
+        return where + ": no segment holds the mapping"
+
+    def undo_unmap(self, addr, size, stream):
+        before = next((a for a, s in self.segs.items() if a + s[0] == addr), None)
+        after = self.segs.get(addr + size)
+        if before is not None:
+            self.segs[before][0] += size
+            if after is not None:
+                self.segs[before][0] += after[0]
+                del self.segs[addr + size]
+        elif after is not None:
+            del self.segs[addr + size]
+            self.segs[addr] = [after[0] + size] + after[1:]
+        else:
+            self.segs[addr] = [size, stream, size <= SMALL_PAGE, True]
+
+    def free_runs(self, stream, small):
+        """Sizes of the free runs in matching segments (default pool, stream, size class)."""
+        busy = sorted(self.busy.items())
+        runs = []
+        import bisect
+        starts = [a for a, _ in busy]
+        for a, (size, st, sm, dflt) in self.segs.items():
+            if not dflt or st != stream or sm != small:
+                continue
+            end = a + size
+            pos = a
+            k = bisect.bisect_right(starts, a) - 1
+            if k < 0:
+                k = 0
+            while k < len(busy) and busy[k][0] < end:
+                b_lo, b_hi = busy[k][0], busy[k][0] + busy[k][1]
+                if b_hi > pos:
+                    if b_lo > pos:
+                        runs.append(b_lo - pos)
+                    pos = b_hi
+                k += 1
+            if end > pos:
+                runs.append(end - pos)
+        return runs
+
+
+def snapshot_runs(segs, stream, small):
+    return [b[1] for s in segs if s.default_pool and s.stream == stream and s.small == small
+            for b in s.blocks if b[3] == INACTIVE]
+
+
+def oom_events(segs, trace):
+    idx = [i for i, e in enumerate(trace) if e.get("action") == "oom"]
+    if not idx:
+        return []
+    replayed_from = set(idx[-OOM_REPLAY_LIMIT:])
+    found = {}
+    rep = Replay(segs)
+    failure = None
+    for i in range(len(trace) - 1, idx[0] - 1, -1):
+        e = trace[i]
+        if e.get("action") == "oom":
+            request = e.get("size", 0)
+            small = request <= SMALL_REQUEST
+            stream = e.get("stream", 0)
+            if failure is None and i in replayed_from:
+                runs, src, note = rep.free_runs(stream, small), "replay", None
+            else:
+                runs, src = snapshot_runs(segs, stream, small), "snapshot"
+                note = failure if failure else "replay is limited to the last %d oom entries" \
+                    % OOM_REPLAY_LIMIT
+            largest, free = max(runs, default=0), sum(runs)
+            if largest >= request:
+                cause = "unclear"
+            elif free >= request:
+                cause = "fragmentation"
+            else:
+                cause = "capacity"
+            found[i] = {"trace_index": i, "time_us": e.get("time_us"),
+                        "request_bytes": request, "device_free_bytes": e.get("device_free", 0),
+                        "stream": stream, "pool": "small" if small else "large",
+                        "largest_free_bytes": largest, "free_bytes": free,
+                        "source": src, "note": note, "cause": cause}
+        if failure is None:
+            failure = rep.undo(i, e)
+    return [found[i] for i in idx]
+
+
+# ---- verdict ---------------------------------------------------------------------------
+
+def verdict(f, ooms, gap_pct, index):
+    if f["reserved_bytes"] == 0:
+        return "compact"
+    if any(o["cause"] == "fragmentation" for o in ooms):
+        return "fragmented"
+    stranded = f["stranded_free_bytes"]
+    if f["gap_pct"] >= gap_pct and f["fragmentation_index"] >= index \
+            and stranded >= MIN_STRANDED \
+            and stranded * 100 >= f["reserved_bytes"] * MIN_STRANDED_PCT:
+        return "fragmented"
+    no_room = f["largest_free_bytes"] < ROOM_BYTES \
+        or f["external_free_bytes"] * 100 < f["reserved_bytes"] * ROOM_PCT
+    if f["gap_pct"] < gap_pct and no_room:
+        return "leak-like"
+    return "compact"
+
+
+SEVERITY = {"compact": 0, "leak-like": 1, "fragmented": 2}
+
+
+def analyse(path, gap_pct, index):
+    per_dev, _settings = load(path)
+    devices, all_segs = [], []
+    for d, (segs, trace) in per_dev.items():
+        all_segs.extend(segs)
+        f = figures(segs)
+        f["device"] = d
+        f["large_split_free_bytes"] = large_split_free(segs)
+        f["pools"] = []
+        for name, pid, psegs in pool_groups(segs):
+            pf = figures(psegs)
+            pf["pool"], pf["pool_id"] = name, pid
+            f["pools"].append(pf)
+        f["streams"] = []
+        for st in sorted({s.stream for s in segs}):
+            sf = figures([s for s in segs if s.stream == st])
+            sf["stream"] = st
+            f["streams"].append(sf)
+        f["oom_events"] = oom_events(segs, trace)
+        f["verdict"] = verdict(f, f["oom_events"], gap_pct, index)
+        devices.append(f)
+    total = figures(all_segs)
+    total["pools"] = []
+    for name, pid, psegs in pool_groups(all_segs):
+        pf = figures(psegs)
+        pf["pool"], pf["pool_id"] = name, pid
+        total["pools"].append(pf)
+    total["verdict"] = max((d["verdict"] for d in devices), key=SEVERITY.get,
+                           default="compact")
+    return {"file": path, "devices": devices, "total": total}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gap-threshold", type=float, default=30.0)
+    ap.add_argument("--index-threshold", type=float, default=0.5)
+    ap.add_argument("files", nargs="+")
+    a = ap.parse_args()
+    out = {"files": [analyse(p, a.gap_threshold, a.index_threshold) for p in a.files]}
+    json.dump(out, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
