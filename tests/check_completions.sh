@@ -8,7 +8,8 @@
 # checked when installed (each skipped with a message otherwise).
 set -u
 
-src=$(cd "${1:-$(dirname "$0")/..}" && pwd) || exit 2
+here=$(cd "$(dirname "$0")" && pwd) || exit 2
+src=$(cd "${1:-$here/..}" && pwd) || exit 2
 comp=$src/completions
 work=$(mktemp -d) || exit 2
 trap 'rm -rf "$work"' EXIT
@@ -87,23 +88,10 @@ if command -v zsh >/dev/null 2>&1; then
     got=$(zsh -c 'autoload -U compinit; compinit -u -D; source "$1"; print -r -- $_comps[snapdiff]' \
           _ "$comp/_snapdiff" 2>&1)
     expect zsh "source _snapdiff after compinit" "_snapdiff" "$got"
-    # Real completion needs a terminal: drive an interactive zsh through zpty, with
-    # compadd wrapped so that every match it adds is printed.
+    # Real completion needs a terminal: tests/zsh_complete.zsh drives one through zpty.
     zsh_complete() {   # LINE
-        timeout 20 zsh -f -c '
-            zmodload zsh/zpty || exit 3
-            zpty z zsh -f -i
-            zpty -w z "PROMPT=\"\"; fpath=($1 \$fpath); autoload -U compinit; compinit -u -D"
-            zpty -w z '\''compadd () { builtin compadd -O __m "$@"; local m; for m in $__m; do print -r -- "<hit>$m"; done; builtin compadd "$@"; }'\''
-            zpty -w z "bindkey \"^I\" complete-word; print -r -- \"<rea\"\"dy>\""
-            while zpty -r z line; do [[ $line == "<ready>"* ]] && break; done
-            zpty -w -n z "$2"$'\''\t'\''
-            zpty -w z $'\''\C-u'\''"print -r -- \"<do\"\"ne>\""
-            while zpty -r z line; do
-                [[ $line == *"<done>"* && $line != *print* ]] && break
-                [[ $line == *"<hit>"* ]] && print -r -- ${${line##*<hit>}%%$'\''\r'\''*}
-            done
-            zpty -d z' _ "$comp" "$1" | sort -u | tr '\n' ' ' | sed 's/ $//'
+        timeout 30 zsh -f "$here/zsh_complete.zsh" "$comp" "$1" | sort -u | tr '\n' ' ' |
+            sed 's/ $//'
     }
     if zsh -f -c 'zmodload zsh/zpty' 2>/dev/null; then
         expect zsh "snapdiff --gr" "--group-by" "$(zsh_complete 'snapdiff --gr')"
@@ -111,6 +99,10 @@ if command -v zsh >/dev/null 2>&1; then
         expect zsh "snapdiff --format=" "folded json text" "$(zsh_complete 'snapdiff --format=')"
         expect zsh "snapdiff stats --" "--color --help --json --max-memory --no-color --quiet --version" \
             "$(zsh_complete 'snapdiff stats --')"
+        expect zsh "snapdiff --group-by " "file function leaf site stack" \
+            "$(zsh_complete 'snapdiff --group-by ')"
+        expect zsh "snapdiff frag --" "--color --gap-threshold --help --index-threshold --json --map --max-memory --no-color --quiet --svg --version" \
+            "$(zsh_complete 'snapdiff frag --')"
     else
         echo "SKIP zsh completion runs: no zsh/zpty module"
     fi

@@ -1,7 +1,7 @@
 # Documentation: the man page, the completions and README.md follow `snapdiff --help`
 # (generated from the option table in src/cli/options.c), the man page renders cleanly and
-# its marked examples run as documented, and the completion scripts complete. Builds
-# nothing.
+# its marked examples run as documented, README's output excerpt matches a real run, and
+# the completion scripts complete. Builds nothing.
 find_program(SNAPDIFF_SH sh REQUIRED)
 find_program(SNAPDIFF_BASH bash REQUIRED)
 
@@ -15,8 +15,13 @@ add_test(NAME docs_sync_selftest
 add_test(NAME docs_man_examples
          COMMAND ${SNAPDIFF_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/check_man.sh
                  ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR})
+# The README's output excerpt was copied from a real run; it must still be one.
+add_test(NAME docs_readme_example
+         COMMAND ${SNAPDIFF_SH} ${CMAKE_CURRENT_SOURCE_DIR}/check_readme_example.sh
+                 ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR})
 add_test(NAME docs_completions
          COMMAND ${SNAPDIFF_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/check_completions.sh
                  ${PROJECT_SOURCE_DIR})
-set_tests_properties(docs_sync docs_sync_selftest docs_man_examples docs_completions
+set_tests_properties(docs_sync docs_sync_selftest docs_man_examples docs_readme_example
+                     docs_completions
                      PROPERTIES LABELS docs TIMEOUT 300)

@@ -64,7 +64,8 @@ typedef struct sd_trace_entry {
     uint64_t stream;
     uint64_t device_free;    /* oom only */
     int64_t time_us;         /* valid when has_time */
-    uint32_t stack;
+    uint64_t frames_;        /* private: the stack, interned on request by
+                              * sd_snapshot_trace_stack (a big trace has millions) */
     uint8_t action;          /* sd_trace_action */
     bool has_time;
 } sd_trace_entry;
@@ -114,6 +115,11 @@ size_t sd_snapshot_device_count(const sd_snapshot *s);   /* sorted by device ord
 const sd_device *sd_snapshot_device(const sd_snapshot *s, size_t i);
 
 size_t sd_snapshot_stack_count(const sd_snapshot *s);
+/* Stack id of a trace entry's frames (0 when it recorded none). Trace stacks are interned
+ * on request, not at load: stats and diff never need them.
+ * @return SD_OK, or an error (with offset) when the entry's frames are malformed. */
+sd_status sd_snapshot_trace_stack(sd_snapshot *s, const sd_trace_entry *e, uint32_t *stack,
+                                  sd_error *err);
 /* Frames of stack `id`, innermost first, as indices for sd_snapshot_frame. */
 const uint32_t *sd_snapshot_stack(const sd_snapshot *s, uint32_t id, size_t *n_frames);
 const sd_frame *sd_snapshot_frame(const sd_snapshot *s, uint32_t frame_id);

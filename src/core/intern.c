@@ -91,7 +91,26 @@ static const char *frame_str(sd_snapshot *s, const sd_value *dict, const char *k
     return sdp_blob_of(*v)->data; /* arena copy, NUL-terminated, lives with the snapshot */
 }
 
+static sd_status intern_frame_slow(sd_snapshot *s, const sd_value *v, uint32_t *id);
+
+/* Frame dicts are shared objects too: look them up by pointer before touching them. */
 static sd_status intern_frame(sd_snapshot *s, const sd_value *v, uint32_t *id)
+{
+    uint64_t bits = v->bits;
+    size_t slot = (size_t)((bits >> 3) * 0x9e3779b97f4a7c15ull >> 50);
+    if (s->frame_cache[slot].bits == bits && s->frame_cache[slot].id1) {
+        *id = s->frame_cache[slot].id1 - 1;
+        return SD_OK;
+    }
+    sd_status st = intern_frame_slow(s, v, id);
+    if (st == SD_OK && sdp_is_ptr(*v)) {
+        s->frame_cache[slot].bits = bits;
+        s->frame_cache[slot].id1 = *id + 1;
+    }
+    return st;
+}
+
+static sd_status intern_frame_slow(sd_snapshot *s, const sd_value *v, uint32_t *id)
 {
     sdp_cont *c = sdp_cont_of(*v);
     if (!c || c->type != SDP_DICT)
@@ -163,7 +182,25 @@ void sdp_intern_free(sd_snapshot *s)
     free(s->stack_index.slots);
 }
 
+static sd_status intern_stack_slow(sd_snapshot *s, const sd_value *frames, uint32_t *id);
+
 sd_status sdp_intern_stack(sd_snapshot *s, const sd_value *frames, uint32_t *id)
+{
+    uint64_t bits = frames->bits;
+    size_t slot = (size_t)((bits >> 3) * 0x9e3779b97f4a7c15ull >> 48);
+    if (s->stack_cache[slot].bits == bits && s->stack_cache[slot].id1) {
+        *id = s->stack_cache[slot].id1 - 1;
+        return SD_OK;
+    }
+    sd_status st = intern_stack_slow(s, frames, id);
+    if (st == SD_OK && sdp_is_ptr(*frames)) {
+        s->stack_cache[slot].bits = bits;
+        s->stack_cache[slot].id1 = *id + 1;
+    }
+    return st;
+}
+
+static sd_status intern_stack_slow(sd_snapshot *s, const sd_value *frames, uint32_t *id)
 {
     sdp_cont *c = sdp_cont_of(*frames);
     if (!c || c->type == SDP_DICT) return sdp_model_fail(s, frames, "'frames' is not a list");

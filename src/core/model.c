@@ -264,7 +264,7 @@ static sd_status read_trace_pairs(sd_snapshot *s, const sd_value *where, uint64_
         else if (KEY_IS(k, "stream")) { st = get_int(s, where, x, "stream", &tmp); e->stream = (uint64_t)tmp; }
         else if (KEY_IS(k, "device_free")) { st = get_int(s, where, x, "device_free", &tmp); e->device_free = (uint64_t)tmp; }
         else if (KEY_IS(k, "time_us")) { st = get_int(s, where, x, "time_us", &e->time_us); e->has_time = true; }
-        else if (KEY_IS(k, "frames")) st = sdp_intern_stack(s, x, &e->stack);
+        else if (KEY_IS(k, "frames")) e->frames_ = x->bits;
     }
     (void)offset;
     return st;
@@ -283,21 +283,81 @@ static sd_status read_trace_entry(sd_snapshot *s, const sd_value *v, sd_trace_en
 
 /* ---------- the record hook: trace entries straight from the parser ---------- */
 
-enum { RECORD_TRACE = 1 };
+/* Each trace-entry shape is decoded once into a layout: the field each key position fills.
+ * Taking a record is then a switch per value, with no string compares. */
+enum { F_OTHER, F_ACTION, F_ADDR, F_SIZE, F_STREAM, F_DEVICE_FREE, F_TIME, F_FRAMES };
+
+static uint8_t field_of(const sd_value *k)
+{
+    static const struct { const char *key; uint8_t field; } fields[] = {
+        {"action", F_ACTION}, {"addr", F_ADDR}, {"size", F_SIZE}, {"stream", F_STREAM},
+        {"device_free", F_DEVICE_FREE}, {"time_us", F_TIME}, {"frames", F_FRAMES}};
+    for (size_t i = 0; i < SDP_ARRAY_LEN(fields); i++)
+        if (sdp_str_eq(*k, fields[i].key, strlen(fields[i].key))) return fields[i].field;
+    return F_OTHER;
+}
+
+/* Every entry names its action with the same few shared strings: compare pointers first. */
+static uint8_t cached_action(sd_snapshot *s, const sd_value *x)
+{
+    size_t slot = (size_t)(x->bits >> 3) & 7;
+    if (sdp_is_ptr(*x) && s->action_cache[slot].bits == x->bits) return s->action_cache[slot].action;
+    uint8_t a = action_of(x);
+    if (sdp_is_ptr(*x)) {
+        s->action_cache[slot].bits = x->bits;
+        s->action_cache[slot].action = a;
+    }
+    return a;
+}
 
 static uint32_t record_kind(void *ctx, const sd_value *keys, uint32_t n)
 {
-    (void)ctx;
-    for (uint32_t i = 0; i < n; i++)
-        if (KEY_IS(&keys[i], "action")) return RECORD_TRACE; /* only trace entries have it */
-    return 0;
+    sd_snapshot *s = ctx;
+    uint8_t layout[16] = {0};
+    bool is_trace = false;
+    for (uint32_t i = 0; i < n && i < 16; i++) {
+        layout[i] = field_of(&keys[i]);
+        is_trace |= layout[i] == F_ACTION; /* only trace entries have an action */
+    }
+    if (!is_trace) return 0;
+    if (s->n_layouts == s->layouts_cap) {
+        size_t ncap = s->layouts_cap ? s->layouts_cap * 2 : 8;
+        if (ncap > 65536 || !sdp_arena_charge(&s->arena, (ncap - s->layouts_cap) * 16)) return 0;
+        uint8_t (*nl)[16] = realloc(s->layouts, ncap * sizeof *nl);
+        if (!nl) return 0; /* then it stays a dict: slower, still correct */
+        s->layouts = nl;
+        s->layouts_cap = ncap;
+    }
+    memcpy(s->layouts[s->n_layouts], layout, sizeof layout);
+    return (uint32_t)++s->n_layouts;
+}
+
+static sd_status take_field(sd_snapshot *s, uint8_t field, const sd_value *x, sd_trace_entry *e)
+{
+    int64_t v = 0;
+    static const char *const names[] = {"", "action", "addr", "size", "stream", "device_free",
+                                        "time_us", "frames"};
+    switch (field) {
+    case F_ACTION: e->action = cached_action(s, x); return SD_OK;
+    case F_FRAMES: e->frames_ = x->bits; return SD_OK;
+    case F_OTHER: return SD_OK;
+    default: break;
+    }
+    if (!sdp_int_of(*x, &v)) return get_int(s, NULL, x, names[field], &v);
+    switch (field) {
+    case F_ADDR: e->addr = (uint64_t)v; break;
+    case F_SIZE: e->size = (uint64_t)v; break;
+    case F_STREAM: e->stream = (uint64_t)v; break;
+    case F_DEVICE_FREE: e->device_free = (uint64_t)v; break;
+    case F_TIME: e->time_us = v; e->has_time = true; break;
+    }
+    return SD_OK;
 }
 
 static sd_status record_take(void *ctx, uint32_t kind, const sd_value *kv, size_t n_pairs,
                              uint64_t offset, uint32_t *index)
 {
     sd_snapshot *s = ctx;
-    (void)kind;
     if (s->n_records == s->records_cap) {
         size_t ncap = s->records_cap ? s->records_cap * 2 : 4096;
         if (ncap > UINT32_MAX || !sdp_arena_charge(&s->arena, (ncap - s->records_cap) * sizeof *s->records))
@@ -308,9 +368,14 @@ static sd_status record_take(void *ctx, uint32_t kind, const sd_value *kv, size_
         s->records_cap = ncap;
     }
     s->ctx_offset = offset;
-    sd_status st = read_trace_pairs(s, NULL, offset, kv, 2, kv + 1, 2, n_pairs,
-                                    &s->records[s->n_records]);
-    if (st) return st;
+    const uint8_t *layout = s->layouts[kind - 1];
+    sd_trace_entry *e = &s->records[s->n_records];
+    memset(e, 0, sizeof *e);
+    e->action = SD_ACT_OTHER;
+    for (size_t i = 0; i < n_pairs; i++) {
+        sd_status st = take_field(s, layout[i], &kv[2 * i + 1], e);
+        if (st) return st;
+    }
     *index = (uint32_t)s->n_records++;
     return SD_OK;
 }

@@ -34,9 +34,17 @@ struct sd_snapshot {
     uint32_t *stack_start;         /* stack i = stack_frames[stack_start[i] .. stack_start[i+1]) */
     size_t n_stacks, stacks_cap;
     intern_table stack_index;
+    /* Recently seen frames lists by value bits -> stack id + 1. Millions of trace entries
+     * point at a few thousand shared lists; this keeps those lookups in cache instead of
+     * touching each list's header, far away in the arena. */
+    struct { uint64_t bits; uint32_t id1; } stack_cache[1 << 16];
+    struct { uint64_t bits; uint32_t id1; } frame_cache[1 << 14];
 
     sd_trace_entry *records;       /* trace entries taken over while parsing (malloc) */
     size_t n_records, records_cap;
+    struct { uint64_t bits; uint8_t action; } action_cache[8]; /* action strings are shared */
+    uint8_t (*layouts)[16];        /* per record shape: which field each key fills */
+    size_t n_layouts, layouts_cap;
 
     sd_allocator_settings settings;
 

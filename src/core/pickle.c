@@ -31,6 +31,11 @@ typedef struct parser {
     uint64_t n_values;
     sdp_shape *empty_shape;     /* root of every dict's shape tree */
     const sdp_record_hook *hook;
+    /* The key sequence of the last dict filled in one batch, and the shape it led to: the
+     * next dict of a big snapshot almost always has the very same key objects. */
+    uint64_t last_keys[SDP_SHAPE_MAX_KEYS];
+    size_t last_k;
+    sdp_shape *last_shape;
     bool release_behind;
     size_t released;            /* bytes of the mapping already dropped */
     int proto;
@@ -154,11 +159,17 @@ static bool same_key(sd_value a, sd_value b)
 /* The shape reached from `from` by adding `key`; created on first use. */
 static sd_status shape_child(parser *p, sdp_shape *from, sd_value key, sdp_shape **out)
 {
-    for (sdp_shape *c = from->first_child; c; c = c->next_sibling)
-        if (same_key(c->keys[from->n], key)) {
-            *out = c;
-            return SD_OK;
+    for (sdp_shape **link = &from->first_child; *link; link = &(*link)->next_sibling) {
+        sdp_shape *c = *link;
+        if (!same_key(c->keys[from->n], key)) continue;
+        if (link != &from->first_child) { /* move to front: the next dict is likely alike */
+            *link = c->next_sibling;
+            c->next_sibling = from->first_child;
+            from->first_child = c;
         }
+        *out = c;
+        return SD_OK;
+    }
     sdp_shape *c = sdp_arena_alloc(p->arena, sizeof *c + (from->n + 1) * sizeof(sd_value));
     if (!c) return fail_nomem(p);
     c->first_child = NULL;
@@ -190,11 +201,31 @@ static sd_status dict_unshape(parser *p, sdp_cont *c, size_t extra)
 }
 
 /* A fresh dict filled in one go whose keys the record hook claims becomes a record. */
+/* The shape reached from the empty dict by the k keys kv[0], kv[2], ... */
+static sd_status shape_of_keys(parser *p, const sd_value *kv, size_t k, sdp_shape **out)
+{
+    bool same = k == p->last_k && p->last_shape;
+    for (size_t i = 0; same && i < k; i++) same = kv[2 * i].bits == p->last_keys[i];
+    if (same) {
+        *out = p->last_shape;
+        return SD_OK;
+    }
+    sdp_shape *shape = p->empty_shape;
+    for (size_t i = 0; i < k; i++) {
+        TRY(shape_child(p, shape, kv[2 * i], &shape));
+        p->last_keys[i] = kv[2 * i].bits;
+    }
+    p->last_k = k;
+    p->last_shape = shape;
+    *out = shape;
+    return SD_OK;
+}
+
 static sd_status try_record(parser *p, sdp_cont *c, const sd_value *kv, size_t k, bool *taken)
 {
     *taken = false;
-    sdp_shape *shape = p->empty_shape;
-    for (size_t i = 0; i < k; i++) TRY(shape_child(p, shape, kv[2 * i], &shape));
+    sdp_shape *shape;
+    TRY(shape_of_keys(p, kv, k, &shape));
     if (!shape->record_kind) shape->record_kind = 1 + p->hook->kind(p->hook->ctx, shape->keys, shape->n);
     if (shape->record_kind == 1) return SD_OK;
     uint32_t index;
@@ -229,6 +260,12 @@ static sd_status dict_add(parser *p, sdp_cont *c, const sd_value *kv, size_t k)
         return SD_OK;
     }
     TRY(cont_reserve(p, c, k, 1));
+    if (c->n == 0) {
+        TRY(shape_of_keys(p, kv, k, &c->shape));
+        for (size_t i = 0; i < k; i++) c->items[i] = kv[2 * i + 1];
+        c->n = (uint32_t)k;
+        return SD_OK;
+    }
     for (size_t i = 0; i < k; i++) {
         TRY(shape_child(p, c->shape, kv[2 * i], &c->shape));
         c->items[c->n++] = kv[2 * i + 1];
@@ -515,6 +552,83 @@ static void release_parsed(parser *p)
     p->released = p->cur.pos;
 }
 
+/* The opcodes that make up most of a snapshot pickle (memo gets of shared keys and
+ * frames, small ints, MEMOIZE, MARK), decoded here without the general dispatch. Returns
+ * false for anything else, or when bytes are short: step() then reports properly. */
+static inline bool fast_op(parser *p, uint8_t op)
+{
+    const uint8_t *b = p->cur.base + p->cur.pos;
+    size_t left = p->cur.len - p->cur.pos;
+    uint64_t idx;
+    sd_value v;
+    switch (op) {
+    case OP_BINGET:
+        if (left < 1) return false;
+        idx = b[0];
+        break;
+    case OP_LONG_BINGET:
+        if (left < 4) return false;
+        idx = (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24;
+        break;
+    case OP_BININT1:
+        if (left < 1 || p->sp == p->stack_cap) return false;
+        v.bits = ((uint64_t)b[0] << 3) | SDP_TAG_INT;
+        p->stack[p->sp++] = v;
+        p->n_values++;
+        p->cur.pos += 1;
+        return true;
+    case OP_BININT2:
+        if (left < 2 || p->sp == p->stack_cap) return false;
+        v.bits = (((uint64_t)b[0] | (uint64_t)b[1] << 8) << 3) | SDP_TAG_INT;
+        p->stack[p->sp++] = v;
+        p->n_values++;
+        p->cur.pos += 2;
+        return true;
+    case OP_BININT:
+        if (left < 4 || p->sp == p->stack_cap) return false;
+        v.bits = ((uint64_t)(int64_t)(int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 |
+                                               (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24) << 3) |
+                 SDP_TAG_INT;
+        p->stack[p->sp++] = v;
+        p->n_values++;
+        p->cur.pos += 4;
+        return true;
+    case OP_LONG1: { /* addresses and timestamps: up to 7 bytes fit an inline int */
+        if (left < 1 || left - 1 < b[0] || b[0] == 0 || b[0] > 7 || p->sp == p->stack_cap)
+            return false;
+        unsigned n = b[0];
+        uint64_t x = 0;
+        for (unsigned i = n; i > 0; i--) x = x << 8 | b[i];
+        if (b[n] & 0x80) x |= ~(uint64_t)0 << (8 * n); /* sign-extend */
+        int64_t sx = (int64_t)x;
+        if (sx < SDP_SMALL_MIN || sx > SDP_SMALL_MAX) return false;
+        v.bits = ((uint64_t)sx << 3) | SDP_TAG_INT;
+        p->stack[p->sp++] = v;
+        p->n_values++;
+        p->cur.pos += 1 + n;
+        return true;
+    }
+    case OP_MEMOIZE:
+        if (p->sp == mark_base(p) || p->memo_count >= p->memo_cap) return false;
+        if (p->memo[p->memo_count].bits != SDP_BITS_UNSET) return false;
+        p->memo[p->memo_count++] = p->stack[p->sp - 1];
+        return true;
+    case OP_MARK:
+        if (p->n_marks == p->marks_cap) return false;
+        p->marks[p->n_marks++] = p->sp;
+        return true;
+    default:
+        return false;
+    }
+    /* BINGET / LONG_BINGET */
+    if (idx >= p->memo_cap || p->memo[idx].bits == SDP_BITS_UNSET || p->sp == p->stack_cap)
+        return false;
+    p->stack[p->sp++] = p->memo[idx];
+    p->n_values++;
+    p->cur.pos += op == OP_BINGET ? 1 : 4;
+    return true;
+}
+
 static sd_status run(parser *p, sd_value *root)
 {
     bool stop = false;
@@ -525,6 +639,7 @@ static sd_status run(parser *p, sd_value *root)
         if (!sdp_cur_u8(&p->cur, &op))
             return fail(p, SD_ETRUNC, "truncated: expected an opcode or STOP, input ends at "
                         "byte %zu", p->cur.len);
+        if (fast_op(p, op)) continue;
         TRY(step(p, op, &stop));
     }
     if (p->sp == 0) return fail(p, SD_EFORMAT, "STOP with an empty stack");

@@ -92,6 +92,7 @@ void sd_snapshot_free(sd_snapshot *s)
     if (!s) return;
     sdp_intern_free(s);
     free(s->records);
+    free(s->layouts);
     sdp_arena_free(&s->arena);
     free(s->source);
     free(s);
@@ -107,6 +108,20 @@ const sd_device *sd_snapshot_device(const sd_snapshot *s, size_t i)
 }
 
 size_t sd_snapshot_stack_count(const sd_snapshot *s) { return s->n_stacks; }
+
+sd_status sd_snapshot_trace_stack(sd_snapshot *s, const sd_trace_entry *e, uint32_t *stack,
+                                  sd_error *err)
+{
+    *stack = 0;
+    if (!e->frames_) return SD_OK;
+    sd_value frames = {e->frames_};
+    s->err = err;
+    s->ctx_offset = SD_NO_OFFSET;
+    sd_status st = sdp_intern_stack(s, &frames, stack);
+    s->err = NULL;
+    if (st) sdp_error_set_source(err, s->source);
+    return st;
+}
 
 const uint32_t *sd_snapshot_stack(const sd_snapshot *s, uint32_t id, size_t *n_frames)
 {

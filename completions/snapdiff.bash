@@ -1,0 +1,94 @@
+# bash completion for snapdiff(1)                                    -*- shell-script -*-
+#
+# Install as /usr/share/bash-completion/completions/snapdiff (cmake --install does), or
+# source it from ~/.bashrc. Kept in sync with `snapdiff --help` by tests/check_docs_sync.sh.
+
+_snapdiff()
+{
+    # Plain COMP_WORDS, so that it works with or without the bash-completion package.
+    # With '=' in COMP_WORDBREAKS (the default), "--top=5" arrives as "--top" "=" "5".
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+    local -a words=("${COMP_WORDS[@]}")
+    local cword=$COMP_CWORD
+    COMPREPLY=()
+
+    local commands='diff stats frag dump'
+    local common='--help -h --version -V --no-color --color --max-memory --quiet -q'
+    local json='--json -j'
+    local diff_opts='--format -f --group-by -g --depth -d --hide --show --focus --top -n
+        --steps --capacity'
+    local frag_opts='--gap-threshold --index-threshold --map --svg'
+    # Options whose value is the next word.
+    local takes_value='--format|-f|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-memory|--gap-threshold|--index-threshold|--svg'
+
+    # Values: "--opt VALUE" and "--opt=VALUE" (split at '=' or not).
+    local opt=$prev value=$cur prefix=''
+    if [[ $cur == = ]]; then
+        opt=$prev value=''
+    elif [[ $prev == = ]] && ((cword >= 2)); then
+        opt=${words[cword-2]}
+    elif [[ $cur == --*=* ]]; then
+        opt=${cur%%=*} value=${cur#*=} prefix=${cur%%=*}=
+    fi
+    case $opt in
+        --group-by|-g)
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'site leaf stack file function' -- "$value")
+            return ;;
+        --format|-f)
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'text json folded' -- "$value")
+            return ;;
+        --svg)
+            compopt -o filenames 2>/dev/null
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -f -- "$value")
+            return ;;
+        --max-memory|--capacity)
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W '8GiB 16GiB 24GiB 40GiB 48GiB 80GiB 96GiB 141GiB' -- "$value")
+            return ;;
+        --depth|-d|--top|-n|--steps|--gap-threshold|--index-threshold|--hide|--show|--focus)
+            # A number or a regular expression: nothing sensible to offer.
+            return ;;
+    esac
+
+    # Which command is this? The first word that is not an option (nor an option's value).
+    local i w cmd='' seen_files=0
+    for ((i = 1; i < cword; i++)); do
+        w=${words[i]}
+        if [[ $w == -- ]]; then
+            seen_files=1
+            break
+        fi
+        if [[ $w == -* ]]; then
+            if [[ $w != *=* && $w =~ ^($takes_value)$ ]]; then
+                ((i++))                                  # its value
+                [[ ${words[i]} == = ]] && ((i++))        # "--top" "=" "5"
+            fi
+            continue
+        fi
+        case $w in
+            diff|stats|frag|dump) cmd=$w ;;
+            *) cmd='diff' ;;   # snapdiff OLD NEW
+        esac
+        break
+    done
+
+    if [[ $cur == -* && $seen_files -eq 0 ]]; then
+        local opts
+        case $cmd in
+            '') opts="$common $json $diff_opts $frag_opts" ;;
+            diff) opts="$common $json $diff_opts" ;;
+            stats) opts="$common $json" ;;
+            frag) opts="$common $json $frag_opts" ;;
+            dump) opts="$common" ;;
+        esac
+        mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
+        return
+    fi
+
+    # Files (snapshots, zips, directories); the commands too while none is given yet.
+    compopt -o filenames 2>/dev/null
+    mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+    if [[ -z $cmd ]]; then
+        mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -W "$commands" -- "$cur")
+    fi
+} &&
+    complete -F _snapdiff snapdiff

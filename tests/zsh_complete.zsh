@@ -1,0 +1,51 @@
+#!/usr/bin/zsh -f
+# zsh_complete.zsh FPATH_DIR LINE
+#
+# Print the matches zsh's completion offers for LINE (one per line), with the completion
+# functions of FPATH_DIR first in $fpath. Completion needs a terminal, so this drives an
+# interactive zsh through zpty; compadd is wrapped to print every match it adds, and the
+# shell exits as soon as the completion is done, so reading to the end is deterministic.
+# After the approach of Valodim's zsh-capture-completion.
+zmodload zsh/zpty || exit 3
+[[ $# == 2 ]] || { print -u2 "usage: zsh_complete.zsh FPATH_DIR LINE"; exit 2 }
+
+local init=$(mktemp) || exit 2
+trap 'rm -f $init' EXIT
+cat >$init <<EOF
+PROMPT=
+fpath=(${(q)1} \$fpath)
+autoload -U compinit
+compinit -u -D
+bindkey '^M' undefined
+bindkey '^J' undefined
+bindkey '^I' complete-word
+marker () { print -r -- '<m''arker>' }
+compprefuncs=(marker)
+comppostfuncs=(marker exit)
+zstyle ':completion:*' list-grouped false
+zstyle ':completion:*' insert-tab false
+compadd () {
+    # Calls that only collect matches (-O, -A, -D) are not additions: pass them on.
+    if [[ \${@[1,(i)(-|--)]} == *-(O|A|D)\\ * ]]; then
+        builtin compadd "\$@"
+        return
+    fi
+    local -a __hits
+    builtin compadd -A __hits "\$@"
+    local h
+    for h in \$__hits; do print -r -- "<hit>\$h"; done
+    builtin compadd "\$@"
+}
+print -r -- '<re''ady>'
+EOF
+
+zpty z zsh -f -i
+zpty -w z "source ${(q)init}"
+local line
+while zpty -r z line; do [[ $line == '<ready>'* ]] && break; done
+zpty -w -n z "$2"$'\t'
+while zpty -r z line; do
+    [[ $line == *'<hit>'* ]] && print -r -- ${${line##*<hit>}%%$'\r'*}
+done
+zpty -d z 2>/dev/null
+return 0
