@@ -11,3 +11,6 @@ set_tests_properties(corpus_stats_dump PROPERTIES TIMEOUT 1800)
 
 add_test(NAME cli_stats_dump
          COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_cli.py ${SNAPDIFF_BIN})
+
+add_test(NAME core_symbol_prefix
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_symbols.sh $<TARGET_FILE:snapdiff_core>)

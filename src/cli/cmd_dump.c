@@ -18,9 +18,11 @@ static int dump_bytes(const uint8_t *data, size_t len, const char *name,
         if (sd_pickle_trailing(p))
             msg_note("%s: %llu bytes after the pickle's STOP were ignored", name,
                      (unsigned long long)sd_pickle_trailing(p));
-        /* Shared objects are written at every reference, as json.dumps does; bound that so
-         * a file of nested shared lists cannot make terabytes of output. */
-        uint64_t budget = 256 * sd_pickle_value_count(p) + 10000000;
+        /* Shared objects are written at every reference, as json.dumps does. Real
+         * snapshots expand to at most ~50 output bytes per input byte (~8 values); bound
+         * the expansion at 16 values per input byte so that a file of nested shared lists
+         * ends in an error instead of terabytes. */
+        uint64_t budget = 16 * (uint64_t)len + 20000000;
         st = sd_value_write_json(sd_pickle_root(p), stdout, budget, &err);
         sd_pickle_free(p);
     }

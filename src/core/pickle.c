@@ -14,37 +14,11 @@
 
 #include "internal.h"
 #include "pickle_ops.h"
-
-typedef struct parser {
-    sdp_cursor cur;
-    sdp_arena *arena;
-    sd_error *err;
-    size_t op_start;            /* offset of the opcode being decoded */
-
-    sd_value *stack;            /* value stack (malloc, charged to the arena budget) */
-    size_t sp, stack_cap;
-    size_t *marks;              /* stack heights at each MARK */
-    size_t n_marks, marks_cap;
-    sd_value *memo;             /* dense; SDP_BITS_UNSET = never set */
-    size_t memo_cap;
-    uint64_t memo_count;        /* entries set: MEMOIZE's index */
-    uint64_t n_values;
-    sdp_shape *empty_shape;     /* root of every dict's shape tree */
-    const sdp_record_hook *hook;
-    /* The key sequence of the last dict filled in one batch, and the shape it led to: the
-     * next dict of a big snapshot almost always has the very same key objects. */
-    uint64_t last_keys[SDP_SHAPE_MAX_KEYS];
-    size_t last_k;
-    sdp_shape *last_shape;
-    bool release_behind;
-    size_t released;            /* bytes of the mapping already dropped */
-    int proto;
-} parser;
+#include "pickle_parser.h"
 
 /* ---------- failure helpers: one place attaches the opcode offset ---------- */
 
-static sd_status fail(parser *p, sd_status code, const char *fmt, ...) SDP_PRINTF(3, 4);
-static sd_status fail(parser *p, sd_status code, const char *fmt, ...)
+sd_status sdp_pp_fail(parser *p, sd_status code, const char *fmt, ...)
 {
     char text[200];
     va_list ap;
@@ -56,302 +30,47 @@ static sd_status fail(parser *p, sd_status code, const char *fmt, ...)
 
 static sd_status fail_trunc(parser *p, const char *what)
 {
-    return fail(p, SD_ETRUNC, "truncated: expected %s, input ends at byte %zu", what,
+    return sdp_pp_fail(p, SD_ETRUNC, "truncated: expected %s, input ends at byte %zu", what,
                 p->cur.len);
 }
 
-static sd_status fail_nomem(parser *p)
+sd_status sdp_pp_fail_nomem(parser *p)
 {
-    return fail(p, SD_ENOMEM, "memory budget exhausted while decoding (see --max-memory)");
+    return sdp_pp_fail(p, SD_ENOMEM, "memory budget exhausted while decoding (see --max-memory)");
 }
 
-#define TRY(x) do { sd_status st_ = (x); if (st_ != SD_OK) return st_; } while (0)
 
 /* ---------- growable buffers, charged against the arena budget ---------- */
 
-static sd_status grow_buffer(parser *p, void **buf, size_t *cap, size_t need, size_t elem)
+sd_status sdp_pp_grow(parser *p, void **buf, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap) return SD_OK;
     size_t ncap = *cap ? *cap : 256;
     while (ncap < need) {
-        if (ncap > SIZE_MAX / 2 / elem) return fail_nomem(p);
+        if (ncap > SIZE_MAX / 2 / elem) return sdp_pp_fail_nomem(p);
         ncap *= 2;
     }
-    if (!sdp_arena_charge(p->arena, (uint64_t)(ncap - *cap) * elem)) return fail_nomem(p);
+    if (!sdp_arena_charge(p->arena, (uint64_t)(ncap - *cap) * elem)) return sdp_pp_fail_nomem(p);
     void *nb = realloc(*buf, ncap * elem);
-    if (!nb) return fail_nomem(p);
+    if (!nb) return sdp_pp_fail_nomem(p);
     *buf = nb;
     *cap = ncap;
     return SD_OK;
-}
-
-static inline sd_status push(parser *p, sd_value v)
-{
-    if (p->sp == p->stack_cap)
-        TRY(grow_buffer(p, (void **)&p->stack, &p->stack_cap, p->sp + 1, sizeof *p->stack));
-    p->stack[p->sp++] = v;
-    p->n_values++;
-    return SD_OK;
-}
-
-/* Height of the stack above the innermost mark: values an opcode may consume. */
-static inline size_t mark_base(const parser *p)
-{
-    return p->n_marks ? p->marks[p->n_marks - 1] : 0;
-}
-
-static inline sd_status need_values(parser *p, size_t n, const char *op)
-{
-    if (p->sp - mark_base(p) < n)
-        return fail(p, SD_EFORMAT, "%s needs %zu value%s on the stack, found %zu", op, n,
-                    n == 1 ? "" : "s", p->sp - mark_base(p));
-    return SD_OK;
-}
-
-static sd_status pop_mark(parser *p, const char *op, size_t *base)
-{
-    if (!p->n_marks) return fail(p, SD_EFORMAT, "%s without a matching MARK", op);
-    *base = p->marks[--p->n_marks];
-    return SD_OK;
-}
-
-/* ---------- containers ---------- */
-
-static sd_status new_cont(parser *p, uint8_t type, sd_value *out)
-{
-    sdp_cont *c = sdp_arena_alloc(p->arena, sizeof *c);
-    if (!c) return fail_nomem(p);
-    memset(c, 0, sizeof *c);
-    c->type = type;
-    c->open = type != SDP_TUPLE;
-    c->offset = p->op_start;
-    if (type == SDP_DICT) c->shape = p->empty_shape;
-    out->bits = (uint64_t)(uintptr_t)c;
-    return SD_OK;
-}
-
-/* Make room for `extra` more slots. The first batch is allocated exactly: most snapshot
- * dicts and stacks are filled by a single SETITEMS or APPENDS. */
-static sd_status cont_reserve(parser *p, sdp_cont *c, size_t extra, size_t per)
-{
-    if (extra > UINT32_MAX - c->n) return fail(p, SD_ELIMIT, "container of more than 2^32 items");
-    size_t need = c->n + extra;
-    if (need <= c->cap) return SD_OK;
-    size_t ncap = c->cap ? c->cap * 2 : need;
-    if (ncap < need) ncap = need;
-    if (ncap > UINT32_MAX) ncap = UINT32_MAX;
-    sd_value *items = sdp_arena_alloc(p->arena, ncap * per * sizeof *items);
-    if (!items) return fail_nomem(p);
-    if (c->n) memcpy(items, c->items, c->n * per * sizeof *items);
-    c->items = items;
-    c->cap = (uint32_t)ncap;
-    return SD_OK;
-}
-
-static bool same_key(sd_value a, sd_value b)
-{
-    if (a.bits == b.bits) return true;
-    const sdp_blob *x = sdp_blob_of(a), *y = sdp_blob_of(b);
-    return x && y && x->type == SDP_STR && y->type == SDP_STR && x->len == y->len &&
-           memcmp(x->data, y->data, x->len) == 0;
-}
-
-/* The shape reached from `from` by adding `key`; created on first use. */
-static sd_status shape_child(parser *p, sdp_shape *from, sd_value key, sdp_shape **out)
-{
-    for (sdp_shape **link = &from->first_child; *link; link = &(*link)->next_sibling) {
-        sdp_shape *c = *link;
-        if (!same_key(c->keys[from->n], key)) continue;
-        if (link != &from->first_child) { /* move to front: the next dict is likely alike */
-            *link = c->next_sibling;
-            c->next_sibling = from->first_child;
-            from->first_child = c;
-        }
-        *out = c;
-        return SD_OK;
-    }
-    sdp_shape *c = sdp_arena_alloc(p->arena, sizeof *c + (from->n + 1) * sizeof(sd_value));
-    if (!c) return fail_nomem(p);
-    c->first_child = NULL;
-    c->record_kind = 0;
-    c->next_sibling = from->first_child;
-    from->first_child = c;
-    c->n = from->n + 1;
-    if (from->n) memcpy(c->keys, from->keys, from->n * sizeof(sd_value));
-    c->keys[from->n] = key;
-    *out = c;
-    return SD_OK;
-}
-
-/* A dict too big for shapes keeps its keys beside its values. */
-static sd_status dict_unshape(parser *p, sdp_cont *c, size_t extra)
-{
-    size_t need = (size_t)c->n + extra;
-    if (need > UINT32_MAX) return fail(p, SD_ELIMIT, "dict of more than 2^32 items");
-    sd_value *items = sdp_arena_alloc(p->arena, 2 * need * sizeof *items);
-    if (!items) return fail_nomem(p);
-    for (uint32_t i = 0; i < c->n; i++) {
-        items[2 * i] = c->shape->keys[i];
-        items[2 * i + 1] = c->items[i];
-    }
-    c->items = items;
-    c->cap = (uint32_t)need;
-    c->shape = NULL;
-    return SD_OK;
-}
-
-/* A fresh dict filled in one go whose keys the record hook claims becomes a record. */
-/* The shape reached from the empty dict by the k keys kv[0], kv[2], ... */
-static sd_status shape_of_keys(parser *p, const sd_value *kv, size_t k, sdp_shape **out)
-{
-    bool same = k == p->last_k && p->last_shape;
-    for (size_t i = 0; same && i < k; i++) same = kv[2 * i].bits == p->last_keys[i];
-    if (same) {
-        *out = p->last_shape;
-        return SD_OK;
-    }
-    sdp_shape *shape = p->empty_shape;
-    for (size_t i = 0; i < k; i++) {
-        TRY(shape_child(p, shape, kv[2 * i], &shape));
-        p->last_keys[i] = kv[2 * i].bits;
-    }
-    p->last_k = k;
-    p->last_shape = shape;
-    *out = shape;
-    return SD_OK;
-}
-
-static sd_status try_record(parser *p, sdp_cont *c, const sd_value *kv, size_t k, bool *taken)
-{
-    *taken = false;
-    sdp_shape *shape;
-    TRY(shape_of_keys(p, kv, k, &shape));
-    if (!shape->record_kind) shape->record_kind = 1 + p->hook->kind(p->hook->ctx, shape->keys, shape->n);
-    if (shape->record_kind == 1) return SD_OK;
-    uint32_t index;
-    sd_status st = p->hook->take(p->hook->ctx, shape->record_kind - 1, kv, k, c->offset, &index);
-    if (st) {
-        p->op_start = c->offset;
-        return st;
-    }
-    c->type = SDP_RECORD;
-    c->open = 0;
-    c->aux = index;
-    c->shape = NULL;
-    *taken = true;
-    return SD_OK;
-}
-
-/* Append k key/value pairs (kv[0], kv[1], ...) to a dict. */
-static sd_status dict_add(parser *p, sdp_cont *c, const sd_value *kv, size_t k)
-{
-    /* Protocols 0 and 1 fill dicts one SETITEM at a time, so a dict is only known to be
-     * complete when it is filled by one batch, as protocol 2+ writers do. */
-    if (p->hook && p->proto >= 2 && c->n == 0 && k <= SDP_SHAPE_MAX_KEYS) {
-        bool taken;
-        TRY(try_record(p, c, kv, k, &taken));
-        if (taken) return SD_OK;
-    }
-    if (c->shape && c->n + k > SDP_SHAPE_MAX_KEYS) TRY(dict_unshape(p, c, k));
-    if (!c->shape) {
-        TRY(cont_reserve(p, c, k, 2));
-        memcpy(c->items + 2 * (size_t)c->n, kv, 2 * k * sizeof *kv);
-        c->n += (uint32_t)k;
-        return SD_OK;
-    }
-    TRY(cont_reserve(p, c, k, 1));
-    if (c->n == 0) {
-        TRY(shape_of_keys(p, kv, k, &c->shape));
-        for (size_t i = 0; i < k; i++) c->items[i] = kv[2 * i + 1];
-        c->n = (uint32_t)k;
-        return SD_OK;
-    }
-    for (size_t i = 0; i < k; i++) {
-        TRY(shape_child(p, c->shape, kv[2 * i], &c->shape));
-        c->items[c->n++] = kv[2 * i + 1];
-    }
-    return SD_OK;
-}
-
-static sd_status seq_add(parser *p, sdp_cont *c, const sd_value *items, size_t k)
-{
-    TRY(cont_reserve(p, c, k, 1));
-    memcpy(c->items + c->n, items, k * sizeof *items);
-    c->n += (uint32_t)k;
-    return SD_OK;
-}
-
-static sd_status cont_from_stack(parser *p, uint8_t type, size_t base, sd_value *out)
-{
-    size_t n = p->sp - base;
-    if (type == SDP_DICT && n % 2)
-        return fail(p, SD_EFORMAT, "DICT with an odd number of items (%zu)", n);
-    TRY(new_cont(p, type, out));
-    sdp_cont *c = sdp_cont_of(*out);
-    if (n) {
-        if (type == SDP_DICT) TRY(dict_add(p, c, p->stack + base, n / 2));
-        else TRY(seq_add(p, c, p->stack + base, n));
-    }
-    p->sp = base;
-    return SD_OK;
-}
-
-static const char *type_word(sd_value v)
-{
-    static const char *const names[] = {"None", "bool", "int", "int", "float", "str", "bytes",
-                                        "list", "tuple", "dict", "record", "value"};
-    unsigned t = sdp_type(v);
-    return t < SDP_ARRAY_LEN(names) ? names[t] : "value";
-}
-
-/* APPEND/APPENDS/SETITEM/SETITEMS/ADDITEMS: move stack[base..sp) into the target below. */
-static sd_status add_to_target(parser *p, size_t base, uint8_t want, const char *op)
-{
-    if (base == 0 || base - 1 < mark_base(p))
-        return fail(p, SD_EFORMAT, "%s with no container below its items", op);
-    sd_value target = p->stack[base - 1];
-    sdp_cont *c = sdp_cont_of(target);
-    if (!c || c->type != want || !c->open)
-        return fail(p, SD_EFORMAT, "%s on a %s", op, type_word(target));
-    size_t n = p->sp - base;
-    if (want == SDP_DICT && n % 2)
-        return fail(p, SD_EFORMAT, "%s with an odd number of items (%zu)", op, n);
-    if (n) {
-        if (want == SDP_DICT) TRY(dict_add(p, c, p->stack + base, n / 2));
-        else TRY(seq_add(p, c, p->stack + base, n));
-    }
-    p->sp = base;
-    return SD_OK;
-}
-
-static sd_status op_setitems_like(parser *p, uint8_t want, const char *op)
-{
-    size_t base = 0;
-    TRY(pop_mark(p, op, &base));
-    return add_to_target(p, base, want, op);
-}
-
-static sd_status op_tuple_n(parser *p, size_t n)
-{
-    TRY(need_values(p, n, "TUPLE1/2/3"));
-    sd_value t;
-    TRY(cont_from_stack(p, SDP_TUPLE, p->sp - n, &t));
-    return push(p, t);
 }
 
 /* ---------- memo ---------- */
 
 static sd_status memo_put(parser *p, uint64_t idx)
 {
-    if (p->sp == mark_base(p)) return fail(p, SD_EFORMAT, "memo put with an empty stack");
+    if (p->sp == mark_base(p)) return sdp_pp_fail(p, SD_EFORMAT, "memo put with an empty stack");
     /* A dense memo: an index is only legitimate if the input could have produced that
      * many values, so the input length bounds the allocation. */
     if (idx >= (uint64_t)p->cur.len + 16)
-        return fail(p, SD_ELIMIT, "memo index %llu is beyond what a %zu-byte input can hold",
+        return sdp_pp_fail(p, SD_ELIMIT, "memo index %llu is beyond what a %zu-byte input can hold",
                     (unsigned long long)idx, p->cur.len);
     if (idx >= p->memo_cap) {
         size_t old = p->memo_cap;
-        TRY(grow_buffer(p, (void **)&p->memo, &p->memo_cap, (size_t)idx + 1, sizeof *p->memo));
+        TRY(sdp_pp_grow(p, (void **)&p->memo, &p->memo_cap, (size_t)idx + 1, sizeof *p->memo));
         for (size_t i = old; i < p->memo_cap; i++) p->memo[i].bits = SDP_BITS_UNSET;
     }
     if (p->memo[idx].bits == SDP_BITS_UNSET) p->memo_count++;
@@ -362,7 +81,7 @@ static sd_status memo_put(parser *p, uint64_t idx)
 static sd_status memo_get(parser *p, uint64_t idx)
 {
     if (idx >= p->memo_cap || p->memo[idx].bits == SDP_BITS_UNSET)
-        return fail(p, SD_EFORMAT, "memo get of index %llu, which was never set",
+        return sdp_pp_fail(p, SD_EFORMAT, "memo get of index %llu, which was never set",
                     (unsigned long long)idx);
     return push(p, p->memo[idx]);
 }
@@ -377,7 +96,7 @@ static sd_status push_int(parser *p, int64_t v)
         return push(p, x);
     }
     sdp_num *num = sdp_arena_alloc(p->arena, sizeof *num);
-    if (!num) return fail_nomem(p);
+    if (!num) return sdp_pp_fail_nomem(p);
     memset(num, 0, sizeof *num);
     num->type = SDP_INT;
     num->u.i = v;
@@ -387,9 +106,9 @@ static sd_status push_int(parser *p, int64_t v)
 
 static sd_status push_blob(parser *p, uint8_t type, const uint8_t *s, uint64_t n)
 {
-    if (n > UINT32_MAX - 16) return fail(p, SD_ELIMIT, "string of more than 4 GiB");
+    if (n > UINT32_MAX - 16) return sdp_pp_fail(p, SD_ELIMIT, "string of more than 4 GiB");
     sdp_blob *b = sdp_arena_alloc(p->arena, sizeof *b + (size_t)n + 1);
-    if (!b) return fail_nomem(p);
+    if (!b) return sdp_pp_fail_nomem(p);
     memset(b, 0, sizeof *b);
     b->type = type;
     b->len = (uint32_t)n;
@@ -421,7 +140,7 @@ static sd_status push_long_bytes(parser *p, const uint8_t *b, uint64_t n)
 static sd_status push_text(parser *p, uint8_t type, const uint8_t *s, uint64_t n)
 {
     if (type == SDP_STR && !sdp_utf8_valid(s, (size_t)n))
-        return fail(p, SD_EFORMAT, "string is not valid UTF-8");
+        return sdp_pp_fail(p, SD_EFORMAT, "string is not valid UTF-8");
     return push_blob(p, type, s, n);
 }
 
@@ -431,7 +150,7 @@ static sd_status read_sized(parser *p, unsigned len_bytes, const char *what,
 {
     if (!sdp_cur_le(&p->cur, len_bytes, n)) return fail_trunc(p, what);
     if (*n > sdp_cur_left(&p->cur))
-        return fail(p, SD_ETRUNC, "truncated: %s claims %llu bytes but only %zu remain", what,
+        return sdp_pp_fail(p, SD_ETRUNC, "truncated: %s claims %llu bytes but only %zu remain", what,
                     (unsigned long long)*n, sdp_cur_left(&p->cur));
     sdp_cur_bytes(&p->cur, *n, s);
     return SD_OK;
@@ -450,7 +169,7 @@ static sd_status op_binstring(parser *p)
     const uint8_t *s;
     uint64_t n;
     TRY(read_sized(p, 4, "BINSTRING", &s, &n));
-    if (n & 0x80000000u) return fail(p, SD_EFORMAT, "BINSTRING with a negative length");
+    if (n & 0x80000000u) return sdp_pp_fail(p, SD_EFORMAT, "BINSTRING with a negative length");
     return push_text(p, SDP_STR, s, n);
 }
 
@@ -461,7 +180,7 @@ static sd_status op_binfloat(parser *p)
     uint64_t bits = 0;
     for (int i = 0; i < 8; i++) bits = (bits << 8) | b[i]; /* big-endian */
     sdp_num *num = sdp_arena_alloc(p->arena, sizeof *num);
-    if (!num) return fail_nomem(p);
+    if (!num) return sdp_pp_fail_nomem(p);
     memset(num, 0, sizeof *num);
     num->type = SDP_FLOAT;
     memcpy(&num->u.f, &bits, sizeof bits);
@@ -492,8 +211,8 @@ static sd_status op_text(parser *p, const char *op, text_decoder decode)
     sd_value v;
     const char *why = "malformed";
     sd_status st = decode(p->arena, s, n, &v, &why);
-    if (st == SD_ENOMEM) return fail_nomem(p);
-    if (st) return fail(p, st, "%s argument: %s", op, why);
+    if (st == SD_ENOMEM) return sdp_pp_fail_nomem(p);
+    if (st) return sdp_pp_fail(p, st, "%s argument: %s", op, why);
     return push(p, v);
 }
 
@@ -503,7 +222,7 @@ static sd_status op_text_index(parser *p, bool put)
     size_t n;
     uint64_t idx;
     if (!sdp_cur_line(&p->cur, &s, &n)) return fail_trunc(p, "a newline-terminated index");
-    if (!sdp_text_index(s, n, &idx)) return fail(p, SD_EFORMAT, "malformed memo index");
+    if (!sdp_text_index(s, n, &idx)) return sdp_pp_fail(p, SD_EFORMAT, "malformed memo index");
     return put ? memo_put(p, idx) : memo_get(p, idx);
 }
 
@@ -525,14 +244,14 @@ static sd_status refuse(parser *p, uint8_t op)
             what[k++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
         }
         what[k] = '\0';
-        return fail(p, SD_EREFUSED,
+        return sdp_pp_fail(p, SD_EREFUSED,
                     "refused opcode %s (0x%02x) calling '%s': a memory snapshot holds plain "
                     "data only, nothing is executed", name, op, what);
     }
     if (op == OP_PERSID || op == OP_BINPERSID)
-        return fail(p, SD_EREFUSED, "refused opcode %s (0x%02x): persistent ids mean tensor "
+        return sdp_pp_fail(p, SD_EREFUSED, "refused opcode %s (0x%02x): persistent ids mean tensor "
                     "storages, not a memory snapshot", name, op);
-    return fail(p, SD_EREFUSED, "refused opcode %s (0x%02x): it builds objects, and a memory "
+    return sdp_pp_fail(p, SD_EREFUSED, "refused opcode %s (0x%02x): it builds objects, and a memory "
                 "snapshot holds plain data only", name, op);
 }
 
@@ -637,14 +356,14 @@ static sd_status run(parser *p, sd_value *root)
         p->op_start = p->cur.pos;
         uint8_t op;
         if (!sdp_cur_u8(&p->cur, &op))
-            return fail(p, SD_ETRUNC, "truncated: expected an opcode or STOP, input ends at "
+            return sdp_pp_fail(p, SD_ETRUNC, "truncated: expected an opcode or STOP, input ends at "
                         "byte %zu", p->cur.len);
         if (fast_op(p, op)) continue;
         TRY(step(p, op, &stop));
     }
-    if (p->sp == 0) return fail(p, SD_EFORMAT, "STOP with an empty stack");
+    if (p->sp == 0) return sdp_pp_fail(p, SD_EFORMAT, "STOP with an empty stack");
     /* CPython too refuses a STOP whose top of stack is an unclosed MARK. */
-    if (p->sp == mark_base(p)) return fail(p, SD_EFORMAT, "STOP right after an unclosed MARK");
+    if (p->sp == mark_base(p)) return sdp_pp_fail(p, SD_EFORMAT, "STOP right after an unclosed MARK");
     *root = p->stack[p->sp - 1];
     return SD_OK;
 }
@@ -658,25 +377,25 @@ static sd_status step(parser *p, uint8_t op, bool *stop)
     case OP_STOP: *stop = true; return SD_OK;
     case OP_PROTO:
         if (!sdp_cur_le(&p->cur, 1, &n)) return fail_trunc(p, "the protocol number");
-        if (n > 5) return fail(p, SD_EFORMAT, "unsupported pickle protocol %llu (0-5 are known)",
+        if (n > 5) return sdp_pp_fail(p, SD_EFORMAT, "unsupported pickle protocol %llu (0-5 are known)",
                                (unsigned long long)n);
         p->proto = (int)n;
         return SD_OK;
     case OP_FRAME:
         if (!sdp_cur_le(&p->cur, 8, &n)) return fail_trunc(p, "an 8-byte FRAME length");
         if (n > sdp_cur_left(&p->cur))
-            return fail(p, SD_ETRUNC, "truncated: FRAME claims %llu bytes but only %zu remain",
+            return sdp_pp_fail(p, SD_ETRUNC, "truncated: FRAME claims %llu bytes but only %zu remain",
                         (unsigned long long)n, sdp_cur_left(&p->cur));
         return SD_OK;
     case OP_MARK:
         if (p->n_marks == p->marks_cap)
-            TRY(grow_buffer(p, (void **)&p->marks, &p->marks_cap, p->n_marks + 1, sizeof *p->marks));
+            TRY(sdp_pp_grow(p, (void **)&p->marks, &p->marks_cap, p->n_marks + 1, sizeof *p->marks));
         p->marks[p->n_marks++] = p->sp;
         return SD_OK;
     case OP_POP:
         if (p->sp > mark_base(p)) { p->sp--; return SD_OK; }
         if (p->n_marks) { p->n_marks--; return SD_OK; }
-        return fail(p, SD_EFORMAT, "POP with an empty stack");
+        return sdp_pp_fail(p, SD_EFORMAT, "POP with an empty stack");
     case OP_POP_MARK: TRY(pop_mark(p, "POP_MARK", &base)); p->sp = base; return SD_OK;
     case OP_DUP: TRY(need_values(p, 1, "DUP")); return push(p, p->stack[p->sp - 1]);
 
@@ -711,28 +430,28 @@ static sd_status step(parser *p, uint8_t op, bool *stop)
     case OP_BYTEARRAY8: return op_sized(p, 8, SDP_BYTES, "BYTEARRAY8");
 
     case OP_EMPTY_LIST: case OP_EMPTY_SET:
-        TRY(new_cont(p, SDP_LIST, &v)); return push(p, v);
-    case OP_EMPTY_DICT: TRY(new_cont(p, SDP_DICT, &v)); return push(p, v);
-    case OP_EMPTY_TUPLE: TRY(new_cont(p, SDP_TUPLE, &v)); return push(p, v);
-    case OP_TUPLE1: return op_tuple_n(p, 1);
-    case OP_TUPLE2: return op_tuple_n(p, 2);
-    case OP_TUPLE3: return op_tuple_n(p, 3);
+        TRY(sdp_pp_new_cont(p, SDP_LIST, &v)); return push(p, v);
+    case OP_EMPTY_DICT: TRY(sdp_pp_new_cont(p, SDP_DICT, &v)); return push(p, v);
+    case OP_EMPTY_TUPLE: TRY(sdp_pp_new_cont(p, SDP_TUPLE, &v)); return push(p, v);
+    case OP_TUPLE1: return sdp_pp_op_tuple_n(p, 1);
+    case OP_TUPLE2: return sdp_pp_op_tuple_n(p, 2);
+    case OP_TUPLE3: return sdp_pp_op_tuple_n(p, 3);
     case OP_TUPLE: case OP_LIST: case OP_DICT: case OP_FROZENSET: {
         static const uint8_t kinds[256] = {[OP_TUPLE] = SDP_TUPLE, [OP_LIST] = SDP_LIST,
                                            [OP_DICT] = SDP_DICT, [OP_FROZENSET] = SDP_LIST};
         TRY(pop_mark(p, sdp_opcode_name(op), &base));
-        TRY(cont_from_stack(p, kinds[op], base, &v));
+        TRY(sdp_pp_cont_from_stack(p, kinds[op], base, &v));
         return push(p, v);
     }
     case OP_APPEND:
         TRY(need_values(p, 1, "APPEND"));
-        return add_to_target(p, p->sp - 1, SDP_LIST, "APPEND");
-    case OP_APPENDS: return op_setitems_like(p, SDP_LIST, "APPENDS");
-    case OP_ADDITEMS: return op_setitems_like(p, SDP_LIST, "ADDITEMS");
+        return sdp_pp_add_to_target(p, p->sp - 1, SDP_LIST, "APPEND");
+    case OP_APPENDS: return sdp_pp_op_setitems_like(p, SDP_LIST, "APPENDS");
+    case OP_ADDITEMS: return sdp_pp_op_setitems_like(p, SDP_LIST, "ADDITEMS");
     case OP_SETITEM:
         TRY(need_values(p, 2, "SETITEM"));
-        return add_to_target(p, p->sp - 2, SDP_DICT, "SETITEM");
-    case OP_SETITEMS: return op_setitems_like(p, SDP_DICT, "SETITEMS");
+        return sdp_pp_add_to_target(p, p->sp - 2, SDP_DICT, "SETITEM");
+    case OP_SETITEMS: return sdp_pp_op_setitems_like(p, SDP_DICT, "SETITEMS");
 
     case OP_MEMOIZE: return memo_put(p, p->memo_count);
     case OP_BINPUT: if (!sdp_cur_le(&p->cur, 1, &n)) return fail_trunc(p, "BINPUT's index");
@@ -748,7 +467,7 @@ static sd_status step(parser *p, uint8_t op, bool *stop)
 
     default:
         if (sdp_opcode_refused(op)) return refuse(p, op);
-        return fail(p, SD_EFORMAT, "unknown opcode 0x%02x: not a pickle, or a corrupt one", op);
+        return sdp_pp_fail(p, SD_EFORMAT, "unknown opcode 0x%02x: not a pickle, or a corrupt one", op);
     }
 }
 

@@ -14,40 +14,21 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zip.h>
 #include <zlib.h>
 
 #include "internal.h"
 #include "snapdiff/source.h"
-
-enum { KIND_FILE, KIND_STDIN, KIND_DIR, KIND_ZIP };
-enum { DEFAULT_MAX_MEMBERS = 4096 };
-#define DEFAULT_MAX_BYTES (16ull << 30)
-/* Pickles of snapshots compress well, but not 250:1; a bomb does. Small outputs are
- * always allowed so that tiny test files are not judged by their ratio. */
-#define MAX_RATIO 250u
-#define RATIO_FREE_BYTES (64ull << 20)
-
-typedef struct member {
-    char *name;        /* display name */
-    char *path;        /* file path (dir members) */
-    zip_uint64_t index; /* zip members */
-} member;
-
-struct sd_input {
-    int kind;
-    char *spec_path;
-    member *members;
-    size_t n_members;
-    uint64_t max_bytes;
-    uint32_t max_members;
-    /* zip: the whole archive (mapped), and libzip's view of it */
-    sd_bytes zip_bytes;
-    size_t zip_len;
-    zip_t *zip;
-};
+#include "source_internal.h"
 
 /* ---------- small helpers ---------- */
+
+bool sdp_src_ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+
 
 static char *dup_str(const char *s)
 {
@@ -57,7 +38,7 @@ static char *dup_str(const char *s)
     return p;
 }
 
-static char *join2(const char *a, const char *sep, const char *b)
+char *sdp_src_join2(const char *a, const char *sep, const char *b)
 {
     size_t na = strlen(a), ns = strlen(sep), nb = strlen(b);
     char *p = malloc(na + ns + nb + 1);
@@ -68,7 +49,7 @@ static char *join2(const char *a, const char *sep, const char *b)
     return p;
 }
 
-static bool add_member(sd_input *in, char *name, char *path, zip_uint64_t index)
+bool sdp_src_add_member(sd_input *in, char *name, char *path, zip_uint64_t index)
 {
     member *m = realloc(in->members, (in->n_members + 1) * sizeof *m);
     if (!m || !name) {
@@ -198,13 +179,13 @@ static void bytes_from_heap(sd_bytes *b, uint8_t *buf, size_t len)
 /* ---------- gzip ---------- */
 
 static bool is_gzip(const uint8_t *b, size_t n) { return n >= 2 && b[0] == 0x1f && b[1] == 0x8b; }
-static bool is_zip(const uint8_t *b, size_t n)
+bool sdp_src_is_zip(const uint8_t *b, size_t n)
 {
     return n >= 4 && b[0] == 'P' && b[1] == 'K' &&
            ((b[2] == 3 && b[3] == 4) || (b[2] == 5 && b[3] == 6));
 }
 
-static uint64_t ratio_cap(uint64_t compressed, uint64_t max)
+uint64_t sdp_src_ratio_cap(uint64_t compressed, uint64_t max)
 {
     uint64_t cap = compressed > UINT64_MAX / MAX_RATIO ? UINT64_MAX : compressed * MAX_RATIO;
     if (cap < RATIO_FREE_BYTES) cap = RATIO_FREE_BYTES;
@@ -215,7 +196,7 @@ static uint64_t ratio_cap(uint64_t compressed, uint64_t max)
 static sd_status gunzip(const uint8_t *in, size_t in_len, uint64_t max, const char *source,
                         uint8_t **out, size_t *out_len, sd_error *err)
 {
-    uint64_t cap = ratio_cap(in_len, max);
+    uint64_t cap = sdp_src_ratio_cap(in_len, max);
     z_stream zs;
     memset(&zs, 0, sizeof zs);
     if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
@@ -289,222 +270,6 @@ out:
     return st;
 }
 
-/* ---------- zip ---------- */
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && memcmp(s + n - m, suffix, m) == 0;
-}
-
-static sd_status zip_fail(sd_error *err, const char *source, sd_status code, const char *what)
-{
-    sdp_error_set_source(err, source);
-    return sdp_fail(err, code, SD_NO_OFFSET, "%s", what);
-}
-
-/* libzip trusts the central directory; two entries sharing bytes (a classic bomb) or
- * pointing past the archive are refused here, from the directory itself. */
-typedef struct zip_span { uint64_t start, end; } zip_span;
-
-static int cmp_span(const void *a, const void *b)
-{
-    const zip_span *x = a, *y = b;
-    return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static sd_status check_zip_layout(const sd_input *in, const char *display, sd_error *err)
-{
-    const uint8_t *z = in->zip_bytes.data;
-    size_t n = in->zip_len;
-    if (n < 22) return zip_fail(err, display, SD_EFORMAT, "zip archive is truncated");
-    size_t eocd = n - 22, stop = n > 22 + 65535 ? n - 22 - 65535 : 0;
-    while (eocd > stop && !(z[eocd] == 'P' && z[eocd + 1] == 'K' && z[eocd + 2] == 5 && z[eocd + 3] == 6))
-        eocd--;
-    if (!(z[eocd] == 'P' && z[eocd + 1] == 'K' && z[eocd + 2] == 5 && z[eocd + 3] == 6))
-        return SD_OK; /* libzip has already judged it; nothing more to check */
-    sdp_cursor c = {.base = z, .len = n, .pos = eocd + 10};
-    uint64_t entries = 0, cd_size = 0, cd_off = 0;
-    sdp_cur_le(&c, 2, &entries);
-    sdp_cur_le(&c, 4, &cd_size);
-    sdp_cur_le(&c, 4, &cd_off);
-    if (entries == 0xffff || cd_off == 0xffffffffu) return SD_OK; /* ZIP64: sizes fit anyway */
-    if (cd_off > n || cd_size > n - cd_off)
-        return zip_fail(err, display, SD_EFORMAT, "zip central directory lies outside the file");
-    zip_span *spans = entries ? calloc((size_t)entries, sizeof *spans) : NULL;
-    if (entries && !spans) return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
-    c.pos = (size_t)cd_off;
-    sd_status st = SD_OK;
-    size_t k = 0;
-    for (; k < entries; k++) {
-        uint64_t sig = 0, comp = 0, name_len = 0, extra_len = 0, comment_len = 0, local = 0;
-        const uint8_t *skip;
-        if (!sdp_cur_le(&c, 4, &sig) || sig != 0x02014b50) break;
-        c.pos += 16;
-        if (!sdp_cur_le(&c, 4, &comp) || !sdp_cur_le(&c, 4, &local) /* uncompressed size */ ||
-            !sdp_cur_le(&c, 2, &name_len) || !sdp_cur_le(&c, 2, &extra_len) ||
-            !sdp_cur_le(&c, 2, &comment_len))
-            break;
-        c.pos += 8;
-        if (!sdp_cur_le(&c, 4, &local) ||
-            !sdp_cur_bytes(&c, name_len + extra_len + comment_len, &skip))
-            break;
-        if (comp == 0xffffffffu || local == 0xffffffffu) break; /* ZIP64 entry: leave to libzip */
-        spans[k].start = local;
-        spans[k].end = local + 30 + comp;
-        if (spans[k].end > n) {
-            st = zip_fail(err, display, SD_EFORMAT, "a zip member's data lies past the end of the archive");
-            break;
-        }
-    }
-    if (!st && k > 1) {
-        qsort(spans, k, sizeof *spans, cmp_span);
-        for (size_t i = 1; i < k; i++)
-            if (spans[i].start < spans[i - 1].end) {
-                st = zip_fail(err, display, SD_EFORMAT, "zip members overlap (two entries share "
-                              "the same bytes): refusing a crafted archive");
-                break;
-            }
-    }
-    free(spans);
-    return st;
-}
-
-static sd_status open_zip_named(sd_input *in, const char *display, const char *errname,
-                                const char *want, sd_error *err)
-{
-    zip_error_t zerr;
-    zip_error_init(&zerr);
-    zip_source_t *src = zip_source_buffer_create(in->zip_bytes.data, in->zip_len, 0, &zerr);
-    if (src) in->zip = zip_open_from_source(src, ZIP_RDONLY, &zerr);
-    if (!in->zip) {
-        char text[200];
-        snprintf(text, sizeof text, "not a readable zip archive: %s", zip_error_strerror(&zerr));
-        if (src) zip_source_free(src);
-        zip_error_fini(&zerr);
-        return zip_fail(err, errname, SD_EFORMAT, text);
-    }
-    zip_error_fini(&zerr);
-    sd_status layout = check_zip_layout(in, errname, err);
-    if (layout) return layout;
-    if (want) { /* ARCHIVE:member: only that one, however large the archive */
-        zip_int64_t idx = zip_name_locate(in->zip, want, 0);
-        if (idx < 0) {
-            sdp_error_set_source(err, errname);
-            return sdp_fail(err, SD_EIO, SD_NO_OFFSET, "no member named '%s'", want);
-        }
-        return add_member(in, join2(display, ":", want), NULL, (zip_uint64_t)idx)
-                   ? SD_OK : sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
-    }
-    zip_int64_t n = zip_get_num_entries(in->zip, 0);
-    if (n < 0) n = 0;
-    if ((uint64_t)n > in->max_members) {
-        char text[200];
-        snprintf(text, sizeof text, "zip archive has %lld entries, more than the limit of %u",
-                 (long long)n, in->max_members);
-        return zip_fail(err, errname, SD_ELIMIT, text);
-    }
-    /* torch.save: exactly one snapshot, the member ending in data.pkl. */
-    for (zip_int64_t i = 0; i < n; i++) {
-        const char *name = zip_get_name(in->zip, (zip_uint64_t)i, 0);
-        if (name && (ends_with(name, "/data.pkl") || strcmp(name, "data.pkl") == 0))
-            return add_member(in, join2(display, ":", name), NULL, (zip_uint64_t)i)
-                       ? SD_OK : sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
-    }
-    bool torch_like = false;
-    for (zip_int64_t i = 0; i < n; i++) {
-        const char *name = zip_get_name(in->zip, (zip_uint64_t)i, 0);
-        if (!name || ends_with(name, "/")) continue;
-        if (ends_with(name, "/version") || ends_with(name, "/byteorder") ||
-            ends_with(name, "/.format_version")) {
-            torch_like = true;
-            continue;
-        }
-        if (!add_member(in, join2(display, ":", name), NULL, (zip_uint64_t)i))
-            return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
-    }
-    if (torch_like && in->n_members == 0)
-        return zip_fail(err, errname, SD_ESNAPSHOT,
-                        "looks like a torch.save archive but has no data.pkl member");
-    if (in->n_members == 0) return zip_fail(err, errname, SD_ESNAPSHOT, "zip archive has no members");
-    return SD_OK;
-}
-
-static sd_status open_zip(sd_input *in, const char *display, const char *want, sd_error *err)
-{
-    /* Errors name what the user asked for: the member, when they named one. */
-    char *asked = want ? join2(display, ":", want) : NULL;
-    sd_status st = open_zip_named(in, display, asked ? asked : display, want, err);
-    free(asked);
-    return st;
-}
-
-static sd_status read_zip_member(sd_input *in, size_t i, uint8_t **out, size_t *out_len,
-                                 sd_error *err)
-{
-    const member *m = &in->members[i];
-    zip_stat_t st;
-    zip_stat_init(&st);
-    if (zip_stat_index(in->zip, m->index, 0, &st) != 0)
-        return zip_fail(err, m->name, SD_EFORMAT, "cannot read the member's zip header");
-    if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE)
-        return zip_fail(err, m->name, SD_EREFUSED, "member is encrypted");
-    if ((st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method != ZIP_CM_STORE &&
-        st.comp_method != ZIP_CM_DEFLATE) {
-        char text[120];
-        snprintf(text, sizeof text, "unsupported zip compression method %u (stored and deflate "
-                 "are supported)", (unsigned)st.comp_method);
-        return zip_fail(err, m->name, SD_EFORMAT, text);
-    }
-    uint64_t comp = (st.valid & ZIP_STAT_COMP_SIZE) ? st.comp_size : in->zip_len;
-    if (comp > in->zip_len)
-        return zip_fail(err, m->name, SD_EFORMAT, "member's compressed size is larger than the archive");
-    uint64_t cap = st.comp_method == ZIP_CM_STORE ? in->max_bytes : ratio_cap(comp, in->max_bytes);
-    if (st.comp_method == ZIP_CM_STORE && (st.valid & ZIP_STAT_SIZE) && st.size != comp)
-        return zip_fail(err, m->name, SD_EFORMAT, "stored member's sizes disagree");
-    if (!(st.valid & ZIP_STAT_SIZE) || st.size > cap) {
-        char text[200];
-        snprintf(text, sizeof text, "member claims %llu bytes from %llu compressed: beyond the "
-                 "limit of %llu (a zip bomb, or raise --max-memory)",
-                 (unsigned long long)st.size, (unsigned long long)comp, (unsigned long long)cap);
-        return zip_fail(err, m->name, SD_ELIMIT, text);
-    }
-    zip_file_t *zf = zip_fopen_index(in->zip, m->index, 0);
-    if (!zf) {
-        char text[200];
-        snprintf(text, sizeof text, "cannot open member: %s", zip_strerror(in->zip));
-        return zip_fail(err, m->name, SD_EFORMAT, text);
-    }
-    /* Read at most the declared size plus one byte: a member that inflates past what the
-     * central directory says is lying, and we stop there. */
-    uint8_t *buf = malloc((size_t)st.size + 1);
-    if (!buf) {
-        zip_fclose(zf);
-        return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
-    }
-    uint64_t got = 0;
-    while (got <= st.size) {
-        zip_int64_t r = zip_fread(zf, buf + got, st.size + 1 - got);
-        if (r < 0) {
-            char text[200];
-            snprintf(text, sizeof text, "corrupt member: %s", zip_file_strerror(zf));
-            free(buf);
-            zip_fclose(zf);
-            return zip_fail(err, m->name, SD_EFORMAT, text);
-        }
-        if (r == 0) break;
-        got += (uint64_t)r;
-    }
-    zip_fclose(zf);
-    if (got != st.size) {
-        free(buf);
-        return zip_fail(err, m->name, SD_EFORMAT, "member's data does not match its declared size");
-    }
-    *out = buf;
-    *out_len = (size_t)got;
-    return SD_OK;
-}
-
 /* ---------- directories ---------- */
 
 static int cmp_member(const void *a, const void *b)
@@ -520,7 +285,7 @@ static sd_status open_dir(sd_input *in, const char *path, sd_error *err)
     sd_status st = SD_OK;
     while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.') continue;
-        char *full = join2(path, ends_with(path, "/") ? "" : "/", e->d_name);
+        char *full = sdp_src_join2(path, sdp_src_ends_with(path, "/") ? "" : "/", e->d_name);
         struct stat sb;
         if (!full || stat(full, &sb) != 0 || !S_ISREG(sb.st_mode)) {
             free(full);
@@ -533,7 +298,7 @@ static sd_status open_dir(sd_input *in, const char *path, sd_error *err)
                           in->max_members);
             break;
         }
-        if (!add_member(in, dup_str(full), full, 0)) {
+        if (!sdp_src_add_member(in, dup_str(full), full, 0)) {
             st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
             break;
         }
@@ -558,15 +323,15 @@ static sd_status open_file(sd_input *in, const char *path, const char *want, sd_
     struct stat sb;
     ssize_t got = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? pread(fd, magic, 4, 0) : 0;
     close(fd);
-    if (got == 4 && is_zip(magic, 4)) {
+    if (got == 4 && sdp_src_is_zip(magic, 4)) {
         sd_status st = map_path(path, in->max_bytes, &in->zip_bytes, err);
         if (st) return st;
         in->kind = KIND_ZIP;
         in->zip_len = in->zip_bytes.len;
-        return open_zip(in, path, want, err);
+        return sdp_zip_open(in, path, want, err);
     }
     in->kind = KIND_FILE;
-    return add_member(in, dup_str(path), dup_str(path), 0)
+    return sdp_src_add_member(in, dup_str(path), dup_str(path), 0)
                ? SD_OK : sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
 }
 
@@ -630,7 +395,7 @@ sd_input *sd_input_open(const char *spec, const sd_input_options *opts, sd_error
     struct stat sb;
     if (strcmp(spec, "-") == 0) {
         in->kind = KIND_STDIN;
-        st = add_member(in, dup_str("<stdin>"), NULL, 0) ? SD_OK
+        st = sdp_src_add_member(in, dup_str("<stdin>"), NULL, 0) ? SD_OK
              : sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
     } else if (split_member(spec, &archive, &want)) {
         bool dir = stat(archive, &sb) == 0 && S_ISDIR(sb.st_mode);
@@ -678,7 +443,7 @@ const char *sd_input_name(const sd_input *in, size_t i)
 /* One level of gzip inside any member (rank.pickle.gz inside a zip, or on disk). */
 static sd_status maybe_gunzip(const char *name, uint64_t max, sd_bytes *b, sd_error *err)
 {
-    if (is_zip(b->data, b->len)) {
+    if (sdp_src_is_zip(b->data, b->len)) {
         sdp_error_set_source(err, name);
         return sdp_fail(err, SD_EFORMAT, 0, "a zip archive inside an archive is not supported");
     }
@@ -701,7 +466,7 @@ sd_status sd_input_read(sd_input *in, size_t i, sd_bytes *out, sd_error *err)
     uint8_t *buf = NULL;
     size_t len = 0;
     if (in->kind == KIND_ZIP) {
-        st = read_zip_member(in, i, &buf, &len, err);
+        st = sdp_zip_read(in, i, &buf, &len, err);
         if (st == SD_OK) bytes_from_heap(out, buf, len);
     } else if (in->kind == KIND_STDIN) {
         st = read_fd(STDIN_FILENO, 0, in->max_bytes, "<stdin>", &buf, &len, err);

@@ -1,0 +1,232 @@
+/* pickle_cont.c - lists, tuples and dicts as the parser builds them.
+ *
+ * Dicts of up to SDP_SHAPE_MAX_KEYS keys share their key sequence through shapes, and a
+ * dict the model's record hook claims (a trace entry) becomes a record instead of a dict.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+#include "pickle_ops.h"
+#include "pickle_parser.h"
+
+sd_status sdp_pp_new_cont(parser *p, uint8_t type, sd_value *out)
+{
+    sdp_cont *c = sdp_arena_alloc(p->arena, sizeof *c);
+    if (!c) return sdp_pp_fail_nomem(p);
+    memset(c, 0, sizeof *c);
+    c->type = type;
+    c->open = type != SDP_TUPLE;
+    c->offset = p->op_start;
+    if (type == SDP_DICT) c->shape = p->empty_shape;
+    out->bits = (uint64_t)(uintptr_t)c;
+    return SD_OK;
+}
+
+/* Make room for `extra` more slots. The first batch is allocated exactly: most snapshot
+ * dicts and stacks are filled by a single SETITEMS or APPENDS. */
+static sd_status cont_reserve(parser *p, sdp_cont *c, size_t extra, size_t per)
+{
+    if (extra > UINT32_MAX - c->n) return sdp_pp_fail(p, SD_ELIMIT, "container of more than 2^32 items");
+    size_t need = c->n + extra;
+    if (need <= c->cap) return SD_OK;
+    size_t ncap = c->cap ? c->cap * 2 : need;
+    if (ncap < need) ncap = need;
+    if (ncap > UINT32_MAX) ncap = UINT32_MAX;
+    sd_value *items = sdp_arena_alloc(p->arena, ncap * per * sizeof *items);
+    if (!items) return sdp_pp_fail_nomem(p);
+    if (c->n) memcpy(items, c->items, c->n * per * sizeof *items);
+    c->items = items;
+    c->cap = (uint32_t)ncap;
+    return SD_OK;
+}
+
+static bool same_key(sd_value a, sd_value b)
+{
+    if (a.bits == b.bits) return true;
+    const sdp_blob *x = sdp_blob_of(a), *y = sdp_blob_of(b);
+    return x && y && x->type == SDP_STR && y->type == SDP_STR && x->len == y->len &&
+           memcmp(x->data, y->data, x->len) == 0;
+}
+
+/* The shape reached from `from` by adding `key`; created on first use. */
+static sd_status shape_child(parser *p, sdp_shape *from, sd_value key, sdp_shape **out)
+{
+    for (sdp_shape **link = &from->first_child; *link; link = &(*link)->next_sibling) {
+        sdp_shape *c = *link;
+        if (!same_key(c->keys[from->n], key)) continue;
+        if (link != &from->first_child) { /* move to front: the next dict is likely alike */
+            *link = c->next_sibling;
+            c->next_sibling = from->first_child;
+            from->first_child = c;
+        }
+        *out = c;
+        return SD_OK;
+    }
+    sdp_shape *c = sdp_arena_alloc(p->arena, sizeof *c + (from->n + 1) * sizeof(sd_value));
+    if (!c) return sdp_pp_fail_nomem(p);
+    c->first_child = NULL;
+    c->record_kind = 0;
+    c->next_sibling = from->first_child;
+    from->first_child = c;
+    c->n = from->n + 1;
+    if (from->n) memcpy(c->keys, from->keys, from->n * sizeof(sd_value));
+    c->keys[from->n] = key;
+    *out = c;
+    return SD_OK;
+}
+
+/* A dict too big for shapes keeps its keys beside its values. */
+static sd_status dict_unshape(parser *p, sdp_cont *c, size_t extra)
+{
+    size_t need = (size_t)c->n + extra;
+    if (need > UINT32_MAX) return sdp_pp_fail(p, SD_ELIMIT, "dict of more than 2^32 items");
+    sd_value *items = sdp_arena_alloc(p->arena, 2 * need * sizeof *items);
+    if (!items) return sdp_pp_fail_nomem(p);
+    for (uint32_t i = 0; i < c->n; i++) {
+        items[2 * i] = c->shape->keys[i];
+        items[2 * i + 1] = c->items[i];
+    }
+    c->items = items;
+    c->cap = (uint32_t)need;
+    c->shape = NULL;
+    return SD_OK;
+}
+
+/* A fresh dict filled in one go whose keys the record hook claims becomes a record. */
+/* The shape reached from the empty dict by the k keys kv[0], kv[2], ... */
+static sd_status shape_of_keys(parser *p, const sd_value *kv, size_t k, sdp_shape **out)
+{
+    bool same = k == p->last_k && p->last_shape;
+    for (size_t i = 0; same && i < k; i++) same = kv[2 * i].bits == p->last_keys[i];
+    if (same) {
+        *out = p->last_shape;
+        return SD_OK;
+    }
+    sdp_shape *shape = p->empty_shape;
+    for (size_t i = 0; i < k; i++) {
+        TRY(shape_child(p, shape, kv[2 * i], &shape));
+        p->last_keys[i] = kv[2 * i].bits;
+    }
+    p->last_k = k;
+    p->last_shape = shape;
+    *out = shape;
+    return SD_OK;
+}
+
+static sd_status try_record(parser *p, sdp_cont *c, const sd_value *kv, size_t k, bool *taken)
+{
+    *taken = false;
+    sdp_shape *shape;
+    TRY(shape_of_keys(p, kv, k, &shape));
+    if (!shape->record_kind) shape->record_kind = 1 + p->hook->kind(p->hook->ctx, shape->keys, shape->n);
+    if (shape->record_kind == 1) return SD_OK;
+    uint32_t index;
+    sd_status st = p->hook->take(p->hook->ctx, shape->record_kind - 1, kv, k, c->offset, &index);
+    if (st) {
+        p->op_start = c->offset;
+        return st;
+    }
+    c->type = SDP_RECORD;
+    c->open = 0;
+    c->aux = index;
+    c->shape = NULL;
+    *taken = true;
+    return SD_OK;
+}
+
+/* Append k key/value pairs (kv[0], kv[1], ...) to a dict. */
+static sd_status dict_add(parser *p, sdp_cont *c, const sd_value *kv, size_t k)
+{
+    /* Protocols 0 and 1 fill dicts one SETITEM at a time, so a dict is only known to be
+     * complete when it is filled by one batch, as protocol 2+ writers do. */
+    if (p->hook && p->proto >= 2 && c->n == 0 && k <= SDP_SHAPE_MAX_KEYS) {
+        bool taken;
+        TRY(try_record(p, c, kv, k, &taken));
+        if (taken) return SD_OK;
+    }
+    if (c->shape && c->n + k > SDP_SHAPE_MAX_KEYS) TRY(dict_unshape(p, c, k));
+    if (!c->shape) {
+        TRY(cont_reserve(p, c, k, 2));
+        memcpy(c->items + 2 * (size_t)c->n, kv, 2 * k * sizeof *kv);
+        c->n += (uint32_t)k;
+        return SD_OK;
+    }
+    TRY(cont_reserve(p, c, k, 1));
+    if (c->n == 0) {
+        TRY(shape_of_keys(p, kv, k, &c->shape));
+        for (size_t i = 0; i < k; i++) c->items[i] = kv[2 * i + 1];
+        c->n = (uint32_t)k;
+        return SD_OK;
+    }
+    for (size_t i = 0; i < k; i++) {
+        TRY(shape_child(p, c->shape, kv[2 * i], &c->shape));
+        c->items[c->n++] = kv[2 * i + 1];
+    }
+    return SD_OK;
+}
+
+static sd_status seq_add(parser *p, sdp_cont *c, const sd_value *items, size_t k)
+{
+    TRY(cont_reserve(p, c, k, 1));
+    memcpy(c->items + c->n, items, k * sizeof *items);
+    c->n += (uint32_t)k;
+    return SD_OK;
+}
+
+sd_status sdp_pp_cont_from_stack(parser *p, uint8_t type, size_t base, sd_value *out)
+{
+    size_t n = p->sp - base;
+    if (type == SDP_DICT && n % 2)
+        return sdp_pp_fail(p, SD_EFORMAT, "DICT with an odd number of items (%zu)", n);
+    TRY(sdp_pp_new_cont(p, type, out));
+    sdp_cont *c = sdp_cont_of(*out);
+    if (n) {
+        if (type == SDP_DICT) TRY(dict_add(p, c, p->stack + base, n / 2));
+        else TRY(seq_add(p, c, p->stack + base, n));
+    }
+    p->sp = base;
+    return SD_OK;
+}
+
+static const char *type_word(sd_value v)
+{
+    static const char *const names[] = {"None", "bool", "int", "int", "float", "str", "bytes",
+                                        "list", "tuple", "dict", "record", "value"};
+    unsigned t = sdp_type(v);
+    return t < SDP_ARRAY_LEN(names) ? names[t] : "value";
+}
+
+/* APPEND/APPENDS/SETITEM/SETITEMS/ADDITEMS: move stack[base..sp) into the target below. */
+sd_status sdp_pp_add_to_target(parser *p, size_t base, uint8_t want, const char *op)
+{
+    if (base == 0 || base - 1 < mark_base(p))
+        return sdp_pp_fail(p, SD_EFORMAT, "%s with no container below its items", op);
+    sd_value target = p->stack[base - 1];
+    sdp_cont *c = sdp_cont_of(target);
+    if (!c || c->type != want || !c->open)
+        return sdp_pp_fail(p, SD_EFORMAT, "%s on a %s", op, type_word(target));
+    size_t n = p->sp - base;
+    if (want == SDP_DICT && n % 2)
+        return sdp_pp_fail(p, SD_EFORMAT, "%s with an odd number of items (%zu)", op, n);
+    if (n) {
+        if (want == SDP_DICT) TRY(dict_add(p, c, p->stack + base, n / 2));
+        else TRY(seq_add(p, c, p->stack + base, n));
+    }
+    p->sp = base;
+    return SD_OK;
+}
+
+sd_status sdp_pp_op_setitems_like(parser *p, uint8_t want, const char *op)
+{
+    size_t base = 0;
+    TRY(pop_mark(p, op, &base));
+    return sdp_pp_add_to_target(p, base, want, op);
+}
+
+sd_status sdp_pp_op_tuple_n(parser *p, size_t n)
+{
+    TRY(need_values(p, n, "TUPLE1/2/3"));
+    sd_value t;
+    TRY(sdp_pp_cont_from_stack(p, SDP_TUPLE, p->sp - n, &t));
+    return push(p, t);
+}

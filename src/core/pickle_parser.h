@@ -1,0 +1,79 @@
+/* pickle_parser.h - the parser state shared by pickle.c (the opcode loop) and
+ * pickle_cont.c (containers, dict shapes, records). Not installed. */
+#ifndef SNAPDIFF_PICKLE_PARSER_H
+#define SNAPDIFF_PICKLE_PARSER_H
+
+#include "internal.h"
+
+typedef struct parser {
+    sdp_cursor cur;
+    sdp_arena *arena;
+    sd_error *err;
+    size_t op_start;            /* offset of the opcode being decoded */
+
+    sd_value *stack;            /* value stack (malloc, charged to the arena budget) */
+    size_t sp, stack_cap;
+    size_t *marks;              /* stack heights at each MARK */
+    size_t n_marks, marks_cap;
+    sd_value *memo;             /* dense; SDP_BITS_UNSET = never set */
+    size_t memo_cap;
+    uint64_t memo_count;        /* entries set: MEMOIZE's index */
+    uint64_t n_values;
+    sdp_shape *empty_shape;     /* root of every dict's shape tree */
+    const sdp_record_hook *hook;
+    /* The key sequence of the last dict filled in one batch, and the shape it led to: the
+     * next dict of a big snapshot almost always has the very same key objects. */
+    uint64_t last_keys[SDP_SHAPE_MAX_KEYS];
+    size_t last_k;
+    sdp_shape *last_shape;
+    bool release_behind;
+    size_t released;            /* bytes of the mapping already dropped */
+    int proto;
+} parser;
+
+/* pickle.c: failures carry the offset of the opcode being decoded. */
+sd_status sdp_pp_fail(parser *p, sd_status code, const char *fmt, ...) SDP_PRINTF(3, 4);
+sd_status sdp_pp_fail_nomem(parser *p);
+/* Grow a malloc'd array to hold `need` elements, charging the arena budget. */
+sd_status sdp_pp_grow(parser *p, void **buf, size_t *cap, size_t need, size_t elem);
+
+#define TRY(x) do { sd_status st_ = (x); if (st_ != SD_OK) return st_; } while (0)
+
+static inline sd_status push(parser *p, sd_value v)
+{
+    if (p->sp == p->stack_cap)
+        TRY(sdp_pp_grow(p, (void **)&p->stack, &p->stack_cap, p->sp + 1, sizeof *p->stack));
+    p->stack[p->sp++] = v;
+    p->n_values++;
+    return SD_OK;
+}
+
+/* Height of the stack above the innermost mark: values an opcode may consume. */
+static inline size_t mark_base(const parser *p)
+{
+    return p->n_marks ? p->marks[p->n_marks - 1] : 0;
+}
+
+static inline sd_status need_values(parser *p, size_t n, const char *op)
+{
+    if (p->sp - mark_base(p) < n)
+        return sdp_pp_fail(p, SD_EFORMAT, "%s needs %zu value%s on the stack, found %zu", op, n,
+                    n == 1 ? "" : "s", p->sp - mark_base(p));
+    return SD_OK;
+}
+
+static inline sd_status pop_mark(parser *p, const char *op, size_t *base)
+{
+    if (!p->n_marks) return sdp_pp_fail(p, SD_EFORMAT, "%s without a matching MARK", op);
+    *base = p->marks[--p->n_marks];
+    return SD_OK;
+}
+
+/* pickle_cont.c */
+sd_status sdp_pp_new_cont(parser *p, uint8_t type, sd_value *out);
+sd_status sdp_pp_cont_from_stack(parser *p, uint8_t type, size_t base, sd_value *out);
+sd_status sdp_pp_add_to_target(parser *p, size_t base, uint8_t want, const char *op);
+sd_status sdp_pp_op_setitems_like(parser *p, uint8_t want, const char *op);
+sd_status sdp_pp_op_tuple_n(parser *p, size_t n);
+
+#endif

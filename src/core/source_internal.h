@@ -1,0 +1,51 @@
+/* source_internal.h - what source.c and source_zip.c share. Not installed. */
+#ifndef SNAPDIFF_SOURCE_INTERNAL_H
+#define SNAPDIFF_SOURCE_INTERNAL_H
+
+#include <zip.h>
+
+#include "internal.h"
+#include "snapdiff/source.h"
+
+enum { KIND_FILE, KIND_STDIN, KIND_DIR, KIND_ZIP };
+enum { DEFAULT_MAX_MEMBERS = 4096 };
+#define DEFAULT_MAX_BYTES (16ull << 30)
+/* Pickles of snapshots compress well, but not 250:1; a bomb does. Small outputs are
+ * always allowed so that tiny test files are not judged by their ratio. */
+#define MAX_RATIO 250u
+#define RATIO_FREE_BYTES (64ull << 20)
+
+typedef struct member {
+    char *name;        /* display name */
+    char *path;        /* file path (dir members) */
+    zip_uint64_t index; /* zip members */
+} member;
+
+struct sd_input {
+    int kind;
+    char *spec_path;
+    member *members;
+    size_t n_members;
+    uint64_t max_bytes;
+    uint32_t max_members;
+    /* zip: the whole archive (mapped), and libzip's view of it */
+    sd_bytes zip_bytes;
+    size_t zip_len;
+    zip_t *zip;
+};
+
+/* source.c */
+char *sdp_src_join2(const char *a, const char *sep, const char *b);
+bool sdp_src_add_member(sd_input *in, char *name, char *path, zip_uint64_t index);
+bool sdp_src_ends_with(const char *s, const char *suffix);
+bool sdp_src_is_zip(const uint8_t *b, size_t n);
+/* Largest output allowed from `compressed` bytes: MAX_RATIO times, at least
+ * RATIO_FREE_BYTES, never more than `max`. */
+uint64_t sdp_src_ratio_cap(uint64_t compressed, uint64_t max);
+
+/* source_zip.c: list the members of in->zip_bytes (one, when `want` names it), and read
+ * member i into a malloc'd buffer. */
+sd_status sdp_zip_open(sd_input *in, const char *display, const char *want, sd_error *err);
+sd_status sdp_zip_read(sd_input *in, size_t i, uint8_t **out, size_t *out_len, sd_error *err);
+
+#endif
