@@ -16,10 +16,10 @@ _snapdiff()
     local common='--help -h --version -V --no-color --color --max-memory --quiet -q'
     local json='--json -j'
     local diff_opts='--format -f --group-by -g --depth -d --hide --show --focus --top -n
-        --steps --capacity'
+        --steps --capacity --max-growth'
     local frag_opts='--gap-threshold --index-threshold --map --svg'
     # Options whose value is the next word.
-    local takes_value='--format|-f|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-memory|--gap-threshold|--index-threshold|--svg'
+    local takes_value='--format|-f|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--gap-threshold|--index-threshold|--svg'
 
     # Values: "--opt VALUE" and "--opt=VALUE" (split at '=' or not).
     local opt=$prev value=$cur prefix=''
@@ -41,7 +41,7 @@ _snapdiff()
             compopt -o filenames 2>/dev/null
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -f -- "$value")
             return ;;
-        --max-memory|--capacity)
+        --max-memory|--capacity|--max-growth)
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -W '8GiB 16GiB 24GiB 40GiB 48GiB 80GiB 96GiB 141GiB' -- "$value")
             return ;;
         --depth|-d|--top|-n|--steps|--gap-threshold|--index-threshold|--hide|--show|--focus)

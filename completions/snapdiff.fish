@@ -17,7 +17,7 @@ function __snapdiff_command
             case --
                 break
             case -f -g -d -n --format --group-by --depth --top --hide --show --focus --steps \
-                --capacity --max-memory --gap-threshold --index-threshold --svg
+                --capacity --max-growth --max-memory --gap-threshold --index-threshold --svg
                 set skip 1
             case '-*'
                 continue
@@ -67,6 +67,7 @@ complete -c snapdiff -n '__snapdiff_for diff' -l focus -x -d 'only blocks with a
 complete -c snapdiff -n '__snapdiff_for diff' -s n -l top -x -d 'show the N largest growing groups (default 20)'
 complete -c snapdiff -n '__snapdiff_for diff' -l steps -x -d 'training steps between the snapshots: growth per step'
 complete -c snapdiff -n '__snapdiff_for diff' -l capacity -x -a '16GiB 24GiB 40GiB 48GiB 80GiB 96GiB 141GiB' -d 'device memory for the steps-until-full estimate'
+complete -c snapdiff -n '__snapdiff_for diff' -l max-growth -x -a '0 64MiB 256MiB 1GiB' -d 'CI gate: exit 1 when allocated memory grew by more than SIZE'
 
 # frag.
 complete -c snapdiff -n '__snapdiff_for frag' -l gap-threshold -x -d 'gap in % of reserved that counts as large (default 30)'

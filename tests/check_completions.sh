@@ -54,7 +54,7 @@ bash_case "stats" snapdiff st
 bash_case "--color --help --json --max-memory --no-color --quiet --version" snapdiff stats --
 bash_case "--color --help --max-memory --no-color --quiet --version" snapdiff dump --
 bash_case "--color --gap-threshold --help --index-threshold --json --map --max-memory --no-color --quiet --svg --version" snapdiff frag --
-bash_case "--capacity --color --depth --focus --format --group-by --help --hide --json --max-memory --no-color --quiet --show --steps --top --version" snapdiff old.pickle new.pickle --
+bash_case "--capacity --color --depth --focus --format --group-by --help --hide --json --max-growth --max-memory --no-color --quiet --show --steps --top --version" snapdiff old.pickle new.pickle --
 bash_case "--json" snapdiff --top = 5 stats --j
 bash_case "runs/rank0.pickle" snapdiff frag --svg runs/r
 bash_case "old.pickle" snapdiff stats o

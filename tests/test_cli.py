@@ -183,6 +183,27 @@ def test_dump():
     one_error_line("dump --json", r, "--json")
 
 
+def test_gate():
+    ex = os.path.join(ROOT, "testdata", "example")
+    old, new = os.path.join(ex, "old.pickle"), os.path.join(ex, "new.pickle")
+    # The bundled pair grew by 201.0 MiB (allocated 555.0 -> 756.0 MiB, see truth_stats).
+    grew = (truth_stats.stats(truth_stats.load(new))["total"]["allocated_bytes"] -
+            truth_stats.stats(truth_stats.load(old))["total"]["allocated_bytes"])
+    check("gate fixture grew", grew == 201 << 20, grew)
+    r = run([old, new, "--max-growth", "200MiB"])
+    check("gate fails: exit 1", r.returncode == 1, r.returncode)
+    check("gate fails: report still written", b"train.py:88" in r.stdout)
+    check("gate fails: one line why", r.stderr.decode().strip().startswith("snapdiff: check failed"),
+          r.stderr)
+    r = run([old, new, "--max-growth", "201MiB"])
+    check("gate passes at exactly the growth", r.returncode == 0, r.stderr)
+    r = run([old, old, "--max-growth", "0"])
+    check("gate 0: no growth passes", r.returncode == 0, r.stderr)
+    r = run([old, new, "--max-growth", "0", "--json"])
+    check("gate with --json", r.returncode == 1 and json.loads(r.stdout)["schema"] == "snapdiff.diff/1")
+    one_error_line("gate on stats", run(["stats", "--max-growth", "1GiB", old]), "--max-growth")
+
+
 def main():
     global BIN
     BIN = os.path.abspath(sys.argv[1])
@@ -194,6 +215,7 @@ def main():
         test_refusals(tmp)
         test_trailing_and_warnings(tmp)
         test_dump()
+        test_gate()
     print(f"{passed} passed, {len(failures)} failed")
     return 1 if failures else 0
 

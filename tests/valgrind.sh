@@ -5,7 +5,7 @@
 #   2. every real snapshot in ../shared/real-snapshots (skipped, with a message, when that
 #      directory is absent): stats, frag, dump;
 #   3. the hostile corpus through run_cases.py --valgrind: one in VALGRIND_SAMPLE (default
-#      5) of the truncations and flips, every other case except the slow ones (gzip/zip
+#      10) of the truncations and flips, every other case except the slow ones (gzip/zip
 #      bombs, 10^7-element lists), which take minutes under valgrind and are covered by
 #      the ASan run instead.
 # Exit status 0 when all is clean, 1 otherwise. SNAPDIFF must not be an ASan build.
@@ -85,7 +85,7 @@ echo "valgrind.sh: $runs fixture/real runs, $failures failed"
 
 # 3. hostile corpus
 "$python" "$here/hostile/run_cases.py" --bin "$bin" --dir "$work/hostile" --valgrind \
-    --sample "${VALGRIND_SAMPLE:-5}" --skip-slow --timeout-scale 30 --jobs 2 ||
+    --sample "${VALGRIND_SAMPLE:-10}" --skip-slow --timeout-scale 30 --jobs 2 ||
     failures=$((failures + 1))
 
 [ "$failures" -eq 0 ] && echo "valgrind.sh: clean" && exit 0

@@ -507,6 +507,24 @@ static bool load_pair(const char *old_spec, const char *new_spec, uint64_t max_m
     return false;
 }
 
+/* --max-growth: the CI gate. The report is written either way; the verdict goes to
+ * stderr and into the exit status. */
+static int apply_gate(const struct cli_opts *opts, const sd_diff *d, int status)
+{
+    if (status != EXIT_OK || !opts->has_max_growth) return status;
+    const sd_diff_totals *t = sd_diff_totals_of(d);
+    int64_t grew = (int64_t)t->new_stats.allocated_bytes - (int64_t)t->old_stats.allocated_bytes;
+    char g[32], lim[32];
+    sd_format_delta(grew, g, sizeof g);
+    sd_format_bytes(opts->max_growth, lim, sizeof lim);
+    if (grew > 0 && (uint64_t)grew > opts->max_growth) {
+        msg_error("check failed: allocated memory grew by %s, more than --max-growth %s", g, lim);
+        return EXIT_CHECK_FAILED;
+    }
+    msg_note("check passed: allocated memory grew by %s (limit %s)", g, lim);
+    return status;
+}
+
 int cmd_diff(const struct cli_opts *opts)
 {
     bool one = opts->n_files == 1;
@@ -536,6 +554,7 @@ int cmd_diff(const struct cli_opts *opts)
             print_text(&r);
             status = EXIT_OK;
         }
+        status = apply_gate(opts, d, status);
     }
     sd_diff_free(d);
     sd_snapshot_free(new_snap);

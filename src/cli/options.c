@@ -16,7 +16,7 @@
 
 enum opt_id {
     O_HELP, O_VERSION, O_JSON, O_FORMAT, O_NO_COLOR, O_COLOR, O_MAX_MEMORY, O_QUIET,
-    O_GROUP_BY, O_DEPTH, O_HIDE, O_SHOW, O_FOCUS, O_TOP, O_STEPS, O_CAPACITY,
+    O_GROUP_BY, O_DEPTH, O_HIDE, O_SHOW, O_FOCUS, O_TOP, O_STEPS, O_CAPACITY, O_MAX_GROWTH,
     O_GAP_THRESHOLD, O_INDEX_THRESHOLD, O_MAP, O_SVG,
 };
 
@@ -52,6 +52,8 @@ static const struct opt_def options[] = {
     {"steps", 0, "N", FOR_DIFF, O_STEPS, "training steps between the snapshots: growth per step"},
     {"capacity", 0, "SIZE", FOR_DIFF, O_CAPACITY,
      "device memory for the steps-until-full estimate, e.g. 80GiB"},
+    {"max-growth", 0, "SIZE", FOR_DIFF, O_MAX_GROWTH,
+     "CI gate: exit 1 when allocated memory grew by more than SIZE (0 = any growth)"},
     {"gap-threshold", 0, "PCT", FOR_FRAG, O_GAP_THRESHOLD,
      "gap (reserved - allocated) in % of reserved that counts as large (default 30)"},
     {"index-threshold", 0, "X", FOR_FRAG, O_INDEX_THRESHOLD,
@@ -209,6 +211,11 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
     case O_CAPACITY:
         if (!sd_parse_size(v, &opts->capacity) || opts->capacity == 0)
             return bad_value(o, v, "a size (e.g. 80GiB)", errbuf, errlen);
+        break;
+    case O_MAX_GROWTH:
+        if (!sd_parse_size(v, &opts->max_growth))
+            return bad_value(o, v, "a size (e.g. 512MiB, or 0)", errbuf, errlen);
+        opts->has_max_growth = true;
         break;
     case O_GAP_THRESHOLD:
         if (!parse_double(v, 0, 100, &opts->gap_threshold))

@@ -41,6 +41,8 @@ struct cli_opts {
     int top;                     /* --top N, default 20 */
     uint64_t steps;              /* --steps N, 0 = not given */
     uint64_t capacity;           /* --capacity SIZE, 0 = not given */
+    bool has_max_growth;         /* --max-growth SIZE: the CI gate */
+    uint64_t max_growth;
 
     /* frag */
     double gap_threshold;        /* --gap-threshold PCT (percent of reserved), default 30 */

@@ -135,6 +135,13 @@ static sd_status map_path(const char *path, uint64_t max, sd_bytes *out, sd_erro
         sdp_error_set_source(err, path);
         return sdp_fail(err, SD_EIO, SD_NO_OFFSET, "is a directory");
     }
+    if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode)) {
+        /* /dev/zero and friends never end: files, pipes and stdin only. */
+        close(fd);
+        sdp_error_set_source(err, path);
+        return sdp_fail(err, SD_EIO, SD_NO_OFFSET, "is a device, not a snapshot file "
+                        "(pipe it through standard input to read it anyway)");
+    }
     if (S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= max &&
         (uint64_t)st.st_size <= SIZE_MAX) {
         void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);

@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(st.items <= sd_pickle_value_count(p) + 1);
 
     sd_error_clear(&err);
-    if (sd_value_write_json(root, devnull, 1u << 20, &err) != SD_OK)
+    if (sd_value_write_json(root, devnull, 1u << 16, &err) != SD_OK)
         FUZZ_CHECK(err.code != SD_OK && err.text[0] != '\0');
     sd_pickle_free(p);
     return 0;

@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "hostile"))
 import make_cases as mc  # noqa: E402  (snapshot builders and the zip writer)
 
-MAX_REAL = 128 * 1024
+MAX_REAL = 64 * 1024
 MAX_FIXTURE = 256 * 1024
 
 
@@ -52,6 +52,13 @@ def plain_data_samples():
     out.append(("legacy_p2", pickle.dumps(mc.legacy_snapshot(
         [{"size": 512, "state": "active_pending_free"}]), protocol=2)))
     out.append(("trailing", pickle.dumps(s, protocol=4) + b"\x00\x00"))
+    # Regressions: inputs that once crashed a target (kept as seeds, so every run replays
+    # them first).
+    out.append(("regress_segments_without_blocks", pickle.dumps(
+        {"segments": [{"device": 0, "address": 1 << 40, "total_size": 0, "frames": []}],
+         "device_traces": []}, protocol=4)))
+    out.append(("regress_no_frames_at_all", pickle.dumps(
+        {"segments": [], "device_traces": [], "allocator_settings": {}}, protocol=4)))
     out.append(("text_ops", b"(lp0\nI1\naI01\naL123L\naF1.5\naS'ab\\x41'\naVa\\u00e9\nag0\na"
                             b"(dp1\nVk\np2\nN0Ns(t1(I2\ntp3\n2."))
     return out

@@ -48,7 +48,7 @@ for t in $targets; do
     # -max_len: large seeds are kept, but mutations stay small enough to be fast.
     # shellcheck disable=SC2086
     if ! "$build/tests/fuzz/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-            -max_len=131072 -dict="$here/pickle.dict" -print_final_stats=1 \
+            -max_len=65536 -dict="$here/pickle.dict" -print_final_stats=1 \
             -artifact_prefix="$out/artifacts/$t-" ${FUZZ_ARGS:-} "$corpus" "$seeds" \
             >"$log" 2>&1; then
         echo "run.sh: $t FAILED; the last lines of its log:" >&2
