@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "commands.h"
+#include "json_value.h"
 #include "msg.h"
 #include "snapdiff/stats.h"
 #include "snapdiff/units.h"
@@ -44,37 +45,6 @@ static json_t *stats_json(const sd_stats *st)
     return o;
 }
 
-/* Scalars and small containers of the settings dict, as JSON. */
-static json_t *value_json(const sd_value *v, int depth)
-{
-    size_t n;
-    const char *s;
-    switch (sd_value_type_of(v)) {
-    case SD_VALUE_BOOL: return json_boolean(sd_value_bool(v));
-    case SD_VALUE_INT: return json_integer(sd_value_int(v));
-    case SD_VALUE_FLOAT: return json_real(sd_value_float(v));
-    case SD_VALUE_STR: s = sd_value_bytes(v, &n); return json_stringn_nocheck(s, n);
-    case SD_VALUE_DICT: {
-        json_t *o = json_object();
-        for (size_t i = 0; depth < 4 && i < sd_value_len(v); i++) {
-            const sd_value *k = sd_value_dict_key(v, i);
-            if (sd_value_type_of(k) != SD_VALUE_STR) continue;
-            s = sd_value_bytes(k, &n);
-            char key[128];
-            snprintf(key, sizeof key, "%.*s", (int)(n < 127 ? n : 127), s);
-            json_object_set_new(o, key, value_json(sd_value_dict_val(v, i), depth + 1));
-        }
-        return o;
-    }
-    case SD_VALUE_LIST: case SD_VALUE_TUPLE: {
-        json_t *a = json_array();
-        for (size_t i = 0; depth < 4 && i < sd_value_len(v); i++)
-            json_array_append_new(a, value_json(sd_value_item(v, i), depth + 1));
-        return a;
-    }
-    default: return json_null();
-    }
-}
 
 static json_t *snapshot_json(const sd_snapshot *s)
 {
@@ -93,7 +63,7 @@ static json_t *snapshot_json(const sd_snapshot *s)
     sd_stats_total(s, &total);
     json_object_set_new(o, "total", stats_json(&total));
     const sd_allocator_settings *a = sd_snapshot_allocator_settings(s);
-    json_object_set_new(o, "allocator_settings", a->present ? value_json(a->raw, 0) : json_null());
+    json_object_set_new(o, "allocator_settings", a->present ? cli_json_of_value(a->raw, 4) : json_null());
     json_t *warn = json_array();
     for (size_t i = 0; i < sd_snapshot_warning_count(s); i++)
         json_array_append_new(warn, json_string(sd_snapshot_warning(s, i)));

@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "frag_report.h"
+#include "json_value.h"
 
 static json_t *u64(uint64_t v) { return json_integer((json_int_t)v); }
 
@@ -124,38 +125,6 @@ static json_t *total_json(const sd_frag_device *t)
     return o;
 }
 
-/* Plain values of the settings dict (roundup_power2_divisions is a dict of ints). */
-static json_t *value_json(const sd_value *v, int depth)
-{
-    size_t n;
-    const char *s;
-    if (!v) return json_null();
-    switch (sd_value_type_of(v)) {
-    case SD_VALUE_BOOL: return json_boolean(sd_value_bool(v));
-    case SD_VALUE_INT: return json_integer(sd_value_int(v));
-    case SD_VALUE_FLOAT: return json_real(sd_value_float(v));
-    case SD_VALUE_STR: s = sd_value_bytes(v, &n); return json_stringn(s, n);
-    case SD_VALUE_DICT: {
-        json_t *o = json_object();
-        for (size_t i = 0; depth < 3 && i < sd_value_len(v); i++) {
-            const sd_value *k = sd_value_dict_key(v, i);
-            if (sd_value_type_of(k) != SD_VALUE_STR) continue;
-            s = sd_value_bytes(k, &n);
-            char key[64];
-            snprintf(key, sizeof key, "%.*s", (int)(n < 63 ? n : 63), s);
-            json_object_set_new(o, key, value_json(sd_value_dict_val(v, i), depth + 1));
-        }
-        return o;
-    }
-    case SD_VALUE_LIST: case SD_VALUE_TUPLE: {
-        json_t *a = json_array();
-        for (size_t i = 0; depth < 3 && i < sd_value_len(v); i++)
-            json_array_append_new(a, value_json(sd_value_item(v, i), depth + 1));
-        return a;
-    }
-    default: return json_null();
-    }
-}
 
 static json_t *settings_json(const sd_allocator_settings *st)
 {
@@ -174,7 +143,7 @@ static json_t *settings_json(const sd_allocator_settings *st)
                                                     : json_null());
     const sd_value *rp = rec && st->raw ? sd_value_dict_get(st->raw, "roundup_power2_divisions")
                                         : NULL;
-    json_object_set_new(o, "roundup_power2_divisions", value_json(rp, 0));
+    json_object_set_new(o, "roundup_power2_divisions", cli_json_of_value(rp, 3));
     return o;
 }
 

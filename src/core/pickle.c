@@ -188,17 +188,7 @@ static sd_status op_binfloat(parser *p)
     return push(p, x);
 }
 
-/* ---------- protocol 0 text opcodes (pickle_text.c) ---------- */
-
-sd_status sdp_text_int(sdp_arena *a, const uint8_t *s, size_t n, sd_value *out,
-                       const char **why);
-sd_status sdp_text_float(sdp_arena *a, const uint8_t *s, size_t n, sd_value *out,
-                         const char **why);
-sd_status sdp_text_string(sdp_arena *a, const uint8_t *s, size_t n, sd_value *out,
-                          const char **why);
-sd_status sdp_text_unicode(sdp_arena *a, const uint8_t *s, size_t n, sd_value *out,
-                           const char **why);
-bool sdp_text_index(const uint8_t *s, size_t n, uint64_t *out);
+/* ---------- protocol 0 text opcodes (decoders in pickle_text.c) ---------- */
 
 typedef sd_status (*text_decoder)(sdp_arena *, const uint8_t *, size_t, sd_value *,
                                   const char **);

@@ -76,4 +76,16 @@ sd_status sdp_pp_add_to_target(parser *p, size_t base, uint8_t want, const char 
 sd_status sdp_pp_op_setitems_like(parser *p, uint8_t want, const char *op);
 sd_status sdp_pp_op_tuple_n(parser *p, size_t n);
 
+/* pickle_text.c: protocol 0/1 text arguments; on failure *why says what was wrong. */
+
+sd_status sdp_text_int(sdp_arena *a, const uint8_t *s, size_t n, sd_value *out,
+                       const char **why);
+sd_status sdp_text_float(sdp_arena *a, const uint8_t *s, size_t n, sd_value *out,
+                         const char **why);
+sd_status sdp_text_string(sdp_arena *a, const uint8_t *s, size_t n, sd_value *out,
+                          const char **why);
+sd_status sdp_text_unicode(sdp_arena *a, const uint8_t *s, size_t n, sd_value *out,
+                           const char **why);
+bool sdp_text_index(const uint8_t *s, size_t n, uint64_t *out);
+
 #endif

@@ -6,16 +6,8 @@
 
 #include "internal.h"
 #include "pickle_ops.h"
+#include "pickle_parser.h"
 
-sd_status sdp_text_int(sdp_arena *a, const uint8_t *s, size_t n, sd_value *out,
-                       const char **why);
-sd_status sdp_text_float(sdp_arena *a, const uint8_t *s, size_t n, sd_value *out,
-                         const char **why);
-sd_status sdp_text_string(sdp_arena *a, const uint8_t *s, size_t n, sd_value *out,
-                          const char **why);
-sd_status sdp_text_unicode(sdp_arena *a, const uint8_t *s, size_t n, sd_value *out,
-                           const char **why);
-bool sdp_text_index(const uint8_t *s, size_t n, uint64_t *out);
 
 /* Boxed values in the arena (the inline forms are built by the callers). */
 static sd_status box_blob(sdp_arena *a, uint8_t type, const uint8_t *data, size_t n,
