@@ -146,9 +146,10 @@ static const char *explain(sd_frag *f, const sd_frag_device *d)
                           B(g->stranded_free_bytes).s, w.stranded.s, B(g->largest_free_bytes).s);
     case SD_FRAG_LEAK_LIKE:
         if (g->largest_free_bytes < ROOM_BYTES)
-            return sdp_frag_printf(f, "%s and the largest free block is %s (< 2.0 MiB): live "
-                              "tensors fill what is reserved; growth, not fragmentation",
-                              gap, B(g->largest_free_bytes).s);
+            return sdp_frag_printf(f, "%s and the largest free block is %s (%llu bytes, under "
+                              "2 MiB): live tensors fill what is reserved; growth, not "
+                              "fragmentation", gap, B(g->largest_free_bytes).s,
+                              (unsigned long long)g->largest_free_bytes);
         return sdp_frag_printf(f, "%s and only %s is free (%s%% of reserved, < %d%%): live tensors "
                           "fill what is reserved; growth, not fragmentation", gap,
                           B(g->external_free_bytes).s, w.free.s, ROOM_PCT);
