@@ -407,6 +407,10 @@ static sd_device *find_device(sd_snapshot *s, int64_t dev, size_t lo, size_t hi)
     return NULL;
 }
 
+/* CUDA device ordinals are small; a file naming thousands of devices is not a snapshot,
+ * and would turn every report into pages of nothing. */
+enum { MAX_DEVICE_ORDINAL = 4095 };
+
 static sd_device *append_device(sd_snapshot *s, int64_t dev, size_t *cap)
 {
     if (s->n_devices == *cap) {
@@ -449,6 +453,11 @@ static sd_status build_segments(sd_snapshot *s, const sd_value *list, size_t *de
     /* Segments are sorted by (device, address): each device takes a contiguous run. */
     size_t bi = 0;
     for (size_t i = 0; i < n && !st;) {
+        if (raw[i].device < 0 || raw[i].device > MAX_DEVICE_ORDINAL) {
+            st = sdp_fail(s->err, SD_ELIMIT, sd_value_offset(raw[i].dict), "device ordinal "
+                          "%" PRId64 " is outside 0..%d", raw[i].device, MAX_DEVICE_ORDINAL);
+            break;
+        }
         sd_device *d = append_device(s, raw[i].device, dev_cap); /* raw is sorted by device */
         if (!d) {
             st = sdp_model_fail(s, list, "memory budget exhausted");
@@ -511,6 +520,9 @@ static sd_status build_traces(sd_snapshot *s, const sd_value *traces, size_t *de
             return sdp_model_fail(s, traces, "'device_traces' entry %u is not a list", dev);
         size_t n = lc->n;
         if (n == 0) continue;
+        if (dev > MAX_DEVICE_ORDINAL)
+            return sdp_fail(s->err, SD_ELIMIT, c->offset, "'device_traces' has non-empty "
+                            "lists past device %d", MAX_DEVICE_ORDINAL);
         sd_status st = SD_OK;
         sd_trace_entry *entries = records_in_order(s, lc);
         if (!entries) {

@@ -234,10 +234,15 @@ static sd_status gunzip(const uint8_t *in, size_t in_len, uint64_t max, const ch
         len = (size_t)((uint8_t *)zs.next_out - buf);
         if (len > cap) {
             sdp_error_set_source(err, source);
-            st = sdp_fail(err, SD_ELIMIT, SD_NO_OFFSET,
-                          "gzip expands past %llu bytes (%llu compressed): refusing a "
-                          "decompression bomb (raise --max-memory if it is genuine)",
-                          (unsigned long long)cap, (unsigned long long)in_len);
+            if (cap < max)
+                st = sdp_fail(err, SD_ELIMIT, SD_NO_OFFSET,
+                              "gzip expands more than %u:1 (%llu compressed bytes, past %llu): "
+                              "refusing a decompression bomb", MAX_RATIO,
+                              (unsigned long long)in_len, (unsigned long long)cap);
+            else
+                st = sdp_fail(err, SD_ELIMIT, SD_NO_OFFSET,
+                              "gzip expands past the memory budget of %llu bytes (raise "
+                              "--max-memory if it is genuine)", (unsigned long long)cap);
             goto out;
         }
         size_t consumed = consumed_base + (size_t)((const uint8_t *)zs.next_in - (in + consumed_base));
