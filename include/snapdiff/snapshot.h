@@ -59,10 +59,12 @@ typedef struct sd_block {
 } sd_block;
 
 typedef struct sd_trace_entry {
-    uint64_t addr;
+    union {                  /* an oom entry has no address: the two share a slot */
+        uint64_t addr;       /* every action but oom */
+        uint64_t device_free; /* oom: the free device memory cudaMemGetInfo reported */
+    };
     uint64_t size;           /* for oom: the request that failed */
     uint64_t stream;
-    uint64_t device_free;    /* oom only */
     int64_t time_us;         /* valid when has_time */
     uint64_t frames_;        /* private: the stack, interned on request by
                               * sd_snapshot_trace_stack (a big trace has millions) */

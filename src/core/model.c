@@ -255,18 +255,21 @@ static sd_status read_trace_pairs(sd_snapshot *s, const sd_value *where, uint64_
     sd_status st = SD_OK;
     memset(e, 0, sizeof *e);
     e->action = SD_ACT_OTHER;
+    uint64_t addr = 0, dfree = 0;
+    bool has_dfree = false;
     for (size_t i = 0; i < n && !st; i++) {
         const sd_value *k = &keys[i * ks], *x = &vals[i * vs];
         int64_t tmp = 0;
         if (KEY_IS(k, "action")) e->action = action_of(x);
-        else if (KEY_IS(k, "addr")) { st = get_int(s, where, x, "addr", &tmp); e->addr = (uint64_t)tmp; }
+        else if (KEY_IS(k, "addr")) { st = get_int(s, where, x, "addr", &tmp); addr = (uint64_t)tmp; }
         else if (KEY_IS(k, "size")) { st = get_int(s, where, x, "size", &tmp); e->size = (uint64_t)tmp; }
         else if (KEY_IS(k, "stream")) { st = get_int(s, where, x, "stream", &tmp); e->stream = (uint64_t)tmp; }
-        else if (KEY_IS(k, "device_free")) { st = get_int(s, where, x, "device_free", &tmp); e->device_free = (uint64_t)tmp; }
+        else if (KEY_IS(k, "device_free")) { st = get_int(s, where, x, "device_free", &tmp); dfree = (uint64_t)tmp; has_dfree = true; }
         else if (KEY_IS(k, "time_us")) { st = get_int(s, where, x, "time_us", &e->time_us); e->has_time = true; }
         else if (KEY_IS(k, "frames")) e->frames_ = x->bits;
     }
     (void)offset;
+    e->addr = e->action == SD_ACT_OOM && has_dfree ? dfree : addr; /* they share a slot */
     return st;
 }
 
@@ -332,8 +335,13 @@ static uint32_t record_kind(void *ctx, const sd_value *keys, uint32_t n)
     return (uint32_t)++s->n_layouts;
 }
 
-static sd_status take_field(sd_snapshot *s, uint8_t field, const sd_value *x, sd_trace_entry *e)
+/* addr and device_free share a slot in sd_trace_entry: both are kept until the action is
+ * known, whatever the key order. */
+typedef struct taking { sd_trace_entry *e; uint64_t addr, dfree; bool has_dfree; } taking;
+
+static sd_status take_field(sd_snapshot *s, uint8_t field, const sd_value *x, taking *t)
 {
+    sd_trace_entry *e = t->e;
     int64_t v = 0;
     static const char *const names[] = {"", "action", "addr", "size", "stream", "device_free",
                                         "time_us", "frames"};
@@ -345,10 +353,10 @@ static sd_status take_field(sd_snapshot *s, uint8_t field, const sd_value *x, sd
     }
     if (!sdp_int_of(*x, &v)) return get_int(s, NULL, x, names[field], &v);
     switch (field) {
-    case F_ADDR: e->addr = (uint64_t)v; break;
+    case F_ADDR: t->addr = (uint64_t)v; break;
     case F_SIZE: e->size = (uint64_t)v; break;
     case F_STREAM: e->stream = (uint64_t)v; break;
-    case F_DEVICE_FREE: e->device_free = (uint64_t)v; break;
+    case F_DEVICE_FREE: t->dfree = (uint64_t)v; t->has_dfree = true; break;
     case F_TIME: e->time_us = v; e->has_time = true; break;
     }
     return SD_OK;
@@ -372,10 +380,12 @@ static sd_status record_take(void *ctx, uint32_t kind, const sd_value *kv, size_
     sd_trace_entry *e = &s->records[s->n_records];
     memset(e, 0, sizeof *e);
     e->action = SD_ACT_OTHER;
+    taking t = {.e = e};
     for (size_t i = 0; i < n_pairs; i++) {
-        sd_status st = take_field(s, layout[i], &kv[2 * i + 1], e);
+        sd_status st = take_field(s, layout[i], &kv[2 * i + 1], &t);
         if (st) return st;
     }
+    e->addr = e->action == SD_ACT_OOM && t.has_dfree ? t.dfree : t.addr;
     *index = (uint32_t)s->n_records++;
     return SD_OK;
 }

@@ -158,16 +158,16 @@ static sd_status read_sized(parser *p, unsigned len_bytes, const char *what,
 
 static sd_status op_sized(parser *p, unsigned len_bytes, uint8_t type, const char *what)
 {
-    const uint8_t *s;
-    uint64_t n;
+    const uint8_t *s = NULL;
+    uint64_t n = 0;
     TRY(read_sized(p, len_bytes, what, &s, &n));
     return push_text(p, type, s, n);
 }
 
 static sd_status op_binstring(parser *p)
 {
-    const uint8_t *s;
-    uint64_t n;
+    const uint8_t *s = NULL;
+    uint64_t n = 0;
     TRY(read_sized(p, 4, "BINSTRING", &s, &n));
     if (n & 0x80000000u) return sdp_pp_fail(p, SD_EFORMAT, "BINSTRING with a negative length");
     return push_text(p, SDP_STR, s, n);
@@ -175,7 +175,7 @@ static sd_status op_binstring(parser *p)
 
 static sd_status op_binfloat(parser *p)
 {
-    const uint8_t *b;
+    const uint8_t *b = NULL;
     if (!sdp_cur_bytes(&p->cur, 8, &b)) return fail_trunc(p, "8 bytes of BINFLOAT");
     uint64_t bits = 0;
     for (int i = 0; i < 8; i++) bits = (bits << 8) | b[i]; /* big-endian */
@@ -195,7 +195,7 @@ typedef sd_status (*text_decoder)(sdp_arena *, const uint8_t *, size_t, sd_value
 
 static sd_status op_text(parser *p, const char *op, text_decoder decode)
 {
-    const uint8_t *s;
+    const uint8_t *s = NULL;
     size_t n;
     if (!sdp_cur_line(&p->cur, &s, &n)) return fail_trunc(p, "a newline-terminated argument");
     sd_value v;
@@ -208,7 +208,7 @@ static sd_status op_text(parser *p, const char *op, text_decoder decode)
 
 static sd_status op_text_index(parser *p, bool put)
 {
-    const uint8_t *s;
+    const uint8_t *s = NULL;
     size_t n;
     uint64_t idx;
     if (!sdp_cur_line(&p->cur, &s, &n)) return fail_trunc(p, "a newline-terminated index");
@@ -399,7 +399,7 @@ static sd_status step(parser *p, uint8_t op, bool *stop)
     case OP_BININT: if (!sdp_cur_le(&p->cur, 4, &n)) return fail_trunc(p, "BININT's 4 bytes");
         return push_int(p, (int32_t)(uint32_t)n);
     case OP_LONG1: case OP_LONG4: {
-        const uint8_t *b;
+        const uint8_t *b = NULL;
         TRY(read_sized(p, op == OP_LONG1 ? 1 : 4, sdp_opcode_name(op), &b, &n));
         return push_long_bytes(p, b, n);
     }

@@ -226,7 +226,7 @@ sd_status sdp_pp_op_setitems_like(parser *p, uint8_t want, const char *op)
 sd_status sdp_pp_op_tuple_n(parser *p, size_t n)
 {
     TRY(need_values(p, n, "TUPLE1/2/3"));
-    sd_value t;
+    sd_value t = {0};
     TRY(sdp_pp_cont_from_stack(p, SDP_TUPLE, p->sp - n, &t));
     return push(p, t);
 }
