@@ -206,6 +206,7 @@ static sd_status build_segment_blocks(sd_snapshot *s, raw_segment *r, sd_block *
     size_t n = bl ? bl->n : 0;
     uint64_t cursor = r->seg.address, sum = 0;
     bool outside = false, gap = false;
+    uint64_t gap_at = 0, gap_expected = 0; /* the first block not where the last one ended */
     for (size_t i = 0; i < n; i++) {
         sd_block *b = &out[i];
         bool has_addr;
@@ -213,7 +214,11 @@ static sd_status build_segment_blocks(sd_snapshot *s, raw_segment *r, sd_block *
         sd_status st = read_block(s, &bl->items[i], b, &has_addr);
         if (st) return st;
         if (!has_addr) b->address = cursor;
-        else if (b->address != cursor) gap = true;
+        else if (b->address != cursor && !gap) {
+            gap = true;
+            gap_at = b->address;
+            gap_expected = cursor;
+        }
         if (b->address < r->seg.address || b->address - r->seg.address > r->seg.total_size ||
             b->size > r->seg.total_size - (b->address - r->seg.address))
             outside = true;
@@ -224,7 +229,12 @@ static sd_status build_segment_blocks(sd_snapshot *s, raw_segment *r, sd_block *
     if (outside)
         sdp_model_warn(s, "segment 0x%" PRIx64 " (offset %" PRIu64 "): a block lies outside the "
                        "segment", r->seg.address, sd_value_offset(r->dict));
-    else if (gap || sum != r->seg.total_size)
+    else if (gap)
+        sdp_model_warn(s, "segment 0x%" PRIx64 " (offset %" PRIu64 "): blocks do not tile it: a "
+                       "block starts at 0x%" PRIx64 " where the one before ends at 0x%" PRIx64
+                       " (%s)", r->seg.address, sd_value_offset(r->dict), gap_at, gap_expected,
+                       gap_at < gap_expected ? "they overlap" : "a hole");
+    else if (sum != r->seg.total_size)
         sdp_model_warn(s, "segment 0x%" PRIx64 " (offset %" PRIu64 "): blocks sum to %" PRIu64
                        " bytes, total_size says %" PRIu64, r->seg.address,
                        sd_value_offset(r->dict), sum, r->seg.total_size);
