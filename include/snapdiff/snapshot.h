@@ -109,7 +109,10 @@ void sd_snapshot_free(sd_snapshot *s);
 const char *sd_snapshot_source(const sd_snapshot *s);
 const sd_pickle *sd_snapshot_pickle(const sd_snapshot *s);
 bool sd_snapshot_is_legacy_list(const sd_snapshot *s);  /* top level was a bare list */
-const sd_value *sd_snapshot_root(const sd_snapshot *s);  /* the whole pickle, for dump */
+/* The pickle's top-level value. Trace entries were folded into the model while parsing
+ * (see sd_device.trace) and read as None here; walk sd_pickle_parse's tree for the
+ * untouched data, as `snapdiff dump` does. */
+const sd_value *sd_snapshot_root(const sd_snapshot *s);
 int sd_snapshot_protocol(const sd_snapshot *s);
 uint64_t sd_snapshot_value_count(const sd_snapshot *s); /* values decoded: walk budgets */
 

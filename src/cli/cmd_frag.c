@@ -210,7 +210,7 @@ static void print_map(const sd_device *dev, const struct cli_opts *o)
     printf("  segment map, %zu largest of %zu segments; one character = %s:\n", n,
            dev->n_segments, pg);
     printf("    %s'#' >= 75%% allocated, '+' 25-75%%, '-' under 25%%, 'p' pending-free, '.' free;"
-           "\n    (a,b) a private pool, exp an expandable segment%s\n", clr_dim(o), clr_reset(o));
+           "\n    pool (a,b) a private pool, exp an expandable segment%s\n", clr_dim(o), clr_reset(o));
     for (size_t i = 0; i < n; i++) {
         const sd_segment *seg = &dev->segments[idx[i]];
         frag_page pages[MAP_WIDTH];
@@ -223,12 +223,8 @@ static void print_map(const sd_device *dev, const struct cli_opts *o)
         }
         row[np] = '\0';
         char pool[48];
-        if (seg->pool_id[0] || seg->pool_id[1])
-            snprintf(pool, sizeof pool, "(%lld,%lld)", (long long)seg->pool_id[0],
-                     (long long)seg->pool_id[1]);
-        else
-            snprintf(pool, sizeof pool, "%s", seg->is_small ? "small" : "large");
-        printf("    0x%012" PRIx64 " %10s %-7s%s |%s| %s free\n", seg->address,
+        frag_pool_label(seg, pool, sizeof pool);
+        printf("    0x%012" PRIx64 " %10s %-12s%s |%s| %s free\n", seg->address,
                B(seg->total_size).s, pool, seg->is_expandable ? " exp" : "    ", row,
                B(free_bytes).s);
     }
@@ -347,6 +343,15 @@ static void free_frags(sd_frag **frags, size_t n)
 {
     for (size_t i = 0; frags && i < n; i++) sd_frag_free(frags[i]);
     free(frags);
+}
+
+void frag_pool_label(const sd_segment *seg, char *buf, size_t size)
+{
+    if (seg->pool_id[0] || seg->pool_id[1])
+        snprintf(buf, size, "pool (%lld,%lld)", (long long)seg->pool_id[0],
+                 (long long)seg->pool_id[1]);
+    else
+        snprintf(buf, size, "%s", seg->is_small ? "small" : "large");
 }
 
 int cmd_frag(const struct cli_opts *opts)

@@ -39,4 +39,7 @@ size_t frag_segment_pages(const sd_device *dev, const sd_segment *seg, uint64_t 
  * may have `width` characters: 2 MiB times a power of two. */
 uint64_t frag_map_page(uint64_t largest, size_t width);
 
+/* "large", "small" or "pool (a,b)": which pool a segment belongs to. */
+void frag_pool_label(const sd_segment *seg, char *buf, size_t size);
+
 #endif

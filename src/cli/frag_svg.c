@@ -208,11 +208,7 @@ static void segment_row(FILE *out, int y, const sd_device *dev, const sd_segment
     snprintf(label, sizeof label, "0x%012" PRIx64, seg->address);
     text_el(out, MARGIN, y + ROW_H - 4, mono, label);
     char pool[48];
-    if (seg->pool_id[0] || seg->pool_id[1])
-        snprintf(pool, sizeof pool, "pool (%lld,%lld)", (long long)seg->pool_id[0],
-                 (long long)seg->pool_id[1]);
-    else
-        snprintf(pool, sizeof pool, "%s", seg->is_small ? "small" : "large");
+    frag_pool_label(seg, pool, sizeof pool);
     snprintf(label, sizeof label, "%s %s%s", B(seg->total_size).s, pool,
              seg->is_expandable ? " exp" : "");
     text_el(out, MARGIN + 94, y + ROW_H - 4, "font-size=\"10\" fill=\"#222222\"", label);

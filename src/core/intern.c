@@ -93,20 +93,36 @@ static const char *frame_str(sd_snapshot *s, const sd_value *dict, const char *k
 
 static sd_status intern_frame_slow(sd_snapshot *s, const sd_value *v, uint32_t *id);
 
-/* Frame dicts are shared objects too: look them up by pointer before touching them. */
+/* Frame dicts and stack lists are shared objects: look them up by pointer before touching
+ * them, in a direct-mapped cache of `1 << bits` slots (value bits -> id + 1). */
+typedef struct { uint64_t bits; uint32_t id1; } id_slot;
+
+static size_t cache_slot(uint64_t bits, unsigned log2_slots)
+{
+    return (size_t)((bits >> 3) * 0x9e3779b97f4a7c15ull >> (64 - log2_slots));
+}
+
+static bool cache_get(void *cache, unsigned log2_slots, uint64_t bits, uint32_t *id)
+{
+    const id_slot *e = (const id_slot *)cache + cache_slot(bits, log2_slots);
+    if (e->bits != bits || !e->id1) return false;
+    *id = e->id1 - 1;
+    return true;
+}
+
+static void cache_put(void *cache, unsigned log2_slots, const sd_value *v, uint32_t id)
+{
+    if (!sdp_is_ptr(*v)) return;
+    id_slot *e = (id_slot *)cache + cache_slot(v->bits, log2_slots);
+    e->bits = v->bits;
+    e->id1 = id + 1;
+}
+
 static sd_status intern_frame(sd_snapshot *s, const sd_value *v, uint32_t *id)
 {
-    uint64_t bits = v->bits;
-    size_t slot = (size_t)((bits >> 3) * 0x9e3779b97f4a7c15ull >> 50);
-    if (s->frame_cache[slot].bits == bits && s->frame_cache[slot].id1) {
-        *id = s->frame_cache[slot].id1 - 1;
-        return SD_OK;
-    }
+    if (cache_get(s->frame_cache, 14, v->bits, id)) return SD_OK;
     sd_status st = intern_frame_slow(s, v, id);
-    if (st == SD_OK && sdp_is_ptr(*v)) {
-        s->frame_cache[slot].bits = bits;
-        s->frame_cache[slot].id1 = *id + 1;
-    }
+    if (st == SD_OK) cache_put(s->frame_cache, 14, v, *id);
     return st;
 }
 
@@ -186,17 +202,9 @@ static sd_status intern_stack_slow(sd_snapshot *s, const sd_value *frames, uint3
 
 sd_status sdp_intern_stack(sd_snapshot *s, const sd_value *frames, uint32_t *id)
 {
-    uint64_t bits = frames->bits;
-    size_t slot = (size_t)((bits >> 3) * 0x9e3779b97f4a7c15ull >> 48);
-    if (s->stack_cache[slot].bits == bits && s->stack_cache[slot].id1) {
-        *id = s->stack_cache[slot].id1 - 1;
-        return SD_OK;
-    }
+    if (cache_get(s->stack_cache, 16, frames->bits, id)) return SD_OK;
     sd_status st = intern_stack_slow(s, frames, id);
-    if (st == SD_OK && sdp_is_ptr(*frames)) {
-        s->stack_cache[slot].bits = bits;
-        s->stack_cache[slot].id1 = *id + 1;
-    }
+    if (st == SD_OK) cache_put(s->stack_cache, 16, frames, *id);
     return st;
 }
 

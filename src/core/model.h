@@ -34,9 +34,9 @@ struct sd_snapshot {
     uint32_t *stack_start;         /* stack i = stack_frames[stack_start[i] .. stack_start[i+1]) */
     size_t n_stacks, stacks_cap;
     intern_table stack_index;
-    /* Recently seen frames lists by value bits -> stack id + 1. Millions of trace entries
-     * point at a few thousand shared lists; this keeps those lookups in cache instead of
-     * touching each list's header, far away in the arena. */
+    /* Recently seen frames lists and frame dicts, by value bits -> id + 1 (intern.c):
+     * thousands of blocks point at the same shared objects, and this keeps those lookups
+     * in cache instead of touching each object's header, far away in the arena. */
     struct { uint64_t bits; uint32_t id1; } stack_cache[1 << 16];
     struct { uint64_t bits; uint32_t id1; } frame_cache[1 << 14];
 

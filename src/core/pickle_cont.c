@@ -113,11 +113,11 @@ static sd_status shape_of_keys(parser *p, const sd_value *kv, size_t k, sdp_shap
     return SD_OK;
 }
 
-static sd_status try_record(parser *p, sdp_cont *c, const sd_value *kv, size_t k, bool *taken)
+/* A fresh dict filled in one go whose keys the record hook claims becomes a record. */
+static sd_status try_record(parser *p, sdp_cont *c, sdp_shape *shape, const sd_value *kv,
+                            size_t k, bool *taken)
 {
     *taken = false;
-    sdp_shape *shape;
-    TRY(shape_of_keys(p, kv, k, &shape));
     if (!shape->record_kind) shape->record_kind = 1 + p->hook->kind(p->hook->ctx, shape->keys, shape->n);
     if (shape->record_kind == 1) return SD_OK;
     uint32_t index;
@@ -139,9 +139,11 @@ static sd_status dict_add(parser *p, sdp_cont *c, const sd_value *kv, size_t k)
 {
     /* Protocols 0 and 1 fill dicts one SETITEM at a time, so a dict is only known to be
      * complete when it is filled by one batch, as protocol 2+ writers do. */
-    if (p->hook && p->proto >= 2 && c->n == 0 && k <= SDP_SHAPE_MAX_KEYS) {
+    sdp_shape *fresh = NULL; /* the shape of a dict filled in one go, computed once */
+    if (c->shape && c->n == 0 && k <= SDP_SHAPE_MAX_KEYS) TRY(shape_of_keys(p, kv, k, &fresh));
+    if (fresh && p->hook && p->proto >= 2) {
         bool taken;
-        TRY(try_record(p, c, kv, k, &taken));
+        TRY(try_record(p, c, fresh, kv, k, &taken));
         if (taken) return SD_OK;
     }
     if (c->shape && c->n + k > SDP_SHAPE_MAX_KEYS) TRY(dict_unshape(p, c, k));
@@ -152,8 +154,8 @@ static sd_status dict_add(parser *p, sdp_cont *c, const sd_value *kv, size_t k)
         return SD_OK;
     }
     TRY(cont_reserve(p, c, k, 1));
-    if (c->n == 0) {
-        TRY(shape_of_keys(p, kv, k, &c->shape));
+    if (fresh) {
+        c->shape = fresh;
         for (size_t i = 0; i < k; i++) c->items[i] = kv[2 * i + 1];
         c->n = (uint32_t)k;
         return SD_OK;
