@@ -1,4 +1,4 @@
-/* check_frag.c - unit tests of the fragmentation analysis (src/core/frag.c, frag_oom.c)
+/* check_frag.c - unit tests of the fragmentation analysis (src/analysis/frag.c, frag_oom.c)
  * on the small snapshots of testdata/frag/ (made by testdata/make_frag_fixtures.py; the
  * expected numbers are the hand arithmetic written beside each layout there). */
 #include <check.h>

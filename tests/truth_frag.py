@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent computation of every `snapdiff frag` figure, straight from pickle.load.
 
-This is the test oracle for src/core/frag.c: it shares no code with it, only the
+This is the test oracle for src/analysis/frag.c: it shares no code with it, only the
 definitions written down in docs/json-frag.md. It prints one JSON document shaped like
 the "files" entries of `snapdiff frag --json` (figures, pools, streams, OOM events,
 verdict per device and in total; not the advice texts).
@@ -31,7 +31,7 @@ ALLOCATED, PENDING, INACTIVE, OTHER = "allocated", "pending", "inactive", "other
 STATES = {"active_allocated": ALLOCATED, "active_pending_free": PENDING, "inactive": INACTIVE}
 
 
-# ---- the model (the same semantics as src/core/snapshot.c) ----------------------------
+# ---- the model (the same semantics as src/model/snapshot.c) ----------------------------
 
 class Seg:
     def __init__(self, raw):

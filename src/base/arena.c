@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "base/base.h"
 
 struct sdp_arena_chunk {
     sdp_arena_chunk *next;

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "pickle/value.h"
 
 enum { MAX_DEPTH = 512, OUT_BUF = 1 << 16 };
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "base/base.h"
 #include "snapdiff/units.h"
 
 void sd_format_bytes(uint64_t bytes, char *buf, size_t size)

@@ -5,9 +5,9 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
-#include "pickle_ops.h"
-#include "pickle_parser.h"
+#include "pickle/value.h"
+#include "pickle/pickle_ops.h"
+#include "pickle/pickle_parser.h"
 
 sd_status sdp_pp_new_cont(parser *p, uint8_t type, sd_value *out)
 {

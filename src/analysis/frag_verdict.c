@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "frag_internal.h"
-#include "internal.h"
+#include "analysis/frag_internal.h"
+#include "base/base.h"
 #include "snapdiff/units.h"
 
 /* A largest free block below 2 MiB, or free memory below 5% of reserved, is "no free

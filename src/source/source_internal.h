@@ -4,7 +4,7 @@
 
 #include <zip.h>
 
-#include "internal.h"
+#include "base/base.h"
 #include "snapdiff/source.h"
 
 enum { KIND_FILE, KIND_STDIN, KIND_DIR, KIND_ZIP };

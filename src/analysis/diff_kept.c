@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 
-#include "diff_internal.h"
+#include "analysis/diff_internal.h"
 
 enum { STACK_UNMAPPED = UINT32_MAX };
 

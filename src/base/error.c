@@ -1,7 +1,7 @@
 /* error.c - the first error wins; filling it needs no heap. */
 #include <stdio.h>
 
-#include "internal.h"
+#include "base/base.h"
 
 void sd_error_clear(sd_error *err)
 {

@@ -12,9 +12,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "pickle_ops.h"
-#include "pickle_parser.h"
+#include "pickle/value.h"
+#include "pickle/pickle_ops.h"
+#include "pickle/pickle_parser.h"
 
 /* ---------- failure helpers: one place attaches the opcode offset ---------- */
 

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <zip.h>
 
-#include "internal.h"
+#include "base/base.h"
 #include "snapdiff/source.h"
-#include "source_internal.h"
+#include "source/source_internal.h"
 
 static sd_status zip_fail(sd_error *err, const char *source, sd_status code, const char *what)
 {

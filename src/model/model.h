@@ -3,7 +3,7 @@
 #ifndef SNAPDIFF_MODEL_H
 #define SNAPDIFF_MODEL_H
 
-#include "internal.h"
+#include "pickle/value.h"
 #include "snapdiff/snapshot.h"
 
 enum { MODEL_MAX_WARNINGS = 64 };

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "frag_internal.h"
-#include "internal.h"
+#include "analysis/frag_internal.h"
+#include "base/base.h"
 
 /* ---- a small open-addressing map: address -> segment or live block ---------------- */
 

@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "diff_internal.h"
+#include "analysis/diff_internal.h"
 
 typedef struct line_entry {
     const char *text;

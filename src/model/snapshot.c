@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "model.h"
+#include "model/model.h"
 #include "snapdiff/stats.h"
 
 static sd_snapshot *load_fail(sd_snapshot *s, sd_error *err, const char *source)

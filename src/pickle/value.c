@@ -1,8 +1,8 @@
 /* value.c - the public sd_pickle handle, value accessors, opcode names, UTF-8 check. */
 #include <stdlib.h>
 
-#include "internal.h"
-#include "pickle_ops.h"
+#include "pickle/value.h"
+#include "pickle/pickle_ops.h"
 
 struct sd_pickle {
     sdp_arena arena;

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "model.h"
+#include "model/model.h"
 
 #define KEY_IS(k, lit) sdp_str_eq(*(k), lit, sizeof(lit) - 1)
 

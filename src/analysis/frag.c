@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "frag_internal.h"
-#include "internal.h"
+#include "analysis/frag_internal.h"
+#include "base/base.h"
 
 /* max_split_size_mb:512 only changes how blocks of at least 512 MiB are split. */
 #define SPLIT_SEGMENT (512 * SDP_MIB)

@@ -4,9 +4,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "internal.h"
-#include "pickle_ops.h"
-#include "pickle_parser.h"
+#include "pickle/value.h"
+#include "pickle/pickle_ops.h"
+#include "pickle/pickle_parser.h"
 
 
 /* Boxed values in the arena (the inline forms are built by the callers). */

@@ -1,5 +1,5 @@
 /* stats.c - the totals of a device and of a snapshot. */
-#include "internal.h"
+#include "base/base.h"
 #include "snapdiff/stats.h"
 
 void sd_stats_device(const sd_device *dev, sd_stats *out)

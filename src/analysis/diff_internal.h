@@ -2,7 +2,7 @@
 #ifndef SNAPDIFF_DIFF_INTERNAL_H
 #define SNAPDIFF_DIFF_INTERNAL_H
 
-#include "internal.h"
+#include "base/base.h"
 #include "snapdiff/diff.h"
 
 /* ---- a growable string (attrib.c) ----

@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "diff_internal.h"
+#include "analysis/diff_internal.h"
 
 enum { GROUP_UNKNOWN = UINT32_MAX, GROUP_NONE = UINT32_MAX - 1 };
 enum { KIND_UNKNOWN = 0xFF, FOCUS_UNKNOWN = 0, FOCUS_NO = 1, FOCUS_YES = 2 };

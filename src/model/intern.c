@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "model.h"
+#include "model/model.h"
 
 static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 {

@@ -16,9 +16,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "internal.h"
+#include "base/base.h"
 #include "snapdiff/source.h"
-#include "source_internal.h"
+#include "source/source_internal.h"
 
 /* ---------- small helpers ---------- */
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <strings.h>
 
-#include "diff_internal.h"
+#include "analysis/diff_internal.h"
 
 struct sd_attrib {
     sd_group_by group_by;

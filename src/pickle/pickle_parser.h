@@ -3,7 +3,7 @@
 #ifndef SNAPDIFF_PICKLE_PARSER_H
 #define SNAPDIFF_PICKLE_PARSER_H
 
-#include "internal.h"
+#include "pickle/value.h"
 
 typedef struct parser {
     sdp_cursor cur;
