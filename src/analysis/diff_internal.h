@@ -5,24 +5,8 @@
 #include "base/base.h"
 #include "snapdiff/diff.h"
 
-/* ---- a growable string (attrib.c) ----
- * Failure is sticky: after a failed allocation every append is a no-op and `failed` stays
- * set, so callers check once at the end. */
-typedef struct sdp_sbuf {
-    char *p;
-    size_t len, cap;
-    bool failed;
-} sdp_sbuf;
-
-void sdp_sbuf_reset(sdp_sbuf *b);            /* len = 0, keeps the memory */
-void sdp_sbuf_free(sdp_sbuf *b);
-void sdp_sbuf_put(sdp_sbuf *b, const char *s, size_t n);
-void sdp_sbuf_puts(sdp_sbuf *b, const char *s);
-void sdp_sbuf_put_int(sdp_sbuf *b, int64_t v);
-/* "FILENAME:LINE NAME" */
+/* "FILENAME:LINE NAME" (attrib.c) */
 void sdp_sbuf_put_frame(sdp_sbuf *b, const sd_frame *f);
-/* NUL-terminated contents ("" when empty or failed). */
-const char *sdp_sbuf_str(sdp_sbuf *b);
 
 /* ---- attribution on pre-classified frames (attrib.c) ----
  * kinds[i] is sd_attrib_classify() of frames[i]; the diff caches kinds per frame id. */

@@ -41,6 +41,60 @@ bool sdp_arena_charge(sdp_arena *a, uint64_t delta);
 void sdp_arena_uncharge(sdp_arena *a, uint64_t delta);
 char *sdp_arena_strndup(sdp_arena *a, const char *s, size_t n);
 
+/* ---- growable buffers (grow.c) ----
+ * Make room for `need` elements of `elem` bytes in *buf (capacity *cap, in elements):
+ * doubling, overflow-checked, charged to `budget` (may be NULL) before allocating.
+ * @return SD_OK, or SD_ENOMEM with *buf and *cap untouched. */
+sd_status sdp_grow(void **buf, size_t *cap, size_t need, size_t elem, sdp_arena *budget);
+
+/* ---- hashing (hash.c) ---- */
+#define SDP_HASH_SEED 0xcbf29ce484222325ull
+uint64_t sdp_hash_bytes(uint64_t h, const void *p, size_t n);   /* FNV-1a, chained */
+uint64_t sdp_hash_mix(uint64_t h, uint64_t v);                  /* fold in a 64-bit value */
+
+/* An open-addressing table of ids (slot = id + 1, 0 = empty), load factor under 1/2.
+ * The caller owns the records: it hashes a record by id, probes with sdp_htab_probe and
+ * compares records itself. Memory is charged to `budget` (may be NULL).
+ *
+ *     size_t j = sdp_htab_first(&t, h);
+ *     for (; t.slots[j]; j = sdp_htab_next(&t, j)) if (equal(t.slots[j] - 1)) return ...;
+ *     TRY(sdp_htab_reserve_one(&t, hash_of_id, ctx));  // may rehash: probe again after
+ */
+typedef uint64_t (*sdp_id_hash_fn)(const void *ctx, uint32_t id);
+typedef struct sdp_htab {
+    uint32_t *slots;
+    size_t cap;          /* power of two */
+    size_t count;
+    sdp_arena *budget;
+} sdp_htab;
+
+sd_status sdp_htab_init(sdp_htab *t, size_t cap_hint, sdp_arena *budget);
+void sdp_htab_free(sdp_htab *t);
+/* Room for one more id; rehashes with `hash` when the table would pass half full. */
+sd_status sdp_htab_reserve_one(sdp_htab *t, sdp_id_hash_fn hash, const void *ctx);
+static inline size_t sdp_htab_first(const sdp_htab *t, uint64_t h) { return (size_t)h & (t->cap - 1); }
+static inline size_t sdp_htab_next(const sdp_htab *t, size_t j) { return (j + 1) & (t->cap - 1); }
+/* Store id at the empty slot j found by probing (after sdp_htab_reserve_one). */
+static inline void sdp_htab_put(sdp_htab *t, size_t j, uint32_t id) { t->slots[j] = id + 1; t->count++; }
+
+
+/* ---- a growable string (sbuf.c) ----
+ * Failure is sticky: after a failed allocation every append is a no-op and `failed` stays
+ * set, so callers check once at the end. */
+typedef struct sdp_sbuf {
+    char *p;
+    size_t len, cap;
+    bool failed;
+} sdp_sbuf;
+
+void sdp_sbuf_reset(sdp_sbuf *b);            /* len = 0, keeps the memory */
+void sdp_sbuf_free(sdp_sbuf *b);
+void sdp_sbuf_put(sdp_sbuf *b, const char *s, size_t n);
+void sdp_sbuf_puts(sdp_sbuf *b, const char *s);
+void sdp_sbuf_put_int(sdp_sbuf *b, int64_t v);
+/* NUL-terminated contents ("" when empty or failed). */
+const char *sdp_sbuf_str(sdp_sbuf *b);
+
 /* ---- bounds-checked cursor ----
  * Every read from input goes through one of these. They never read past `len`. */
 typedef struct sdp_cursor {
