@@ -1,0 +1,107 @@
+/* format.c - the one formatting and escaping module of the renderers. */
+#include <inttypes.h>
+
+#include "render/format.h"
+#include "snapdiff/units.h"
+
+sdp_text sdp_fmt_bytes(uint64_t n)
+{
+    sdp_text t;
+    sd_format_bytes(n, t.s, sizeof t.s);
+    return t;
+}
+
+sdp_text sdp_fmt_delta(int64_t n)
+{
+    sdp_text t;
+    sd_format_delta(n, t.s, sizeof t.s);
+    return t;
+}
+
+sdp_text sdp_fmt_count(uint64_t n)
+{
+    sdp_text t;
+    char digits[24];
+    int len = snprintf(digits, sizeof digits, "%" PRIu64, n);
+    size_t j = 0;
+    for (int i = 0; i < len && j + 2 < sizeof t.s; i++) {
+        if (i > 0 && (len - i) % 3 == 0) t.s[j++] = ',';
+        t.s[j++] = digits[i];
+    }
+    t.s[j] = '\0';
+    return t;
+}
+
+sdp_text sdp_fmt_pow2(uint64_t n)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    sdp_text t;
+    size_t u = 0;
+    while (n >= 1024 && n % 1024 == 0 && u + 1 < SDP_ARRAY_LEN(units)) {
+        n /= 1024;
+        u++;
+    }
+    snprintf(t.s, sizeof t.s, "%" PRIu64 " %s", n, units[u]);
+    return t;
+}
+
+int64_t sdp_sdelta(uint64_t new_v, uint64_t old_v) { return (int64_t)(new_v - old_v); }
+
+size_t sdp_utf8_seq_len(const unsigned char *s, size_t n)
+{
+    if (n == 0) return 0;
+    size_t len = s[0] < 0x80 ? 1 : (s[0] >> 5) == 6 ? 2 : (s[0] >> 4) == 14 ? 3
+               : (s[0] >> 3) == 30 ? 4 : 0;
+    if (!len || len > n) return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    return len;
+}
+
+void sdp_put_xml(FILE *out, const char *text, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    for (size_t i = 0; i < n;) {
+        size_t len = sdp_utf8_seq_len(s + i, n - i);
+        if (!len || (len == 1 && s[i] < 0x20 && s[i] != '\t')) {
+            fputc('?', out);
+            i++;
+            continue;
+        }
+        switch (s[i]) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&apos;", out); break;
+        default: fwrite(s + i, 1, len, out);
+        }
+        i += len;
+    }
+}
+
+void sdp_put_json_string(FILE *out, const char *text, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    fputc('"', out);
+    for (size_t i = 0; i < n;) {
+        size_t len = sdp_utf8_seq_len(s + i, n - i);
+        if (!len) {                     /* not UTF-8: keep the output valid JSON */
+            fputs("\\ufffd", out);
+            i++;
+            continue;
+        }
+        switch (s[i]) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\r': fputs("\\r", out); break;
+        case '\t': fputs("\\t", out); break;
+        default:
+            if (s[i] < 0x20) fprintf(out, "\\u%04x", s[i]);
+            else fwrite(s + i, 1, len, out);
+        }
+        i += len;
+    }
+    fputc('"', out);
+}

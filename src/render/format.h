@@ -1,0 +1,28 @@
+/* format.h - what every renderer shares: numbers as people read them, and text escaped
+ * for the format it lands in. One copy of each, here (prefix sdp_). Not installed. */
+#ifndef SNAPDIFF_RENDER_FORMAT_H
+#define SNAPDIFF_RENDER_FORMAT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/base.h"
+
+/* Short strings by value, so a renderer can write fmt(a).s, fmt(b).s in one printf. */
+typedef struct sdp_text { char s[48]; } sdp_text;
+
+sdp_text sdp_fmt_bytes(uint64_t n);     /* "1.5 GiB", "512 B" (sd_format_bytes) */
+sdp_text sdp_fmt_delta(int64_t n);      /* "+1.5 GiB", "-512 B", "0 B" */
+sdp_text sdp_fmt_count(uint64_t n);     /* 16956 -> "16,956" */
+sdp_text sdp_fmt_pow2(uint64_t n);      /* exact powers of two: "4 KiB", "1 GiB" */
+int64_t sdp_sdelta(uint64_t new_v, uint64_t old_v);   /* new - old, signed */
+
+/* XML text content or attribute value; bytes that are not valid UTF-8 or not allowed in
+ * XML 1.0 become '?'. */
+void sdp_put_xml(FILE *out, const char *text, size_t n);
+/* A JSON string literal, quotes included (for renderers that stream JSON by hand). */
+void sdp_put_json_string(FILE *out, const char *text, size_t n);
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+size_t sdp_utf8_seq_len(const unsigned char *s, size_t n);
+
+#endif
