@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "frag_report.h"
 #include "msg.h"
+#include "render/settings.h"
 #include "snapdiff/units.h"
 
 #define HIST_BAR 40          /* widest histogram bar, in characters */
@@ -230,31 +231,6 @@ static void print_map(const sd_device *dev, const struct cli_opts *o)
     }
 }
 
-static void print_settings(const sd_allocator_settings *st)
-{
-    if (!st || !st->present) {
-        printf("allocator settings: not recorded (torch before 2.3); defaults assumed\n");
-        return;
-    }
-    printf("allocator settings: expandable_segments %s, max_split_size ",
-           st->has_expandable_segments ? (st->expandable_segments ? "on" : "off") : "unknown");
-    if (!st->has_max_split_size) printf("unknown");
-    else if (st->max_split_size < 0) printf("unlimited");
-    else printf("%s", B((uint64_t)st->max_split_size).s);
-    if (st->has_gc_threshold)
-        printf(", garbage_collection_threshold %g", st->garbage_collection_threshold);
-    const sd_value *rp = st->raw ? sd_value_dict_get(st->raw, "roundup_power2_divisions") : NULL;
-    if (rp && sd_value_type_of(rp) == SD_VALUE_DICT) {
-        size_t set = 0;
-        for (size_t i = 0; i < sd_value_len(rp); i++)
-            if (sd_value_int(sd_value_dict_val(rp, i)) != 0) set++;
-        printf(", roundup_power2_divisions %s", set ? "set" : "none");
-    }
-    if (st->alloc_conf && st->alloc_conf[0])
-        printf(" (PYTORCH_CUDA_ALLOC_CONF=%s)", st->alloc_conf);
-    printf("\n");
-}
-
 static void print_device(const sd_frag_device *d, const sd_device *dev, const struct cli_opts *o)
 {
     const sd_frag_figures *g = &d->fig;
@@ -300,7 +276,7 @@ static void print_text(const sd_frag *f, const struct cli_opts *o)
                B(t->fig.empty_cache_releasable_bytes).s, B(t->fig.reserved_bytes).s);
     }
     printf("\n");
-    print_settings(sd_snapshot_allocator_settings(s));
+    sdp_settings_frag_text(stdout, sd_snapshot_allocator_settings(s));
 }
 
 /* ---- the command ------------------------------------------------------------------ */

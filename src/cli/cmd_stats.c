@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "commands.h"
-#include "json_value.h"
+#include "render/settings.h"
 #include "msg.h"
 #include "snapdiff/stats.h"
 #include "snapdiff/units.h"
@@ -62,8 +62,8 @@ static json_t *snapshot_json(const sd_snapshot *s)
     sd_stats total;
     sd_stats_total(s, &total);
     json_object_set_new(o, "total", stats_json(&total));
-    const sd_allocator_settings *a = sd_snapshot_allocator_settings(s);
-    json_object_set_new(o, "allocator_settings", a->present ? cli_json_of_value(a->raw, 4) : json_null());
+    json_object_set_new(o, "allocator_settings",
+                        sdp_settings_stats_json(sd_snapshot_allocator_settings(s)));
     json_t *warn = json_array();
     for (size_t i = 0; i < sd_snapshot_warning_count(s); i++)
         json_array_append_new(warn, json_string(sd_snapshot_warning(s, i)));
@@ -139,20 +139,6 @@ static void print_stats_text(const sd_stats *st, const struct cli_opts *o)
     printf("\n");
 }
 
-static void print_settings_text(const sd_allocator_settings *a)
-{
-    if (!a->present) return;
-    printf("allocator settings:");
-    if (a->has_expandable_segments) printf(" expandable_segments=%s", a->expandable_segments ? "True" : "False");
-    if (a->has_max_split_size) {
-        if (a->max_split_size < 0) printf(" max_split_size=unlimited");
-        else printf(" max_split_size=%" PRId64, a->max_split_size);
-    }
-    if (a->has_gc_threshold) printf(" garbage_collection_threshold=%g", a->garbage_collection_threshold);
-    if (a->alloc_conf && a->alloc_conf[0]) printf(" PYTORCH_CUDA_ALLOC_CONF=\"%s\"", a->alloc_conf);
-    printf("\n");
-}
-
 static void print_text(const sd_snapshot *s, const struct cli_opts *o)
 {
     printf("%s%s%s  (%s layout)\n", clr_bold(o), sd_snapshot_source(s), clr_reset(o),
@@ -171,7 +157,7 @@ static void print_text(const sd_snapshot *s, const struct cli_opts *o)
         printf("total over %zu devices\n", nd);
         print_stats_text(&total, o);
     }
-    print_settings_text(sd_snapshot_allocator_settings(s));
+    sdp_settings_stats_text(stdout, sd_snapshot_allocator_settings(s));
 }
 
 int cmd_stats(const struct cli_opts *opts)

@@ -2,7 +2,7 @@
 #include <stdio.h>
 
 #include "frag_report.h"
-#include "json_value.h"
+#include "render/settings.h"
 
 static json_t *u64(uint64_t v) { return json_integer((json_int_t)v); }
 
@@ -126,27 +126,6 @@ static json_t *total_json(const sd_frag_device *t)
 }
 
 
-static json_t *settings_json(const sd_allocator_settings *st)
-{
-    json_t *o = json_object();
-    bool rec = st && st->present;
-    json_object_set_new(o, "recorded", json_boolean(rec));
-    json_object_set_new(o, "alloc_conf", rec && st->alloc_conf ? json_string(st->alloc_conf)
-                                                               : json_null());
-    json_object_set_new(o, "max_split_size", rec && st->has_max_split_size
-                                                 ? json_integer(st->max_split_size) : json_null());
-    json_object_set_new(o, "expandable_segments",
-                        rec && st->has_expandable_segments ? json_boolean(st->expandable_segments)
-                                                           : json_null());
-    json_object_set_new(o, "garbage_collection_threshold",
-                        rec && st->has_gc_threshold ? json_real(st->garbage_collection_threshold)
-                                                    : json_null());
-    const sd_value *rp = rec && st->raw ? sd_value_dict_get(st->raw, "roundup_power2_divisions")
-                                        : NULL;
-    json_object_set_new(o, "roundup_power2_divisions", cli_json_of_value(rp, 3));
-    return o;
-}
-
 json_t *frag_json(const sd_frag *f, bool with_schema)
 {
     const sd_snapshot *s = sd_frag_snapshot(f);
@@ -161,6 +140,6 @@ json_t *frag_json(const sd_frag *f, bool with_schema)
         json_array_append_new(devs, device_json(sd_frag_device_at(f, i)));
     json_object_set_new(o, "devices", devs);
     json_object_set_new(o, "total", total_json(sd_frag_total(f)));
-    json_object_set_new(o, "settings", settings_json(sd_snapshot_allocator_settings(s)));
+    json_object_set_new(o, "settings", sdp_settings_frag_json(sd_snapshot_allocator_settings(s)));
     return o;
 }

@@ -5,7 +5,7 @@
 
 static json_t *or_null(json_t *j) { return j ? j : json_null(); }
 
-json_t *cli_json_of_value(const sd_value *v, int max_depth)
+json_t *sdp_json_of_value(const sd_value *v, int max_depth)
 {
     size_t n;
     const char *s;
@@ -23,14 +23,14 @@ json_t *cli_json_of_value(const sd_value *v, int max_depth)
             s = sd_value_bytes(k, &n);
             char key[128];
             snprintf(key, sizeof key, "%.*s", (int)(n < 127 ? n : 127), s);
-            json_object_set_new(o, key, cli_json_of_value(sd_value_dict_val(v, i), max_depth - 1));
+            json_object_set_new(o, key, sdp_json_of_value(sd_value_dict_val(v, i), max_depth - 1));
         }
         return o;
     }
     case SD_VALUE_LIST: case SD_VALUE_TUPLE: {
         json_t *a = json_array();
         for (size_t i = 0; max_depth > 0 && i < sd_value_len(v); i++)
-            json_array_append_new(a, cli_json_of_value(sd_value_item(v, i), max_depth - 1));
+            json_array_append_new(a, sdp_json_of_value(sd_value_item(v, i), max_depth - 1));
         return a;
     }
     default: return json_null();

@@ -1,0 +1,21 @@
+/* settings.h - the allocator settings a snapshot recorded, as each report shows them.
+ * One module, so the stats and frag reports cannot drift apart in what they say about
+ * PYTORCH_CUDA_ALLOC_CONF. Private (sdp_); the renderers and the CLI call it. */
+#ifndef SNAPDIFF_RENDER_SETTINGS_H
+#define SNAPDIFF_RENDER_SETTINGS_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "snapdiff/snapshot.h"
+
+/* `stats` text: one "allocator settings: key=value ..." line, nothing when not recorded. */
+void sdp_settings_stats_text(FILE *out, const sd_allocator_settings *a);
+/* `stats --json` "allocator_settings": the recorded dict, or null when not recorded. */
+json_t *sdp_settings_stats_json(const sd_allocator_settings *a);
+/* `frag` text: one line, with the defaults assumed when nothing was recorded. */
+void sdp_settings_frag_text(FILE *out, const sd_allocator_settings *a);
+/* `frag --json` "settings": every field present, null where not recorded. */
+json_t *sdp_settings_frag_json(const sd_allocator_settings *a);
+
+#endif
