@@ -18,7 +18,7 @@ for h in "$inc"/snapdiff/*.h; do
     if ! "$cc" -std=c11 -pedantic -Wall -Wextra -Werror -Wstrict-prototypes \
             -Wmissing-prototypes "$@" -I "$inc" -fsyntax-only "$tmp/tu.c" 2>"$tmp/err"; then
         echo "check_headers: snapdiff/$name does not compile alone:"
-        sed 's/^/    /' "$tmp/err"
+        head -n 12 "$tmp/err" | sed 's/^/    /'
         failed="$failed $name"
     fi
     n=$((n + 1))
