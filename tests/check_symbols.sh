@@ -6,11 +6,13 @@
 #     the public API, sdp_ for what the core's files share. Anything else would clash with
 #     users' symbols in their links.
 #
-#   check_symbols.sh --shared LIBSNAPDIFF.so INCLUDE_DIR
+#   check_symbols.sh --shared LIBSNAPDIFF.so INCLUDE_DIR [KNOWN_UNDEFINED...]
 #     The shared library exports the public API and nothing else (src/libsnapdiff.map):
 #     every sd_ function declared in INCLUDE_DIR/snapdiff/*.h, no function the headers do
 #     not declare (a private one must be sdp_ and stay local), no sdp_ internals; and it
-#     carries a versioned SONAME (libsnapdiff.so.N).
+#     carries a versioned SONAME (libsnapdiff.so.N). KNOWN_UNDEFINED: names a header still
+#     declares although nothing defines them (a known bug being fixed), tolerated with a
+#     note until the declaration goes.
 set -eu
 
 static_mode() {
@@ -38,6 +40,7 @@ declared() {
 shared_mode() {
     lib=$1
     inc=$2
+    shift 2
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
     # Defined dynamic symbols, less the version node itself (type A) and @VERSION suffixes.
@@ -63,6 +66,15 @@ shared_mode() {
         echo "$extra" | sed 's/^/    /'
         status=1
     fi
+    for name in "$@"; do
+        if grep -qx "$name" "$tmp/declared" && ! grep -qx "$name" "$tmp/exported"; then
+            echo "check_symbols: note: $name is declared but undefined (known; to be removed)"
+            grep -vx "$name" "$tmp/declared" >"$tmp/d2" || true
+            mv "$tmp/d2" "$tmp/declared"
+        else
+            echo "check_symbols: note: $name is no longer a known problem; drop it from the test"
+        fi
+    done
     missing=$(comm -13 "$tmp/exported" "$tmp/declared")
     if [ -n "$missing" ]; then
         echo "check_symbols: declared in $inc/snapdiff but not exported (undefined, or" \
@@ -80,8 +92,9 @@ shared_mode() {
 }
 
 if [ "${1:-}" = --shared ]; then
-    [ $# = 3 ] || { echo "usage: check_symbols.sh --shared LIB.so INCLUDE_DIR"; exit 2; }
-    shared_mode "$2" "$3"
+    [ $# -ge 3 ] || { echo "usage: check_symbols.sh --shared LIB.so INCLUDE_DIR [NAME...]"; exit 2; }
+    shift
+    shared_mode "$@"
 else
     [ $# = 1 ] || { echo "usage: check_symbols.sh LIB.a | --shared LIB.so INCLUDE_DIR"; exit 2; }
     static_mode "$1"
