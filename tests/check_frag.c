@@ -42,6 +42,13 @@ static text explanation(const sd_frag_device *d)
     return t;
 }
 
+static text oom_note(const sd_frag_oom *o)
+{
+    text t;
+    ck_assert_uint_lt(sd_frag_oom_note(o, t.s, sizeof t.s), sizeof t.s);
+    return t;
+}
+
 static bool has_advice(const sd_frag_device *d, const char *needle)
 {
     for (size_t i = 0; i < d->n_advice; i++) {
@@ -199,7 +206,7 @@ START_TEST(oom_replayed)
     ck_assert_uint_eq(d->n_ooms, 1);
     const sd_frag_oom *o = &d->ooms[0];
     ck_assert(o->replayed);
-    ck_assert_str_eq(o->note, "");
+    ck_assert_str_eq(oom_note(o).s, "");
     ck_assert_uint_eq(o->trace_index, 9);
     ck_assert_uint_eq(o->request_bytes, 256 * MiB);
     ck_assert_uint_eq(o->device_free_bytes, 100 * MiB);
@@ -222,7 +229,7 @@ START_TEST(oom_replay_stops_at_a_conflict)
     const sd_frag_device *d = sd_frag_device_at(f, 0);
     const sd_frag_oom *o = &d->ooms[0];
     ck_assert(!o->replayed);
-    ck_assert_str_eq(o->note,
+    ck_assert_str_eq(oom_note(o).s,
                      "trace entry 12 (alloc at 0x7f3b00000000): no live block there later");
     ck_assert_uint_eq(o->largest_free_bytes, 420 * MiB);
     ck_assert_int_eq(o->cause, SD_OOM_UNCLEAR);
@@ -242,7 +249,7 @@ START_TEST(oom_replay_limit)
         ck_assert_int_eq(d->ooms[i].replayed, i >= 2);
         ck_assert_uint_eq(d->ooms[i].trace_index, 9 + i);
     }
-    ck_assert_ptr_nonnull(strstr(d->ooms[0].note, "last 64 oom entries"));
+    ck_assert_ptr_nonnull(strstr(oom_note(&d->ooms[0]).s, "last 64 oom entries"));
     sd_frag_free(f);
     sd_snapshot_free(s);
 }
@@ -578,6 +585,27 @@ START_TEST(reasons_worded)
 }
 END_TEST
 
+START_TEST(oom_stops_are_codes)
+{
+    sd_snapshot *s = load("oom_broken");
+    sd_frag *f = analyse(s);
+    const sd_frag_oom *o = &sd_frag_device_at(f, 0)->ooms[0];
+    ck_assert_int_eq(o->stop, SD_REPLAY_NO_BLOCK_LATER);
+    ck_assert_uint_eq(o->stop_index, 12);
+    ck_assert_int_eq(o->stop_action, SD_ACT_ALLOC);
+    ck_assert_uint_eq(o->stop_addr, 0x7f3b00000000ULL);
+    sd_frag_free(f);
+    sd_snapshot_free(s);
+    s = load("oom_many");
+    f = analyse(s);
+    const sd_frag_device *d = sd_frag_device_at(f, 0);
+    ck_assert_int_eq(d->ooms[0].stop, SD_REPLAY_PAST_LIMIT);
+    ck_assert_int_eq(d->ooms[65].stop, SD_REPLAY_DONE);
+    sd_frag_free(f);
+    sd_snapshot_free(s);
+}
+END_TEST
+
 START_TEST(budget_is_kept)
 {
     sd_snapshot *s = load("oom");
@@ -642,6 +670,7 @@ static Suite *frag_suite(void)
     tcase_add_test(tc, map_of_a_fixture);
     tcase_add_test(tc, reasons_are_codes_with_numbers);
     tcase_add_test(tc, reasons_worded);
+    tcase_add_test(tc, oom_stops_are_codes);
     tcase_add_test(tc, budget_is_kept);
     suite_add_tcase(s, tc);
     return s;

@@ -90,6 +90,19 @@ typedef enum sd_oom_cause {
     SD_OOM_UNCLEAR,             /* a free block >= request existed in the state we know */
 } sd_oom_cause;
 
+/* Why an oom event was not replayed: the replay is limited, or stopped at a trace entry
+ * that contradicts the later state (every kind after SD_REPLAY_PAST_LIMIT). */
+typedef enum sd_replay_stop {
+    SD_REPLAY_DONE,             /* replayed */
+    SD_REPLAY_PAST_LIMIT,       /* older than the last SD_FRAG_OOM_REPLAY_LIMIT ooms */
+    SD_REPLAY_MAP_TOO_BIG,      /* segment_map: the segment it starts is smaller */
+    SD_REPLAY_MAP_NO_SEGMENT,   /* segment_map: no segment holds the mapping */
+    SD_REPLAY_BLOCK_LIVE_LATER, /* free_completed: the block is live later */
+    SD_REPLAY_NO_SEGMENT_LATER, /* segment_alloc: no such segment later */
+    SD_REPLAY_SEGMENT_LATER,    /* segment_free: the segment exists later */
+    SD_REPLAY_NO_BLOCK_LATER,   /* alloc, free_requested: no live block there later */
+} sd_replay_stop;
+
 typedef struct sd_frag_oom {
     size_t trace_index;         /* in the device's trace */
     int64_t time_us; bool has_time;
@@ -100,8 +113,11 @@ typedef struct sd_frag_oom {
     uint64_t largest_free_bytes;/* largest free block of that stream and pool */
     uint64_t free_bytes;        /* all free bytes of that stream and pool */
     bool replayed;              /* state rebuilt by replaying the trace back to the oom;
-                                 * false: taken from the snapshot (see note) */
-    char note[128];             /* why not replayed; "" when replayed */
+                                 * false: taken from the snapshot, for the reason in stop */
+    sd_replay_stop stop;        /* SD_REPLAY_DONE when replayed */
+    size_t stop_index;          /* a contradiction: the trace entry that stopped the replay, */
+    uint8_t stop_action;        /* its action (sd_trace_action) */
+    uint64_t stop_addr;         /* and its address */
     sd_oom_cause cause;
 } sd_frag_oom;
 

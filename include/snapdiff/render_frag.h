@@ -29,6 +29,8 @@ sd_status sd_render_frag_svg(FILE *out, const sd_frag *const *frags, size_t n);
  * size bytes with the NUL. @return the length the whole text needs. */
 size_t sd_frag_explain(const sd_frag_why *why, char *buf, size_t size);
 size_t sd_frag_advice_text(const sd_frag_advice *a, char *buf, size_t size);
+/* Why an oom event was not replayed ("" when it was), the same way. */
+size_t sd_frag_oom_note(const sd_frag_oom *o, char *buf, size_t size);
 #define SD_FRAG_TEXT_MAX 1024    /* enough for any of them */
 
 #endif

@@ -8,7 +8,7 @@
  * brought back by undoing free_completed gets its request rounded up to 512 bytes; blocks
  * that exist in the snapshot keep their exact size. An entry that contradicts the later
  * state (an alloc whose block is not live later, ...) stops the replay; older ooms are
- * then judged from the snapshot, with a note saying why.
+ * then judged from the snapshot, with the entry and the contradiction that stopped it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,12 +154,12 @@ static uint64_t round_request(uint64_t size)
 
 typedef enum undo_result { UNDO_OK, UNDO_CONFLICT, UNDO_NOMEM } undo_result;
 
-static undo_result undo_map(replay *r, const sd_trace_entry *e, const char **why)
+static undo_result undo_map(replay *r, const sd_trace_entry *e, sd_replay_stop *why)
 {
     rslot *seg = rmap_find(&r->segs, e->addr);
     if (seg) {                                   /* the range starts a segment */
         if (seg->size < e->size) {
-            *why = "segment smaller than the mapping";
+            *why = SD_REPLAY_MAP_TOO_BIG;
             return UNDO_CONFLICT;
         }
         rslot rest = *seg;
@@ -176,7 +176,7 @@ static undo_result undo_map(replay *r, const sd_trace_entry *e, const char **why
             return UNDO_OK;
         }
     }
-    *why = "no segment holds the mapping";
+    *why = SD_REPLAY_MAP_NO_SEGMENT;
     return UNDO_CONFLICT;
 }
 
@@ -209,7 +209,7 @@ static undo_result undo_unmap(replay *r, const sd_trace_entry *e)
 }
 
 /* Undo one entry. On UNDO_CONFLICT *why says what contradicted the later state. */
-static undo_result undo(replay *r, const sd_trace_entry *e, const char **why)
+static undo_result undo(replay *r, const sd_trace_entry *e, sd_replay_stop *why)
 {
     rslot *hit;
     switch ((sd_trace_action)e->action) {
@@ -223,7 +223,7 @@ static undo_result undo(replay *r, const sd_trace_entry *e, const char **why)
         return UNDO_OK;
     case SD_ACT_FREE_COMPLETED: {
         if (rmap_find(&r->busy, e->addr)) {
-            *why = "block is live later";
+            *why = SD_REPLAY_BLOCK_LIVE_LATER;
             return UNDO_CONFLICT;
         }
         rslot v = {.key = e->addr, .size = round_request(e->size)};
@@ -232,14 +232,14 @@ static undo_result undo(replay *r, const sd_trace_entry *e, const char **why)
     case SD_ACT_SEGMENT_ALLOC:
         hit = rmap_find(&r->segs, e->addr);
         if (!hit) {
-            *why = "no such segment later";
+            *why = SD_REPLAY_NO_SEGMENT_LATER;
             return UNDO_CONFLICT;
         }
         rmap_del(&r->segs, hit);
         return UNDO_OK;
     case SD_ACT_SEGMENT_FREE: {
         if (rmap_find(&r->segs, e->addr)) {
-            *why = "segment exists later";
+            *why = SD_REPLAY_SEGMENT_LATER;
             return UNDO_CONFLICT;
         }
         rslot v = {.key = e->addr, .size = e->size, .stream = e->stream,
@@ -253,7 +253,7 @@ static undo_result undo(replay *r, const sd_trace_entry *e, const char **why)
     default:
         return UNDO_OK;
     }
-    *why = "no live block there later";
+    *why = SD_REPLAY_NO_BLOCK_LATER;
     return UNDO_CONFLICT;
 }
 
@@ -360,7 +360,7 @@ sd_status sdp_frag_ooms(sd_frag *f, const sd_device *dev, sd_frag_oom **out, siz
     replay r;
     if (!ooms) return SD_ENOMEM;
     if (!replay_init(&r, dev, &f->mem)) goto nomem;
-    char failure[128] = "";
+    sd_frag_oom failure = {.stop = SD_REPLAY_DONE};   /* where the replay stopped */
     size_t k = count;                            /* events are filled newest first */
     for (size_t i = dev->n_trace; i-- > first;) {
         const sd_trace_entry *e = &dev->trace[i];
@@ -368,28 +368,30 @@ sd_status sdp_frag_ooms(sd_frag *f, const sd_device *dev, sd_frag_oom **out, siz
             sd_frag_oom *o = &ooms[--k];
             free_sum fs = {0, 0};
             start_event(o, i, e);
-            if (!failure[0] && count - k <= SD_FRAG_OOM_REPLAY_LIMIT) {
+            if (failure.stop == SD_REPLAY_DONE && count - k <= SD_FRAG_OOM_REPLAY_LIMIT) {
                 if (!replay_free_runs(&r, o->stream, o->small_pool, &fs)) goto nomem;
                 o->replayed = true;
             } else {
                 snapshot_free_runs(dev, o->stream, o->small_pool, &fs);
-                if (failure[0]) snprintf(o->note, sizeof o->note, "%s", failure);
-                else snprintf(o->note, sizeof o->note,
-                              "replay is limited to the last %d oom entries",
-                              SD_FRAG_OOM_REPLAY_LIMIT);
+                o->stop = failure.stop != SD_REPLAY_DONE ? failure.stop : SD_REPLAY_PAST_LIMIT;
+                o->stop_index = failure.stop_index;
+                o->stop_action = failure.stop_action;
+                o->stop_addr = failure.stop_addr;
             }
             o->largest_free_bytes = fs.largest;
             o->free_bytes = fs.total;
             o->cause = cause_of(o->request_bytes, &fs);
         }
-        if (failure[0]) continue;
-        const char *why = NULL;
+        if (failure.stop != SD_REPLAY_DONE) continue;
+        sd_replay_stop why = SD_REPLAY_DONE;
         undo_result u = undo(&r, e, &why);
         if (u == UNDO_NOMEM) goto nomem;
-        if (u == UNDO_CONFLICT)
-            snprintf(failure, sizeof failure, "trace entry %zu (%s at 0x%llx): %s", i,
-                     sd_trace_action_name((sd_trace_action)e->action),
-                     (unsigned long long)e->addr, why);
+        if (u == UNDO_CONFLICT) {
+            failure.stop = why;
+            failure.stop_index = i;
+            failure.stop_action = e->action;
+            failure.stop_addr = e->addr;
+        }
     }
     replay_free(&r);
     *out = ooms;

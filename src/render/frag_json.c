@@ -86,7 +86,8 @@ static json_t *ooms_json(const sd_frag_device *d)
         json_object_set_new(o, "largest_free_bytes", u64(m->largest_free_bytes));
         json_object_set_new(o, "free_bytes", u64(m->free_bytes));
         json_object_set_new(o, "source", json_string(m->replayed ? "replay" : "snapshot"));
-        json_object_set_new(o, "note", m->note[0] ? json_string(m->note) : json_null());
+        json_object_set_new(o, "note", m->replayed ? json_null()
+                                                   : json_string(sdp_frag_oom_note_words(m).s));
         json_object_set_new(o, "cause", json_string(sd_oom_cause_name(m->cause)));
         json_array_append_new(a, o);
     }

@@ -15,5 +15,6 @@ json_t *sdp_frag_json(const sd_frag *f, bool with_schema);
 typedef struct sdp_frag_words { char s[SD_FRAG_TEXT_MAX]; } sdp_frag_words;
 sdp_frag_words sdp_frag_why_words(const sd_frag_why *why);
 sdp_frag_words sdp_frag_advice_words(const sd_frag_advice *a);
+sdp_frag_words sdp_frag_oom_note_words(const sd_frag_oom *o);
 
 #endif

@@ -123,7 +123,8 @@ static void print_oom(const ctx *c, const sd_frag_oom *m)
             m->small_pool ? "small" : "large",
             m->replayed ? "replayed from the trace" : "from the snapshot",
             sd_oom_cause_name(m->cause));
-    if (m->note[0]) fprintf(c->out, "    (not replayed: %s)\n", m->note);
+    if (!m->replayed)
+        fprintf(c->out, "    (not replayed: %s)\n", sdp_frag_oom_note_words(m).s);
 }
 
 static void print_advice(const ctx *c, const sd_frag_device *d)

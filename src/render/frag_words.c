@@ -170,6 +170,38 @@ size_t sd_frag_advice_text(const sd_frag_advice *a, char *buf, size_t size)
     return done(&w);
 }
 
+static const char *stop_words(sd_replay_stop stop)
+{
+    switch (stop) {
+    case SD_REPLAY_MAP_TOO_BIG: return "segment smaller than the mapping";
+    case SD_REPLAY_MAP_NO_SEGMENT: return "no segment holds the mapping";
+    case SD_REPLAY_BLOCK_LIVE_LATER: return "block is live later";
+    case SD_REPLAY_NO_SEGMENT_LATER: return "no such segment later";
+    case SD_REPLAY_SEGMENT_LATER: return "segment exists later";
+    case SD_REPLAY_NO_BLOCK_LATER: return "no live block there later";
+    default: return "";
+    }
+}
+
+size_t sd_frag_oom_note(const sd_frag_oom *o, char *buf, size_t size)
+{
+    words w = {buf, size, 0};
+    if (o->stop == SD_REPLAY_PAST_LIMIT)
+        say(&w, "replay is limited to the last %d oom entries", SD_FRAG_OOM_REPLAY_LIMIT);
+    else if (o->stop != SD_REPLAY_DONE)
+        say(&w, "trace entry %zu (%s at 0x%llx): %s", o->stop_index,
+            sd_trace_action_name((sd_trace_action)o->stop_action),
+            (unsigned long long)o->stop_addr, stop_words(o->stop));
+    return done(&w);
+}
+
+sdp_frag_words sdp_frag_oom_note_words(const sd_frag_oom *o)
+{
+    sdp_frag_words t;
+    sd_frag_oom_note(o, t.s, sizeof t.s);
+    return t;
+}
+
 sdp_frag_words sdp_frag_why_words(const sd_frag_why *why)
 {
     sdp_frag_words t;
