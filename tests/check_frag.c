@@ -464,6 +464,15 @@ START_TEST(map_of_a_fixture)
         }
         ck_assert_uint_eq(r->free_bytes, free_bytes);
         ck_assert_uint_eq(span, seg->total_size);
+        /* the runs of equal state cover the blocks in order, neighbours differ */
+        uint64_t run_bytes = 0, run_blocks = 0;
+        for (size_t k = 0; k < r->n_runs; k++) {
+            run_bytes += r->runs[k].bytes;
+            run_blocks += r->runs[k].blocks;
+            if (k) ck_assert_int_ne(r->runs[k].state, r->runs[k - 1].state);
+        }
+        ck_assert_uint_eq(run_bytes, seg->total_size);
+        ck_assert_uint_eq(run_blocks, seg->n_blocks);
     }
     ck_assert_uint_eq(sd_frag_total(f)->map.n_rows, 0);
     sd_frag_free(f);

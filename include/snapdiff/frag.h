@@ -194,6 +194,13 @@ typedef enum sd_frag_page_fill {
     SD_PAGE_FULL,                 /* allocated 75% or more */
 } sd_frag_page_fill;
 
+/* Consecutive blocks of a segment in one state, as the picture draws them. */
+typedef struct sd_frag_run {
+    uint64_t bytes;
+    uint32_t blocks;
+    uint8_t state;                /* sd_block_state */
+} sd_frag_run;
+
 typedef struct sd_frag_map_row {
     uint32_t segment;             /* index into the device's segments */
     uint64_t address, total_size;
@@ -201,6 +208,7 @@ typedef struct sd_frag_map_row {
     bool expandable;
     uint64_t free_bytes;          /* INACTIVE block sizes of the segment */
     const sd_frag_page *pages; size_t n_pages;
+    const sd_frag_run *runs; size_t n_runs;   /* the blocks in address order */
 } sd_frag_map_row;
 
 typedef struct sd_frag_map {

@@ -372,6 +372,24 @@ uint64_t sd_frag_segment_free(const sd_device *dev, const sd_segment *seg)
     return sum;
 }
 
+/* Runs of equal state of a segment's blocks, in an array of f's arena. */
+static sd_status segment_runs(sd_frag *f, const sd_device *dev, const sd_segment *seg,
+                              sd_frag_map_row *r)
+{
+    sd_frag_run *runs = sdp_frag_calloc(f, seg->n_blocks, sizeof *runs);
+    if (!runs) return SD_ENOMEM;
+    size_t n = 0;
+    for (uint32_t k = 0; k < seg->n_blocks; k++) {
+        const sd_block *b = &dev->blocks[seg->first_block + k];
+        if (!n || runs[n - 1].state != b->state) runs[n++].state = b->state;
+        runs[n - 1].bytes += b->size;
+        runs[n - 1].blocks++;
+    }
+    r->runs = runs;
+    r->n_runs = n;
+    return SD_OK;
+}
+
 /* The largest segments of a device, each split into pages of one size for all. */
 static sd_status make_map(sd_frag *f, const sd_device *dev, sd_frag_map *map)
 {
@@ -395,6 +413,7 @@ static sd_status make_map(sd_frag *f, const sd_device *dev, sd_frag_map *map)
         sd_frag_page *mine = pages + i * SD_FRAG_MAP_COLUMNS;
         r->n_pages = sd_frag_segment_pages(dev, seg, map->page_bytes, mine, SD_FRAG_MAP_COLUMNS);
         r->pages = mine;
+        if (segment_runs(f, dev, seg, r)) return SD_ENOMEM;
     }
     map->rows = rows;
     map->n_rows = n;

@@ -154,15 +154,13 @@ static void legend(FILE *out, int y)
     }
 }
 
-/* One segment: an outline scaled to the largest, filled with runs of equal state. */
-static void segment_row(FILE *out, int y, const sd_device *dev, const sd_frag_map_row *r,
-                        double scale)
+/* One segment: an outline scaled to the largest, filled with its runs of equal state. */
+static void segment_row(FILE *out, int y, const sd_frag_map_row *r, double scale)
 {
-    const sd_segment *seg = &dev->segments[r->segment];
     char label[128];
     const char *mono = "font-size=\"10\" font-family=\"DejaVu Sans Mono, monospace\" "
                        "fill=\"#222222\"";
-    snprintf(label, sizeof label, "0x%012" PRIx64, seg->address);
+    snprintf(label, sizeof label, "0x%012" PRIx64, r->address);
     text_el(out, MARGIN, y + ROW_H - 4, mono, label);
     snprintf(label, sizeof label, "%s %s%s", B(r->total_size), r->pool,
              r->expandable ? " exp" : "");
@@ -170,28 +168,24 @@ static void segment_row(FILE *out, int y, const sd_device *dev, const sd_frag_ma
     snprintf(label, sizeof label, "%s free", B(r->free_bytes));
     text_el(out, BAR_X - 8, y + ROW_H - 4, "font-size=\"10\" text-anchor=\"end\" "
             "fill=\"#666666\"", label);
-    double w = (double)seg->total_size * scale;
+    double w = (double)r->total_size * scale;
     fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"#eeeeee\"/>\n",
             BAR_X, y, w < 1 ? 1 : w, ROW_H);
     uint64_t off = 0;
-    for (uint32_t k = 0; k < seg->n_blocks;) {
-        const sd_block *b = &dev->blocks[seg->first_block + k];
-        uint64_t run = 0;
-        uint32_t first = k;
-        while (k < seg->n_blocks && dev->blocks[seg->first_block + k].state == b->state)
-            run += dev->blocks[seg->first_block + k++].size;
-        double x = BAR_X + (double)off * scale, rw = (double)run * scale;
+    for (size_t i = 0; i < r->n_runs; i++) {
+        const sd_frag_run *run = &r->runs[i];
+        double x = BAR_X + (double)off * scale, rw = (double)run->bytes * scale;
         fprintf(out, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\">"
                 "<title>%s: %s in %u block%s</title></rect>\n", x, y, rw < 0.5 ? 0.5 : rw,
-                ROW_H, state_fill(b->state), sd_block_state_name((sd_block_state)b->state),
-                B(run), k - first, k - first == 1 ? "" : "s");
-        off += run;
+                ROW_H, state_fill(run->state), sd_block_state_name((sd_block_state)run->state),
+                B(run->bytes), run->blocks, run->blocks == 1 ? "" : "s");
+        off += run->bytes;
     }
     fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"none\" "
             "stroke=\"#555555\" stroke-width=\"0.6\"/>\n", BAR_X, y, w < 1 ? 1 : w, ROW_H);
 }
 
-static int segment_map(FILE *out, int y, const sd_device *dev, const sd_frag_map *m)
+static int segment_map(FILE *out, int y, const sd_frag_map *m)
 {
     size_t n = m->n_rows;
     char title[96];
@@ -201,8 +195,7 @@ static int segment_map(FILE *out, int y, const sd_device *dev, const sd_frag_map
     y += 10;
     if (!n) return y + 10;
     double scale = (double)BAR_W / (double)(m->rows[0].total_size ? m->rows[0].total_size : 1);
-    for (size_t i = 0; i < n; i++, y += ROW_H + ROW_GAP)
-        segment_row(out, y, dev, &m->rows[i], scale);
+    for (size_t i = 0; i < n; i++, y += ROW_H + ROW_GAP) segment_row(out, y, &m->rows[i], scale);
     return y + 14;
 }
 
@@ -304,12 +297,11 @@ sd_status sd_render_frag_svg_element(FILE *out, const sd_frag *const *frags, siz
         }
         for (size_t d = 0; d < sd_frag_device_count(frags[i]); d++) {
             const sd_frag_device *fd = sd_frag_device_at(frags[i], d);
-            const sd_device *dev = sd_snapshot_device(s, d);
             int top = y;
             fprintf(out, "<g id=\"device-%zu-%" PRId64 "\">\n", i, fd->device);
             y = header(out, y, s, fd);
             if (fd->map.n_segments) {
-                y = segment_map(out, y + 8, dev, &fd->map);
+                y = segment_map(out, y + 8, &fd->map);
                 y = histogram(out, y + 8, &fd->fig);
             } else {
                 text_el(out, MARGIN, y + 6, "font-size=\"13\" fill=\"#666666\"",
