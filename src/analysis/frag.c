@@ -236,15 +236,17 @@ static int cmp_pool_id(const void *a, const void *b)
     return (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-static void pool_id_name(const int64_t id[2], char *buf, size_t size)
+/* The one pool label: the pool table and the segment map both use it. */
+static void pool_name(enum pool_kind k, const int64_t id[2], char *buf, size_t size)
 {
-    snprintf(buf, size, "pool (%lld,%lld)", (long long)id[0], (long long)id[1]);
+    if (k == POOL_PRIVATE)
+        snprintf(buf, size, "pool (%lld,%lld)", (long long)id[0], (long long)id[1]);
+    else snprintf(buf, size, "%s", k == POOL_SMALL ? "small" : "large");
 }
 
 void sd_frag_pool_name(const sd_segment *seg, char *buf, size_t size)
 {
-    if (!sdp_frag_default_pool(seg)) pool_id_name(seg->pool_id, buf, size);
-    else snprintf(buf, size, "%s", seg->is_small ? "small" : "large");
+    pool_name(pool_kind_of(seg), seg->pool_id, buf, size);
 }
 
 /* Pools present on devices [first, first+n): large, small, then private ids sorted. */
@@ -276,12 +278,12 @@ static sd_status make_pools(sd_frag *f, size_t first, size_t n, sd_frag_device *
     seg_filter flt = {.by_pool = true};
     if (has_large) {
         flt.pool = POOL_LARGE;
-        snprintf(pools[np].name, sizeof pools[np].name, "large");
+        pool_name(POOL_LARGE, pools[np].pool_id, pools[np].name, sizeof pools[np].name);
         group_figures(f, first, n, &flt, &pools[np++].fig);
     }
     if (has_small) {
         flt.pool = POOL_SMALL;
-        snprintf(pools[np].name, sizeof pools[np].name, "small");
+        pool_name(POOL_SMALL, pools[np].pool_id, pools[np].name, sizeof pools[np].name);
         group_figures(f, first, n, &flt, &pools[np++].fig);
     }
     for (size_t i = 0; i < n_ids; i++) {
@@ -289,7 +291,7 @@ static sd_status make_pools(sd_frag *f, size_t first, size_t n, sd_frag_device *
         flt.pool = POOL_PRIVATE;
         flt.pool_id[0] = pools[np].pool_id[0] = ids[i][0];
         flt.pool_id[1] = pools[np].pool_id[1] = ids[i][1];
-        pool_id_name(ids[i], pools[np].name, sizeof pools[np].name);
+        pool_name(POOL_PRIVATE, ids[i], pools[np].name, sizeof pools[np].name);
         group_figures(f, first, n, &flt, &pools[np++].fig);
     }
     out->pools = pools;
