@@ -122,7 +122,8 @@ static int header(FILE *out, int y, const sd_snapshot *s, const sd_frag_device *
     }
     const sd_frag_figures *g = &d->fig;
     snprintf(line, sizeof line, "reserved %s \xc2\xb7 allocated %s \xc2\xb7 gap %s (%.1f%%) "
-             "\xc2\xb7 largest free block %s \xc2\xb7 fragmentation index %.2f", B(g->reserved_bytes), B(g->allocated_bytes),
+             "\xc2\xb7 largest free block %s \xc2\xb7 fragmentation index %.2f",
+             B(g->reserved_bytes), B(g->allocated_bytes),
              B(g->gap_bytes), g->gap_pct, B(g->largest_free_bytes), g->fragmentation_index);
     text_el(out, MARGIN, y + 4, "font-size=\"13\" fill=\"#222222\"", line);
     snprintf(line, sizeof line, "empty_cache() would return %s of %s reserved",

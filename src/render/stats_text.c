@@ -45,7 +45,8 @@ sd_status sd_render_stats_text(FILE *out, const sd_snapshot *s, const sd_render_
 {
     bool color = opts && opts->color;
     fprintf(out, "%s%s%s  (%s layout)\n", sdp_ansi(color, SDP_BOLD), sd_snapshot_source(s),
-            sdp_ansi(color, SDP_RESET), sd_snapshot_is_legacy_list(s) ? "list-of-segments" : "dict");
+            sdp_ansi(color, SDP_RESET),
+            sd_snapshot_is_legacy_list(s) ? "list-of-segments" : "dict");
     size_t nd = sd_snapshot_device_count(s);
     if (nd == 0) fprintf(out, "  no segments and no trace entries: an empty snapshot\n");
     for (size_t i = 0; i < nd; i++) {
