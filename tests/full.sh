@@ -15,6 +15,7 @@ status=0
 
 say() { printf '\n== %s\n' "$*"; }
 run() { printf '+ %s\n' "$*"; "$@"; }
+quiet() { printf '+ %s >/dev/null\n' "$*"; "$@" >/dev/null; }
 
 for p in $parts; do
     case $p in asan|valgrind|fuzz) ;; *) echo "usage: full.sh [asan] [valgrind] [fuzz]" >&2; exit 2 ;; esac
@@ -24,8 +25,8 @@ say "dependencies"
 run sh tests/deps.sh || exit 1
 
 part_asan() {
-    run cmake -S . -B build-asan -DSNAPDIFF_WERROR=ON -DSNAPDIFF_SANITIZE=ON \
-        -DCMAKE_BUILD_TYPE=Debug >/dev/null &&
+    quiet cmake -S . -B build-asan -DSNAPDIFF_WERROR=ON -DSNAPDIFF_SANITIZE=ON \
+        -DCMAKE_BUILD_TYPE=Debug &&
     run cmake --build build-asan -j "$jobs" &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -34,7 +35,7 @@ part_asan() {
 
 part_valgrind() {
     # valgrind cannot run an ASan binary: it checks the plain -Werror build.
-    run cmake -S . -B build -DSNAPDIFF_WERROR=ON >/dev/null &&
+    quiet cmake -S . -B build -DSNAPDIFF_WERROR=ON &&
     run cmake --build build -j "$jobs" --target snapdiff &&
     run sh tests/valgrind.sh build/src/snapdiff build/valgrind
 }
