@@ -303,6 +303,12 @@ static sd_status gunzip(const uint8_t *in, size_t in_len, uint64_t max, const ch
     uint64_t hint = gzip_size_hint(in, in_len);
     size_t first = hint <= cap && hint <= SIZE_MAX ? (size_t)hint : 0;
     uint8_t *buf = malloc(first ? first : 1);
+    if (!buf && first) {
+        /* A trailer of junk (a truncated file) may claim more than the address space
+         * allows: measure first instead, so that the file's real fault is reported. */
+        first = 0;
+        buf = malloc(1);
+    }
     if (!buf) return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
     uint64_t total = 0;
     sd_status st = inflate_pass(in, in_len, buf, first, cap, max, source, &total, err);
