@@ -11,7 +11,9 @@
 
 #include "snapdiff/diff.h"
 
-#define LEN(a) (sizeof(a) / sizeof((a)[0]))
+#include "check_helpers.h"
+
+#define LEN SDP_TEST_LEN
 #define VENV "/home/u/venv/lib/python3.11/site-packages"
 
 /* ---------- classification ---------- */
@@ -235,26 +237,10 @@ END_TEST
 
 /* ---------- diffs of the fixtures ---------- */
 
+/* Through the one parse path every loader ends in: bytes in memory. */
 static sd_snapshot *load(const char *name)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", SNAPDIFF_TESTDATA, name);
-    /* Through the one parse path every loader ends in: bytes in memory. */
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc((size_t)n);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    sd_error err;
-    sd_error_clear(&err);
-    sd_snapshot *s = sd_snapshot_load_buffer(buf, (size_t)n, name, NULL, &err);
-    ck_assert_msg(s != NULL, "%s: %s", name, err.text);
-    memset(buf, 0xAB, (size_t)n);   /* the snapshot keeps copies of what it needs */
-    free(buf);
-    return s;
+    return sdp_test_load_ok("%s/%s", SNAPDIFF_TESTDATA, name);
 }
 
 static sd_diff *diff_of(const sd_snapshot *a, const sd_snapshot *b, uint64_t steps,
@@ -453,7 +439,6 @@ static Suite *diff_suite(void)
     tcase_add_test(tc, bad_pattern);
     suite_add_tcase(s, tc);
     TCase *td = tcase_create("diff");
-    tcase_set_timeout(td, 60);
     tcase_add_test(td, churn_leak_is_top);
     tcase_add_test(td, self_diff_is_zero);
     tcase_add_test(td, address_churn_is_not_growth);
@@ -466,11 +451,4 @@ static Suite *diff_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(diff_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return sdp_test_main(diff_suite); }

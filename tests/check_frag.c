@@ -9,18 +9,14 @@
 #include "snapdiff/frag.h"
 #include "snapdiff/render_frag.h"
 
+#include "check_helpers.h"
+
 #define MiB (1024ULL * 1024)
 #define KiB 1024ULL
 
 static sd_snapshot *load(const char *name)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/frag/%s.pickle", SNAPDIFF_TESTDATA, name);
-    sd_error err;
-    sd_error_clear(&err);
-    sd_snapshot *s = sd_snapshot_load_file(path, NULL, &err);
-    ck_assert_msg(s != NULL, "%s: %s", path, err.text);
-    return s;
+    return sdp_test_load_ok("%s/frag/%s.pickle", SNAPDIFF_TESTDATA, name);
 }
 
 static sd_frag *analyse(const sd_snapshot *s)
@@ -685,11 +681,4 @@ static Suite *frag_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(frag_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return sdp_test_main(frag_suite); }

@@ -331,9 +331,10 @@ def part_errors():
 
 
 def part_real():
-    real = os.path.join(ROOT, "..", "shared", "real-snapshots")
+    real = os.path.join(os.environ.get("SNAPDIFF_SHARED") or os.path.join(ROOT, "..", "shared"),
+                        "real-snapshots")
     if not os.path.isdir(real):
-        print("SKIP: %s is absent" % real)
+        print("SKIP: %s is absent (set SNAPDIFF_SHARED)" % real)
         sys.exit(SKIP)
     files = sorted(os.path.join(real, f) for f in os.listdir(real)
                    if f.endswith((".pickle", ".pkl")))
