@@ -144,6 +144,7 @@ static json_t *diff_json(const sd_diff *d)
 
 sd_status sdp_render_diff_json(FILE *out, const sd_diff *d)
 {
+    if (!sd_profile_snapshot(sd_diff_profile(d), 0)) return SD_EUSAGE;   /* folded only */
     json_t *doc = diff_json(d);
     int rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', out);

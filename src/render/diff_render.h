@@ -20,10 +20,11 @@ typedef struct sdp_diff_text_options {
 } sdp_diff_text_options;
 
 /* The totals, the growing and shrinking groups as a table, the stacks of the top groups.
- * The diff must have an old snapshot. */
+ * SD_EUSAGE when the diff has no old snapshot (that one has folded stacks only). */
 sd_status sdp_render_diff_text(FILE *out, const sd_diff *d, const sdp_diff_text_options *o);
 
-/* The whole diff as one JSON document (2-space indent, then a newline). */
+/* The whole diff as one JSON document (2-space indent, then a newline); SD_EUSAGE
+ * without an old snapshot. */
 sd_status sdp_render_diff_json(FILE *out, const sd_diff *d);
 
 /* Collapsed stacks ("outer;...;inner BYTES", sorted by text) of side `to` of a profile

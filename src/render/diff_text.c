@@ -378,6 +378,7 @@ sd_status sdp_render_diff_text(FILE *out, const sd_diff *d, const sdp_diff_text_
                   .top = o->top ? o->top : TOP_DEFAULT, .diff = d,
                   .old_snap = sd_profile_snapshot(p, 0), .new_snap = sd_profile_snapshot(p, 1),
                   .group_by = sd_attrib_group_by(a), .depth = sd_attrib_depth(a)};
+    if (!r.old_snap) return SD_EUSAGE;   /* a one-sided diff has folded stacks only */
     size_t growth = sd_diff_growth_count(d);
     find_user_prefix(&r, (growth < r.top ? growth : r.top) + sd_diff_shrink_count(d));
     print_header(&r);
