@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include "attrib.h"
+#include "frag.h"
 #include "profile.h"
 #include "snapshot.h"
 #include "stats.h"
@@ -95,6 +96,7 @@ typedef struct sd_diff_totals {
     /* The device that reaches its capacity first (the index for sd_diff_device_at);
      * valid when has_steps_to_capacity. */
     size_t capacity_device;
+    sd_frag_brief old_frag, new_frag;   /* fragmentation of each side (zeros: no old) */
 } sd_diff_totals;
 
 typedef struct sd_diff_group {

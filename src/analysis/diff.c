@@ -230,6 +230,8 @@ static void compute_totals(sd_diff *d, const sd_diff_options *o)
         }
     }
     t->delta = stats_delta(&t->old_stats, &t->new_stats);
+    if (d->snaps[0]) sd_frag_brief_of(d->snaps[0], &t->old_frag);
+    sd_frag_brief_of(d->snaps[1], &t->new_frag);
     t->steps = o->steps;
     if (o->steps) {
         int64_t delta = t->delta.allocated;

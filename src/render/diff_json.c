@@ -4,7 +4,6 @@
 #include <stdio.h>
 
 #include "render/diff_render.h"
-#include "snapdiff/frag.h"
 
 
 static json_t *jint(uint64_t v) { return json_integer((json_int_t)v); }
@@ -19,7 +18,7 @@ static json_t *frame_json(const sd_attrib *a, const sd_frame *f)
     return o;
 }
 
-static json_t *side_json(const char *source, const sd_stats *st, const sd_snapshot *s)
+static json_t *side_json(const char *source, const sd_stats *st, const sd_frag_brief *fb)
 {
     json_t *o = json_object();
     if (source) json_object_set_new(o, "source", json_string(source));
@@ -28,14 +27,12 @@ static json_t *side_json(const char *source, const sd_stats *st, const sd_snapsh
     json_object_set_new(o, "active", jint(st->active_bytes));
     json_object_set_new(o, "requested", jint(st->requested_bytes));
     json_object_set_new(o, "pending_free", jint(st->pending_free_bytes));
-    if (s) {
-        sd_frag_brief fb;
-        sd_frag_brief_of(s, &fb);
+    if (fb) {
         json_t *fr = json_object();
-        json_object_set_new(fr, "gap", jint(fb.gap));
-        json_object_set_new(fr, "total_free", jint(fb.total_free));
-        json_object_set_new(fr, "largest_free", jint(fb.largest_free));
-        json_object_set_new(fr, "index", json_real(fb.index));
+        json_object_set_new(fr, "gap", jint(fb->gap));
+        json_object_set_new(fr, "total_free", jint(fb->total_free));
+        json_object_set_new(fr, "largest_free", jint(fb->largest_free));
+        json_object_set_new(fr, "index", json_real(fb->index));
         json_object_set_new(o, "fragmentation", fr);
     }
     return o;
@@ -120,8 +117,8 @@ static json_t *diff_json(const sd_diff *d)
     json_object_set_new(doc, "schema", json_string("snapdiff.diff/1"));
     json_object_set_new(doc, "group_by", json_string(sd_group_by_name(sd_attrib_group_by(a))));
     json_object_set_new(doc, "depth", json_integer(sd_attrib_depth(a)));
-    json_object_set_new(doc, "old", side_json(sd_snapshot_source(old_snap), &t->old_stats, old_snap));
-    json_object_set_new(doc, "new", side_json(sd_snapshot_source(new_snap), &t->new_stats, new_snap));
+    json_object_set_new(doc, "old", side_json(sd_snapshot_source(old_snap), &t->old_stats, &t->old_frag));
+    json_object_set_new(doc, "new", side_json(sd_snapshot_source(new_snap), &t->new_stats, &t->new_frag));
     json_t *tot = json_object();
     deltas_json(tot, &t->delta, &t->blocks);
     json_object_set_new(tot, "groups_delta", json_integer(t->groups_delta));

@@ -9,7 +9,6 @@
 
 #include "render/diff_render.h"
 #include "render/format.h"
-#include "snapdiff/frag.h"
 
 enum { STACKS_SHOWN = 5, STACK_FRAMES_SHOWN = 8, NAME_MAX_SHOWN = 60, TOP_DEFAULT = 20 };
 
@@ -171,11 +170,10 @@ static void print_devices(const text_ctx *r)
 
 static void print_frag_line(const text_ctx *r)
 {
-    sd_frag_brief fo, fn;
-    sd_frag_brief_of(r->old_snap, &fo);
-    sd_frag_brief_of(r->new_snap, &fn);
-    fprintf(r->out, "fragmentation: gap %s -> %s, index %.2f -> %.2f\n", sdp_fmt_bytes(fo.gap).s,
-           sdp_fmt_bytes(fn.gap).s, fo.index, fn.index);
+    const sd_frag_brief *fo = &sd_diff_totals_of(r->diff)->old_frag;
+    const sd_frag_brief *fn = &sd_diff_totals_of(r->diff)->new_frag;
+    fprintf(r->out, "fragmentation: gap %s -> %s, index %.2f -> %.2f\n",
+            sdp_fmt_bytes(fo->gap).s, sdp_fmt_bytes(fn->gap).s, fo->index, fn->index);
 }
 
 static void print_steps(const text_ctx *r)
