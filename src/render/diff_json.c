@@ -117,8 +117,10 @@ static json_t *diff_json(const sd_diff *d)
     json_object_set_new(doc, "schema", json_string("snapdiff.diff/1"));
     json_object_set_new(doc, "group_by", json_string(sd_group_by_name(sd_attrib_group_by(a))));
     json_object_set_new(doc, "depth", json_integer(sd_attrib_depth(a)));
-    json_object_set_new(doc, "old", side_json(sd_snapshot_source(old_snap), &t->old_stats, &t->old_frag));
-    json_object_set_new(doc, "new", side_json(sd_snapshot_source(new_snap), &t->new_stats, &t->new_frag));
+    json_object_set_new(doc, "old",
+                        side_json(sd_snapshot_source(old_snap), &t->old_stats, &t->old_frag));
+    json_object_set_new(doc, "new",
+                        side_json(sd_snapshot_source(new_snap), &t->new_stats, &t->new_frag));
     json_t *tot = json_object();
     deltas_json(tot, &t->delta, &t->blocks);
     json_object_set_new(tot, "groups_delta", json_integer(t->groups_delta));

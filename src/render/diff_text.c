@@ -139,8 +139,8 @@ static void print_total_row(const text_ctx *r, const char *label, uint64_t old_v
     int64_t d = sdp_sdelta(new_v, old_v);
     const char *col = d > 0 ? clr_red(r) : d < 0 ? clr_green(r) : "";
     fprintf(r->out, "  %-13s %11s %11s  %s%11s%s\n", label, sdp_fmt_bytes(old_v).s,
-           sdp_fmt_bytes(new_v).s, col, sdp_fmt_delta(d).s,
-           *col ? clr_reset(r) : "");
+            sdp_fmt_bytes(new_v).s, col, sdp_fmt_delta(d).s,
+            *col ? clr_reset(r) : "");
 }
 
 static void print_devices(const text_ctx *r)
@@ -157,14 +157,14 @@ static void print_devices(const text_ctx *r)
         if (!dd->in_old || !dd->in_new) {
             const sd_stats *st = dd->in_old ? &dd->old_stats : &dd->new_stats;
             fprintf(r->out, "  device %" PRId64 ": only in %s (allocated %s, reserved %s)\n", dd->device,
-                   dd->in_old ? "OLD" : "NEW", sdp_fmt_bytes(st->allocated_bytes).s,
-                   sdp_fmt_bytes(st->reserved_bytes).s);
+                    dd->in_old ? "OLD" : "NEW", sdp_fmt_bytes(st->allocated_bytes).s,
+                    sdp_fmt_bytes(st->reserved_bytes).s);
             continue;
         }
         fprintf(r->out, "  device %" PRId64 ": allocated %s -> %s (%s)\n", dd->device,
-               sdp_fmt_bytes(dd->old_stats.allocated_bytes).s,
-               sdp_fmt_bytes(dd->new_stats.allocated_bytes).s,
-               sdp_fmt_delta(dd->delta.allocated).s);
+                sdp_fmt_bytes(dd->old_stats.allocated_bytes).s,
+                sdp_fmt_bytes(dd->new_stats.allocated_bytes).s,
+                sdp_fmt_delta(dd->delta.allocated).s);
     }
 }
 
@@ -208,8 +208,8 @@ static void print_header(const text_ctx *r)
     const sd_diff_totals *t = sd_diff_totals_of(r->diff);
     const sd_stats *o = &t->old_stats, *n = &t->new_stats;
     fprintf(r->out, "%sOLD%s %s\n%sNEW%s %s\n\n", clr_bold(r), clr_reset(r),
-           sd_snapshot_source(r->old_snap), clr_bold(r), clr_reset(r),
-           sd_snapshot_source(r->new_snap));
+            sd_snapshot_source(r->old_snap), clr_bold(r), clr_reset(r),
+            sd_snapshot_source(r->new_snap));
     fprintf(r->out, "  %-13s %11s %11s  %11s\n", "", "old", "new", "delta");
     print_total_row(r, "allocated", o->allocated_bytes, n->allocated_bytes);
     print_total_row(r, "reserved", o->reserved_bytes, n->reserved_bytes);
@@ -217,7 +217,7 @@ static void print_header(const text_ctx *r)
     print_total_row(r, "requested", o->requested_bytes, n->requested_bytes);
     print_total_row(r, "pending-free", o->pending_free_bytes, n->pending_free_bytes);
     fprintf(r->out, "  live blocks: %s kept, %s new, %s freed\n", sdp_fmt_count(t->blocks.kept).s,
-           sdp_fmt_count(t->blocks.added).s, sdp_fmt_count(t->blocks.freed).s);
+            sdp_fmt_count(t->blocks.added).s, sdp_fmt_count(t->blocks.freed).s);
     print_devices(r);
     print_frag_line(r);
     print_steps(r);
@@ -295,18 +295,18 @@ static void print_table(const text_ctx *r)
     fprintf(r->out, "\n");
     if (growth == 0) {
         fprintf(r->out, "%sNo growth:%s no %s holds more live memory in NEW than in OLD.\n",
-               clr_bold(r), clr_reset(r), by);
+                clr_bold(r), clr_reset(r), by);
     } else {
         fprintf(r->out, "%sGrowth by %s%s: %zu of %zu groups grew", clr_bold(r), by, clr_reset(r),
-               growth, sd_diff_group_count(r->diff));
+                growth, sd_diff_group_count(r->diff));
         if (shown < growth) fprintf(r->out, ", the top %zu shown", shown);
         fprintf(r->out, "\n  %*s  %*s  %*s  %s\n", w.delta, "delta", w.now, "new", w.blocks, "blocks",
-               by);
+                by);
         print_rows(r, 0, shown, &w);
     }
     if (shrink) {
         fprintf(r->out, "\n%sShrinking%s: %zu group%s\n", clr_bold(r), clr_reset(r), shrink,
-               shrink == 1 ? "" : "s");
+                shrink == 1 ? "" : "s");
         print_rows(r, growth, growth + shrink, &w);
     }
     print_sum_check(r);
@@ -315,7 +315,7 @@ static void print_table(const text_ctx *r)
 static void print_folded_count(const text_ctx *r, size_t n, const char *what)
 {
     if (n) fprintf(r->out, "        %s(%zu %s frame%s)%s\n", clr_dim(r), n, what, n == 1 ? "" : "s",
-                  clr_reset(r));
+                   clr_reset(r));
 }
 
 /* A few frames of the group's stack, innermost first: the user's frames and `via`. Other
@@ -358,12 +358,12 @@ static void print_stacks(const text_ctx *r)
         const sd_diff_group *g = sd_diff_group_at(r->diff, i);
         if (!g->rep_snapshot || g->rep_site.site < 0) continue;
         if (!any) fprintf(r->out, "\n%sStacks of the top groups%s (innermost frame first)\n",
-                         clr_bold(r), clr_reset(r));
+                          clr_bold(r), clr_reset(r));
         any = true;
         char label[1400];
         group_label(r, g, label, sizeof label);
         fprintf(r->out, "  #%zu %s%s%s  %s\n", i + 1, clr_red(r),
-               sdp_fmt_delta(g->delta_bytes).s, clr_reset(r), label);
+                sdp_fmt_delta(g->delta_bytes).s, clr_reset(r), label);
         print_stack(r, g);
     }
 }
