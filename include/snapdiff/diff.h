@@ -29,7 +29,7 @@ typedef struct sd_diff_options {
     sd_attrib_options attrib;
     uint64_t steps;           /* steps between the snapshots; 0 = unknown */
     uint64_t capacity;        /* bytes per device; 0 = estimate from `oom` entries if any */
-    uint64_t max_memory;      /* budget for the diff's own tables; 0 = unlimited */
+    uint64_t max_memory;      /* budget for the profile's and the diff's tables (each); 0 = none */
 } sd_diff_options;
 
 typedef enum sd_capacity_source {
