@@ -25,7 +25,8 @@ typedef struct prof_side {
 } prof_side;
 
 typedef struct key_rec {
-    sd_profile_key pub;
+    sd_profile_key pub;            /* pub.sides == figs */
+    sd_profile_figures *figs;      /* per side, in the arena: stable while keys[] grows */
     uint64_t hash;
     uint64_t rep_bytes;
 } key_rec;
@@ -181,7 +182,7 @@ static sd_status key_find(sd_profile *p, const char *text, size_t len, uint32_t 
     key_rec *k = &p->keys[p->n_keys];
     memset(k, 0, sizeof *k);
     k->pub.key = copy;
-    k->pub.sides = figs;
+    k->pub.sides = k->figs = figs;
     k->hash = h;
     /* The table may have grown: find the empty slot again. */
     j = sdp_htab_first(&p->key_index, h);
@@ -223,8 +224,7 @@ static sd_status key_side(sd_profile *p, size_t w, sd_error *err)
         if (st) return st;
         sd->stack_key[s] = k;
         if (k == SD_PROFILE_NO_KEY) continue;
-        /* keys[].pub.sides lives in the arena: stable while keys[] grows. */
-        figures_add((sd_profile_figures *)&p->keys[k].pub.sides[w], &sd->stacks[s]);
+        figures_add(&p->keys[k].figs[w], &sd->stacks[s]);
         figures_add(&sd->total, &sd->stacks[s]);
     }
     return SD_OK;
