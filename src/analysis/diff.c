@@ -79,8 +79,9 @@ static int group_cmp(const void *pa, const void *pb)
     const sd_diff_group *b = *(const sd_diff_group *const *)pb;
     int ca = category(a), cb = category(b);
     if (ca != cb) return ca < cb ? -1 : 1;
-    if (ca == 0 && a->delta_bytes != b->delta_bytes) return a->delta_bytes > b->delta_bytes ? -1 : 1;
-    if (ca == 1 && a->delta_bytes != b->delta_bytes) return a->delta_bytes < b->delta_bytes ? -1 : 1;
+    bool same = a->delta_bytes == b->delta_bytes;
+    if (ca == 0 && !same) return a->delta_bytes > b->delta_bytes ? -1 : 1;
+    if (ca == 1 && !same) return a->delta_bytes < b->delta_bytes ? -1 : 1;
     if (ca == 2 && a->new_bytes != b->new_bytes) return a->new_bytes > b->new_bytes ? -1 : 1;
     return strcmp(a->key, b->key);
 }
@@ -177,8 +178,8 @@ static void device_capacity(const sd_diff_options *o, sd_diff_device *dd, const 
     if (dd->per_step <= 0 || dd->capacity_source == SD_CAPACITY_NONE) return;
     uint64_t now = dd->new_stats.allocated_bytes;
     dd->has_steps_to_capacity = true;
-    dd->steps_to_capacity = now >= dd->capacity ? 0
-                                                : ceil_div(dd->capacity - now, (uint64_t)dd->per_step);
+    dd->steps_to_capacity =
+        now >= dd->capacity ? 0 : ceil_div(dd->capacity - now, (uint64_t)dd->per_step);
 }
 
 static sd_stats_delta stats_delta(const sd_stats *o, const sd_stats *n)

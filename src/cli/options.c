@@ -36,7 +36,8 @@ static const struct opt_def options[] = {
      "write JSON (documented, versioned schema) instead of text"},
     {"format", 'f', "FMT", FOR_DIFF, O_FORMAT,
      "output format: text, json or folded (collapsed stacks for flame graphs)"},
-    {"no-color", 0, NULL, FOR_ALL, O_NO_COLOR, "never colour the output (NO_COLOR is honoured too)"},
+    {"no-color", 0, NULL, FOR_ALL, O_NO_COLOR,
+     "never colour the output (NO_COLOR is honoured too)"},
     {"color", 0, NULL, FOR_ALL, O_COLOR, "colour the output even when it is not a terminal"},
     {"max-memory", 0, "SIZE", FOR_ALL, O_MAX_MEMORY,
      "memory budget per snapshot, e.g. 8GiB (default: half of physical memory)"},
@@ -214,11 +215,18 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
         if (!parse_uint(v, 64, &u)) return bad_value(o, v, "a number from 0 to 64", errbuf, errlen);
         opts->depth = (int)u;
         break;
-    case O_HIDE: if (!add_pattern(opts->hide, &opts->n_hide, v, errbuf, errlen)) return OPT_ERROR; break;
-    case O_SHOW: if (!add_pattern(opts->show, &opts->n_show, v, errbuf, errlen)) return OPT_ERROR; break;
-    case O_FOCUS: if (!add_pattern(opts->focus, &opts->n_focus, v, errbuf, errlen)) return OPT_ERROR; break;
+    case O_HIDE:
+        if (!add_pattern(opts->hide, &opts->n_hide, v, errbuf, errlen)) return OPT_ERROR;
+        break;
+    case O_SHOW:
+        if (!add_pattern(opts->show, &opts->n_show, v, errbuf, errlen)) return OPT_ERROR;
+        break;
+    case O_FOCUS:
+        if (!add_pattern(opts->focus, &opts->n_focus, v, errbuf, errlen)) return OPT_ERROR;
+        break;
     case O_TOP:
-        if (!parse_uint(v, 1000000, &u) || u == 0) return bad_value(o, v, "a positive number", errbuf, errlen);
+        if (!parse_uint(v, 1000000, &u) || u == 0)
+            return bad_value(o, v, "a positive number", errbuf, errlen);
         opts->top = (int)u;
         break;
     case O_STEPS:

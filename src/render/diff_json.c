@@ -135,7 +135,8 @@ static json_t *diff_json(const sd_diff *d)
     json_object_set_new(doc, "groups", groups);
     json_object_set_new(doc, "steps", t->steps ? jint(t->steps) : json_null());
     json_object_set_new(doc, "per_step", t->has_per_step ? json_integer(t->per_step) : json_null());
-    json_object_set_new(doc, "per_step_exact", t->has_per_step ? json_real(t->per_step_exact) : json_null());
+    json_object_set_new(doc, "per_step_exact",
+                        t->has_per_step ? json_real(t->per_step_exact) : json_null());
     json_object_set_new(doc, "steps_to_capacity",
                         t->has_steps_to_capacity ? jint(t->steps_to_capacity) : json_null());
     return doc;

@@ -156,9 +156,9 @@ static void print_devices(const text_ctx *r)
         const sd_diff_device *dd = sd_diff_device_at(r->diff, i);
         if (!dd->in_old || !dd->in_new) {
             const sd_stats *st = dd->in_old ? &dd->old_stats : &dd->new_stats;
-            fprintf(r->out, "  device %" PRId64 ": only in %s (allocated %s, reserved %s)\n", dd->device,
-                    dd->in_old ? "OLD" : "NEW", sdp_fmt_bytes(st->allocated_bytes).s,
-                    sdp_fmt_bytes(st->reserved_bytes).s);
+            fprintf(r->out, "  device %" PRId64 ": only in %s (allocated %s, reserved %s)\n",
+                    dd->device, dd->in_old ? "OLD" : "NEW",
+                    sdp_fmt_bytes(st->allocated_bytes).s, sdp_fmt_bytes(st->reserved_bytes).s);
             continue;
         }
         fprintf(r->out, "  device %" PRId64 ": allocated %s -> %s (%s)\n", dd->device,
@@ -300,8 +300,8 @@ static void print_table(const text_ctx *r)
         fprintf(r->out, "%sGrowth by %s%s: %zu of %zu groups grew", clr_bold(r), by, clr_reset(r),
                 growth, sd_diff_group_count(r->diff));
         if (shown < growth) fprintf(r->out, ", the top %zu shown", shown);
-        fprintf(r->out, "\n  %*s  %*s  %*s  %s\n", w.delta, "delta", w.now, "new", w.blocks, "blocks",
-                by);
+        fprintf(r->out, "\n  %*s  %*s  %*s  %s\n", w.delta, "delta", w.now, "new", w.blocks,
+                "blocks", by);
         print_rows(r, 0, shown, &w);
     }
     if (shrink) {
