@@ -1,7 +1,7 @@
 #!/bin/bash
 # The full run, as .ci/run does after tests/run.sh:
 #   bash tests/full.sh [asan] [valgrind] [fuzz]      (no argument: all three)
-#   asan      the suite (ctest -LE valgrind) built with ASan + UBSan in build-asan/
+#   asan      the suite (ctest -LE valgrind) built with ASan + UBSan (-O1) in build-asan/
 #   valgrind  the CLI under memcheck (tests/valgrind.sh, on build/): a quick subset with a
 #             progress line per step; VALGRIND_FULL=1 runs all of it
 #   fuzz      each libFuzzer target for FUZZ_SECONDS (default 60) in build-fuzz/
@@ -25,8 +25,9 @@ say "dependencies"
 run sh tests/deps.sh || exit 1
 
 part_asan() {
+    # -O1: ASan's advice for usable speed (3x faster than -O0 on the slowest hostile case)
     quiet cmake -S . -B build-asan -DSNAPDIFF_WERROR=ON -DSNAPDIFF_SANITIZE=ON \
-        -DCMAKE_BUILD_TYPE=Debug &&
+        -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1 &&
     run cmake --build build-asan -j "$jobs" &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
