@@ -75,6 +75,11 @@ static inline unsigned sdp_type(sd_value v)
         return SDP_BOOL;
     }
 }
+/* The record index of an SDP_RECORD value (a trace entry the record hook took). */
+static inline uint32_t sdp_record_index(sd_value v)
+{
+    return ((const sdp_cont *)(uintptr_t)v.bits)->aux;
+}
 static inline bool sdp_is_ptr(sd_value v) { return (v.bits & SDP_TAG_MASK) == 0 && v.bits; }
 static inline const sdp_blob *sdp_blob_of(sd_value v)
 {
