@@ -30,7 +30,9 @@ static sd_status cont_reserve(sdp_parser *p, sdp_cont *c, size_t extra, size_t p
     if (extra > UINT32_MAX - c->n) return sdp_pp_fail(p, SD_ELIMIT, "container of more than 2^32 items");
     size_t need = c->n + extra;
     if (need <= c->cap) return SD_OK;
-    size_t ncap = c->cap ? c->cap * 2 : need;
+    /* Big lists (a trace) grow 4x: the arrays they outgrow stay in the arena until the
+     * load ends, and the untouched tail of a new one costs address space, not memory. */
+    size_t ncap = !c->cap ? need : c->cap >= 65536 ? (size_t)c->cap * 4 : (size_t)c->cap * 2;
     if (ncap < need) ncap = need;
     if (ncap > UINT32_MAX) ncap = UINT32_MAX;
     sd_value *items = sdp_arena_alloc(p->arena, ncap * per * sizeof *items);
