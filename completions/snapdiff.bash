@@ -14,12 +14,12 @@ _snapdiff()
 
     local commands='diff stats frag dump'
     local common='--help -h --version -V --no-color --color --max-memory --quiet -q'
-    local json='--json -j'
+    local json='--json -j --jobs'   # diff, stats, frag
     local diff_opts='--format -f --group-by -g --depth -d --hide --show --focus --top -n
         --steps --capacity --max-growth'
     local frag_opts='--gap-threshold --index-threshold --map --svg'
     # Options whose value is the next word.
-    local takes_value='--format|-f|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--gap-threshold|--index-threshold|--svg'
+    local takes_value='--format|-f|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg'
 
     # Values: "--opt VALUE" and "--opt=VALUE" (split at '=' or not).
     local opt=$prev value=$cur prefix=''
@@ -44,7 +44,7 @@ _snapdiff()
         --max-memory|--capacity|--max-growth)
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -W '8GiB 16GiB 24GiB 40GiB 48GiB 80GiB 96GiB 141GiB' -- "$value")
             return ;;
-        --depth|-d|--top|-n|--steps|--gap-threshold|--index-threshold|--hide|--show|--focus)
+        --depth|-d|--top|-n|--steps|--jobs|--gap-threshold|--index-threshold|--hide|--show|--focus)
             # A number or a regular expression: nothing sensible to offer.
             return ;;
     esac

@@ -17,7 +17,7 @@ function __snapdiff_command
             case --
                 break
             case -f -g -d -n --format --group-by --depth --top --hide --show --focus --steps \
-                --capacity --max-growth --max-memory --gap-threshold --index-threshold --svg
+                --capacity --max-growth --max-memory --jobs --gap-threshold --index-threshold --svg
                 set skip 1
             case '-*'
                 continue
@@ -56,6 +56,7 @@ complete -c snapdiff -s q -l quiet -d 'do not print warnings and notes on stderr
 
 # diff, stats, frag.
 complete -c snapdiff -n '__snapdiff_for diff stats frag' -s j -l json -d 'write JSON (versioned schema) instead of text'
+complete -c snapdiff -n '__snapdiff_for diff stats frag' -l jobs -x -d 'load up to N files at once (default: one per CPU core)'
 
 # diff.
 complete -c snapdiff -n '__snapdiff_for diff' -s f -l format -x -a 'text json folded' -d 'output format (folded: collapsed stacks for flame graphs)'

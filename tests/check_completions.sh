@@ -51,11 +51,12 @@ bash_case "--format=folded" snapdiff --format=fo
 bash_case "folded json text" snapdiff --format ""
 bash_case "diff dump frag new.pickle old.pickle runs stats" snapdiff ""
 bash_case "stats" snapdiff st
-bash_case "--color --help --json --max-memory --no-color --quiet --version" snapdiff stats --
+bash_case "--color --help --jobs --json --max-memory --no-color --quiet --version" snapdiff stats --
 bash_case "--color --help --max-memory --no-color --quiet --version" snapdiff dump --
-bash_case "--color --gap-threshold --help --index-threshold --json --map --max-memory --no-color --quiet --svg --version" snapdiff frag --
-bash_case "--capacity --color --depth --focus --format --group-by --help --hide --json --max-growth --max-memory --no-color --quiet --show --steps --top --version" snapdiff old.pickle new.pickle --
-bash_case "--json" snapdiff --top = 5 stats --j
+bash_case "--color --gap-threshold --help --index-threshold --jobs --json --map --max-memory --no-color --quiet --svg --version" snapdiff frag --
+bash_case "--capacity --color --depth --focus --format --group-by --help --hide --jobs --json --max-growth --max-memory --no-color --quiet --show --steps --top --version" snapdiff old.pickle new.pickle --
+bash_case "--json" snapdiff --top = 5 stats --js
+bash_case "--json" snapdiff --jobs 2 stats --js
 bash_case "runs/rank0.pickle" snapdiff frag --svg runs/r
 bash_case "old.pickle" snapdiff stats o
 
@@ -76,8 +77,8 @@ if command -v fish >/dev/null 2>&1; then
     fish_case "file function leaf site stack" "snapdiff --group-by "
     fish_case "folded json text" "snapdiff --format "
     fish_case "diff dump frag new.pickle old.pickle runs/ stats" "snapdiff "
-    fish_case "--color --help --json --max-memory --no-color --quiet --version" "snapdiff stats --"
-    fish_case "--color --gap-threshold --help --index-threshold --json --map --max-memory --no-color --quiet --svg --version" "snapdiff frag --"
+    fish_case "--color --help --jobs --json --max-memory --no-color --quiet --version" "snapdiff stats --"
+    fish_case "--color --gap-threshold --help --index-threshold --jobs --json --map --max-memory --no-color --quiet --svg --version" "snapdiff frag --"
     fish_case "runs/rank0.pickle" "snapdiff frag --svg runs/r"
 else
     echo "SKIP fish: not installed"
@@ -97,11 +98,11 @@ if command -v zsh >/dev/null 2>&1; then
         expect zsh "snapdiff --gr" "--group-by" "$(zsh_complete 'snapdiff --gr')"
         expect zsh "snapdiff st" "stats" "$(zsh_complete 'snapdiff st')"
         expect zsh "snapdiff --format=" "folded json text" "$(zsh_complete 'snapdiff --format=')"
-        expect zsh "snapdiff stats --" "--color --help --json --max-memory --no-color --quiet --version" \
+        expect zsh "snapdiff stats --" "--color --help --jobs --json --max-memory --no-color --quiet --version" \
             "$(zsh_complete 'snapdiff stats --')"
         expect zsh "snapdiff --group-by " "file function leaf site stack" \
             "$(zsh_complete 'snapdiff --group-by ')"
-        expect zsh "snapdiff frag --" "--color --gap-threshold --help --index-threshold --json --map --max-memory --no-color --quiet --svg --version" \
+        expect zsh "snapdiff frag --" "--color --gap-threshold --help --index-threshold --jobs --json --map --max-memory --no-color --quiet --svg --version" \
             "$(zsh_complete 'snapdiff frag --')"
     else
         echo "SKIP zsh completion runs: no zsh/zpty module"

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -15,7 +16,9 @@
 #include "snapdiff/stats.h"
 #include "snapdiff/units.h"
 
-#define LEN(a) (sizeof(a) / sizeof((a)[0]))
+#include "check_helpers.h"
+
+#define LEN SDP_TEST_LEN
 
 /* ---------------- units ---------------- */
 
@@ -309,31 +312,20 @@ END_TEST
 
 /* ---------------- model ---------------- */
 
-static sd_snapshot *load_py(const char *script, sd_error *err)
+/* Fixture bytes straight from CPython, so the expectations are Python's own: pickled at
+ * build time by tests/make_unit_fixtures.py (the function of the same name there). */
+static sd_snapshot *load_fixture(const char *name, sd_error *err)
 {
-    /* Fixture bytes straight from CPython, so the expectations are Python's own. */
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "python3 -c \"import pickle,sys; %s\"", script);
-    FILE *f = popen(cmd, "r");
-    ck_assert_ptr_nonnull(f);
-    static uint8_t buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf, f);
-    pclose(f);
-    sd_error_clear(err);
-    return sd_snapshot_load_buffer(buf, n, "test", NULL, err);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.pickle", SNAPDIFF_UNIT_FIXTURES, name);
+    return sdp_test_load(path, "test", err);
 }
 
 START_TEST(model_legacy_list_addresses_and_history)
 {
     /* torch 1.13 list layout: no block addresses, requested size from history. */
     sd_error err;
-    sd_snapshot *s = load_py(
-        "F=[{'filename':'/src/train.py','name':'step','line':88}];"
-        "seg={'device':0,'address':4096,'total_size':3072,'segment_type':'large','blocks':["
-        "{'size':1024,'state':'active_allocated','history':[{'addr':4096,'real_size':1000,'frames':list(F)}]},"
-        "{'size':512,'state':'inactive'},"
-        "{'size':1536,'state':'active_allocated','history':[{'addr':5632,'real_size':1500,'frames':list(F)}]}]};"
-        "sys.stdout.buffer.write(pickle.dumps([seg],4))", &err);
+    sd_snapshot *s = load_fixture("legacy_list", &err);
     ck_assert_msg(s != NULL, "%s", err.text);
     ck_assert(sd_snapshot_is_legacy_list(s));
     const sd_device *d = sd_snapshot_device(s, 0);
@@ -363,15 +355,7 @@ END_TEST
 START_TEST(model_dict_devices_traces_settings)
 {
     sd_error err;
-    sd_snapshot *s = load_py(
-        "seg=lambda d,a:{'device':d,'address':a,'total_size':2048,'segment_type':'small',"
-        "'is_expandable':False,'segment_pool_id':(0,0),'blocks':[{'address':a,'size':2048,"
-        "'requested_size':2000,'state':'active_pending_free','frames':[]}]};"
-        "tr=[{'action':'alloc','addr':1,'size':8,'stream':0,'time_us':10},"
-        "{'action':'oom','size':99,'device_free':7,'stream':0,'time_us':30}];"
-        "snap={'segments':[seg(1,8192),seg(0,4096)],'device_traces':[[],tr],"
-        "'allocator_settings':{'max_split_size':-1,'expandable_segments':True}};"
-        "sys.stdout.buffer.write(pickle.dumps(snap,4))", &err);
+    sd_snapshot *s = load_fixture("dict_devices", &err);
     ck_assert_msg(s != NULL, "%s", err.text);
     ck_assert_uint_eq(sd_snapshot_device_count(s), 2);
     const sd_device *d0 = sd_snapshot_device(s, 0), *d1 = sd_snapshot_device(s, 1);
@@ -398,22 +382,18 @@ START_TEST(model_inconsistencies)
 {
     sd_error err;
     /* Blocks that do not tile the segment: a warning naming the segment, load goes on. */
-    sd_snapshot *s = load_py(
-        "snap={'segments':[{'device':0,'address':4096,'total_size':4096,'blocks':["
-        "{'size':1024,'state':'inactive'}]}],'device_traces':[]};"
-        "sys.stdout.buffer.write(pickle.dumps(snap,4))", &err);
+    sd_snapshot *s = load_fixture("bad_tiling", &err);
     ck_assert_ptr_nonnull(s);
     ck_assert_uint_eq(sd_snapshot_warning_count(s), 1);
     ck_assert_ptr_nonnull(strstr(sd_snapshot_warning(s, 0), "0x1000"));
     sd_snapshot_free(s);
     /* A negative size: an error naming the key. */
-    s = load_py("snap={'segments':[{'device':0,'address':4096,'total_size':-5,'blocks':[]}]};"
-                "sys.stdout.buffer.write(pickle.dumps(snap,4))", &err);
+    s = load_fixture("negative_size", &err);
     ck_assert_ptr_null(s);
     ck_assert_int_eq(err.code, SD_ESNAPSHOT);
     ck_assert_ptr_nonnull(strstr(err.text, "negative"));
     /* Not a snapshot at all. */
-    s = load_py("sys.stdout.buffer.write(pickle.dumps({'a':1},4))", &err);
+    s = load_fixture("not_a_snapshot", &err);
     ck_assert_ptr_null(s);
     ck_assert_ptr_nonnull(strstr(err.text, "not a memory snapshot"));
 }
@@ -421,13 +401,56 @@ END_TEST
 
 /* ---------------- inputs ---------------- */
 
-static char *write_temp(const void *data, size_t n)
+/* Raw deflate of `chunks` MiB of zeros, made from one repeated full-flush block so that
+ * 10 GiB of output costs ~10 MB and milliseconds to build (as tests/hostile does). */
+static uint8_t *deflate_zeros(size_t chunks, size_t *len)
 {
-    char *path = strdup("/tmp/snapdiff-check-XXXXXX");
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, data, n), (ssize_t)n);
-    close(fd);
+    static uint8_t zeros[1 << 20];
+    uint8_t *block[3];
+    size_t block_len[3];
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    ck_assert_int_eq(deflateInit2(&zs, 9, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    for (int i = 0; i < 3; i++) {
+        block[i] = malloc(1 << 16);
+        zs.next_in = zeros;
+        zs.avail_in = sizeof zeros;
+        zs.next_out = block[i];
+        zs.avail_out = 1 << 16;
+        ck_assert_int_eq(deflate(&zs, i < 2 ? Z_FULL_FLUSH : Z_FINISH), i < 2 ? Z_OK : Z_STREAM_END);
+        ck_assert_uint_eq(zs.avail_in, 0);
+        block_len[i] = (1 << 16) - zs.avail_out;
+    }
+    deflateEnd(&zs);
+    /* block 0 opens the stream, block 1 repeats (history is reset at each full flush),
+     * block 2 is one more MiB and the final block */
+    *len = block_len[0] + (chunks - 2) * block_len[1] + block_len[2];
+    uint8_t *out = malloc(*len), *p = out;
+    memcpy(p, block[0], block_len[0]);
+    p += block_len[0];
+    for (size_t i = 0; i < chunks - 2; i++, p += block_len[1]) memcpy(p, block[1], block_len[1]);
+    memcpy(p, block[2], block_len[2]);
+    for (int i = 0; i < 3; i++) free(block[i]);
+    return out;
+}
+
+/* A gzip file of `mib` MiB of zeros whose trailer claims `claim` bytes (the CRC is left
+ * zero: every use refuses the file before its end). */
+static char *write_gzip_zeros(size_t mib, uint32_t claim)
+{
+    size_t dlen;
+    uint8_t *deflated = deflate_zeros(mib, &dlen);
+    size_t n = 10 + dlen + 8;
+    uint8_t *gz = malloc(n);
+    static const uint8_t header[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+    memcpy(gz, header, 10);
+    memcpy(gz + 10, deflated, dlen);
+    uint8_t trailer[8] = {0, 0, 0, 0, (uint8_t)claim, (uint8_t)(claim >> 8),
+                          (uint8_t)(claim >> 16), (uint8_t)(claim >> 24)};
+    memcpy(gz + 10 + dlen, trailer, 8);
+    free(deflated);
+    char *path = sdp_test_write_temp(gz, n);
+    free(gz);
     return path;
 }
 
@@ -455,17 +478,82 @@ START_TEST(input_gzip_roundtrip_and_bomb)
     unlink(path);
     free(path);
     /* 200 MiB of zeros: over the 64 MiB free allowance and 250:1 -> refused while inflating */
-    path = strdup("/tmp/snapdiff-check-gz-XXXXXX");
-    fd = mkstemp(path);
-    g = gzdopen(fd, "wb9");
-    static char zeros[1 << 20];
-    for (int i = 0; i < 200; i++) gzwrite(g, zeros, sizeof zeros);
-    gzclose(g);
+    path = write_gzip_zeros(200, 200u << 20);
     sd_error_clear(&err);
     in = sd_input_open(path, NULL, &err);
     ck_assert_ptr_nonnull(in);
     ck_assert_int_eq(sd_input_read(in, 0, &b, &err), SD_ELIMIT);
     ck_assert_ptr_nonnull(strstr(err.text, "bomb"));
+    sd_input_free(in);
+    unlink(path);
+    free(path);
+}
+END_TEST
+
+static long peak_rss_kib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/* 10 GiB of zeros in ~10 MB of gzip: refused (over 100:1) at the cap, and without ever
+ * holding the output: gunzip commits memory only up to the size it has checked. Its
+ * trailer either tells the truth (10 GiB mod 2^32) or claims 1 KiB; neither may cost
+ * memory. Before the fix this took 1.3 GB and seconds. */
+static const uint32_t bomb_claims[] = {(uint32_t)((10ull << 30) & 0xffffffffu), 1024};
+
+START_TEST(input_gzip_bomb_refused_cheaply)
+{
+    char *path = write_gzip_zeros(10240, bomb_claims[_i]);
+
+    long before = peak_rss_kib();
+    sd_error err;
+    sd_error_clear(&err);
+    sd_input *in = sd_input_open(path, NULL, &err);
+    ck_assert_ptr_nonnull(in);
+    sd_bytes b;
+    ck_assert_int_eq(sd_input_read(in, 0, &b, &err), SD_ELIMIT);
+    ck_assert_ptr_nonnull(strstr(err.text, "bomb"));
+    long grown_mib = (peak_rss_kib() - before) / 1024;
+    ck_assert_msg(grown_mib < 128, "refusing the bomb took %ld MiB", grown_mib);
+    sd_input_free(in);
+    unlink(path);
+    free(path);
+}
+END_TEST
+
+/* Two gzip members, as `cat a.gz b.gz` makes: the trailer tells only the last member's
+ * size, so gunzip measures the stream, then fills an exact buffer. */
+START_TEST(input_gzip_two_members)
+{
+    static const char pk[] = "\x80\x04]\x94(K\x01K\x02" "e."; /* [1, 2] */
+    size_t half = 5, n = 0;
+    uint8_t gz[256];
+    const char *part[2] = {pk, pk + half};
+    size_t part_len[2] = {half, sizeof pk - 1 - half};
+    for (int i = 0; i < 2; i++) {
+        z_stream zs;
+        memset(&zs, 0, sizeof zs);
+        ck_assert_int_eq(deflateInit2(&zs, 6, Z_DEFLATED, 16 + 15, 8, Z_DEFAULT_STRATEGY), Z_OK);
+        zs.next_in = (Bytef *)part[i];
+        zs.avail_in = (uInt)part_len[i];
+        zs.next_out = gz + n;
+        zs.avail_out = (uInt)(sizeof gz - n);
+        ck_assert_int_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+        n = sizeof gz - zs.avail_out;
+        deflateEnd(&zs);
+    }
+    char *path = sdp_test_write_temp(gz, n);
+    sd_error err;
+    sd_error_clear(&err);
+    sd_input *in = sd_input_open(path, NULL, &err);
+    ck_assert_ptr_nonnull(in);
+    sd_bytes b;
+    ck_assert_msg(sd_input_read(in, 0, &b, &err) == SD_OK, "%s", err.text);
+    ck_assert_uint_eq(b.len, sizeof pk - 1);
+    ck_assert(memcmp(b.data, pk, b.len) == 0);
+    sd_bytes_release(&b);
     sd_input_free(in);
     unlink(path);
     free(path);
@@ -480,7 +568,7 @@ START_TEST(input_missing_and_directory)
     ck_assert_int_eq(err.code, SD_EIO);
     ck_assert_str_eq(err.source, "/nonexistent/x.pickle");
     static const char pk[] = "\x80\x04]\x94.";
-    char *p = write_temp(pk, sizeof pk - 1);
+    char *p = sdp_test_write_temp(pk, sizeof pk - 1);
     sd_error_clear(&err);
     sd_input *in = sd_input_open(p, NULL, &err);
     ck_assert_ptr_nonnull(in);
@@ -512,29 +600,17 @@ static Suite *core_suite(void)
     tcase_add_test(tc, json_dump_refuses_cycles_and_blowup);
     suite_add_tcase(s, tc);
     tc = tcase_create("model");
-    tcase_set_timeout(tc, 30);
     tcase_add_test(tc, model_legacy_list_addresses_and_history);
     tcase_add_test(tc, model_dict_devices_traces_settings);
     tcase_add_test(tc, model_inconsistencies);
     suite_add_tcase(s, tc);
     tc = tcase_create("inputs");
-    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, input_gzip_roundtrip_and_bomb);
+    tcase_add_loop_test(tc, input_gzip_bomb_refused_cheaply, 0, LEN(bomb_claims));
+    tcase_add_test(tc, input_gzip_two_members);
     tcase_add_test(tc, input_missing_and_directory);
     suite_add_tcase(s, tc);
     return s;
-}
-
-static Suite *model_sharing_suite(void); /* at the end of the file */
-
-int main(void)
-{
-    SRunner *sr = srunner_create(core_suite());
-    srunner_add_suite(sr, model_sharing_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 /* ---------- the model owns what it read: shared objects, typed settings ----------
@@ -677,12 +753,15 @@ START_TEST(model_typed_allocator_settings)
 }
 END_TEST
 
-static Suite *model_sharing_suite(void)
+/* The core suite plus this tcase of its own. */
+static Suite *core_and_sharing_suite(void)
 {
-    Suite *s = suite_create("model_sharing");
+    Suite *s = core_suite();
     TCase *tc = tcase_create("model_sharing");
     tcase_add_test(tc, model_trace_entry_shared_through_memo);
     tcase_add_test(tc, model_typed_allocator_settings);
     suite_add_tcase(s, tc);
     return s;
 }
+
+int main(void) { return sdp_test_main(core_and_sharing_suite); }

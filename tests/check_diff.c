@@ -1,4 +1,5 @@
-/* check_diff.c - unit tests of attribution (attrib.c) and the diff (diff.c, diff_folded.c).
+/* check_diff.c - unit tests of attribution (attrib.c), the profile (profile.c), the diff
+ * (diff.c), its gate (gate.c), the folded renderer (diff_folded.c) and the loader.
  *
  * Tables of frames with the kind, site, via and key worked out by hand from the rules in
  * docs/json-diff.md; then diffs of the scenario fixtures that testdata/make_leak_fixtures.py
@@ -9,9 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render/diff_render.h"
 #include "snapdiff/diff.h"
+#include "snapdiff/gate.h"
+#include "snapdiff/load.h"
 
-#define LEN(a) (sizeof(a) / sizeof((a)[0]))
+#include "check_helpers.h"
+
+#define LEN SDP_TEST_LEN
 #define VENV "/home/u/venv/lib/python3.11/site-packages"
 
 /* ---------- classification ---------- */
@@ -235,26 +241,10 @@ END_TEST
 
 /* ---------- diffs of the fixtures ---------- */
 
+/* Through the one parse path every loader ends in: bytes in memory. */
 static sd_snapshot *load(const char *name)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", SNAPDIFF_TESTDATA, name);
-    /* Through the one parse path every loader ends in: bytes in memory. */
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc((size_t)n);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    sd_error err;
-    sd_error_clear(&err);
-    sd_snapshot *s = sd_snapshot_load_buffer(buf, (size_t)n, name, NULL, &err);
-    ck_assert_msg(s != NULL, "%s: %s", name, err.text);
-    memset(buf, 0xAB, (size_t)n);   /* the snapshot keeps copies of what it needs */
-    free(buf);
-    return s;
+    return sdp_test_load_ok("%s/%s", SNAPDIFF_TESTDATA, name);
 }
 
 static sd_diff *diff_of(const sd_snapshot *a, const sd_snapshot *b, uint64_t steps,
@@ -374,29 +364,49 @@ START_TEST(devices_on_one_side)
 }
 END_TEST
 
+/* The folded lines of a diff's profile, rendered to memory: their byte sum; each line's
+ * bytes > 0 and the lines sorted by stack text. */
+static uint64_t folded_sum(const sd_diff *d)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(sdp_render_folded(f, sd_diff_profile(d), 0, 1, 0, NULL), SD_OK);
+    fclose(f);
+    uint64_t sum = 0;
+    const char *prev = NULL;
+    size_t prev_len = 0;
+    for (char *line = text; *line;) {
+        char *nl = strchr(line, '\n');
+        ck_assert_ptr_nonnull(nl);
+        char *sp = nl;
+        while (sp > line && *sp != ' ') sp--;
+        unsigned long long bytes = strtoull(sp + 1, NULL, 10);
+        ck_assert(bytes > 0);
+        sum += bytes;
+        size_t n = (size_t)(sp - line);
+        if (prev) {
+            int c = memcmp(prev, line, prev_len < n ? prev_len : n);
+            ck_assert(c < 0 || (c == 0 && prev_len < n));
+        }
+        prev = line;
+        prev_len = n;
+        line = nl + 1;
+    }
+    free(text);
+    return sum;
+}
+
 START_TEST(folded_sums)
 {
     sd_snapshot *o = load("leak/churn_old.pickle"), *n = load("leak/churn_new.pickle");
     sd_diff *alone = diff_of(NULL, n, 0, 0);
-    const sd_folded_line *lines;
-    size_t count;
-    sd_error err;
-    sd_error_clear(&err);
-    ck_assert_int_eq(sd_diff_folded(alone, &lines, &count, &err), SD_OK);
-    uint64_t sum = 0;
-    for (size_t i = 0; i < count; i++) sum += lines[i].bytes;
-    ck_assert_uint_eq(sum, 139856896u);
+    ck_assert_uint_eq(folded_sum(alone), 139856896u);
     sd_diff *d = diff_of(o, n, 0, 0);
-    ck_assert_int_eq(sd_diff_folded(d, &lines, &count, &err), SD_OK);
-    sum = 0;
-    for (size_t i = 0; i < count; i++) {
-        sum += lines[i].bytes;
-        ck_assert(lines[i].bytes > 0);
-        if (i) ck_assert(strcmp(lines[i - 1].stack, lines[i].stack) < 0);
-    }
     /* growth lines: leak 3,276,800 + grads 1,048,576 + einsum 524,288 + loss 1,536, and the
      * activations, whose 5 new blocks have the stack of the 6 old ones: -1 MiB, not shown. */
-    ck_assert_uint_eq(sum, 3276800u + 1048576u + 524288u + 1536u);
+    ck_assert_uint_eq(folded_sum(d), 3276800u + 1048576u + 524288u + 1536u);
     sd_diff_free(d);
     sd_diff_free(alone);
     sd_snapshot_free(n);
@@ -439,6 +449,215 @@ START_TEST(legacy_layout)
 }
 END_TEST
 
+/* ---------- issue 8: NULL errors, the profile, verdicts, the gate, the loader ---------- */
+
+/* sd_diff_create accepts a NULL error pointer at every budget (it crashed at small ones). */
+START_TEST(null_error_tight_budget)
+{
+    sd_snapshot *o = load("leak/churn_old.pickle"), *n = load("leak/churn_new.pickle");
+    bool made = false;
+    for (uint64_t budget = 1; budget < (1u << 22) && !made; budget = budget * 3 / 2 + 1) {
+        sd_diff_options opts = {.max_memory = budget};
+        sd_diff *d = sd_diff_create(o, n, &opts, NULL);
+        made = d != NULL;
+        if (d) ck_assert_int_eq(group_delta_sum(d), 2754048);
+        sd_diff_free(d);
+    }
+    ck_assert(made);
+    const sd_snapshot *sides[] = {o, n};
+    sd_profile_options po = {.max_memory = 256};
+    ck_assert_ptr_null(sd_profile_create(sides, 2, &po, NULL));
+    ck_assert_ptr_null(sd_diff_create(o, NULL, &(sd_diff_options){0}, NULL));
+    sd_snapshot_free(n);
+    sd_snapshot_free(o);
+}
+END_TEST
+
+static uint64_t live_bytes(const sd_snapshot *s, bool requested)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < sd_snapshot_device_count(s); i++) {
+        const sd_device *dev = sd_snapshot_device(s, i);
+        for (size_t k = 0; k < dev->n_blocks; k++)
+            if (dev->blocks[k].state == SD_BLOCK_ALLOCATED)
+                sum += requested ? dev->blocks[k].requested_size : dev->blocks[k].size;
+    }
+    return sum;
+}
+
+/* Three sides, the middle one absent: stacks and keys add up per side. */
+START_TEST(profile_sides_add_up)
+{
+    sd_snapshot *o = load("leak/churn_old.pickle"), *n = load("leak/churn_new.pickle");
+    const sd_snapshot *sides[] = {o, NULL, n};
+    sd_profile_options po = {0};
+    sd_error err;
+    sd_error_clear(&err);
+    sd_profile *p = sd_profile_create(sides, 3, &po, &err);
+    ck_assert_msg(p != NULL, "%s", err.text);
+    ck_assert_uint_eq(sd_profile_side_count(p), 3);
+    ck_assert_ptr_null(sd_profile_snapshot(p, 1));
+    ck_assert_uint_eq(sd_profile_stack_count(p, 1), 0);
+    ck_assert_uint_eq(sd_profile_key_count(p), 9);   /* the diff's groups */
+    for (size_t w = 0; w < 3; w++) {
+        uint64_t stacks = 0, key_sum = 0, req = 0;
+        for (uint32_t s = 0; s < sd_profile_stack_count(p, w); s++) {
+            stacks += sd_profile_stack(p, w, s)->bytes;
+            req += sd_profile_stack(p, w, s)->requested;
+            if (sd_profile_stack(p, w, s)->blocks)
+                ck_assert_uint_lt(sd_profile_stack_key(p, w, s), sd_profile_key_count(p));
+        }
+        for (size_t k = 0; k < sd_profile_key_count(p); k++)
+            key_sum += sd_profile_key_at(p, k)->sides[w].bytes;
+        uint64_t want = sides[w] ? live_bytes(sides[w], false) : 0;
+        ck_assert_uint_eq(stacks, want);
+        ck_assert_uint_eq(key_sum, want);
+        ck_assert_uint_eq(sd_profile_total(p, w)->bytes, want);
+        ck_assert_uint_eq(req, sides[w] ? live_bytes(sides[w], true) : 0);
+    }
+    /* The representative comes from the last side that holds the key. */
+    for (size_t k = 0; k < sd_profile_key_count(p); k++) {
+        const sd_profile_key *key = sd_profile_key_at(p, k);
+        ck_assert(key->has_rep);
+        ck_assert_uint_eq(key->rep_side, key->sides[2].bytes ? 2 : 0);
+        ck_assert(sd_profile_stack(p, key->rep_side, key->rep_stack)->bytes > 0);
+    }
+    sd_profile_free(p);
+    sd_snapshot_free(n);
+    sd_snapshot_free(o);
+}
+END_TEST
+
+START_TEST(group_by_names)
+{
+    static const char *const want[] = {"site", "leaf", "stack", "file", "function"};
+    ck_assert_int_eq(SD_GROUP_BY_COUNT, LEN(want));
+    for (int i = 0; i < SD_GROUP_BY_COUNT; i++) {
+        sd_group_by by;
+        ck_assert_str_eq(sd_group_by_name((sd_group_by)i), want[i]);
+        ck_assert(sd_group_by_parse(want[i], &by));
+        ck_assert_int_eq(by, i);
+    }
+    sd_group_by by;
+    ck_assert(!sd_group_by_parse("line", &by));
+    ck_assert_ptr_null(sd_group_by_name(SD_GROUP_BY_COUNT));
+}
+END_TEST
+
+/* The verdicts are data: deltas, the sum check, the outlook and its device. */
+START_TEST(diff_verdicts)
+{
+    sd_snapshot *o = load("leak/churn_old.pickle"), *n = load("leak/churn_new.pickle");
+    sd_diff *d = diff_of(o, n, 50, 1ull << 30);
+    const sd_diff_totals *t = sd_diff_totals_of(d);
+    ck_assert_int_eq(t->delta.allocated, 2754048);
+    ck_assert_int_eq(t->groups_delta, 2754048);
+    ck_assert_int_eq(t->sum_check, SD_SUM_EXACT);
+    ck_assert_int_eq(t->outlook, SD_OUTLOOK_REACHED);
+    ck_assert_uint_eq(t->capacity_device, 0);
+    ck_assert_uint_eq(t->steps, 50);
+    ck_assert_int_eq(sd_diff_device_at(d, 0)->delta.allocated, 2754048);
+    sd_diff_free(d);
+    d = diff_of(o, n, 50, 0);
+    ck_assert_int_eq(sd_diff_totals_of(d)->outlook, SD_OUTLOOK_NO_CAPACITY);
+    sd_diff_free(d);
+    d = diff_of(o, n, 0, 0);
+    ck_assert_int_eq(sd_diff_totals_of(d)->outlook, SD_OUTLOOK_NO_STEPS);
+    sd_diff_free(d);
+    d = diff_of(n, o, 50, 1ull << 30);
+    ck_assert_int_eq(sd_diff_totals_of(d)->outlook, SD_OUTLOOK_NOT_GROWING);
+    sd_diff_free(d);
+    d = diff_of(o, n, 50, 1u << 20);
+    ck_assert_int_eq(sd_diff_totals_of(d)->outlook, SD_OUTLOOK_FULL);
+    sd_diff_free(d);
+    const char *focus[] = {"metrics"};
+    sd_diff_options fo = {.attrib = {.focus = focus, .n_focus = 1}};
+    d = sd_diff_create(o, n, &fo, NULL);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_int_eq(sd_diff_totals_of(d)->sum_check, SD_SUM_FOCUS);
+    ck_assert_int_eq(sd_diff_totals_of(d)->groups_delta, 3276800);
+    sd_diff_free(d);
+    sd_snapshot_free(n);
+    sd_snapshot_free(o);
+}
+END_TEST
+
+START_TEST(gate_limits)
+{
+    sd_snapshot *o = load("leak/churn_old.pickle"), *n = load("leak/churn_new.pickle");
+    sd_diff *d = diff_of(o, n, 0, 0);
+    sd_limits none = {0};
+    sd_gate g;
+    sd_gate_diff(d, &none, &g);
+    ck_assert(g.pass);
+    ck_assert_uint_eq(g.n_results, 0);
+    sd_limits lim = {0};
+    lim.has[SD_LIMIT_MAX_GROWTH] = true;
+    lim.value[SD_LIMIT_MAX_GROWTH] = 2754048;
+    sd_gate_diff(d, &lim, &g);
+    ck_assert(g.pass);
+    ck_assert_uint_eq(g.n_results, 1);
+    ck_assert_str_eq(g.results[0].name, "max-growth");
+    ck_assert_str_eq(sd_limit_name(SD_LIMIT_MAX_GROWTH), "max-growth");
+    ck_assert_int_eq(g.results[0].measured, 2754048);
+    lim.value[SD_LIMIT_MAX_GROWTH] = 2754047;
+    sd_gate_diff(d, &lim, &g);
+    ck_assert(!g.pass && !g.results[0].pass);
+    sd_diff_free(d);
+    d = diff_of(n, o, 0, 0);   /* shrinking passes any limit, 0 included */
+    lim.value[SD_LIMIT_MAX_GROWTH] = 0;
+    sd_gate_diff(d, &lim, &g);
+    ck_assert(g.pass);
+    sd_diff_free(d);
+    sd_snapshot_free(n);
+    sd_snapshot_free(o);
+}
+END_TEST
+
+/* Results come back per input, in order; a failure is reported where it happened. */
+START_TEST(loader_in_order)
+{
+    char a[512], b[512], c[512], dir[512];
+    snprintf(a, sizeof a, "%s/leak/churn_old.pickle", SNAPDIFF_TESTDATA);
+    snprintf(b, sizeof b, "%s/leak/does_not_exist.pickle", SNAPDIFF_TESTDATA);
+    snprintf(c, sizeof c, "%s/leak/churn_new.pickle", SNAPDIFF_TESTDATA);
+    snprintf(dir, sizeof dir, "%s/leak", SNAPDIFF_TESTDATA);
+    const char *specs[] = {a, b, c, c, a};
+    for (unsigned jobs = 0; jobs <= 3; jobs++) {
+        sd_loaded res[LEN(specs)];
+        sd_loader_options lo = {.jobs = jobs};
+        ck_assert_int_ne(sd_load_all(specs, LEN(specs), &lo, res), SD_OK);
+        ck_assert_int_eq(res[1].status, SD_EIO);
+        for (size_t i = 0; i < LEN(specs); i++) {
+            if (i == 1) continue;
+            ck_assert_int_eq(res[i].status, SD_OK);
+            ck_assert_uint_eq(res[i].n_snaps, 1);
+            ck_assert_str_eq(res[i].spec, specs[i]);
+            ck_assert_uint_eq(live_bytes(res[i].snaps[0], false),
+                              i == 0 || i == 4 ? 137102848u : 139856896u);
+        }
+        sd_loaded_free(res, LEN(specs));
+    }
+    /* A directory holds many snapshots: ambiguous unless every member is wanted. */
+    const char *one[] = {dir};
+    sd_loaded r;
+    sd_loader_options lo = {.jobs = 2, .max_memory = 1ull << 30};
+    ck_assert_int_ne(sd_load_all(one, 1, &lo, &r), SD_OK);
+    ck_assert(r.ambiguous);
+    ck_assert_uint_gt(r.n_members, 1);
+    ck_assert_uint_eq(r.n_snaps, 0);
+    sd_loaded_free(&r, 1);
+    /* Every member: they load in order up to expected.json, which is no pickle. */
+    lo.all_members = true;
+    ck_assert_int_ne(sd_load_all(one, 1, &lo, &r), SD_OK);
+    ck_assert(!r.ambiguous);
+    ck_assert_uint_lt(r.n_snaps, r.n_members);
+    for (size_t k = 0; k < r.n_snaps; k++) ck_assert_ptr_nonnull(r.snaps[k]);
+    sd_loaded_free(&r, 1);
+    ck_assert_uint_ge(sd_loader_default_jobs(), 1);
+}
+END_TEST
+
 static Suite *diff_suite(void)
 {
     Suite *s = suite_create("diff");
@@ -453,7 +672,6 @@ static Suite *diff_suite(void)
     tcase_add_test(tc, bad_pattern);
     suite_add_tcase(s, tc);
     TCase *td = tcase_create("diff");
-    tcase_set_timeout(td, 60);
     tcase_add_test(td, churn_leak_is_top);
     tcase_add_test(td, self_diff_is_zero);
     tcase_add_test(td, address_churn_is_not_growth);
@@ -463,14 +681,15 @@ static Suite *diff_suite(void)
     tcase_add_test(td, memory_budget);
     tcase_add_test(td, legacy_layout);
     suite_add_tcase(s, td);
+    TCase *tp = tcase_create("profile_gate_loader");
+    tcase_add_test(tp, null_error_tight_budget);
+    tcase_add_test(tp, profile_sides_add_up);
+    tcase_add_test(tp, group_by_names);
+    tcase_add_test(tp, diff_verdicts);
+    tcase_add_test(tp, gate_limits);
+    tcase_add_test(tp, loader_in_order);
+    suite_add_tcase(s, tp);
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(diff_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return sdp_test_main(diff_suite); }

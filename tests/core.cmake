@@ -2,8 +2,9 @@
 # the corpus test (every real snapshot and fixture, in every container, against CPython);
 # CLI behaviour of stats and dump.
 add_executable(check_core ${CMAKE_CURRENT_SOURCE_DIR}/check_core.c)
-target_link_libraries(check_core PRIVATE snapdiff_core PkgConfig::CHECK PkgConfig::ZLIB)
+target_link_libraries(check_core PRIVATE sdp_test_helpers PkgConfig::ZLIB)
 add_test(NAME core_unit COMMAND check_core)
+set_tests_properties(core_unit PROPERTIES LABELS unit TIMEOUT 600)
 
 add_test(NAME corpus_stats_dump
          COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_corpus.py ${SNAPDIFF_BIN})

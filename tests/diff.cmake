@@ -1,9 +1,9 @@
 # snapdiff OLD NEW (issue 3): attribution and diff unit tests, CLI behaviour, real corpus.
 add_executable(check_diff ${CMAKE_CURRENT_SOURCE_DIR}/check_diff.c)
-target_link_libraries(check_diff PRIVATE snapdiff_core PkgConfig::CHECK)
-target_compile_definitions(check_diff PRIVATE
-  SNAPDIFF_TESTDATA="${PROJECT_SOURCE_DIR}/testdata")
+target_link_libraries(check_diff PRIVATE sdp_test_helpers)
+target_include_directories(check_diff PRIVATE ${PROJECT_SOURCE_DIR}/src)  # the renderers
 add_test(NAME diff_unit COMMAND check_diff)
+set_tests_properties(diff_unit PROPERTIES LABELS unit TIMEOUT 600)
 
 foreach(part fixtures json folded errors real)
   add_test(NAME diff_cli_${part}

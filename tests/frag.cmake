@@ -1,10 +1,9 @@
 # snapdiff frag (issue 4): unit tests on testdata/frag/, every figure against
 # tests/truth_frag.py (fixtures and the real corpus), text/--map/--svg/--json behaviour.
 add_executable(check_frag ${CMAKE_CURRENT_SOURCE_DIR}/check_frag.c)
-target_link_libraries(check_frag PRIVATE snapdiff_core PkgConfig::CHECK)
-target_compile_definitions(check_frag PRIVATE
-  SNAPDIFF_TESTDATA="${PROJECT_SOURCE_DIR}/testdata")
+target_link_libraries(check_frag PRIVATE sdp_test_helpers)
 add_test(NAME frag_unit COMMAND check_frag)
+set_tests_properties(frag_unit PROPERTIES LABELS unit TIMEOUT 600)
 
 foreach(part fixtures output real)
   add_test(NAME frag_cli_${part}

@@ -11,10 +11,11 @@ foreach(group pickle refuse limits source zip model trunc flip)
 endforeach()
 set_tests_properties(hostile_limits hostile_source hostile_zip PROPERTIES LABELS "hostile;slow")
 
-# The CLI under valgrind memcheck: fixtures, real snapshots (when ../shared is there) and a
-# sample of the hostile corpus; no error and no definite or indirect leak, on success and
-# on every error path. Slow (minutes): label "valgrind"; skipped in sanitizer builds, where
-# valgrind cannot run.
+# The CLI under valgrind memcheck: fixtures, real snapshots (when SNAPDIFF_SHARED has them)
+# and a sample of the hostile corpus; no error and no definite or indirect leak, on success
+# and on every error path. A quick subset by default (minutes; VALGRIND_FULL=1 in the
+# environment runs everything): label "valgrind", left out of tests/run.sh and run by
+# tests/full.sh; not defined in sanitizer builds, where valgrind cannot run.
 find_program(VALGRIND valgrind)
 if(VALGRIND AND NOT SNAPDIFF_SANITIZE)
   add_test(NAME valgrind_cli

@@ -30,7 +30,9 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import truth_stats  # noqa: E402
 
-SHARED = os.path.join(ROOT, "..", "shared", "real-snapshots")
+# SNAPDIFF_SHARED names the shared folder (ctest sets it); default ../shared beside the checkout.
+SHARED = os.path.join(os.environ.get("SNAPDIFF_SHARED") or os.path.join(ROOT, "..", "shared"),
+                      "real-snapshots")
 
 
 def torch_save_zip(obj, stem):
@@ -156,7 +158,7 @@ def main():
         files += sorted(os.path.join(SHARED, f) for f in os.listdir(SHARED)
                         if f.endswith((".pickle", ".pkl")))
     else:
-        print(f"note: {SHARED} is absent: real snapshots skipped, fixtures only")
+        print(f"SKIP real snapshots: {SHARED} is absent (set SNAPDIFF_SHARED); fixtures only")
     td = os.path.join(ROOT, "testdata")
     for dirpath, _, names in os.walk(td):
         files += sorted(os.path.join(dirpath, n) for n in names if n.endswith(".pickle"))

@@ -10,7 +10,7 @@ PART is one of:
             hide/show/focus/depth and every group-by key against the Python truth
   json      --json: the snapdiff.diff/1 schema, keys and types
   folded    --format folded sums: live bytes of one file, growth of two
-  errors    bad patterns and inputs: one message, exit 2
+  errors    bad patterns and inputs: one message, exit 2; --jobs
   real      every snapshot of ../shared/real-snapshots with itself and with its neighbour,
             site and leaf keys, every group's bytes and blocks against the Python truth
             (exit 77 = skipped when the directory is absent)
@@ -328,12 +328,29 @@ def part_errors():
     check("'('" in p.stderr and p.stdout == "", "bad regex: names the pattern, no output")
     p = run([old, os.path.join(L, "no-such.pickle")], expect_rc=2)
     check(p.stderr.startswith("snapdiff: ") and p.stdout == "", "missing file: one message")
+    # --jobs: the files load in parallel, the output does not depend on how many at once.
+    ref = run([old, new, "--steps", "50"])
+    for jobs in ("1", "2", "8"):
+        p = run([old, new, "--steps", "50", "--jobs", jobs])
+        check(p.stdout == ref.stdout and p.stderr == ref.stderr, "--jobs %s: same report" % jobs)
+    both = run(["stats", old, new, "--jobs=1"]).stdout
+    check(both == run(["stats", old, new, "--jobs", "2"]).stdout, "stats --jobs: same output")
+    p = run([os.path.join(L, "no-such-1.pickle"), os.path.join(L, "no-such-2.pickle"),
+             "--jobs", "2"], expect_rc=2)
+    lines = p.stderr.splitlines()
+    check(len(lines) == 2 and "no-such-1" in lines[0] and "no-such-2" in lines[1],
+          "--jobs: messages in the order of the files")
+    for bad in ("0", "x", "-1", "1025"):
+        p = run([old, new, "--jobs", bad], expect_rc=2)
+        check("--jobs" in p.stderr, "--jobs %s: refused" % bad)
+    run(["dump", old, "--jobs", "2"], expect_rc=2)   # dump reads one file
 
 
 def part_real():
-    real = os.path.join(ROOT, "..", "shared", "real-snapshots")
+    real = os.path.join(os.environ.get("SNAPDIFF_SHARED") or os.path.join(ROOT, "..", "shared"),
+                        "real-snapshots")
     if not os.path.isdir(real):
-        print("SKIP: %s is absent" % real)
+        print("SKIP: %s is absent (set SNAPDIFF_SHARED)" % real)
         sys.exit(SKIP)
     files = sorted(os.path.join(real, f) for f in os.listdir(real)
                    if f.endswith((".pickle", ".pkl")))

@@ -20,7 +20,8 @@ sys.path.insert(0, os.path.join(REPO, "tests"))
 import truth_frag  # noqa: E402
 
 FIX = os.path.join(REPO, "testdata", "frag")
-REAL = os.path.join(REPO, "..", "shared", "real-snapshots")
+REAL = os.path.join(os.environ.get("SNAPDIFF_SHARED") or os.path.join(REPO, "..", "shared"),
+                    "real-snapshots")
 FAILURES = []
 
 FIGURES = ["segments", "blocks", "free_blocks", "reserved_bytes", "allocated_bytes",
@@ -96,7 +97,7 @@ def compare_with_truth(path, *extra, gap=30.0, index=0.5):
 
 def mode_real():
     if not os.path.isdir(REAL):
-        print("SKIP: %s is absent; the corpus test needs the shared real snapshots" % REAL)
+        print("SKIP: %s is absent; the corpus test needs the shared real snapshots (set SNAPDIFF_SHARED)" % REAL)
         sys.exit(77)
     files = sorted(glob.glob(os.path.join(REAL, "*.pickle")) + glob.glob(os.path.join(REAL, "*.pkl")))
     for path in files:

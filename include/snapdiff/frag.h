@@ -37,6 +37,7 @@ void sd_frag_brief_of(const sd_snapshot *s, sd_frag_brief *out);
 typedef struct sd_frag_options {
     double gap_threshold_pct;   /* fragmented needs gap >= this % of reserved */
     double index_threshold;     /* ... and fragmentation index >= this */
+    uint64_t max_memory;        /* budget for the analysis' own memory; 0 = unlimited */
 } sd_frag_options;
 
 /* One histogram bucket: free (inactive) blocks with min_bytes <= size < max_bytes. */
@@ -89,6 +90,19 @@ typedef enum sd_oom_cause {
     SD_OOM_UNCLEAR,             /* a free block >= request existed in the state we know */
 } sd_oom_cause;
 
+/* Why an oom event was not replayed: the replay is limited, or stopped at a trace entry
+ * that contradicts the later state (every kind after SD_REPLAY_PAST_LIMIT). */
+typedef enum sd_replay_stop {
+    SD_REPLAY_DONE,             /* replayed */
+    SD_REPLAY_PAST_LIMIT,       /* older than the last SD_FRAG_OOM_REPLAY_LIMIT ooms */
+    SD_REPLAY_MAP_TOO_BIG,      /* segment_map: the segment it starts is smaller */
+    SD_REPLAY_MAP_NO_SEGMENT,   /* segment_map: no segment holds the mapping */
+    SD_REPLAY_BLOCK_LIVE_LATER, /* free_completed: the block is live later */
+    SD_REPLAY_NO_SEGMENT_LATER, /* segment_alloc: no such segment later */
+    SD_REPLAY_SEGMENT_LATER,    /* segment_free: the segment exists later */
+    SD_REPLAY_NO_BLOCK_LATER,   /* alloc, free_requested: no live block there later */
+} sd_replay_stop;
+
 typedef struct sd_frag_oom {
     size_t trace_index;         /* in the device's trace */
     int64_t time_us; bool has_time;
@@ -99,13 +113,112 @@ typedef struct sd_frag_oom {
     uint64_t largest_free_bytes;/* largest free block of that stream and pool */
     uint64_t free_bytes;        /* all free bytes of that stream and pool */
     bool replayed;              /* state rebuilt by replaying the trace back to the oom;
-                                 * false: taken from the snapshot (see note) */
-    char note[128];             /* why not replayed; "" when replayed */
+                                 * false: taken from the snapshot, for the reason in stop */
+    sd_replay_stop stop;        /* SD_REPLAY_DONE when replayed */
+    size_t stop_index;          /* a contradiction: the trace entry that stopped the replay, */
+    uint8_t stop_action;        /* its action (sd_trace_action) */
+    uint64_t stop_addr;         /* and its address */
     sd_oom_cause cause;
 } sd_frag_oom;
 
-/* One device, or the total (device == -1; no streams, no oom events, pools summed over
- * devices by name). Strings and arrays belong to the sd_frag. */
+/* ---- Why the verdict, and what would help: data, worded by the renderers. ---------- */
+
+/* The deciding test of a verdict (docs/json-frag.md, "The verdict"). */
+typedef enum sd_frag_reason {
+    SD_FRAG_WHY_NOTHING_RESERVED, /* compact: no memory reserved at all */
+    SD_FRAG_WHY_OOM,              /* fragmented: an oom failed with enough free memory */
+    SD_FRAG_WHY_STRANDED,         /* fragmented: gap, index and stranded memory over */
+    SD_FRAG_WHY_TINY_LARGEST,     /* leak-like: gap under, largest free block < room_bytes */
+    SD_FRAG_WHY_LITTLE_FREE,      /* leak-like: gap under, free under free_threshold_pct */
+    SD_FRAG_WHY_ROOM_TO_SPARE,    /* compact: gap under its threshold */
+    SD_FRAG_WHY_LARGE_PIECES,     /* compact: gap over, index under its threshold */
+    SD_FRAG_WHY_NOT_STRANDED,     /* compact: gap and index over, too little stranded */
+} sd_frag_reason;
+
+/* The reason with every number it quotes, so that a renderer can word and mark them up. */
+typedef struct sd_frag_why {
+    sd_frag_reason reason;
+    int64_t device;               /* the total over several devices: the device that decided
+                                   * it (the most severe); -1 otherwise */
+    const sd_frag_oom *oom;       /* SD_FRAG_WHY_OOM: the latest fragmentation oom */
+    uint64_t reserved_bytes, gap_bytes;
+    double gap_pct, gap_threshold_pct;
+    bool gap_over;                /* gap_pct >= gap_threshold_pct */
+    double index, index_threshold;
+    bool index_over;              /* index >= index_threshold */
+    uint64_t stranded_bytes;
+    double stranded_pct, stranded_threshold_pct;   /* of reserved */
+    uint64_t free_bytes;
+    double free_pct, free_threshold_pct;           /* of reserved */
+    uint64_t largest_free_bytes;
+    uint64_t room_bytes;          /* a largest free block under this is "no free room" */
+} sd_frag_why;
+
+typedef enum sd_frag_advice_code {
+    SD_ADVICE_EXPANDABLE_SEGMENTS, /* set expandable_segments:True (settings_recorded) */
+    SD_ADVICE_MAX_SPLIT_SIZE,      /* max_split_size_mb:512: bytes of the of_bytes stranded
+                                    * sit in large segments carved up by small tensors */
+    SD_ADVICE_FIXED_SHAPES,        /* bucket or pad inputs: free_blocks over n_buckets
+                                    * histogram buckets, first_bucket to last_bucket */
+    SD_ADVICE_ROUND_SIZES,         /* expandable segments already on: round sizes up */
+    SD_ADVICE_GROWTH,              /* leak-like: compare two snapshots */
+    SD_ADVICE_NO_EMPTY_CACHE,      /* empty_cache() would return only bytes of of_bytes */
+} sd_frag_advice_code;
+
+typedef struct sd_frag_advice {
+    sd_frag_advice_code code;
+    bool settings_recorded;       /* the snapshot recorded the allocator settings */
+    uint64_t bytes, of_bytes;
+    uint64_t free_blocks;
+    size_t n_buckets, first_bucket, last_bucket;
+} sd_frag_advice;
+
+/* ---- The segment map: the largest segments of a device, in pages. ---------------- */
+
+#define SD_FRAG_MAP_SEGMENTS 16     /* a map shows the largest 16 segments */
+#define SD_FRAG_MAP_COLUMNS 64      /* and at most 64 pages per segment */
+#define SD_FRAG_POOL_NAME 48
+
+/* Bytes of one page of a segment by block state; span < page size for the last page. */
+typedef struct sd_frag_page {
+    uint64_t allocated, pending, free, span;
+} sd_frag_page;
+
+/* How full a page is: the map's one character. */
+typedef enum sd_frag_page_fill {
+    SD_PAGE_NONE,                 /* no bytes of the segment */
+    SD_PAGE_FREE,                 /* nothing live */
+    SD_PAGE_PENDING,              /* nothing allocated, some pending-free */
+    SD_PAGE_LOW,                  /* allocated under 25% */
+    SD_PAGE_HALF,                 /* allocated 25% to 75% */
+    SD_PAGE_FULL,                 /* allocated 75% or more */
+} sd_frag_page_fill;
+
+/* Consecutive blocks of a segment in one state, as the picture draws them. */
+typedef struct sd_frag_run {
+    uint64_t bytes;
+    uint32_t blocks;
+    uint8_t state;                /* sd_block_state */
+} sd_frag_run;
+
+typedef struct sd_frag_map_row {
+    uint32_t segment;             /* index into the device's segments */
+    uint64_t address, total_size;
+    char pool[SD_FRAG_POOL_NAME]; /* sd_frag_pool_name */
+    bool expandable;
+    uint64_t free_bytes;          /* INACTIVE block sizes of the segment */
+    const sd_frag_page *pages; size_t n_pages;
+    const sd_frag_run *runs; size_t n_runs;   /* the blocks in address order */
+} sd_frag_map_row;
+
+typedef struct sd_frag_map {
+    size_t n_segments;            /* segments of the device; the map shows the largest */
+    uint64_t page_bytes;          /* 2 MiB times a power of two: the largest row fits */
+    const sd_frag_map_row *rows; size_t n_rows;   /* biggest first */
+} sd_frag_map;
+
+/* One device, or the total (device == -1; no streams, no oom events, no map, pools
+ * summed over devices by name). Strings and arrays belong to the sd_frag. */
 typedef struct sd_frag_device {
     int64_t device;
     sd_frag_figures fig;
@@ -115,8 +228,9 @@ typedef struct sd_frag_device {
     const sd_frag_stream *streams; size_t n_streams;
     const sd_frag_oom *ooms; size_t n_ooms;
     sd_frag_verdict verdict;
-    const char *explanation;          /* one sentence quoting the deciding numbers */
-    const char *const *advice; size_t n_advice;
+    sd_frag_why why;                  /* what decided the verdict */
+    const sd_frag_advice *advice; size_t n_advice;
+    sd_frag_map map;
 } sd_frag_device;
 
 typedef struct sd_frag sd_frag;
@@ -136,6 +250,19 @@ const sd_frag_device *sd_frag_total(const sd_frag *f);
 /* Indices of the (at most `max`) largest segments of `dev`, biggest first (ties: lower
  * address first), for the segment maps. @return how many were written to out. */
 size_t sd_frag_largest_segments(const sd_device *dev, size_t max, uint32_t *out);
+
+/* Page size of a map whose largest segment is `largest` bytes, `columns` pages at most:
+ * 2 MiB times a power of two. */
+uint64_t sd_frag_map_page(uint64_t largest, size_t columns);
+/* Split a segment into pages of `page` bytes (the last one may be shorter) and sum its
+ * blocks into them; at most max_pages. @return the number of pages written. */
+size_t sd_frag_segment_pages(const sd_device *dev, const sd_segment *seg, uint64_t page,
+                             sd_frag_page *pages, size_t max_pages);
+sd_frag_page_fill sd_frag_page_fill_of(const sd_frag_page *p);
+/* INACTIVE bytes of a segment. */
+uint64_t sd_frag_segment_free(const sd_device *dev, const sd_segment *seg);
+/* "large", "small" or "pool (a,b)": the pool a segment belongs to (SD_FRAG_POOL_NAME). */
+void sd_frag_pool_name(const sd_segment *seg, char *buf, size_t size);
 
 /* Histogram bucket of a block size, and the shared bucket bounds. */
 size_t sd_frag_bucket_of(uint64_t size);

@@ -26,5 +26,7 @@ void sd_stats_device(const sd_device *dev, sd_stats *out);
 void sd_stats_add(sd_stats *a, const sd_stats *b);
 /* Totals over every device of the snapshot. */
 void sd_stats_total(const sd_snapshot *s, sd_stats *out);
+/* 100 * allocated / reserved; 0 when nothing is reserved. */
+double sd_stats_allocated_pct(const sd_stats *st);
 
 #endif

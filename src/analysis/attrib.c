@@ -117,7 +117,31 @@ bool sd_attrib_frame_focused(const sd_attrib *a, const sd_frame *f)
     return any_match(a->focus, a->n_focus, f);
 }
 
-bool sdp_attrib_has_focus(const sd_attrib *a) { return a->n_focus > 0; }
+bool sd_attrib_has_focus(const sd_attrib *a) { return a->n_focus > 0; }
+sd_group_by sd_attrib_group_by(const sd_attrib *a) { return a->group_by; }
+int sd_attrib_depth(const sd_attrib *a) { return a->depth; }
+
+/* ---------- group-by names ---------- */
+
+static const char *const group_by_names[SD_GROUP_BY_COUNT] = {
+    [SD_GROUP_SITE] = "site", [SD_GROUP_LEAF] = "leaf", [SD_GROUP_STACK] = "stack",
+    [SD_GROUP_FILE] = "file", [SD_GROUP_FUNCTION] = "function",
+};
+
+const char *sd_group_by_name(sd_group_by by)
+{
+    return (unsigned)by < SD_GROUP_BY_COUNT ? group_by_names[by] : NULL;
+}
+
+bool sd_group_by_parse(const char *name, sd_group_by *out)
+{
+    for (int i = 0; i < SD_GROUP_BY_COUNT; i++)
+        if (strcmp(name, group_by_names[i]) == 0) {
+            *out = (sd_group_by)i;
+            return true;
+        }
+    return false;
+}
 
 /* ---------- classification ---------- */
 

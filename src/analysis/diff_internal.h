@@ -1,4 +1,4 @@
-/* diff_internal.h - shared by attrib.c, diff.c and diff_folded.c. Not installed. */
+/* diff_internal.h - shared by attrib.c, profile.c, diff.c and diff_kept.c. Not installed. */
 #ifndef SNAPDIFF_DIFF_INTERNAL_H
 #define SNAPDIFF_DIFF_INTERNAL_H
 
@@ -17,7 +17,6 @@ void sdp_attrib_site_kinds(const sd_frame *const *frames, const uint8_t *kinds, 
 /* Append the group key of the stack to b. */
 void sdp_attrib_key_kinds(const sd_attrib *a, const sd_frame *const *frames,
                           const uint8_t *kinds, size_t n, sdp_sbuf *b);
-bool sdp_attrib_has_focus(const sd_attrib *a);
 
 /* ---- kept blocks (diff_kept.c) ----
  * Count per device the ALLOCATED blocks of each side and those kept (same device,
@@ -26,17 +25,5 @@ bool sdp_attrib_has_focus(const sd_attrib *a);
 sd_status sdp_kept_match(const sd_snapshot *old_snap, const sd_snapshot *new_snap,
                          sd_diff_device *devices, size_t n_devices, sdp_arena *arena,
                          sd_error *err);
-
-/* ---- folded stacks (diff_folded.c) ----
- * Per-stack live bytes of one side, as diff.c accumulated them. */
-typedef struct sdp_side_bytes {
-    const sd_snapshot *snap;
-    const uint64_t *stack_bytes;   /* indexed by stack id; NULL for an absent side */
-    size_t n_stacks;
-} sdp_side_bytes;
-
-sd_status sdp_folded_build(const sdp_side_bytes *old_side, const sdp_side_bytes *new_side,
-                           sdp_arena *arena, sd_folded_line **lines, size_t *n,
-                           sd_error *err);
 
 #endif

@@ -23,25 +23,18 @@ typedef struct kept_ctx {
     sd_diff_device *devices;
     size_t n_devices;
     kept_entry *entries;
-    uint32_t *slots;       /* entry index + 1, 0 = empty */
-    size_t cap;            /* power of two */
+    sdp_htab index;        /* (device, address, size) -> entry */
     uint32_t *new_to_old;  /* new stack id -> the old stack id of equal content */
     size_t n_new_stacks;
 } kept_ctx;
 
-/* splitmix64's finaliser: every input bit reaches the low bits the table indexes by
- * (addresses differ mostly in their high bits). */
-static uint64_t hash_u64(uint64_t h, uint64_t v)
-{
-    uint64_t x = h ^ (v + 0x9e3779b97f4a7c15ull);
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
+/* The table indexes by the low bits, and block addresses differ mostly in their high
+ * bits (512-byte aligned and up): fold the high half of the last multiply down. */
 static uint64_t block_hash(uint32_t device, const sd_block *b)
 {
-    return hash_u64(hash_u64(hash_u64(0x51ed27, device), b->address), b->size);
+    uint64_t h = sdp_hash_mix(sdp_hash_mix(sdp_hash_mix(SDP_HASH_SEED, device), b->address),
+                              b->size);
+    return h ^ (h >> 32);
 }
 
 static uint32_t device_slot(const kept_ctx *k, int64_t ordinal)
@@ -96,10 +89,11 @@ static void insert_old(kept_ctx *k)
         for (size_t b = 0; b < dev->n_blocks; b++) {
             const sd_block *blk = &dev->blocks[b];
             if (blk->state != SD_BLOCK_ALLOCATED) continue;
+            /* The table was sized for every old block: no growth, no rehash. */
             k->entries[n] = (kept_entry){blk, di, false};
-            size_t j = block_hash(di, blk) & (k->cap - 1);
-            while (k->slots[j]) j = (j + 1) & (k->cap - 1);
-            k->slots[j] = (uint32_t)++n;
+            size_t j = sdp_htab_first(&k->index, block_hash(di, blk));
+            while (k->index.slots[j]) j = sdp_htab_next(&k->index, j);
+            sdp_htab_put(&k->index, j, (uint32_t)n++);
         }
     }
 }
@@ -107,8 +101,9 @@ static void insert_old(kept_ctx *k)
 /* Find an unused old block equal to b; mark it used. */
 static bool take_old(kept_ctx *k, uint32_t di, const sd_block *b)
 {
-    for (size_t j = block_hash(di, b) & (k->cap - 1); k->slots[j]; j = (j + 1) & (k->cap - 1)) {
-        kept_entry *e = &k->entries[k->slots[j] - 1];
+    const sdp_htab *t = &k->index;
+    for (size_t j = sdp_htab_first(t, block_hash(di, b)); t->slots[j]; j = sdp_htab_next(t, j)) {
+        kept_entry *e = &k->entries[t->slots[j] - 1];
         if (e->used || e->device != di || e->block->address != b->address ||
             e->block->size != b->size || !stacks_equal(k, e->block->stack, b->stack))
             continue;
@@ -152,14 +147,11 @@ sd_status sdp_kept_match(const sd_snapshot *old_snap, const sd_snapshot *new_sna
     if (!old_snap || n_old == 0) return SD_OK;
     if (n_old >= UINT32_MAX / 4)
         return sdp_fail(err, SD_ELIMIT, SD_NO_OFFSET, "too many live blocks to match");
-    k.cap = 1;
-    while (k.cap < n_old * 2) k.cap *= 2;
     k.n_new_stacks = sd_snapshot_stack_count(new_snap);
     k.entries = charged_calloc(arena, n_old, sizeof *k.entries);
-    k.slots = charged_calloc(arena, k.cap, sizeof *k.slots);
     k.new_to_old = charged_calloc(arena, k.n_new_stacks, sizeof *k.new_to_old);
     sd_status st = SD_OK;
-    if (k.entries && k.slots && k.new_to_old) {
+    if (k.entries && k.new_to_old && sdp_htab_init(&k.index, n_old, arena) == SD_OK) {
         memset(k.new_to_old, 0xFF, k.n_new_stacks * sizeof *k.new_to_old);
         insert_old(&k);
         match_new(&k);
@@ -167,7 +159,7 @@ sd_status sdp_kept_match(const sd_snapshot *old_snap, const sd_snapshot *new_sna
         st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory matching kept blocks");
     }
     free(k.entries);
-    free(k.slots);
+    sdp_htab_free(&k.index);
     free(k.new_to_old);
     return st;
 }

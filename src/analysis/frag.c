@@ -4,7 +4,6 @@
  * tests/truth_frag.py. The verdict and the advice live in frag_verdict.c, the oom events
  * and the trace replay in frag_oom.c.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -14,43 +13,15 @@
 /* max_split_size_mb:512 only changes how blocks of at least 512 MiB are split. */
 #define SPLIT_SEGMENT (512 * SDP_MIB)
 
-/* ---- ownership -------------------------------------------------------------------- */
-
-void *sdp_frag_own(sd_frag *f, void *p)
-{
-    if (!p) return NULL;
-    if (f->n_owned == f->cap_owned) {
-        size_t cap = f->cap_owned ? 2 * f->cap_owned : 32;
-        void **grown = realloc(f->owned, cap * sizeof *grown);
-        if (!grown) {
-            free(p);
-            return NULL;
-        }
-        f->owned = grown;
-        f->cap_owned = cap;
-    }
-    f->owned[f->n_owned++] = p;
-    return p;
-}
+/* ---- memory ----------------------------------------------------------------------- */
 
 void *sdp_frag_calloc(sd_frag *f, size_t n, size_t size)
 {
-    return sdp_frag_own(f, calloc(n ? n : 1, size));
-}
-
-char *sdp_frag_printf(sd_frag *f, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) return NULL;
-    char *s = malloc((size_t)n + 1);
-    if (!s) return NULL;
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return sdp_frag_own(f, s);
+    if (n == 0) n = 1;
+    if (n > SIZE_MAX / size) return NULL;
+    void *p = sdp_arena_alloc(&f->mem, n * size);
+    if (p) memset(p, 0, n * size);
+    return p;
 }
 
 /* ---- histogram -------------------------------------------------------------------- */
@@ -265,6 +236,19 @@ static int cmp_pool_id(const void *a, const void *b)
     return (x[1] > y[1]) - (x[1] < y[1]);
 }
 
+/* The one pool label: the pool table and the segment map both use it. */
+static void pool_name(enum pool_kind k, const int64_t id[2], char *buf, size_t size)
+{
+    if (k == POOL_PRIVATE)
+        snprintf(buf, size, "pool (%lld,%lld)", (long long)id[0], (long long)id[1]);
+    else snprintf(buf, size, "%s", k == POOL_SMALL ? "small" : "large");
+}
+
+void sd_frag_pool_name(const sd_segment *seg, char *buf, size_t size)
+{
+    pool_name(pool_kind_of(seg), seg->pool_id, buf, size);
+}
+
 /* Pools present on devices [first, first+n): large, small, then private ids sorted. */
 static sd_status make_pools(sd_frag *f, size_t first, size_t n, sd_frag_device *out)
 {
@@ -294,12 +278,12 @@ static sd_status make_pools(sd_frag *f, size_t first, size_t n, sd_frag_device *
     seg_filter flt = {.by_pool = true};
     if (has_large) {
         flt.pool = POOL_LARGE;
-        snprintf(pools[np].name, sizeof pools[np].name, "large");
+        pool_name(POOL_LARGE, pools[np].pool_id, pools[np].name, sizeof pools[np].name);
         group_figures(f, first, n, &flt, &pools[np++].fig);
     }
     if (has_small) {
         flt.pool = POOL_SMALL;
-        snprintf(pools[np].name, sizeof pools[np].name, "small");
+        pool_name(POOL_SMALL, pools[np].pool_id, pools[np].name, sizeof pools[np].name);
         group_figures(f, first, n, &flt, &pools[np++].fig);
     }
     for (size_t i = 0; i < n_ids; i++) {
@@ -307,8 +291,7 @@ static sd_status make_pools(sd_frag *f, size_t first, size_t n, sd_frag_device *
         flt.pool = POOL_PRIVATE;
         flt.pool_id[0] = pools[np].pool_id[0] = ids[i][0];
         flt.pool_id[1] = pools[np].pool_id[1] = ids[i][1];
-        snprintf(pools[np].name, sizeof pools[np].name, "pool (%lld,%lld)",
-                 (long long)ids[i][0], (long long)ids[i][1]);
+        pool_name(POOL_PRIVATE, ids[i], pools[np].name, sizeof pools[np].name);
         group_figures(f, first, n, &flt, &pools[np++].fig);
     }
     out->pools = pools;
@@ -336,6 +319,109 @@ static sd_status make_streams(sd_frag *f, size_t d, sd_frag_device *out)
     return SD_OK;
 }
 
+/* ---- the segment map -------------------------------------------------------------- */
+
+uint64_t sd_frag_map_page(uint64_t largest, size_t columns)
+{
+    uint64_t page = 2ULL << 20;
+    while (columns && page < (UINT64_C(1) << 62) && (largest + page - 1) / page > columns)
+        page *= 2;
+    return page;
+}
+
+size_t sd_frag_segment_pages(const sd_device *dev, const sd_segment *seg, uint64_t page,
+                             sd_frag_page *pages, size_t max_pages)
+{
+    size_t n = seg->total_size ? (size_t)((seg->total_size + page - 1) / page) : 1;
+    if (n > max_pages) n = max_pages;
+    memset(pages, 0, n * sizeof *pages);
+    for (size_t p = 0; p < n; p++) {
+        uint64_t lo = (uint64_t)p * page, hi = lo + page;
+        if (hi > seg->total_size) hi = seg->total_size;
+        pages[p].span = hi > lo ? hi - lo : 0;
+    }
+    for (uint32_t k = 0; k < seg->n_blocks; k++) {
+        const sd_block *b = &dev->blocks[seg->first_block + k];
+        if (b->address < seg->address) continue;
+        uint64_t lo = b->address - seg->address, hi = lo + b->size;
+        for (size_t p = (size_t)(lo / page); p < n && (uint64_t)p * page < hi; p++) {
+            uint64_t plo = (uint64_t)p * page, phi = plo + pages[p].span;
+            if (phi <= lo) continue;
+            uint64_t part = (hi < phi ? hi : phi) - (lo > plo ? lo : plo);
+            if (b->state == SD_BLOCK_ALLOCATED) pages[p].allocated += part;
+            else if (b->state == SD_BLOCK_INACTIVE) pages[p].free += part;
+            else pages[p].pending += part;
+        }
+    }
+    return n;
+}
+
+sd_frag_page_fill sd_frag_page_fill_of(const sd_frag_page *p)
+{
+    if (!p->span) return SD_PAGE_NONE;
+    if (p->allocated * 4 >= p->span * 3) return SD_PAGE_FULL;
+    if (p->allocated * 4 >= p->span) return SD_PAGE_HALF;
+    if (p->allocated) return SD_PAGE_LOW;
+    return p->pending ? SD_PAGE_PENDING : SD_PAGE_FREE;
+}
+
+uint64_t sd_frag_segment_free(const sd_device *dev, const sd_segment *seg)
+{
+    uint64_t sum = 0;
+    for (uint32_t k = 0; k < seg->n_blocks; k++)
+        if (dev->blocks[seg->first_block + k].state == SD_BLOCK_INACTIVE)
+            sum += dev->blocks[seg->first_block + k].size;
+    return sum;
+}
+
+/* Runs of equal state of a segment's blocks, in an array of f's arena. */
+static sd_status segment_runs(sd_frag *f, const sd_device *dev, const sd_segment *seg,
+                              sd_frag_map_row *r)
+{
+    sd_frag_run *runs = sdp_frag_calloc(f, seg->n_blocks, sizeof *runs);
+    if (!runs) return SD_ENOMEM;
+    size_t n = 0;
+    for (uint32_t k = 0; k < seg->n_blocks; k++) {
+        const sd_block *b = &dev->blocks[seg->first_block + k];
+        if (!n || runs[n - 1].state != b->state) runs[n++].state = b->state;
+        runs[n - 1].bytes += b->size;
+        runs[n - 1].blocks++;
+    }
+    r->runs = runs;
+    r->n_runs = n;
+    return SD_OK;
+}
+
+/* The largest segments of a device, each split into pages of one size for all. */
+static sd_status make_map(sd_frag *f, const sd_device *dev, sd_frag_map *map)
+{
+    uint32_t idx[SD_FRAG_MAP_SEGMENTS];
+    size_t n = sd_frag_largest_segments(dev, SD_FRAG_MAP_SEGMENTS, idx);
+    map->n_segments = dev->n_segments;
+    if (!n) return SD_OK;
+    sd_frag_map_row *rows = sdp_frag_calloc(f, n, sizeof *rows);
+    sd_frag_page *pages = sdp_frag_calloc(f, n * SD_FRAG_MAP_COLUMNS, sizeof *pages);
+    if (!rows || !pages) return SD_ENOMEM;
+    map->page_bytes = sd_frag_map_page(dev->segments[idx[0]].total_size, SD_FRAG_MAP_COLUMNS);
+    for (size_t i = 0; i < n; i++) {
+        const sd_segment *seg = &dev->segments[idx[i]];
+        sd_frag_map_row *r = &rows[i];
+        r->segment = idx[i];
+        r->address = seg->address;
+        r->total_size = seg->total_size;
+        sd_frag_pool_name(seg, r->pool, sizeof r->pool);
+        r->expandable = seg->is_expandable;
+        r->free_bytes = sd_frag_segment_free(dev, seg);
+        sd_frag_page *mine = pages + i * SD_FRAG_MAP_COLUMNS;
+        r->n_pages = sd_frag_segment_pages(dev, seg, map->page_bytes, mine, SD_FRAG_MAP_COLUMNS);
+        r->pages = mine;
+        if (segment_runs(f, dev, seg, r)) return SD_ENOMEM;
+    }
+    map->rows = rows;
+    map->n_rows = n;
+    return SD_OK;
+}
+
 /* ---- devices and total ------------------------------------------------------------ */
 
 static sd_status analyse_device(sd_frag *f, size_t i)
@@ -349,7 +435,7 @@ static sd_status analyse_device(sd_frag *f, size_t i)
     if (make_pools(f, i, 1, d) || make_streams(f, i, d)) return SD_ENOMEM;
     sd_frag_oom *ooms = NULL;
     size_t n_ooms = 0;
-    if (sdp_frag_ooms(dev, &ooms, &n_ooms) || (ooms && !sdp_frag_own(f, ooms))) return SD_ENOMEM;
+    if (sdp_frag_ooms(f, dev, &ooms, &n_ooms) || make_map(f, dev, &d->map)) return SD_ENOMEM;
     d->ooms = ooms;
     d->n_ooms = n_ooms;
     return sdp_frag_judge_device(f, d);
@@ -376,7 +462,7 @@ static size_t snapshot_blocks(const sd_snapshot *s)
 
 sd_frag *sd_frag_create(const sd_snapshot *s, const sd_frag_options *opts, sd_error *err)
 {
-    sd_frag_options o = {SD_FRAG_DEFAULT_GAP_PCT, SD_FRAG_DEFAULT_INDEX};
+    sd_frag_options o = {SD_FRAG_DEFAULT_GAP_PCT, SD_FRAG_DEFAULT_INDEX, 0};
     if (opts) o = *opts;
     if (!s || !(o.gap_threshold_pct >= 0 && o.gap_threshold_pct <= 100) ||
         !(o.index_threshold >= 0 && o.index_threshold <= 1)) {
@@ -388,6 +474,7 @@ sd_frag *sd_frag_create(const sd_snapshot *s, const sd_frag_options *opts, sd_er
     if (!f) goto nomem;
     f->snap = s;
     f->opts = o;
+    sdp_arena_init(&f->mem, o.max_memory);
     f->n_devices = sd_snapshot_device_count(s);
     size_t nb = snapshot_blocks(s);
     f->devices = sdp_frag_calloc(f, f->n_devices, sizeof *f->devices);
@@ -400,15 +487,15 @@ sd_frag *sd_frag_create(const sd_snapshot *s, const sd_frag_options *opts, sd_er
     return f;
 nomem:
     sd_frag_free(f);
-    sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory in the fragmentation analysis");
+    sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET,
+             "out of memory in the fragmentation analysis (see --max-memory)");
     return NULL;
 }
 
 void sd_frag_free(sd_frag *f)
 {
     if (!f) return;
-    for (size_t i = 0; i < f->n_owned; i++) free(f->owned[i]);
-    free(f->owned);
+    sdp_arena_free(&f->mem);
     free(f);
 }
 

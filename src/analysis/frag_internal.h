@@ -3,6 +3,7 @@
 #ifndef SNAPDIFF_FRAG_INTERNAL_H
 #define SNAPDIFF_FRAG_INTERNAL_H
 
+#include "base/base.h"
 #include "snapdiff/frag.h"
 
 #define SDP_KIB 1024ULL
@@ -16,26 +17,25 @@
 #define SDP_FRAG_SMALL_PAGE (2 * SDP_MIB)
 #define SDP_FRAG_LARGE_PAGE (20 * SDP_MIB)
 
-/* The analysis: everything it allocates is in `owned` and freed with it. */
+/* The analysis. Everything it keeps is bump-allocated from `mem`, whose budget is
+ * sd_frag_options.max_memory, and freed with it; scratch tables of the oom replay are
+ * charged to the same budget while they live. */
 struct sd_frag {
     const sd_snapshot *snap;
     sd_frag_options opts;
+    sdp_arena mem;
     sd_frag_device *devices;
     size_t n_devices;
     sd_frag_device total;
-    void **owned;              /* every malloc'd string and array, freed together */
-    size_t n_owned, cap_owned;
     /* scratch for one group: allocated and free block sizes */
     uint64_t *alloc_sizes, *free_sizes;
 };
 
-/* Record p as owned by f. @return p, or NULL (p freed) when the list cannot grow. */
-void *sdp_frag_own(sd_frag *f, void *p);
+/* n zeroed elements from the analysis' arena; NULL when the budget or malloc runs out. */
 void *sdp_frag_calloc(sd_frag *f, size_t n, size_t size);
-char *sdp_frag_printf(sd_frag *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Verdict, explanation and advice of a device whose figures and oom events are set, and
- * of the total once every device is judged (frag_verdict.c). SD_OK or SD_ENOMEM. */
+/* Verdict, reason and advice of a device whose figures and oom events are set, and of
+ * the total once every device is judged (frag_verdict.c). SD_OK or SD_ENOMEM. */
 sd_status sdp_frag_judge_device(sd_frag *f, sd_frag_device *d);
 sd_status sdp_frag_judge_total(sd_frag *f);
 
@@ -44,8 +44,8 @@ static inline bool sdp_frag_default_pool(const sd_segment *seg)
     return seg->pool_id[0] == 0 && seg->pool_id[1] == 0;
 }
 
-/* The oom events of one device, oldest first, in a malloc'd array the caller frees
- * (*out NULL when there are none). @return SD_OK or SD_ENOMEM. */
-sd_status sdp_frag_ooms(const sd_device *dev, sd_frag_oom **out, size_t *n);
+/* The oom events of one device, oldest first, in an array of f's arena (*out NULL when
+ * there are none). @return SD_OK or SD_ENOMEM. */
+sd_status sdp_frag_ooms(sd_frag *f, const sd_device *dev, sd_frag_oom **out, size_t *n);
 
 #endif

@@ -8,7 +8,7 @@
  * brought back by undoing free_completed gets its request rounded up to 512 bytes; blocks
  * that exist in the snapshot keep their exact size. An entry that contradicts the later
  * state (an alloc whose block is not live later, ...) stops the replay; older ooms are
- * then judged from the snapshot, with a note saying why.
+ * then judged from the snapshot, with the entry and the contradiction that stopped it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,88 +16,95 @@
 #include "analysis/frag_internal.h"
 #include "base/base.h"
 
-/* ---- a small open-addressing map: address -> segment or live block ---------------- */
+/* ---- a map: address -> segment or live block ----------------------------------- *
+ * Records in an array, found through the library's one hash table (sdp_htab). A removed
+ * record stays in the table as a tombstone (live = false) until a later insert whose probe
+ * passes it takes it over, so no cluster is ever broken. Memory is charged to the
+ * analysis' budget. */
 
 typedef struct rslot {
     uint64_t key, size, stream;
-    bool used, small, dflt;
+    bool live, small, dflt;
 } rslot;
 
 typedef struct rmap {
-    rslot *slots;
-    size_t cap, n;         /* cap is a power of two, at least twice n */
+    sdp_htab tab;
+    rslot *recs;
+    size_t n_recs, cap_recs;   /* records, tombstones included */
+    size_t n;                  /* live records */
+    sdp_arena *budget;
 } rmap;
 
-static size_t rmap_home(const rmap *m, uint64_t key)
+static uint64_t rmap_hash(uint64_t key) { return sdp_hash_mix(SDP_HASH_SEED, key); }
+
+static uint64_t rmap_hash_id(const void *ctx, uint32_t id)
 {
-    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 17) & (m->cap - 1);
+    const rmap *m = ctx;
+    return rmap_hash(m->recs[id].key);
 }
 
-static bool rmap_init(rmap *m, size_t expect)
+static bool rmap_init(rmap *m, size_t expect, sdp_arena *budget)
 {
-    m->cap = 16;
-    while (m->cap < 2 * expect + 2) m->cap *= 2;
-    m->n = 0;
-    m->slots = calloc(m->cap, sizeof *m->slots);
-    return m->slots != NULL;
+    memset(m, 0, sizeof *m);
+    m->budget = budget;
+    return sdp_htab_init(&m->tab, expect, budget) == SD_OK &&
+           sdp_grow((void **)&m->recs, &m->cap_recs, expect ? expect : 1, sizeof *m->recs,
+                    budget) == SD_OK;
+}
+
+static void rmap_free(rmap *m)
+{
+    sdp_htab_free(&m->tab);
+    if (m->recs) sdp_arena_uncharge(m->budget, (uint64_t)m->cap_recs * sizeof *m->recs);
+    free(m->recs);
+    m->recs = NULL;
+    m->n_recs = m->cap_recs = m->n = 0;
 }
 
 static rslot *rmap_find(const rmap *m, uint64_t key)
 {
-    for (size_t i = rmap_home(m, key);; i = (i + 1) & (m->cap - 1)) {
-        if (!m->slots[i].used) return NULL;
-        if (m->slots[i].key == key) return &m->slots[i];
+    for (size_t j = sdp_htab_first(&m->tab, rmap_hash(key)); m->tab.slots[j];
+         j = sdp_htab_next(&m->tab, j)) {
+        rslot *r = &m->recs[m->tab.slots[j] - 1];
+        if (r->live && r->key == key) return r;
     }
-}
-
-static bool rmap_grow(rmap *m)
-{
-    rmap bigger = {calloc(2 * m->cap, sizeof(rslot)), 2 * m->cap, 0};
-    if (!bigger.slots) return false;
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->slots[i].used) continue;
-        size_t j = rmap_home(&bigger, m->slots[i].key);
-        while (bigger.slots[j].used) j = (j + 1) & (bigger.cap - 1);
-        bigger.slots[j] = m->slots[i];
-        bigger.n++;
-    }
-    free(m->slots);
-    *m = bigger;
-    return true;
+    return NULL;
 }
 
 /* Insert or overwrite. @return false when memory runs out. */
 static bool rmap_put(rmap *m, const rslot *v)
 {
-    rslot *s = rmap_find(m, v->key);
-    if (s) {
-        *s = *v;
-        return true;
+    rslot *r = rmap_find(m, v->key);
+    if (!r) {                          /* a tombstone on the key's probe path, or a new id */
+        size_t j = sdp_htab_first(&m->tab, rmap_hash(v->key));
+        for (; m->tab.slots[j] && m->recs[m->tab.slots[j] - 1].live;
+             j = sdp_htab_next(&m->tab, j)) {}
+        if (m->tab.slots[j]) {
+            r = &m->recs[m->tab.slots[j] - 1];
+        } else {
+            if (m->n_recs >= UINT32_MAX - 1 ||
+                sdp_htab_reserve_one(&m->tab, rmap_hash_id, m) != SD_OK ||
+                sdp_grow((void **)&m->recs, &m->cap_recs, m->n_recs + 1, sizeof *m->recs,
+                         m->budget) != SD_OK)
+                return false;
+            uint32_t id = (uint32_t)m->n_recs++;
+            m->recs[id].key = v->key;  /* the rehash above may have moved the empty slot */
+            j = sdp_htab_first(&m->tab, rmap_hash(v->key));
+            while (m->tab.slots[j]) j = sdp_htab_next(&m->tab, j);
+            sdp_htab_put(&m->tab, j, id);
+            r = &m->recs[id];
+        }
+        m->n++;
     }
-    if (2 * (m->n + 1) > m->cap && !rmap_grow(m)) return false;
-    size_t i = rmap_home(m, v->key);
-    while (m->slots[i].used) i = (i + 1) & (m->cap - 1);
-    m->slots[i] = *v;
-    m->slots[i].used = true;
-    m->n++;
+    *r = *v;
+    r->live = true;
     return true;
 }
 
-/* Remove the slot s points to, shifting later members of its cluster back. */
-static void rmap_del(rmap *m, rslot *s)
+static void rmap_del(rmap *m, rslot *r)
 {
-    size_t hole = (size_t)(s - m->slots);
-    m->slots[hole].used = false;
+    r->live = false;
     m->n--;
-    for (size_t i = (hole + 1) & (m->cap - 1); m->slots[i].used; i = (i + 1) & (m->cap - 1)) {
-        size_t home = rmap_home(m, m->slots[i].key);
-        /* move i into the hole unless its home lies cyclically in (hole, i] */
-        bool stays = hole <= i ? (hole < home && home <= i) : (hole < home || home <= i);
-        if (stays) continue;
-        m->slots[hole] = m->slots[i];
-        m->slots[i].used = false;
-        hole = i;
-    }
 }
 
 /* ---- the replay state ------------------------------------------------------------- */
@@ -106,19 +113,25 @@ typedef struct replay {
     rmap segs;             /* segment address -> size, stream, small, default pool */
     rmap busy;             /* live (not inactive) block address -> size */
     uint64_t (*sorted)[2]; /* busy blocks by address, rebuilt per evaluated oom */
+    size_t cap_sorted;
+    sdp_arena *budget;
 } replay;
 
 static void replay_free(replay *r)
 {
-    free(r->segs.slots);
-    free(r->busy.slots);
+    rmap_free(&r->segs);
+    rmap_free(&r->busy);
+    if (r->sorted) sdp_arena_uncharge(r->budget, (uint64_t)r->cap_sorted * sizeof *r->sorted);
     free(r->sorted);
+    r->sorted = NULL;
 }
 
-static bool replay_init(replay *r, const sd_device *dev)
+static bool replay_init(replay *r, const sd_device *dev, sdp_arena *budget)
 {
     memset(r, 0, sizeof *r);
-    if (!rmap_init(&r->segs, dev->n_segments) || !rmap_init(&r->busy, dev->n_blocks))
+    r->budget = budget;
+    if (!rmap_init(&r->segs, dev->n_segments, budget) ||
+        !rmap_init(&r->busy, dev->n_blocks, budget))
         return false;
     for (size_t i = 0; i < dev->n_segments; i++) {
         const sd_segment *seg = &dev->segments[i];
@@ -141,12 +154,12 @@ static uint64_t round_request(uint64_t size)
 
 typedef enum undo_result { UNDO_OK, UNDO_CONFLICT, UNDO_NOMEM } undo_result;
 
-static undo_result undo_map(replay *r, const sd_trace_entry *e, const char **why)
+static undo_result undo_map(replay *r, const sd_trace_entry *e, sd_replay_stop *why)
 {
     rslot *seg = rmap_find(&r->segs, e->addr);
     if (seg) {                                   /* the range starts a segment */
         if (seg->size < e->size) {
-            *why = "segment smaller than the mapping";
+            *why = SD_REPLAY_MAP_TOO_BIG;
             return UNDO_CONFLICT;
         }
         rslot rest = *seg;
@@ -156,23 +169,23 @@ static undo_result undo_map(replay *r, const sd_trace_entry *e, const char **why
         rest.size -= e->size;
         return rmap_put(&r->segs, &rest) ? UNDO_OK : UNDO_NOMEM;
     }
-    for (size_t i = 0; i < r->segs.cap; i++) {  /* the range ends a segment */
-        rslot *s = &r->segs.slots[i];
-        if (s->used && s->key + s->size == e->addr + e->size && s->key < e->addr) {
+    for (size_t i = 0; i < r->segs.n_recs; i++) {  /* the range ends a segment */
+        rslot *s = &r->segs.recs[i];
+        if (s->live && s->key + s->size == e->addr + e->size && s->key < e->addr) {
             s->size -= e->size;
             return UNDO_OK;
         }
     }
-    *why = "no segment holds the mapping";
+    *why = SD_REPLAY_MAP_NO_SEGMENT;
     return UNDO_CONFLICT;
 }
 
 static undo_result undo_unmap(replay *r, const sd_trace_entry *e)
 {
     rslot *before = NULL;
-    for (size_t i = 0; i < r->segs.cap && !before; i++) {
-        rslot *s = &r->segs.slots[i];
-        if (s->used && s->key + s->size == e->addr) before = s;
+    for (size_t i = 0; i < r->segs.n_recs && !before; i++) {
+        rslot *s = &r->segs.recs[i];
+        if (s->live && s->key + s->size == e->addr) before = s;
     }
     rslot *after = rmap_find(&r->segs, e->addr + e->size);
     if (before) {
@@ -196,7 +209,7 @@ static undo_result undo_unmap(replay *r, const sd_trace_entry *e)
 }
 
 /* Undo one entry. On UNDO_CONFLICT *why says what contradicted the later state. */
-static undo_result undo(replay *r, const sd_trace_entry *e, const char **why)
+static undo_result undo(replay *r, const sd_trace_entry *e, sd_replay_stop *why)
 {
     rslot *hit;
     switch ((sd_trace_action)e->action) {
@@ -210,7 +223,7 @@ static undo_result undo(replay *r, const sd_trace_entry *e, const char **why)
         return UNDO_OK;
     case SD_ACT_FREE_COMPLETED: {
         if (rmap_find(&r->busy, e->addr)) {
-            *why = "block is live later";
+            *why = SD_REPLAY_BLOCK_LIVE_LATER;
             return UNDO_CONFLICT;
         }
         rslot v = {.key = e->addr, .size = round_request(e->size)};
@@ -219,14 +232,14 @@ static undo_result undo(replay *r, const sd_trace_entry *e, const char **why)
     case SD_ACT_SEGMENT_ALLOC:
         hit = rmap_find(&r->segs, e->addr);
         if (!hit) {
-            *why = "no such segment later";
+            *why = SD_REPLAY_NO_SEGMENT_LATER;
             return UNDO_CONFLICT;
         }
         rmap_del(&r->segs, hit);
         return UNDO_OK;
     case SD_ACT_SEGMENT_FREE: {
         if (rmap_find(&r->segs, e->addr)) {
-            *why = "segment exists later";
+            *why = SD_REPLAY_SEGMENT_LATER;
             return UNDO_CONFLICT;
         }
         rslot v = {.key = e->addr, .size = e->size, .stream = e->stream,
@@ -240,7 +253,7 @@ static undo_result undo(replay *r, const sd_trace_entry *e, const char **why)
     default:
         return UNDO_OK;
     }
-    *why = "no live block there later";
+    *why = SD_REPLAY_NO_BLOCK_LATER;
     return UNDO_CONFLICT;
 }
 
@@ -267,19 +280,19 @@ static int cmp_block(const void *a, const void *b)
 static bool replay_free_runs(replay *r, uint64_t stream, bool small, free_sum *fs)
 {
     size_t n = 0;
-    free(r->sorted);
-    r->sorted = malloc((r->busy.n ? r->busy.n : 1) * sizeof *r->sorted);
-    if (!r->sorted) return false;
-    for (size_t i = 0; i < r->busy.cap; i++) {
-        if (!r->busy.slots[i].used) continue;
-        r->sorted[n][0] = r->busy.slots[i].key;
-        r->sorted[n][1] = r->busy.slots[i].size;
+    if (sdp_grow((void **)&r->sorted, &r->cap_sorted, r->busy.n ? r->busy.n : 1,
+                 sizeof *r->sorted, r->budget) != SD_OK)
+        return false;
+    for (size_t i = 0; i < r->busy.n_recs; i++) {
+        if (!r->busy.recs[i].live) continue;
+        r->sorted[n][0] = r->busy.recs[i].key;
+        r->sorted[n][1] = r->busy.recs[i].size;
         n++;
     }
     qsort(r->sorted, n, sizeof *r->sorted, cmp_block);
-    for (size_t i = 0; i < r->segs.cap; i++) {
-        const rslot *s = &r->segs.slots[i];
-        if (!s->used || !s->dflt || s->stream != stream || s->small != small) continue;
+    for (size_t i = 0; i < r->segs.n_recs; i++) {
+        const rslot *s = &r->segs.recs[i];
+        if (!s->live || !s->dflt || s->stream != stream || s->small != small) continue;
         uint64_t end = s->key + s->size, pos = s->key;
         size_t lo = 0, hi = n;               /* first busy block starting after s->key */
         while (lo < hi) {
@@ -332,7 +345,7 @@ static void start_event(sd_frag_oom *o, size_t i, const sd_trace_entry *e)
     o->small_pool = e->size <= SDP_FRAG_SMALL_REQUEST;
 }
 
-sd_status sdp_frag_ooms(const sd_device *dev, sd_frag_oom **out, size_t *n)
+sd_status sdp_frag_ooms(sd_frag *f, const sd_device *dev, sd_frag_oom **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
@@ -343,10 +356,11 @@ sd_status sdp_frag_ooms(const sd_device *dev, sd_frag_oom **out, size_t *n)
             first = i;
         }
     if (!count) return SD_OK;
-    sd_frag_oom *ooms = calloc(count, sizeof *ooms);
+    sd_frag_oom *ooms = sdp_frag_calloc(f, count, sizeof *ooms);
     replay r;
-    if (!ooms || !replay_init(&r, dev)) goto nomem;
-    char failure[128] = "";
+    if (!ooms) return SD_ENOMEM;
+    if (!replay_init(&r, dev, &f->mem)) goto nomem;
+    sd_frag_oom failure = {.stop = SD_REPLAY_DONE};   /* where the replay stopped */
     size_t k = count;                            /* events are filled newest first */
     for (size_t i = dev->n_trace; i-- > first;) {
         const sd_trace_entry *e = &dev->trace[i];
@@ -354,36 +368,37 @@ sd_status sdp_frag_ooms(const sd_device *dev, sd_frag_oom **out, size_t *n)
             sd_frag_oom *o = &ooms[--k];
             free_sum fs = {0, 0};
             start_event(o, i, e);
-            if (!failure[0] && count - k <= SD_FRAG_OOM_REPLAY_LIMIT) {
+            if (failure.stop == SD_REPLAY_DONE && count - k <= SD_FRAG_OOM_REPLAY_LIMIT) {
                 if (!replay_free_runs(&r, o->stream, o->small_pool, &fs)) goto nomem;
                 o->replayed = true;
             } else {
                 snapshot_free_runs(dev, o->stream, o->small_pool, &fs);
-                if (failure[0]) snprintf(o->note, sizeof o->note, "%s", failure);
-                else snprintf(o->note, sizeof o->note,
-                              "replay is limited to the last %d oom entries",
-                              SD_FRAG_OOM_REPLAY_LIMIT);
+                o->stop = failure.stop != SD_REPLAY_DONE ? failure.stop : SD_REPLAY_PAST_LIMIT;
+                o->stop_index = failure.stop_index;
+                o->stop_action = failure.stop_action;
+                o->stop_addr = failure.stop_addr;
             }
             o->largest_free_bytes = fs.largest;
             o->free_bytes = fs.total;
             o->cause = cause_of(o->request_bytes, &fs);
         }
-        if (failure[0]) continue;
-        const char *why = NULL;
+        if (failure.stop != SD_REPLAY_DONE) continue;
+        sd_replay_stop why = SD_REPLAY_DONE;
         undo_result u = undo(&r, e, &why);
         if (u == UNDO_NOMEM) goto nomem;
-        if (u == UNDO_CONFLICT)
-            snprintf(failure, sizeof failure, "trace entry %zu (%s at 0x%llx): %s", i,
-                     sd_trace_action_name((sd_trace_action)e->action),
-                     (unsigned long long)e->addr, why);
+        if (u == UNDO_CONFLICT) {
+            failure.stop = why;
+            failure.stop_index = i;
+            failure.stop_action = e->action;
+            failure.stop_addr = e->addr;
+        }
     }
     replay_free(&r);
     *out = ooms;
     *n = count;
     return SD_OK;
 nomem:
-    if (ooms) replay_free(&r);
-    free(ooms);
+    replay_free(&r);
     return SD_ENOMEM;
 }
 

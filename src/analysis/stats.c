@@ -75,3 +75,9 @@ void sd_stats_total(const sd_snapshot *s, sd_stats *out)
         sd_stats_add(out, &d);
     }
 }
+
+double sd_stats_allocated_pct(const sd_stats *st)
+{
+    return st->reserved_bytes ? 100.0 * (double)st->allocated_bytes / (double)st->reserved_bytes
+                              : 0.0;
+}

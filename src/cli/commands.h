@@ -13,11 +13,14 @@ int cmd_stats(const struct cli_opts *opts);
 int cmd_dump(const struct cli_opts *opts);
 int cmd_frag(const struct cli_opts *opts);
 
-/* Shared by the commands (load.c): open `spec`, load member(s), print the one error line
- * or the warnings. cli_load_one requires a single member. NULL means: message printed,
- * exit 2. */
-sd_snapshot *cli_load_one(const char *spec, const struct cli_opts *opts);
-/* Load every member of every spec; *out is a malloc'd array of snapshots. */
+/* Shared by the commands (load.c), both through the library's parallel loader (load.h,
+ * --jobs). They print the warnings, or the one error line; -1 means: printed, exit 2.
+ * cli_load_each: one snapshot per spec (a spec holding several is an error), into
+ * out[0..n); every spec's messages are printed. */
+int cli_load_each(const char *const *specs, size_t n, const struct cli_opts *opts,
+                  sd_snapshot **out);
+/* Every member of every spec, as if loaded one after another (messages up to the first
+ * input that failed); *out is a malloc'd array of snapshots. */
 int cli_load_all(const char **specs, int n_specs, const struct cli_opts *opts,
                  sd_snapshot ***out, size_t *n_out);
 void cli_free_all(sd_snapshot **snaps, size_t n);

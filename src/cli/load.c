@@ -1,8 +1,11 @@
-/* load.c - opening inputs for the commands: one error line, or the warnings, then on. */
+/* load.c - loading for the commands through the library's N-way loader (load.h): the
+ * files load in parallel; the messages (warnings, the one error line) are printed here
+ * afterwards, in the order the files were given. */
 #include <stdlib.h>
 
 #include "commands.h"
 #include "msg.h"
+#include "snapdiff/load.h"
 
 static void print_warnings(const sd_snapshot *s)
 {
@@ -10,70 +13,77 @@ static void print_warnings(const sd_snapshot *s)
         msg_warn("%s: %s", sd_snapshot_source(s), sd_snapshot_warning(s, i));
 }
 
-static sd_input *open_input(const char *spec, const struct cli_opts *opts)
+/* The warnings of what loaded, then why the rest did not. */
+static void report(const sd_loaded *r)
 {
-    sd_error err;
-    sd_error_clear(&err);
-    sd_input_options io = {.max_memory = opts->max_memory};
-    sd_input *in = sd_input_open(spec, &io, &err);
-    if (!in) msg_sd_error(&err);
-    return in;
-}
-
-static sd_snapshot *load_member(sd_input *in, size_t i, const struct cli_opts *opts)
-{
-    sd_error err;
-    sd_error_clear(&err);
-    sd_load_options lo = {.max_memory = opts->max_memory};
-    sd_snapshot *s = sd_snapshot_load_input(in, i, &lo, &err);
-    if (!s) msg_sd_error(&err);
-    else print_warnings(s);
-    return s;
-}
-
-sd_snapshot *cli_load_one(const char *spec, const struct cli_opts *opts)
-{
-    sd_input *in = open_input(spec, opts);
-    if (!in) return NULL;
-    sd_snapshot *s = NULL;
-    if (sd_input_count(in) != 1)
-        msg_error("%s: holds %zu snapshots (%s, ...); pick one as %s:MEMBER", spec,
-                  sd_input_count(in), sd_input_name(in, 0), spec);
+    for (size_t k = 0; k < r->n_snaps; k++) print_warnings(r->snaps[k]);
+    if (r->status == SD_OK) return;
+    if (r->ambiguous)
+        msg_error("%s: holds %zu snapshots (%s, ...); pick one as %s:MEMBER", r->spec,
+                  r->n_members, r->first_member, r->spec);
     else
-        s = load_member(in, 0, opts);
-    sd_input_free(in);
-    return s;
+        msg_sd_error(&r->err);
+}
+
+static sd_loaded *load(const char *const *specs, size_t n, const struct cli_opts *opts,
+                       bool all_members)
+{
+    sd_loaded *res = calloc(n ? n : 1, sizeof *res);
+    if (!res) {
+        msg_error("out of memory");
+        return NULL;
+    }
+    sd_loader_options lo = {.max_memory = opts->max_memory, .jobs = opts->jobs,
+                            .all_members = all_members};
+    sd_load_all(specs, n, &lo, res);
+    return res;
+}
+
+int cli_load_each(const char *const *specs, size_t n, const struct cli_opts *opts,
+                  sd_snapshot **out)
+{
+    sd_loaded *res = load(specs, n, opts, false);
+    if (!res) return -1;
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        report(&res[i]);
+        ok = ok && res[i].status == SD_OK;
+    }
+    for (size_t i = 0; i < n; i++) {
+        out[i] = ok ? res[i].snaps[0] : NULL;
+        if (ok) res[i].snaps[0] = NULL;     /* kept: not freed below */
+    }
+    sd_loaded_free(res, n);
+    free(res);
+    return ok ? 0 : -1;
 }
 
 int cli_load_all(const char **specs, int n_specs, const struct cli_opts *opts,
                  sd_snapshot ***out, size_t *n_out)
 {
-    sd_snapshot **all = NULL;
-    size_t n = 0;
     *out = NULL;
     *n_out = 0;
-    for (int k = 0; k < n_specs; k++) {
-        sd_input *in = open_input(specs[k], opts);
-        if (!in) goto fail;
-        for (size_t i = 0; i < sd_input_count(in); i++) {
-            sd_snapshot **grown = realloc(all, (n + 1) * sizeof *grown);
-            sd_snapshot *s = grown ? load_member(in, i, opts) : NULL;
-            if (grown) all = grown;
-            if (!s) {
-                if (!grown) msg_error("out of memory");
-                sd_input_free(in);
-                goto fail;
-            }
-            all[n++] = s;
-        }
-        sd_input_free(in);
+    size_t n = n_specs > 0 ? (size_t)n_specs : 0;
+    sd_loaded *res = load(specs, n, opts, true);
+    if (!res) return -1;
+    /* As if loaded one after another: stop at the first input that failed. */
+    size_t total = 0, good = 0;
+    for (; good < n; good++) {
+        report(&res[good]);
+        total += res[good].n_snaps;
+        if (res[good].status != SD_OK) break;
     }
+    sd_snapshot **all = good == n ? malloc((total ? total : 1) * sizeof *all) : NULL;
+    if (good == n && !all) msg_error("out of memory");
+    for (size_t i = 0; all && i < n; i++)
+        for (size_t k = 0; k < res[i].n_snaps; k++) {
+            all[(*n_out)++] = res[i].snaps[k];
+            res[i].snaps[k] = NULL;
+        }
+    sd_loaded_free(res, n);
+    free(res);
     *out = all;
-    *n_out = n;
-    return 0;
-fail:
-    cli_free_all(all, n);
-    return -1;
+    return all ? 0 : -1;
 }
 
 void cli_free_all(sd_snapshot **snaps, size_t n)

@@ -17,7 +17,7 @@
 enum opt_id {
     O_HELP, O_VERSION, O_JSON, O_FORMAT, O_NO_COLOR, O_COLOR, O_MAX_MEMORY, O_QUIET,
     O_GROUP_BY, O_DEPTH, O_HIDE, O_SHOW, O_FOCUS, O_TOP, O_STEPS, O_CAPACITY, O_MAX_GROWTH,
-    O_GAP_THRESHOLD, O_INDEX_THRESHOLD, O_MAP, O_SVG,
+    O_GAP_THRESHOLD, O_INDEX_THRESHOLD, O_MAP, O_SVG, O_JOBS,
 };
 
 struct opt_def {
@@ -36,11 +36,14 @@ static const struct opt_def options[] = {
      "write JSON (documented, versioned schema) instead of text"},
     {"format", 'f', "FMT", FOR_DIFF, O_FORMAT,
      "output format: text, json or folded (collapsed stacks for flame graphs)"},
-    {"no-color", 0, NULL, FOR_ALL, O_NO_COLOR, "never colour the output (NO_COLOR is honoured too)"},
+    {"no-color", 0, NULL, FOR_ALL, O_NO_COLOR,
+     "never colour the output (NO_COLOR is honoured too)"},
     {"color", 0, NULL, FOR_ALL, O_COLOR, "colour the output even when it is not a terminal"},
     {"max-memory", 0, "SIZE", FOR_ALL, O_MAX_MEMORY,
      "memory budget per snapshot, e.g. 8GiB (default: half of physical memory)"},
     {"quiet", 'q', NULL, FOR_ALL, O_QUIET, "do not print warnings and notes on stderr"},
+    {"jobs", 0, "N", FOR_DIFF | FOR_STATS | FOR_FRAG, O_JOBS,
+     "load up to N files at once (default: one per CPU core)"},
     {"group-by", 'g', "KEY", FOR_DIFF, O_GROUP_BY,
      "group live blocks by site (default), leaf, stack, file or function"},
     {"depth", 'd', "N", FOR_DIFF, O_DEPTH, "add N caller frames to the site key"},
@@ -156,6 +159,17 @@ static bool add_pattern(const char **list, int *n, const char *re, char *errbuf,
     return true;
 }
 
+/* "site, leaf, stack, file or function": the group-by names, from the library's table. */
+static void group_by_list(char *buf, size_t size)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < SD_GROUP_BY_COUNT && k < size; i++) {
+        const char *sep = i == 0 ? "" : i + 1 == SD_GROUP_BY_COUNT ? " or " : ", ";
+        k += (size_t)snprintf(buf + k, size - k, "%s%s", sep, sd_group_by_name((sd_group_by)i));
+    }
+}
+
 static enum opt_result bad_value(const struct opt_def *o, const char *v, const char *want,
                                  char *errbuf, size_t errlen)
 {
@@ -185,23 +199,34 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
             return bad_value(o, v, "a size of at least 1MiB (e.g. 8GiB)", errbuf, errlen);
         break;
     case O_QUIET: opts->quiet = true; break;
-    case O_GROUP_BY: {
-        static const char *const keys[] = {"site", "leaf", "stack", "file", "function"};
-        size_t k = 0;
-        while (k < 5 && strcmp(v, keys[k]) != 0) k++;
-        if (k == 5) return bad_value(o, v, "site, leaf, stack, file or function", errbuf, errlen);
-        opts->group_by = (enum cli_group_by)k;
+    case O_GROUP_BY:
+        if (!sd_group_by_parse(v, &opts->group_by)) {
+            char keys[96];
+            group_by_list(keys, sizeof keys);
+            return bad_value(o, v, keys, errbuf, errlen);
+        }
         break;
-    }
+    case O_JOBS:
+        if (!parse_uint(v, 1024, &u) || u == 0)
+            return bad_value(o, v, "a number from 1 to 1024", errbuf, errlen);
+        opts->jobs = (unsigned)u;
+        break;
     case O_DEPTH:
         if (!parse_uint(v, 64, &u)) return bad_value(o, v, "a number from 0 to 64", errbuf, errlen);
         opts->depth = (int)u;
         break;
-    case O_HIDE: if (!add_pattern(opts->hide, &opts->n_hide, v, errbuf, errlen)) return OPT_ERROR; break;
-    case O_SHOW: if (!add_pattern(opts->show, &opts->n_show, v, errbuf, errlen)) return OPT_ERROR; break;
-    case O_FOCUS: if (!add_pattern(opts->focus, &opts->n_focus, v, errbuf, errlen)) return OPT_ERROR; break;
+    case O_HIDE:
+        if (!add_pattern(opts->hide, &opts->n_hide, v, errbuf, errlen)) return OPT_ERROR;
+        break;
+    case O_SHOW:
+        if (!add_pattern(opts->show, &opts->n_show, v, errbuf, errlen)) return OPT_ERROR;
+        break;
+    case O_FOCUS:
+        if (!add_pattern(opts->focus, &opts->n_focus, v, errbuf, errlen)) return OPT_ERROR;
+        break;
     case O_TOP:
-        if (!parse_uint(v, 1000000, &u) || u == 0) return bad_value(o, v, "a positive number", errbuf, errlen);
+        if (!parse_uint(v, 1000000, &u) || u == 0)
+            return bad_value(o, v, "a positive number", errbuf, errlen);
         opts->top = (int)u;
         break;
     case O_STEPS:

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stddef.h>
 
+#include "snapdiff/attrib.h"
+
 enum cli_command { CMD_NONE, CMD_DIFF, CMD_STATS, CMD_DUMP, CMD_FRAG };
 
 /* Bit per command an option applies to. */
@@ -18,7 +20,6 @@ enum { FOR_DIFF = 1 << CMD_DIFF, FOR_STATS = 1 << CMD_STATS, FOR_DUMP = 1 << CMD
        FOR_FRAG = 1 << CMD_FRAG, FOR_ALL = FOR_DIFF | FOR_STATS | FOR_DUMP | FOR_FRAG };
 
 enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED };
-enum cli_group_by { GROUP_SITE, GROUP_LEAF, GROUP_STACK, GROUP_FILE, GROUP_FUNCTION };
 
 #define CLI_MAX_PATTERNS 32
 
@@ -31,9 +32,10 @@ struct cli_opts {
     bool color;                  /* resolved: terminal, no NO_COLOR, no --no-color */
     uint64_t max_memory;         /* --max-memory, default a fraction of physical memory */
     bool quiet;                  /* -q: no notes/warnings on stderr */
+    unsigned jobs;               /* --jobs N: files loaded at once, 0 = one per core */
 
     /* diff */
-    enum cli_group_by group_by;  /* --group-by */
+    sd_group_by group_by;        /* --group-by (names: sd_group_by_name) */
     int depth;                   /* --depth N */
     const char *hide[CLI_MAX_PATTERNS]; int n_hide;    /* --hide REGEX */
     const char *show[CLI_MAX_PATTERNS]; int n_show;    /* --show REGEX */

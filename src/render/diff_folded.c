@@ -2,12 +2,15 @@
  *
  * flamegraph.pl, inferno and speedscope read one line per stack, outermost frame first.
  * PyTorch's noise frames are left out (as its own _memory_viz does), so different
- * interned stacks can collapse to one line: lines are merged by text. With two snapshots
- * the value is new minus old per line, and only growth (> 0) is written.
+ * interned stacks can collapse to one line: lines are merged by text. With two sides the
+ * value is `to` minus `from` per line, and only growth (> 0) is written. The bytes per
+ * stack come from the profile; this file only writes stacks as text and merges them.
  */
+#include <inttypes.h>
 #include <stdlib.h>
 
-#include "analysis/diff_internal.h"
+#include "render/diff_render.h"
+#include "render/format.h"
 
 typedef struct line_entry {
     const char *text;
@@ -18,59 +21,41 @@ typedef struct line_entry {
 typedef struct line_table {
     line_entry *entries;
     size_t n, cap;
-    uint32_t *slots;       /* entry index + 1 */
-    size_t slots_cap;
-    sdp_arena *arena;
+    sdp_htab index;        /* text -> entry */
+    sdp_arena *arena;      /* the texts; charged for the tables */
 } line_table;
 
 static uint64_t text_hash(const char *s, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-    return h ^ (h >> 31);
+    uint64_t h = sdp_hash_bytes(SDP_HASH_SEED, s, n);
+    return h ^ (h >> 31);   /* FNV's low bits are weak; the table indexes by them */
 }
 
-static bool table_grow(line_table *t)
+static uint64_t entry_hash(const void *ctx, uint32_t id)
 {
-    size_t ncap = t->slots_cap ? t->slots_cap * 2 : 1024;
-    if (!sdp_arena_charge(t->arena, ncap * sizeof(uint32_t))) return false;
-    uint32_t *slots = calloc(ncap, sizeof *slots);
-    if (!slots) return false;
-    for (size_t i = 0; i < t->n; i++) {
-        size_t j = t->entries[i].hash & (ncap - 1);
-        while (slots[j]) j = (j + 1) & (ncap - 1);
-        slots[j] = (uint32_t)i + 1;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->slots_cap = ncap;
-    return true;
+    return ((const line_table *)ctx)->entries[id].hash;
 }
 
 static bool table_add(line_table *t, const char *text, size_t len, int64_t bytes)
 {
-    if ((t->n + 1) * 2 > t->slots_cap && !table_grow(t)) return false;
     uint64_t h = text_hash(text, len);
-    size_t j = h & (t->slots_cap - 1);
-    for (; t->slots[j]; j = (j + 1) & (t->slots_cap - 1)) {
-        line_entry *e = &t->entries[t->slots[j] - 1];
+    size_t j = sdp_htab_first(&t->index, h);
+    for (; t->index.slots[j]; j = sdp_htab_next(&t->index, j)) {
+        line_entry *e = &t->entries[t->index.slots[j] - 1];
         if (e->hash == h && strcmp(e->text, text) == 0) {
             e->bytes += bytes;
             return true;
         }
     }
-    if (t->n == t->cap) {
-        size_t ncap = t->cap ? t->cap * 2 : 256;
-        if (!sdp_arena_charge(t->arena, (ncap - t->cap) * sizeof(line_entry))) return false;
-        line_entry *ne = realloc(t->entries, ncap * sizeof *ne);
-        if (!ne) return false;
-        t->entries = ne;
-        t->cap = ncap;
-    }
+    if (sdp_htab_reserve_one(&t->index, entry_hash, t) ||
+        sdp_grow((void **)&t->entries, &t->cap, t->n + 1, sizeof *t->entries, t->arena))
+        return false;
     const char *copy = sdp_arena_strndup(t->arena, text, len);
     if (!copy) return false;
     t->entries[t->n] = (line_entry){copy, h, bytes};
-    t->slots[j] = (uint32_t)++t->n;
+    j = sdp_htab_first(&t->index, h);   /* the table may have grown */
+    while (t->index.slots[j]) j = sdp_htab_next(&t->index, j);
+    sdp_htab_put(&t->index, j, (uint32_t)t->n++);
     return true;
 }
 
@@ -83,7 +68,7 @@ static void put_clean(sdp_sbuf *b, const char *s)
     }
 }
 
-static void render_stack(const sd_snapshot *s, uint32_t id, sdp_sbuf *b)
+static void stack_text(const sd_snapshot *s, uint32_t id, sdp_sbuf *b)
 {
     size_t n;
     const uint32_t *ids = sd_snapshot_stack(s, id, &n);
@@ -102,49 +87,62 @@ static void render_stack(const sd_snapshot *s, uint32_t id, sdp_sbuf *b)
     if (!b->len) sdp_sbuf_puts(b, SD_NO_STACK);
 }
 
-static int line_cmp(const void *pa, const void *pb)
+static bool add_side(line_table *t, const sd_profile *p, size_t side, int64_t sign,
+                     sdp_sbuf *b)
 {
-    const sd_folded_line *a = pa, *b = pb;
-    return strcmp(a->stack, b->stack);
-}
-
-static bool add_side(line_table *t, const sdp_side_bytes *side, int64_t sign, sdp_sbuf *b)
-{
-    for (size_t s = 0; side->snap && s < side->n_stacks; s++) {
-        if (side->stack_bytes[s] == 0) continue;
-        render_stack(side->snap, (uint32_t)s, b);
+    const sd_snapshot *snap = sd_profile_snapshot(p, side);
+    size_t n = snap ? sd_profile_stack_count(p, side) : 0;
+    for (uint32_t s = 0; s < n; s++) {
+        uint64_t bytes = sd_profile_stack(p, side, s)->bytes;
+        if (bytes == 0 || sd_profile_stack_key(p, side, s) == SD_PROFILE_NO_KEY) continue;
+        stack_text(snap, s, b);
         if (b->failed) return false;
-        if (!table_add(t, sdp_sbuf_str(b), b->len, sign * (int64_t)side->stack_bytes[s]))
-            return false;
+        if (!table_add(t, sdp_sbuf_str(b), b->len, sign * (int64_t)bytes)) return false;
     }
     return true;
 }
 
-sd_status sdp_folded_build(const sdp_side_bytes *old_side, const sdp_side_bytes *new_side,
-                           sdp_arena *arena, sd_folded_line **lines, size_t *n,
-                           sd_error *err)
+static int line_cmp(const void *pa, const void *pb)
 {
-    line_table t = {.arena = arena};
+    const line_entry *a = *(const line_entry *const *)pa, *b = *(const line_entry *const *)pb;
+    return strcmp(a->text, b->text);
+}
+
+/* The lines that grew, sorted by text. */
+static line_entry **growing_lines(line_table *t, size_t *n_out)
+{
+    if (!sdp_arena_charge(t->arena, (t->n + 1) * sizeof(line_entry *))) return NULL;
+    line_entry **out = malloc((t->n + 1) * sizeof *out);
+    if (!out) return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->entries[i].bytes > 0) out[n++] = &t->entries[i];
+    qsort(out, n, sizeof *out, line_cmp);
+    *n_out = n;
+    return out;
+}
+
+sd_status sdp_render_folded(FILE *out, const sd_profile *p, size_t from, size_t to,
+                            uint64_t max_memory, sd_error *err)
+{
+    sdp_arena arena;
+    sdp_arena_init(&arena, max_memory);
+    line_table t = {.arena = &arena};
     sdp_sbuf b = {0};
-    sd_folded_line *out = NULL;
-    size_t n_out = 0;
-    bool ok = add_side(&t, old_side, -1, &b) && add_side(&t, new_side, 1, &b);
-    if (ok) {
-        out = malloc((t.n ? t.n : 1) * sizeof *out);
-        ok = out != NULL;
-    }
-    for (size_t i = 0; ok && i < t.n; i++)
-        if (t.entries[i].bytes > 0)
-            out[n_out++] = (sd_folded_line){t.entries[i].text, (uint64_t)t.entries[i].bytes};
+    line_entry **lines = NULL;
+    size_t n = 0;
+    bool ok = sdp_htab_init(&t.index, 1024, &arena) == SD_OK &&
+              add_side(&t, p, from, -1, &b) && add_side(&t, p, to, 1, &b) &&
+              (lines = growing_lines(&t, &n)) != NULL;
+    sd_status st = SD_OK;
+    if (!ok) st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory for folded stacks");
+    for (size_t i = 0; ok && i < n; i++)
+        fprintf(out, "%s %" PRIu64 "\n", lines[i]->text, (uint64_t)lines[i]->bytes);
+    if (ok && ferror(out)) st = sdp_fail(err, SD_EIO, SD_NO_OFFSET, "error writing output");
+    free(lines);
     free(t.entries);
-    free(t.slots);
+    sdp_htab_free(&t.index);
     sdp_sbuf_free(&b);
-    if (!ok) {
-        free(out);
-        return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory for folded stacks");
-    }
-    qsort(out, n_out, sizeof *out, line_cmp);
-    *lines = out;
-    *n = n_out;
-    return SD_OK;
+    sdp_arena_free(&arena);
+    return st;
 }

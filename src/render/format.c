@@ -45,6 +45,25 @@ sdp_text sdp_fmt_pow2(uint64_t n)
     return t;
 }
 
+sdp_text sdp_fmt_duration_us(int64_t us)
+{
+    sdp_text t;
+    if (us < 1000) snprintf(t.s, sizeof t.s, "%" PRId64 " us", us);
+    else if (us < 1000000) snprintf(t.s, sizeof t.s, "%.1f ms", (double)us / 1e3);
+    else if (us < 600000000) snprintf(t.s, sizeof t.s, "%.1f s", (double)us / 1e6);
+    else snprintf(t.s, sizeof t.s, "%.1f min", (double)us / 6e7);
+    return t;
+}
+
+const char *sdp_ansi(bool on, sdp_colour c)
+{
+    static const char *const esc[] = {
+        [SDP_BOLD] = "\033[1m", [SDP_DIM] = "\033[2m", [SDP_RED] = "\033[31m",
+        [SDP_GREEN] = "\033[32m", [SDP_YELLOW] = "\033[33m", [SDP_RESET] = "\033[0m",
+    };
+    return on && (size_t)c < SDP_ARRAY_LEN(esc) ? esc[c] : "";
+}
+
 int64_t sdp_sdelta(uint64_t new_v, uint64_t old_v) { return (int64_t)(new_v - old_v); }
 
 size_t sdp_utf8_seq_len(const unsigned char *s, size_t n)

@@ -3,6 +3,7 @@
 #ifndef SNAPDIFF_RENDER_FORMAT_H
 #define SNAPDIFF_RENDER_FORMAT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -16,6 +17,14 @@ sdp_text sdp_fmt_delta(int64_t n);      /* "+1.5 GiB", "-512 B", "0 B" */
 sdp_text sdp_fmt_count(uint64_t n);     /* 16956 -> "16,956" */
 sdp_text sdp_fmt_pow2(uint64_t n);      /* exact powers of two: "4 KiB", "1 GiB" */
 int64_t sdp_sdelta(uint64_t new_v, uint64_t old_v);   /* new - old, signed */
+
+sdp_text sdp_fmt_duration_us(int64_t us);   /* "850 us", "1.5 ms", "2.0 s", "12.5 min" */
+
+/* ANSI colours of the text renderers: the escape sequence when `on`, else "". */
+typedef enum sdp_colour {
+    SDP_BOLD, SDP_DIM, SDP_RED, SDP_GREEN, SDP_YELLOW, SDP_RESET
+} sdp_colour;
+const char *sdp_ansi(bool on, sdp_colour c);
 
 /* XML text content or attribute value; bytes that are not valid UTF-8 or not allowed in
  * XML 1.0 become '?'. */

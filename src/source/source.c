@@ -199,60 +199,63 @@ uint64_t sdp_src_ratio_cap(uint64_t compressed, uint64_t max)
     return cap < max ? cap : max;
 }
 
-/* Inflate every gzip member in turn; stop as soon as the output passes the cap. */
-static sd_status gunzip(const uint8_t *in, size_t in_len, uint64_t max, const char *source,
-                        uint8_t **out, size_t *out_len, sd_error *err)
+/* Output bytes are only counted, not kept, once the caller's buffer is full. */
+#define SCRATCH_BYTES (64u << 10)
+
+static uInt clamp_uint(uint64_t n) { return n > UINT32_MAX ? UINT32_MAX : (uInt)n; }
+
+static sd_status refuse_gzip(sd_error *err, const char *source, size_t in_len, uint64_t cap,
+                             uint64_t max)
 {
-    uint64_t cap = sdp_src_ratio_cap(in_len, max);
+    sdp_error_set_source(err, source);
+    if (cap < max)
+        return sdp_fail(err, SD_ELIMIT, SD_NO_OFFSET,
+                        "gzip expands more than %u:1 (%llu compressed bytes, past %llu): "
+                        "refusing a decompression bomb", SDP_MAX_RATIO,
+                        (unsigned long long)in_len, (unsigned long long)cap);
+    return sdp_fail(err, SD_ELIMIT, SD_NO_OFFSET,
+                    "gzip expands past the memory budget of %llu bytes (raise "
+                    "--max-memory if it is genuine)", (unsigned long long)cap);
+}
+
+/* One streaming pass over every gzip member: the first dst_cap output bytes land in dst,
+ * the rest in a small scratch window where they are only counted. It stops as soon as
+ * the count passes `cap`, so a bomb costs at most `cap` bytes of inflating and never
+ * more memory than dst_cap plus the window. *total is the whole output size on success. */
+static sd_status inflate_pass(const uint8_t *in, size_t in_len, uint8_t *dst, size_t dst_cap,
+                              uint64_t cap, uint64_t max, const char *source,
+                              uint64_t *total, sd_error *err)
+{
     z_stream zs;
     memset(&zs, 0, sizeof zs);
     if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
         return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "cannot start zlib");
-    size_t buf_cap = in_len < (1u << 20) ? (1u << 20) : in_len * 4, len = 0;
-    uint8_t *buf = malloc(buf_cap);
+    uint8_t *scratch = NULL;
     sd_status st = SD_OK;
-    if (!buf) {
-        st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
-        goto out;
-    }
+    uint64_t n = 0;
     zs.next_in = (Bytef *)in;
-    zs.avail_in = (uInt)(in_len > UINT32_MAX ? UINT32_MAX : in_len);
-    size_t consumed_base = 0;
+    zs.avail_in = clamp_uint(in_len);
     for (;;) {
-        if (len == buf_cap) {
-            uint8_t *nb = buf_cap * 2 > buf_cap ? realloc(buf, buf_cap * 2) : NULL;
-            if (!nb) {
-                st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory inflating");
-                goto out;
-            }
-            buf = nb;
-            buf_cap *= 2;
+        if (n >= dst_cap && !scratch && !(scratch = malloc(SCRATCH_BYTES))) {
+            st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory inflating");
+            break;
         }
-        zs.next_out = buf + len;
-        zs.avail_out = (uInt)((buf_cap - len) > UINT32_MAX ? UINT32_MAX : buf_cap - len);
+        uInt room = n < dst_cap ? clamp_uint(dst_cap - n) : SCRATCH_BYTES;
+        zs.next_out = n < dst_cap ? dst + n : scratch;
+        zs.avail_out = room;
         int zr = inflate(&zs, Z_NO_FLUSH);
-        len = (size_t)((uint8_t *)zs.next_out - buf);
-        if (len > cap) {
-            sdp_error_set_source(err, source);
-            if (cap < max)
-                st = sdp_fail(err, SD_ELIMIT, SD_NO_OFFSET,
-                              "gzip expands more than %u:1 (%llu compressed bytes, past %llu): "
-                              "refusing a decompression bomb", SDP_MAX_RATIO,
-                              (unsigned long long)in_len, (unsigned long long)cap);
-            else
-                st = sdp_fail(err, SD_ELIMIT, SD_NO_OFFSET,
-                              "gzip expands past the memory budget of %llu bytes (raise "
-                              "--max-memory if it is genuine)", (unsigned long long)cap);
-            goto out;
+        n += room - zs.avail_out;
+        if (n > cap) {
+            st = refuse_gzip(err, source, in_len, cap, max);
+            break;
         }
-        size_t consumed = consumed_base + (size_t)((const uint8_t *)zs.next_in - (in + consumed_base));
+        size_t consumed = (size_t)((const uint8_t *)zs.next_in - in);
         if (zr == Z_STREAM_END) {
             /* Concatenated members, as `cat a.gz b.gz` makes, continue the stream. */
             if (consumed < in_len && is_gzip(in + consumed, in_len - consumed)) {
                 inflateReset(&zs);
-                consumed_base = consumed;
                 zs.next_in = (Bytef *)(in + consumed);
-                zs.avail_in = (uInt)((in_len - consumed) > UINT32_MAX ? UINT32_MAX : in_len - consumed);
+                zs.avail_in = clamp_uint(in_len - consumed);
                 continue;
             }
             break;
@@ -261,25 +264,72 @@ static sd_status gunzip(const uint8_t *in, size_t in_len, uint64_t max, const ch
             if (consumed >= in_len) {
                 sdp_error_set_source(err, source);
                 st = sdp_fail(err, SD_ETRUNC, consumed, "gzip stream is truncated");
-                goto out;
+                break;
             }
-            zs.avail_in = (uInt)((in_len - consumed) > UINT32_MAX ? UINT32_MAX : in_len - consumed);
+            zs.avail_in = clamp_uint(in_len - consumed);
             continue;
         }
         if (zr != Z_OK && zr != Z_BUF_ERROR) {
             sdp_error_set_source(err, source);
             st = sdp_fail(err, SD_EFORMAT, consumed, "corrupt gzip data: %s",
                           zs.msg ? zs.msg : "inflate failed");
-            goto out;
+            break;
         }
     }
-    *out = buf;
-    *out_len = len;
-    buf = NULL;
-out:
     inflateEnd(&zs);
-    free(buf);
+    free(scratch);
+    *total = n;
     return st;
+}
+
+/* The size the gzip trailer claims: ISIZE of the last member (its size mod 2^32). Only a
+ * hint: a truncated file ends in other bytes, a hostile one may lie, members may follow
+ * one another. */
+static uint64_t gzip_size_hint(const uint8_t *in, size_t in_len)
+{
+    if (in_len < 18) return 0;
+    const uint8_t *t = in + in_len - 4;
+    return (uint64_t)t[0] | (uint64_t)t[1] << 8 | (uint64_t)t[2] << 16 | (uint64_t)t[3] << 24;
+}
+
+/* Inflate every gzip member in turn, never past the cap. The bound is checked before any
+ * memory is committed: the buffer is sized from the trailer when that is under the cap
+ * (one pass, the usual case); otherwise the first pass only measures the stream (and
+ * refuses a bomb as soon as it passes the cap) and a second one fills an exact buffer. */
+static sd_status gunzip(const uint8_t *in, size_t in_len, uint64_t max, const char *source,
+                        uint8_t **out, size_t *out_len, sd_error *err)
+{
+    uint64_t cap = sdp_src_ratio_cap(in_len, max);
+    uint64_t hint = gzip_size_hint(in, in_len);
+    size_t first = hint <= cap && hint <= SIZE_MAX ? (size_t)hint : 0;
+    uint8_t *buf = malloc(first ? first : 1);
+    if (!buf && first) {
+        /* A trailer of junk (a truncated file) may claim more than the address space
+         * allows: measure first instead, so that the file's real fault is reported. */
+        first = 0;
+        buf = malloc(1);
+    }
+    if (!buf) return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+    uint64_t total = 0;
+    sd_status st = inflate_pass(in, in_len, buf, first, cap, max, source, &total, err);
+    if (st == SD_OK && total > first) {
+        /* The trailer undersold the stream (several members, or a lie): now it is
+         * measured, and under the cap. */
+        uint8_t *nb = total <= SIZE_MAX ? realloc(buf, (size_t)total) : NULL;
+        if (!nb)
+            st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory inflating");
+        else {
+            buf = nb;
+            st = inflate_pass(in, in_len, buf, (size_t)total, cap, max, source, &total, err);
+        }
+    }
+    if (st) {
+        free(buf);
+        return st;
+    }
+    *out = buf;
+    *out_len = (size_t)total;
+    return SD_OK;
 }
 
 /* ---------- directories ---------- */

@@ -19,6 +19,7 @@
 
 #include "snapdiff/diff.h"
 #include "snapdiff/frag.h"
+#include "snapdiff/render_frag.h"
 #include "snapdiff/snapshot.h"
 #include "snapdiff/source.h"
 #include "snapdiff/stats.h"
@@ -122,8 +123,12 @@ static void analyse(const sd_snapshot *s)
     if (f) {
         for (size_t i = 0; i < sd_frag_device_count(f); i++) {
             const sd_frag_device *d = sd_frag_device_at(f, i);
-            FUZZ_CHECK(d && d->explanation);
-            for (size_t k = 0; k < d->n_advice; k++) FUZZ_CHECK(d->advice[k] != NULL);
+            char words[SD_FRAG_TEXT_MAX];
+            FUZZ_CHECK(d && sd_frag_explain(&d->why, words, sizeof words) < sizeof words);
+            for (size_t k = 0; k < d->n_advice; k++)
+                FUZZ_CHECK(sd_frag_advice_text(&d->advice[k], words, sizeof words) < sizeof words);
+            for (size_t k = 0; k < d->map.n_rows; k++)
+                FUZZ_CHECK(d->map.rows[k].n_pages <= SD_FRAG_MAP_COLUMNS);
         }
         sd_frag_free(f);
     } else {

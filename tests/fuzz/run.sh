@@ -4,7 +4,9 @@
 # sanitizer report, a leak, a timeout or an out-of-memory, each of which libFuzzer saves
 # as an artifact under $OUT/artifacts. CI runs it with ~60 s per target.
 #
-# Environment: CC (default clang), FUZZ_BUILD (default /tmp/fuzzbuild), FUZZ_OUT (default
+# Environment: CC (default clang), FUZZ_BUILD (default build-fuzz/ in this checkout: a
+# build folder outside the tree would be shared by every checkout, and cmake refuses one
+# configured from another source tree), FUZZ_OUT (default
 # $FUZZ_BUILD/fuzz-out: seeds, the growing corpus, artifacts, logs), FUZZ_ARGS (extra
 # libFuzzer flags, e.g. "-jobs=1 -workers=1").
 set -eu
@@ -14,7 +16,7 @@ secs=${1:-60}
 targets=${*:-"fuzz_pickle fuzz_load"}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-build=${FUZZ_BUILD:-/tmp/fuzzbuild}
+build=${FUZZ_BUILD:-$root/build-fuzz}
 out=${FUZZ_OUT:-$build/fuzz-out}
 python=${PYTHON3:-python3}
 
@@ -22,12 +24,13 @@ case $secs in
     ''|*[!0-9]*) echo "usage: run.sh SECONDS [TARGET...]" >&2; exit 2 ;;
 esac
 
-if [ ! -f "$build/CMakeCache.txt" ]; then
-    CC=${CC:-clang} cmake -S "$root" -B "$build" -DSNAPDIFF_FUZZ=ON -DSNAPDIFF_TESTS=OFF \
-        -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-fi
+# Configured every time (cheap when nothing changed), from this checkout's sources: cmake
+# stops with an error when $build was configured from another tree.
+echo "run.sh: building $targets in $build"
+CC=${CC:-clang} cmake -S "$root" -B "$build" -DSNAPDIFF_FUZZ=ON -DSNAPDIFF_TESTS=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 # shellcheck disable=SC2086
-cmake --build "$build" -j2 --target $targets >/dev/null
+cmake --build "$build" -j "$(nproc)" --target $targets >/dev/null
 
 mkdir -p "$out/artifacts" "$out/logs"
 rm -rf "$out/seeds"

@@ -217,7 +217,7 @@ def select_cases(cases, opts):
             continue
         if opts.skip_slow and c["slow"]:
             continue
-        if opts.sample > 1 and c["group"] in ("trunc", "flip"):
+        if opts.sample > 1 and (opts.sample_every or c["group"] in ("trunc", "flip")):
             k = counters.get(c["group"], 0)
             counters[c["group"]] = k + 1
             if k % opts.sample:
@@ -236,6 +236,8 @@ def main():
     ap.add_argument("--valgrind", action="store_true", help="run under valgrind memcheck")
     ap.add_argument("--sample", type=int, default=1,
                     help="keep one in N truncation/flip cases")
+    ap.add_argument("--sample-every", action="store_true",
+                    help="apply --sample to every group (valgrind's quick subset)")
     ap.add_argument("--skip-slow", action="store_true")
     ap.add_argument("--timeout-scale", type=float, default=1.0)
     ap.add_argument("--as-mb", type=int, default=2048, help="RLIMIT_AS when not ASan")

@@ -1,11 +1,9 @@
-/* diff_json.c - `snapdiff OLD NEW --json`: schema snapdiff.diff/1 (docs/json-diff.md). */
+/* diff_json.c - the diff as JSON: schema snapdiff.diff/1 (docs/json-diff.md).
+ * Every figure, delta included, comes from the diff; this file only names them. */
 #include <jansson.h>
 #include <stdio.h>
 
-#include "commands.h"
-#include "diff_report.h"
-#include "msg.h"
-#include "snapdiff/frag.h"
+#include "render/diff_render.h"
 
 
 static json_t *jint(uint64_t v) { return json_integer((json_int_t)v); }
@@ -20,7 +18,7 @@ static json_t *frame_json(const sd_attrib *a, const sd_frame *f)
     return o;
 }
 
-static json_t *side_json(const char *source, const sd_stats *st, const sd_snapshot *s)
+static json_t *side_json(const char *source, const sd_stats *st, const sd_frag_brief *fb)
 {
     json_t *o = json_object();
     if (source) json_object_set_new(o, "source", json_string(source));
@@ -29,27 +27,24 @@ static json_t *side_json(const char *source, const sd_stats *st, const sd_snapsh
     json_object_set_new(o, "active", jint(st->active_bytes));
     json_object_set_new(o, "requested", jint(st->requested_bytes));
     json_object_set_new(o, "pending_free", jint(st->pending_free_bytes));
-    if (s) {
-        sd_frag_brief fb;
-        sd_frag_brief_of(s, &fb);
+    if (fb) {
         json_t *fr = json_object();
-        json_object_set_new(fr, "gap", jint(fb.gap));
-        json_object_set_new(fr, "total_free", jint(fb.total_free));
-        json_object_set_new(fr, "largest_free", jint(fb.largest_free));
-        json_object_set_new(fr, "index", json_real(fb.index));
+        json_object_set_new(fr, "gap", jint(fb->gap));
+        json_object_set_new(fr, "total_free", jint(fb->total_free));
+        json_object_set_new(fr, "largest_free", jint(fb->largest_free));
+        json_object_set_new(fr, "index", json_real(fb->index));
         json_object_set_new(o, "fragmentation", fr);
     }
     return o;
 }
 
-static void deltas_json(json_t *o, const sd_stats *a, const sd_stats *b, const sd_diff_counts *c)
+static void deltas_json(json_t *o, const sd_stats_delta *d, const sd_diff_counts *c)
 {
-    json_object_set_new(o, "allocated_delta", json_integer(diff_sdelta(b->allocated_bytes, a->allocated_bytes)));
-    json_object_set_new(o, "reserved_delta", json_integer(diff_sdelta(b->reserved_bytes, a->reserved_bytes)));
-    json_object_set_new(o, "active_delta", json_integer(diff_sdelta(b->active_bytes, a->active_bytes)));
-    json_object_set_new(o, "requested_delta", json_integer(diff_sdelta(b->requested_bytes, a->requested_bytes)));
-    json_object_set_new(o, "pending_free_delta",
-                        json_integer(diff_sdelta(b->pending_free_bytes, a->pending_free_bytes)));
+    json_object_set_new(o, "allocated_delta", json_integer(d->allocated));
+    json_object_set_new(o, "reserved_delta", json_integer(d->reserved));
+    json_object_set_new(o, "active_delta", json_integer(d->active));
+    json_object_set_new(o, "requested_delta", json_integer(d->requested));
+    json_object_set_new(o, "pending_free_delta", json_integer(d->pending_free));
     json_object_set_new(o, "blocks_new", jint(c->added));
     json_object_set_new(o, "blocks_freed", jint(c->freed));
     json_object_set_new(o, "blocks_kept", jint(c->kept));
@@ -68,13 +63,21 @@ static json_t *device_json(const sd_diff_device *dd)
     json_object_set_new(o, "in_new", json_boolean(dd->in_new));
     json_object_set_new(o, "old", side_json(NULL, &dd->old_stats, NULL));
     json_object_set_new(o, "new", side_json(NULL, &dd->new_stats, NULL));
-    deltas_json(o, &dd->old_stats, &dd->new_stats, &dd->blocks);
+    deltas_json(o, &dd->delta, &dd->blocks);
     const char *src = capacity_source_name(dd->capacity_source);
     json_object_set_new(o, "capacity", src ? jint(dd->capacity) : json_null());
     json_object_set_new(o, "capacity_source", src ? json_string(src) : json_null());
     json_object_set_new(o, "steps_to_capacity",
                         dd->has_steps_to_capacity ? jint(dd->steps_to_capacity) : json_null());
     return o;
+}
+
+/* Frame i of the group's representative stack (borrowed from its snapshot), or NULL. */
+static const sd_frame *stack_frame(const sd_diff_group *g, size_t i)
+{
+    size_t n;
+    const uint32_t *ids = sd_snapshot_stack(g->rep_snapshot, g->rep_stack, &n);
+    return i < n ? sd_snapshot_frame(g->rep_snapshot, ids[i]) : NULL;
 }
 
 static json_t *group_json(const sd_attrib *a, const sd_diff_group *g)
@@ -85,8 +88,8 @@ static json_t *group_json(const sd_attrib *a, const sd_diff_group *g)
     if (g->rep_snapshot) {
         size_t n;
         const uint32_t *ids = sd_snapshot_stack(g->rep_snapshot, g->rep_stack, &n);
-        if (g->rep_site.site >= 0) site = frame_json(a, diff_stack_frame(g, (size_t)g->rep_site.site));
-        if (g->rep_site.via >= 0) via = frame_json(a, diff_stack_frame(g, (size_t)g->rep_site.via));
+        if (g->rep_site.site >= 0) site = frame_json(a, stack_frame(g, (size_t)g->rep_site.site));
+        if (g->rep_site.via >= 0) via = frame_json(a, stack_frame(g, (size_t)g->rep_site.via));
         for (size_t i = 0; i < n; i++) {
             const sd_frame *f = sd_snapshot_frame(g->rep_snapshot, ids[i]);
             if (!sd_frame_is_noise(f)) json_array_append_new(stack, frame_json(a, f));
@@ -104,42 +107,49 @@ static json_t *group_json(const sd_attrib *a, const sd_diff_group *g)
     return o;
 }
 
-static json_t *diff_json(const diff_report *r)
+static json_t *diff_json(const sd_diff *d)
 {
-    const sd_diff_totals *t = sd_diff_totals_of(r->diff);
-    const sd_attrib *a = sd_diff_attrib(r->diff);
+    const sd_diff_totals *t = sd_diff_totals_of(d);
+    const sd_attrib *a = sd_diff_attrib(d);
+    const sd_snapshot *old_snap = sd_profile_snapshot(sd_diff_profile(d), 0);
+    const sd_snapshot *new_snap = sd_profile_snapshot(sd_diff_profile(d), 1);
     json_t *doc = json_object();
     json_object_set_new(doc, "schema", json_string("snapdiff.diff/1"));
-    json_object_set_new(doc, "group_by", json_string(diff_group_by_names[r->o->group_by]));
-    json_object_set_new(doc, "depth", json_integer(r->o->depth));
-    json_object_set_new(doc, "old", side_json(sd_snapshot_source(r->old_snap), &t->old_stats, r->old_snap));
-    json_object_set_new(doc, "new", side_json(sd_snapshot_source(r->new_snap), &t->new_stats, r->new_snap));
+    json_object_set_new(doc, "group_by", json_string(sd_group_by_name(sd_attrib_group_by(a))));
+    json_object_set_new(doc, "depth", json_integer(sd_attrib_depth(a)));
+    json_object_set_new(doc, "old",
+                        side_json(sd_snapshot_source(old_snap), &t->old_stats, &t->old_frag));
+    json_object_set_new(doc, "new",
+                        side_json(sd_snapshot_source(new_snap), &t->new_stats, &t->new_frag));
     json_t *tot = json_object();
-    deltas_json(tot, &t->old_stats, &t->new_stats, &t->blocks);
-    json_object_set_new(tot, "groups_delta", json_integer(diff_sdelta(t->group_new_bytes, t->group_old_bytes)));
+    deltas_json(tot, &t->delta, &t->blocks);
+    json_object_set_new(tot, "groups_delta", json_integer(t->groups_delta));
     json_object_set_new(doc, "totals", tot);
     json_t *devs = json_array();
-    for (size_t i = 0; i < sd_diff_device_count(r->diff); i++)
-        json_array_append_new(devs, device_json(sd_diff_device_at(r->diff, i)));
+    for (size_t i = 0; i < sd_diff_device_count(d); i++)
+        json_array_append_new(devs, device_json(sd_diff_device_at(d, i)));
     json_object_set_new(doc, "devices", devs);
     json_t *groups = json_array();
-    for (size_t i = 0; i < sd_diff_group_count(r->diff); i++)
-        json_array_append_new(groups, group_json(a, sd_diff_group_at(r->diff, i)));
+    for (size_t i = 0; i < sd_diff_group_count(d); i++)
+        json_array_append_new(groups, group_json(a, sd_diff_group_at(d, i)));
     json_object_set_new(doc, "groups", groups);
-    json_object_set_new(doc, "steps", r->o->steps ? jint(r->o->steps) : json_null());
+    json_object_set_new(doc, "steps", t->steps ? jint(t->steps) : json_null());
     json_object_set_new(doc, "per_step", t->has_per_step ? json_integer(t->per_step) : json_null());
-    json_object_set_new(doc, "per_step_exact", t->has_per_step ? json_real(t->per_step_exact) : json_null());
+    json_object_set_new(doc, "per_step_exact",
+                        t->has_per_step ? json_real(t->per_step_exact) : json_null());
     json_object_set_new(doc, "steps_to_capacity",
                         t->has_steps_to_capacity ? jint(t->steps_to_capacity) : json_null());
     return doc;
 }
 
-int diff_print_json(const diff_report *r)
+sd_status sdp_render_diff_json(FILE *out, const sd_diff *d)
 {
-    json_t *doc = diff_json(r);
-    int rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    fputc('\n', stdout);
+    if (!sd_profile_snapshot(sd_diff_profile(d), 0)) return SD_EUSAGE;   /* folded only */
+    json_t *doc = diff_json(d);
+    int rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', out);
     json_decref(doc);
-    if (rc != 0) msg_error("out of memory while writing JSON");
-    return rc == 0 ? EXIT_OK : EXIT_TROUBLE;
+    /* jansson's failures are (nearly always) memory; a failed write shows in ferror(). */
+    if (rc != 0) return SD_ENOMEM;
+    return ferror(out) ? SD_EIO : SD_OK;
 }

@@ -1,7 +1,7 @@
 /* frag_json.c - the snapdiff.frag/1 document of `snapdiff frag --json`. */
 #include <stdio.h>
 
-#include "frag_report.h"
+#include "render/frag_render.h"
 #include "render/settings.h"
 
 static json_t *u64(uint64_t v) { return json_integer((json_int_t)v); }
@@ -86,7 +86,8 @@ static json_t *ooms_json(const sd_frag_device *d)
         json_object_set_new(o, "largest_free_bytes", u64(m->largest_free_bytes));
         json_object_set_new(o, "free_bytes", u64(m->free_bytes));
         json_object_set_new(o, "source", json_string(m->replayed ? "replay" : "snapshot"));
-        json_object_set_new(o, "note", m->note[0] ? json_string(m->note) : json_null());
+        json_object_set_new(o, "note", m->replayed ? json_null()
+                                                   : json_string(sdp_frag_oom_note_words(m).s));
         json_object_set_new(o, "cause", json_string(sd_oom_cause_name(m->cause)));
         json_array_append_new(a, o);
     }
@@ -96,9 +97,10 @@ static json_t *ooms_json(const sd_frag_device *d)
 static void verdict_json(json_t *o, const sd_frag_device *d)
 {
     json_object_set_new(o, "verdict", json_string(sd_frag_verdict_name(d->verdict)));
-    json_object_set_new(o, "explanation", json_string(d->explanation));
+    json_object_set_new(o, "explanation", json_string(sdp_frag_why_words(&d->why).s));
     json_t *adv = json_array();
-    for (size_t i = 0; i < d->n_advice; i++) json_array_append_new(adv, json_string(d->advice[i]));
+    for (size_t i = 0; i < d->n_advice; i++)
+        json_array_append_new(adv, json_string(sdp_frag_advice_words(&d->advice[i]).s));
     json_object_set_new(o, "advice", adv);
 }
 
@@ -125,13 +127,12 @@ static json_t *total_json(const sd_frag_device *t)
     return o;
 }
 
-
-json_t *frag_json(const sd_frag *f, bool with_schema)
+json_t *sdp_frag_json(const sd_frag *f, bool with_schema)
 {
     const sd_snapshot *s = sd_frag_snapshot(f);
     const sd_frag_options *t = sd_frag_thresholds(f);
     json_t *o = json_object();
-    if (with_schema) json_object_set_new(o, "schema", json_string(FRAG_SCHEMA));
+    if (with_schema) json_object_set_new(o, "schema", json_string(SD_FRAG_SCHEMA));
     json_object_set_new(o, "file", json_string(sd_snapshot_source(s)));
     json_object_set_new(o, "thresholds", json_pack("{s:f,s:f}", "gap_pct", t->gap_threshold_pct,
                                                    "index", t->index_threshold));
@@ -142,4 +143,22 @@ json_t *frag_json(const sd_frag *f, bool with_schema)
     json_object_set_new(o, "total", total_json(sd_frag_total(f)));
     json_object_set_new(o, "settings", sdp_settings_frag_json(sd_snapshot_allocator_settings(s)));
     return o;
+}
+
+sd_status sd_render_frag_json(FILE *out, const sd_frag *const *frags, size_t n)
+{
+    json_t *doc;
+    if (n == 1) {
+        doc = sdp_frag_json(frags[0], true);
+    } else {
+        doc = json_object();
+        json_object_set_new(doc, "schema", json_string(SD_FRAG_SCHEMA));
+        json_t *files = json_array();
+        for (size_t i = 0; i < n; i++) json_array_append_new(files, sdp_frag_json(frags[i], false));
+        json_object_set_new(doc, "files", files);
+    }
+    int rc = doc ? json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : -1;
+    fputc('\n', out);
+    json_decref(doc);
+    return rc == 0 && !ferror(out) ? SD_OK : SD_EIO;
 }

@@ -1,12 +1,13 @@
 /* frag_svg.c - `snapdiff frag --svg FILE`: the segment map and the free-block histogram
  * as one self-contained SVG (no scripts, no external fonts or styles), one panel per
- * device of every file. */
+ * device of every file. The <svg> element stands alone (xmlns, size, viewBox), so an HTML
+ * report can embed it; the document writer only adds the XML prolog. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "frag_report.h"
-#include "snapdiff/units.h"
+#include "render/format.h"
+#include "render/frag_render.h"
 
 #define WIDTH 1000
 #define MARGIN 20
@@ -30,49 +31,7 @@
 #define C_TEXT "#222222"
 #define C_DIM "#666666"
 
-typedef struct fmtb { char s[32]; } fmtb;
-
-static fmtb B(uint64_t n)
-{
-    fmtb out;
-    sd_format_bytes(n, out.s, sizeof out.s);
-    return out;
-}
-
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    size_t len = s[0] < 0x80 ? 1 : (s[0] >> 5) == 6 ? 2 : (s[0] >> 4) == 14 ? 3
-               : (s[0] >> 3) == 30 ? 4 : 0;
-    if (!len || len > n) return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    return len;
-}
-
-/* Text content or attribute value: XML-escaped; bytes that are not valid UTF-8 or not
- * allowed in XML 1.0 become '?'. */
-static void put_text(FILE *out, const char *text, size_t n)
-{
-    const unsigned char *s = (const unsigned char *)text;
-    for (size_t i = 0; i < n;) {
-        size_t len = utf8_len(s + i, n - i);
-        if (!len || (len == 1 && s[i] < 0x20 && s[i] != '\t')) {
-            fputc('?', out);
-            i++;
-            continue;
-        }
-        switch (s[i]) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        case '\'': fputs("&apos;", out); break;
-        default: fwrite(s + i, 1, len, out);
-        }
-        i += len;
-    }
-}
+#define B(n) sdp_fmt_bytes(n).s
 
 /* The file's base name, its middle elided when long; the full path as a tooltip. */
 static void put_file_name(FILE *out, const char *path)
@@ -81,24 +40,24 @@ static void put_file_name(FILE *out, const char *path)
     base = base && base[1] ? base + 1 : path;
     size_t n = strlen(base);
     if (n <= 2 * NAME_KEEP) {
-        put_text(out, base, n);
+        sdp_put_xml(out, base, n);
     } else {
         size_t head = NAME_KEEP, tail = n - NAME_KEEP;
         while (head > 0 && ((unsigned char)base[head] & 0xC0) == 0x80) head--;
         while (tail < n && ((unsigned char)base[tail] & 0xC0) == 0x80) tail++;
-        put_text(out, base, head);
+        sdp_put_xml(out, base, head);
         fputs("\xe2\x80\xa6", out);
-        put_text(out, base + tail, n - tail);
+        sdp_put_xml(out, base + tail, n - tail);
     }
     fputs("<title>", out);
-    put_text(out, path, strlen(path));
+    sdp_put_xml(out, path, strlen(path));
     fputs("</title>", out);
 }
 
 static void text_el(FILE *out, int x, int y, const char *attrs, const char *text)
 {
     fprintf(out, "<text x=\"%d\" y=\"%d\" %s>", x, y, attrs);
-    put_text(out, text, strlen(text));
+    sdp_put_xml(out, text, strlen(text));
     fputs("</text>\n", out);
 }
 
@@ -144,7 +103,7 @@ static int wrap_lines(const char *text, const char *starts[MAX_LINES], size_t le
 
 static int header(FILE *out, int y, const sd_snapshot *s, const sd_frag_device *d)
 {
-    char line[256];
+    char line[512];
     fprintf(out, "<text x=\"%d\" y=\"%d\" font-size=\"17\" font-weight=\"bold\" fill=\"%s\">"
             "device %" PRId64 ": <tspan fill=\"%s\">%s</tspan><tspan dx=\"14\" "
             "font-size=\"13\" font-weight=\"normal\" fill=\"%s\">", MARGIN, y, C_TEXT, d->device,
@@ -154,27 +113,29 @@ static int header(FILE *out, int y, const sd_snapshot *s, const sd_frag_device *
     y += 20;
     const char *starts[MAX_LINES];
     size_t lens[MAX_LINES];
-    int n = wrap_lines(d->explanation, starts, lens);
+    sdp_frag_words why = sdp_frag_why_words(&d->why);
+    int n = wrap_lines(why.s, starts, lens);
     for (int i = 0; i < n; i++, y += 16) {
         fprintf(out, "<text x=\"%d\" y=\"%d\" font-size=\"12\" fill=\"%s\">", MARGIN, y, C_DIM);
-        put_text(out, starts[i], lens[i]);
+        sdp_put_xml(out, starts[i], lens[i]);
         fputs("</text>\n", out);
     }
     const sd_frag_figures *g = &d->fig;
     snprintf(line, sizeof line, "reserved %s \xc2\xb7 allocated %s \xc2\xb7 gap %s (%.1f%%) "
-             "\xc2\xb7 largest free block %s \xc2\xb7 fragmentation index %.2f", B(g->reserved_bytes).s, B(g->allocated_bytes).s,
-             B(g->gap_bytes).s, g->gap_pct, B(g->largest_free_bytes).s, g->fragmentation_index);
+             "\xc2\xb7 largest free block %s \xc2\xb7 fragmentation index %.2f",
+             B(g->reserved_bytes), B(g->allocated_bytes),
+             B(g->gap_bytes), g->gap_pct, B(g->largest_free_bytes), g->fragmentation_index);
     text_el(out, MARGIN, y + 4, "font-size=\"13\" fill=\"#222222\"", line);
     snprintf(line, sizeof line, "empty_cache() would return %s of %s reserved",
-             B(g->empty_cache_releasable_bytes).s, B(g->reserved_bytes).s);
+             B(g->empty_cache_releasable_bytes), B(g->reserved_bytes));
     text_el(out, MARGIN, y + 22, "font-size=\"13\" fill=\"#222222\"", line);
     y += 40;
     size_t first = d->n_ooms > MAX_OOMS ? d->n_ooms - MAX_OOMS : 0;
     for (size_t i = first; i < d->n_ooms; i++, y += 18) {
         const sd_frag_oom *m = &d->ooms[i];
         snprintf(line, sizeof line, "oom at trace entry %zu: request %s, device free %s; largest "
-                 "free block %s of %s free (%s): %s", m->trace_index, B(m->request_bytes).s,
-                 B(m->device_free_bytes).s, B(m->largest_free_bytes).s, B(m->free_bytes).s,
+                 "free block %s of %s free (%s): %s", m->trace_index, B(m->request_bytes),
+                 B(m->device_free_bytes), B(m->largest_free_bytes), B(m->free_bytes),
                  m->replayed ? "replayed" : "snapshot", sd_oom_cause_name(m->cause));
         text_el(out, MARGIN, y - 2, "font-size=\"13\" fill=\"#c0392b\"", line);
     }
@@ -194,62 +155,48 @@ static void legend(FILE *out, int y)
     }
 }
 
-/* One segment: an outline scaled to the largest, filled with runs of equal state. */
-static void segment_row(FILE *out, int y, const sd_device *dev, const sd_segment *seg,
-                        double scale)
+/* One segment: an outline scaled to the largest, filled with its runs of equal state. */
+static void segment_row(FILE *out, int y, const sd_frag_map_row *r, double scale)
 {
     char label[128];
-    uint64_t free_bytes = 0;
-    for (uint32_t k = 0; k < seg->n_blocks; k++)
-        if (dev->blocks[seg->first_block + k].state == SD_BLOCK_INACTIVE)
-            free_bytes += dev->blocks[seg->first_block + k].size;
     const char *mono = "font-size=\"10\" font-family=\"DejaVu Sans Mono, monospace\" "
                        "fill=\"#222222\"";
-    snprintf(label, sizeof label, "0x%012" PRIx64, seg->address);
+    snprintf(label, sizeof label, "0x%012" PRIx64, r->address);
     text_el(out, MARGIN, y + ROW_H - 4, mono, label);
-    char pool[48];
-    frag_pool_label(seg, pool, sizeof pool);
-    snprintf(label, sizeof label, "%s %s%s", B(seg->total_size).s, pool,
-             seg->is_expandable ? " exp" : "");
+    snprintf(label, sizeof label, "%s %s%s", B(r->total_size), r->pool,
+             r->expandable ? " exp" : "");
     text_el(out, MARGIN + 94, y + ROW_H - 4, "font-size=\"10\" fill=\"#222222\"", label);
-    snprintf(label, sizeof label, "%s free", B(free_bytes).s);
+    snprintf(label, sizeof label, "%s free", B(r->free_bytes));
     text_el(out, BAR_X - 8, y + ROW_H - 4, "font-size=\"10\" text-anchor=\"end\" "
             "fill=\"#666666\"", label);
-    double w = (double)seg->total_size * scale;
+    double w = (double)r->total_size * scale;
     fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"#eeeeee\"/>\n",
             BAR_X, y, w < 1 ? 1 : w, ROW_H);
     uint64_t off = 0;
-    for (uint32_t k = 0; k < seg->n_blocks;) {
-        const sd_block *b = &dev->blocks[seg->first_block + k];
-        uint64_t run = 0;
-        uint32_t first = k;
-        while (k < seg->n_blocks && dev->blocks[seg->first_block + k].state == b->state)
-            run += dev->blocks[seg->first_block + k++].size;
-        double x = BAR_X + (double)off * scale, rw = (double)run * scale;
+    for (size_t i = 0; i < r->n_runs; i++) {
+        const sd_frag_run *run = &r->runs[i];
+        double x = BAR_X + (double)off * scale, rw = (double)run->bytes * scale;
         fprintf(out, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\">"
                 "<title>%s: %s in %u block%s</title></rect>\n", x, y, rw < 0.5 ? 0.5 : rw,
-                ROW_H, state_fill(b->state), sd_block_state_name((sd_block_state)b->state),
-                B(run).s, k - first, k - first == 1 ? "" : "s");
-        off += run;
+                ROW_H, state_fill(run->state), sd_block_state_name((sd_block_state)run->state),
+                B(run->bytes), run->blocks, run->blocks == 1 ? "" : "s");
+        off += run->bytes;
     }
     fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"none\" "
             "stroke=\"#555555\" stroke-width=\"0.6\"/>\n", BAR_X, y, w < 1 ? 1 : w, ROW_H);
 }
 
-static int segment_map(FILE *out, int y, const sd_device *dev)
+static int segment_map(FILE *out, int y, const sd_frag_map *m)
 {
-    uint32_t idx[FRAG_MAP_SEGMENTS];
-    size_t n = sd_frag_largest_segments(dev, FRAG_MAP_SEGMENTS, idx);
+    size_t n = m->n_rows;
     char title[96];
-    snprintf(title, sizeof title, "Largest segments (%zu of %zu), to scale", n, dev->n_segments);
+    snprintf(title, sizeof title, "Largest segments (%zu of %zu), to scale", n, m->n_segments);
     text_el(out, MARGIN, y, "font-size=\"14\" font-weight=\"bold\" fill=\"#222222\"", title);
     legend(out, y);
     y += 10;
     if (!n) return y + 10;
-    double scale = (double)BAR_W / (double)(dev->segments[idx[0]].total_size
-                                            ? dev->segments[idx[0]].total_size : 1);
-    for (size_t i = 0; i < n; i++, y += ROW_H + ROW_GAP)
-        segment_row(out, y, dev, &dev->segments[idx[i]], scale);
+    double scale = (double)BAR_W / (double)(m->rows[0].total_size ? m->rows[0].total_size : 1);
+    for (size_t i = 0; i < n; i++, y += ROW_H + ROW_GAP) segment_row(out, y, &m->rows[i], scale);
     return y + 14;
 }
 
@@ -257,8 +204,8 @@ static void short_bucket_label(size_t i, char *buf, size_t size)
 {
     uint64_t lo, hi;
     sd_frag_bucket_bounds(i, &lo, &hi);
-    char v[24];
-    frag_pow2_label(i == 0 ? hi : lo, v, sizeof v);
+    char v[sizeof(sdp_text)];
+    snprintf(v, sizeof v, "%s", sdp_fmt_pow2(i == 0 ? hi : lo).s);
     char *sp = strchr(v, ' ');
     if (sp && sp[1]) {                           /* "4 KiB" -> "4K", "512 B" -> "512" */
         if (sp[1] == 'B') *sp = '\0';
@@ -274,7 +221,7 @@ static int histogram(FILE *out, int y, const sd_frag_figures *g)
 {
     char line[128];
     snprintf(line, sizeof line, "Free blocks by size: bytes per bucket, block count on top "
-             "(%" PRIu64 " blocks, %s)", g->free_blocks, B(g->external_free_bytes).s);
+             "(%" PRIu64 " blocks, %s)", g->free_blocks, B(g->external_free_bytes));
     text_el(out, MARGIN, y, "font-size=\"14\" font-weight=\"bold\" fill=\"#222222\"", line);
     y += 24;
     uint64_t top = 0;
@@ -285,7 +232,7 @@ static int histogram(FILE *out, int y, const sd_frag_figures *g)
     fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#555555\"/>\n",
             HIST_X, base, HIST_X + HIST_W, base);
     text_el(out, HIST_X - 8, y + 10, "font-size=\"11\" text-anchor=\"end\" fill=\"#666666\"",
-            top ? B(top).s : "0 B");
+            top ? B(top) : "0 B");
     text_el(out, HIST_X - 8, base, "font-size=\"11\" text-anchor=\"end\" fill=\"#666666\"", "0");
     fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#cccccc\" "
             "stroke-dasharray=\"3,3\"/>\n", HIST_X, y + 6, HIST_X + HIST_W, y + 6);
@@ -294,48 +241,47 @@ static int histogram(FILE *out, int y, const sd_frag_figures *g)
         double x = HIST_X + slot * (double)i;
         double h = top ? (double)(HIST_H - 6) * (double)b->bytes / (double)top : 0;
         if (b->bytes && h < 1) h = 1;
-        char label[32];
+        char label[64];
         short_bucket_label(i, label, sizeof label);
         if (b->blocks) {
             fprintf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\">"
                     "<title>", x + 3, base - h, slot - 6, h, C_FREE);
-            put_text(out, label, strlen(label));
-            fprintf(out, ": %" PRIu64 " blocks, %s</title></rect>\n", b->blocks, B(b->bytes).s);
+            sdp_put_xml(out, label, strlen(label));
+            fprintf(out, ": %" PRIu64 " blocks, %s</title></rect>\n", b->blocks, B(b->bytes));
             snprintf(line, sizeof line, "%" PRIu64, b->blocks);
             fprintf(out, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"10\" text-anchor=\"middle\" "
                     "fill=\"#222222\">%s</text>\n", x + slot / 2, base - h - 3, line);
         }
         fprintf(out, "<text x=\"%.2f\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\" "
                 "fill=\"#666666\">", x + slot / 2, base + 14);
-        put_text(out, label, strlen(label));
+        sdp_put_xml(out, label, strlen(label));
         fputs("</text>\n", out);
     }
     return base + 40;
 }
 
-static int panel_height(const sd_frag_device *d, const sd_device *dev)
+static int panel_height(const sd_frag_device *d)
 {
     const char *starts[MAX_LINES];
     size_t lens[MAX_LINES];
-    size_t segs = dev->n_segments < FRAG_MAP_SEGMENTS ? dev->n_segments : FRAG_MAP_SEGMENTS;
+    size_t segs = d->map.n_rows;
     int ooms = (int)(d->n_ooms < MAX_OOMS ? d->n_ooms : MAX_OOMS);
-    int head = 20 + 16 * wrap_lines(d->explanation, starts, lens) + 40 + 18 * ooms;
-    if (!dev->n_segments) return head + 40;
+    sdp_frag_words why = sdp_frag_why_words(&d->why);
+    int head = 20 + 16 * wrap_lines(why.s, starts, lens) + 40 + 18 * ooms;
+    if (!d->map.n_segments) return head + 40;
     return head + 10 +
            (int)segs * (ROW_H + ROW_GAP) + 14 + 24 + HIST_H + 40 + 20;
 }
 
-int frag_svg_write(FILE *out, const sd_frag *const *frags, size_t n)
+sd_status sd_render_frag_svg_element(FILE *out, const sd_frag *const *frags, size_t n)
 {
     int height = 2 * MARGIN;
     for (size_t i = 0; i < n; i++) {
         if (!sd_frag_device_count(frags[i])) height += 40;
         for (size_t d = 0; d < sd_frag_device_count(frags[i]); d++)
-            height += panel_height(sd_frag_device_at(frags[i], d),
-                                   sd_snapshot_device(sd_frag_snapshot(frags[i]), d));
+            height += panel_height(sd_frag_device_at(frags[i], d));
     }
-    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+    fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
             "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
             "<title>snapdiff frag</title>\n"
             "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n",
@@ -352,12 +298,11 @@ int frag_svg_write(FILE *out, const sd_frag *const *frags, size_t n)
         }
         for (size_t d = 0; d < sd_frag_device_count(frags[i]); d++) {
             const sd_frag_device *fd = sd_frag_device_at(frags[i], d);
-            const sd_device *dev = sd_snapshot_device(s, d);
             int top = y;
             fprintf(out, "<g id=\"device-%zu-%" PRId64 "\">\n", i, fd->device);
             y = header(out, y, s, fd);
-            if (dev->n_segments) {
-                y = segment_map(out, y + 8, dev);
+            if (fd->map.n_segments) {
+                y = segment_map(out, y + 8, &fd->map);
                 y = histogram(out, y + 8, &fd->fig);
             } else {
                 text_el(out, MARGIN, y + 6, "font-size=\"13\" fill=\"#666666\"",
@@ -367,9 +312,15 @@ int frag_svg_write(FILE *out, const sd_frag *const *frags, size_t n)
             fputs("</g>\n", out);
             fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#dddddd\"/>\n",
                     MARGIN, y - 10, WIDTH - MARGIN, y - 10);
-            y = top + panel_height(fd, dev);
+            y = top + panel_height(fd);
         }
     }
     fputs("</svg>\n", out);
-    return ferror(out) ? -1 : 0;
+    return ferror(out) ? SD_EIO : SD_OK;
+}
+
+sd_status sd_render_frag_svg(FILE *out, const sd_frag *const *frags, size_t n)
+{
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
+    return sd_render_frag_svg_element(out, frags, n);
 }

@@ -1,0 +1,52 @@
+/* load.h - load N inputs at once: one thread per file, as many as `jobs`, within the
+ * memory budget. Every command that reads snapshots loads through here (diff now; series,
+ * ranks and check next).
+ *
+ * Each input is opened (source.h) and its snapshots built (snapshot.h) independently, so
+ * the loads run in parallel; results come back per input, in the order given, whatever
+ * order the threads finished in. Nothing is printed: the caller reports errors and
+ * warnings from the results (first error first, if it stops there).
+ *
+ * Memory: each snapshot keeps its own budget (max_memory, as sd_load_options). On top,
+ * a file only starts loading while the estimated peak of the loads in flight (three
+ * times each file's size) stays within max_memory, so N large files do not multiply the
+ * budget by N; one file always proceeds, however large.
+ */
+#ifndef SNAPDIFF_LOAD_H
+#define SNAPDIFF_LOAD_H
+
+#include <stdbool.h>
+#include "snapshot.h"
+
+typedef struct sd_loader_options {
+    uint64_t max_memory;    /* per snapshot, and the bound on loads in flight; 0 = none */
+    unsigned jobs;          /* files loaded at once; 0 = the number of online cores */
+    bool all_members;       /* load every member of an archive or directory; when false,
+                             * an input must hold exactly one snapshot */
+} sd_loader_options;
+
+typedef struct sd_loaded {
+    const char *spec;             /* the input as given (borrowed) */
+    sd_status status;             /* SD_OK when every wanted snapshot loaded */
+    sd_error err;                 /* why not (unless `ambiguous`) */
+    bool ambiguous;               /* !all_members and the input holds n_members != 1 */
+    size_t n_members;             /* members of the opened input; 0 if it did not open */
+    char first_member[256];       /* display name of member 0 ("" when none) */
+    sd_snapshot **snaps;          /* the snapshots loaded, in member order: all of them,
+                                   * or those before the member that failed */
+    size_t n_snaps;
+} sd_loaded;
+
+/* The default for `jobs`: the number of online cores (at least 1). */
+unsigned sd_loader_default_jobs(void);
+
+/* Load specs[0..n) into out[0..n). @return SD_OK when every input loaded, else the
+ * status of the first input (in order) that did not; out[] says what happened to each. */
+sd_status sd_load_all(const char *const *specs, size_t n, const sd_loader_options *opts,
+                      sd_loaded *out);
+
+/* Free the snapshots still in out[i].snaps (a caller keeps one by setting its entry to
+ * NULL) and the arrays. */
+void sd_loaded_free(sd_loaded *out, size_t n);
+
+#endif

@@ -1,0 +1,20 @@
+/* frag_render.h - what the frag renderers share (private, sdp_). */
+#ifndef SNAPDIFF_RENDER_FRAG_RENDER_H
+#define SNAPDIFF_RENDER_FRAG_RENDER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "snapdiff/render_frag.h"
+
+/* One file's object of the snapdiff.frag/1 document (docs/json-frag.md); with_schema
+ * puts "schema" first, for the one-file document. NULL when out of memory. */
+json_t *sdp_frag_json(const sd_frag *f, bool with_schema);
+
+/* Worded reason and advice in a buffer of SD_FRAG_TEXT_MAX bytes. */
+typedef struct sdp_frag_words { char s[SD_FRAG_TEXT_MAX]; } sdp_frag_words;
+sdp_frag_words sdp_frag_why_words(const sd_frag_why *why);
+sdp_frag_words sdp_frag_advice_words(const sd_frag_advice *a);
+sdp_frag_words sdp_frag_oom_note_words(const sd_frag_oom *o);
+
+#endif

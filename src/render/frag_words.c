@@ -1,0 +1,217 @@
+/* frag_words.c - the verdict reasons and the advice of `snapdiff frag` in English.
+ *
+ * The analysis hands over codes and numbers (sd_frag_why, sd_frag_advice); this is the
+ * one place that words them, for the text, JSON and SVG renderers alike. A renderer that
+ * wants to mark numbers up reads them from the same structs. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "render/format.h"
+#include "render/frag_render.h"
+
+/* A bounded string being appended to, snprintf-style: len counts what it would need. */
+typedef struct words {
+    char *buf;
+    size_t size, len;
+} words;
+
+static void say(words *w, const char *fmt, ...) SDP_PRINTF(2, 3);
+static void say(words *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *at = w->len < w->size ? w->buf + w->len : NULL;
+    int n = vsnprintf(at, at ? w->size - w->len : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0) w->len += (size_t)n;
+}
+
+static size_t done(words *w)
+{
+    if (w->size) w->buf[w->len < w->size ? w->len : w->size - 1] = '\0';
+    return w->len;
+}
+
+#define B(n) sdp_fmt_bytes(n).s
+
+/* v with `decimals` decimals, more when rounding would blur which side of thr it is on
+ * ("30.0% (< 30%)" must read "29.996% (< 30%)"). */
+static sdp_text num_vs(double v, double thr, int decimals)
+{
+    sdp_text out;
+    for (;; decimals += 2) {
+        snprintf(out.s, sizeof out.s, "%.*f", decimals, v);
+        double shown = strtod(out.s, NULL);
+        if ((shown < thr) == (v < thr) || decimals >= 9) return out;
+    }
+}
+
+static const char *cmp(bool over) { return over ? ">=" : "<"; }
+
+static void say_oom(words *w, const sd_frag_oom *oom)
+{
+    say(w, "the oom at trace entry %zu asked for %s while %s were free in its stream's %s "
+        "pool, but the largest free block was %s (%s)", oom->trace_index,
+        B(oom->request_bytes), B(oom->free_bytes), oom->small_pool ? "small" : "large",
+        B(oom->largest_free_bytes),
+        oom->replayed ? "replayed from the trace" : "as the snapshot shows it");
+}
+
+static void say_gap(words *w, const sd_frag_why *y)
+{
+    say(w, "gap %s is %s%% of %s reserved (%s %g%%)", B(y->gap_bytes),
+        num_vs(y->gap_pct, y->gap_threshold_pct, 1).s, B(y->reserved_bytes),
+        cmp(y->gap_over), y->gap_threshold_pct);
+}
+
+static void say_reason(words *w, const sd_frag_why *y)
+{
+    sdp_text index = num_vs(y->index, y->index_threshold, 2);
+    sdp_text stranded = num_vs(y->stranded_pct, y->stranded_threshold_pct, 1);
+    switch (y->reason) {
+    case SD_FRAG_WHY_NOTHING_RESERVED: say(w, "nothing is reserved"); return;
+    case SD_FRAG_WHY_OOM: say_oom(w, y->oom); return;
+    default: break;
+    }
+    say_gap(w, y);
+    switch (y->reason) {
+    case SD_FRAG_WHY_STRANDED:
+        say(w, ", fragmentation index %s (%s %g), and %s of free memory (%s%% of reserved) is "
+            "stranded in segments that hold live blocks (largest free block %s)", index.s,
+            cmp(y->index_over), y->index_threshold, B(y->stranded_bytes), stranded.s,
+            B(y->largest_free_bytes));
+        break;
+    case SD_FRAG_WHY_TINY_LARGEST:
+        say(w, " and the largest free block is %s (%llu bytes, under %s): live tensors fill "
+            "what is reserved; growth, not fragmentation", B(y->largest_free_bytes),
+            (unsigned long long)y->largest_free_bytes, sdp_fmt_pow2(y->room_bytes).s);
+        break;
+    case SD_FRAG_WHY_LITTLE_FREE:
+        say(w, " and only %s is free (%s%% of reserved, < %g%%): live tensors fill what is "
+            "reserved; growth, not fragmentation", B(y->free_bytes),
+            num_vs(y->free_pct, y->free_threshold_pct, 1).s, y->free_threshold_pct);
+        break;
+    case SD_FRAG_WHY_ROOM_TO_SPARE:
+        say(w, ", with room to spare (largest free block %s of %s free)",
+            B(y->largest_free_bytes), B(y->free_bytes));
+        break;
+    case SD_FRAG_WHY_LARGE_PIECES:
+        say(w, " but fragmentation index %s (< %g): the free memory is in large pieces "
+            "(largest %s of %s free)", index.s, y->index_threshold, B(y->largest_free_bytes),
+            B(y->free_bytes));
+        break;
+    case SD_FRAG_WHY_NOT_STRANDED:
+        say(w, " and fragmentation index %s (>= %g), but only %s of free memory (%s%% of "
+            "reserved) is stranded in segments that hold live blocks; the rest sits in wholly "
+            "free segments, which the allocator releases itself before it reports out of "
+            "memory", index.s, y->index_threshold, B(y->stranded_bytes), stranded.s);
+        break;
+    default: break;
+    }
+}
+
+size_t sd_frag_explain(const sd_frag_why *why, char *buf, size_t size)
+{
+    words w = {buf, size, 0};
+    if (why->device >= 0) say(&w, "device %lld: ", (long long)why->device);
+    say_reason(&w, why);
+    return done(&w);
+}
+
+/* A histogram bucket as the advice names it: "< 1 KiB", "4.0 KiB", ">= 1.0 GiB". */
+static void say_bucket(words *w, size_t i)
+{
+    uint64_t lo, hi;
+    sd_frag_bucket_bounds(i, &lo, &hi);
+    if (i == 0) say(w, "< 1 KiB");
+    else if (!hi) say(w, ">= %s", B(lo));
+    else say(w, "%s", B(lo));
+}
+
+size_t sd_frag_advice_text(const sd_frag_advice *a, char *buf, size_t size)
+{
+    words w = {buf, size, 0};
+    switch (a->code) {
+    case SD_ADVICE_EXPANDABLE_SEGMENTS:
+        say(&w, "Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True%s: segments then grow "
+            "in place instead of leaving slivers between tensors of changing sizes",
+            a->settings_recorded ? "" : " (if not already on: this file does not record the "
+                                        "allocator settings)");
+        break;
+    case SD_ADVICE_MAX_SPLIT_SIZE:
+        say(&w, "Try PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:512: %s of the %s stranded free "
+            "memory sits in large segments (>= 512 MiB) carved up by smaller tensors; blocks "
+            "of 512 MiB and more are then never split (a much smaller value hurts large "
+            "tensors)", B(a->bytes), B(a->of_bytes));
+        break;
+    case SD_ADVICE_FIXED_SHAPES:
+        say(&w, "Bucket or pad variable-length inputs to a few fixed shapes: %llu free blocks "
+            "spread over %zu size classes (", (unsigned long long)a->free_blocks, a->n_buckets);
+        say_bucket(&w, a->first_bucket);
+        say(&w, " to ");
+        say_bucket(&w, a->last_bucket);
+        say(&w, ") show tensors of ever-changing sizes");
+        break;
+    case SD_ADVICE_ROUND_SIZES:
+        say(&w, "expandable_segments is already on: round tensor sizes up to a few shapes "
+            "(multiples of 8 in the varying dimension) and reuse buffers of fixed shape");
+        break;
+    case SD_ADVICE_GROWTH:
+        say(&w, "Growth, not fragmentation: allocator settings will not help; compare two "
+            "snapshots (snapdiff OLD NEW) to see which allocation site grows");
+        break;
+    case SD_ADVICE_NO_EMPTY_CACHE:
+        say(&w, "Do not call torch.cuda.empty_cache() as a fix: it would return only %s of %s "
+            "reserved (free segments and pages with no live block), which the allocator would "
+            "soon reserve again", B(a->bytes), B(a->of_bytes));
+        break;
+    }
+    return done(&w);
+}
+
+static const char *stop_words(sd_replay_stop stop)
+{
+    switch (stop) {
+    case SD_REPLAY_MAP_TOO_BIG: return "segment smaller than the mapping";
+    case SD_REPLAY_MAP_NO_SEGMENT: return "no segment holds the mapping";
+    case SD_REPLAY_BLOCK_LIVE_LATER: return "block is live later";
+    case SD_REPLAY_NO_SEGMENT_LATER: return "no such segment later";
+    case SD_REPLAY_SEGMENT_LATER: return "segment exists later";
+    case SD_REPLAY_NO_BLOCK_LATER: return "no live block there later";
+    default: return "";
+    }
+}
+
+size_t sd_frag_oom_note(const sd_frag_oom *o, char *buf, size_t size)
+{
+    words w = {buf, size, 0};
+    if (o->stop == SD_REPLAY_PAST_LIMIT)
+        say(&w, "replay is limited to the last %d oom entries", SD_FRAG_OOM_REPLAY_LIMIT);
+    else if (o->stop != SD_REPLAY_DONE)
+        say(&w, "trace entry %zu (%s at 0x%llx): %s", o->stop_index,
+            sd_trace_action_name((sd_trace_action)o->stop_action),
+            (unsigned long long)o->stop_addr, stop_words(o->stop));
+    return done(&w);
+}
+
+sdp_frag_words sdp_frag_oom_note_words(const sd_frag_oom *o)
+{
+    sdp_frag_words t;
+    sd_frag_oom_note(o, t.s, sizeof t.s);
+    return t;
+}
+
+sdp_frag_words sdp_frag_why_words(const sd_frag_why *why)
+{
+    sdp_frag_words t;
+    sd_frag_explain(why, t.s, sizeof t.s);
+    return t;
+}
+
+sdp_frag_words sdp_frag_advice_words(const sd_frag_advice *a)
+{
+    sdp_frag_words t;
+    sd_frag_advice_text(a, t.s, sizeof t.s);
+    return t;
+}

@@ -1,0 +1,66 @@
+/* stats_text.c - `snapdiff stats` as text: totals per device and overall. */
+#include <inttypes.h>
+
+#include "render/format.h"
+#include "render/settings.h"
+#include "snapdiff/render_stats.h"
+#include "snapdiff/stats.h"
+
+static void row(FILE *out, const char *label, uint64_t bytes, const char *extra)
+{
+    sdp_text b = sdp_fmt_bytes(bytes);
+    if (extra && *extra) fprintf(out, "  %-13s %11s  %s\n", label, b.s, extra);
+    else fprintf(out, "  %-13s %11s\n", label, b.s);
+}
+
+static void print_stats(FILE *out, const sd_stats *st, bool color)
+{
+    char extra[160];
+    snprintf(extra, sizeof extra, "in %" PRIu64 " segment%s (%" PRIu64 " large, %" PRIu64
+             " small, %" PRIu64 " expandable)", st->segments, st->segments == 1 ? "" : "s",
+             st->segments_large, st->segments_small, st->segments_expandable);
+    row(out, "reserved", st->reserved_bytes, extra);
+    snprintf(extra, sizeof extra, "%s%.1f%% of reserved%s", sdp_ansi(color, SDP_DIM),
+             sd_stats_allocated_pct(st), sdp_ansi(color, SDP_RESET));
+    row(out, "allocated", st->allocated_bytes, extra);
+    row(out, "active", st->active_bytes, "allocated + pending-free");
+    row(out, "requested", st->requested_bytes, "asked for by callers (before rounding)");
+    row(out, "pending-free", st->pending_free_bytes, NULL);
+    row(out, "inactive", st->inactive_bytes, "cached, free for reuse");
+    fprintf(out, "  %-13s %11" PRIu64 "\n", "blocks", st->blocks);
+    fprintf(out, "  %-13s %11" PRIu64 "", "trace entries", st->trace_entries);
+    if (st->has_time && st->last_time_us >= st->first_time_us)
+        fprintf(out, "  over %s", sdp_fmt_duration_us(st->last_time_us - st->first_time_us).s);
+    const char *sep = ":";
+    for (int a = 0; a < SD_ACT_COUNT; a++) {
+        if (!st->trace_by_action[a]) continue;
+        fprintf(out, "%s %s %" PRIu64, sep, sd_trace_action_name((sd_trace_action)a),
+                st->trace_by_action[a]);
+        sep = ",";
+    }
+    fprintf(out, "\n");
+}
+
+sd_status sd_render_stats_text(FILE *out, const sd_snapshot *s, const sd_render_options *opts)
+{
+    bool color = opts && opts->color;
+    fprintf(out, "%s%s%s  (%s layout)\n", sdp_ansi(color, SDP_BOLD), sd_snapshot_source(s),
+            sdp_ansi(color, SDP_RESET),
+            sd_snapshot_is_legacy_list(s) ? "list-of-segments" : "dict");
+    size_t nd = sd_snapshot_device_count(s);
+    if (nd == 0) fprintf(out, "  no segments and no trace entries: an empty snapshot\n");
+    for (size_t i = 0; i < nd; i++) {
+        sd_stats st;
+        sd_stats_device(sd_snapshot_device(s, i), &st);
+        fprintf(out, "device %" PRId64 "\n", st.device);
+        print_stats(out, &st, color);
+    }
+    if (nd > 1) {
+        sd_stats total;
+        sd_stats_total(s, &total);
+        fprintf(out, "total over %zu devices\n", nd);
+        print_stats(out, &total, color);
+    }
+    sdp_settings_stats_text(out, sd_snapshot_allocator_settings(s));
+    return ferror(out) ? SD_EIO : SD_OK;
+}

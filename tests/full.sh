@@ -1,0 +1,56 @@
+#!/bin/bash
+# The full run, as .ci/run does after tests/run.sh:
+#   bash tests/full.sh [asan] [valgrind] [fuzz]      (no argument: all three)
+#   asan      the suite (ctest -LE valgrind) built with ASan + UBSan in build-asan/
+#   valgrind  the CLI under memcheck (tests/valgrind.sh, on build/): a quick subset with a
+#             progress line per step; VALGRIND_FULL=1 runs all of it
+#   fuzz      each libFuzzer target for FUZZ_SECONDS (default 60) in build-fuzz/
+# Prints each part's time and a summary; exit 1 when any part fails (the others still run).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+parts=${*:-asan valgrind fuzz}
+summary=""
+status=0
+
+say() { printf '\n== %s\n' "$*"; }
+run() { printf '+ %s\n' "$*"; "$@"; }
+quiet() { printf '+ %s >/dev/null\n' "$*"; "$@" >/dev/null; }
+
+for p in $parts; do
+    case $p in asan|valgrind|fuzz) ;; *) echo "usage: full.sh [asan] [valgrind] [fuzz]" >&2; exit 2 ;; esac
+done
+
+say "dependencies"
+run sh tests/deps.sh || exit 1
+
+part_asan() {
+    quiet cmake -S . -B build-asan -DSNAPDIFF_WERROR=ON -DSNAPDIFF_SANITIZE=ON \
+        -DCMAKE_BUILD_TYPE=Debug &&
+    run cmake --build build-asan -j "$jobs" &&
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        run ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE valgrind
+}
+
+part_valgrind() {
+    # valgrind cannot run an ASan binary: it checks the plain -Werror build.
+    quiet cmake -S . -B build -DSNAPDIFF_WERROR=ON &&
+    run cmake --build build -j "$jobs" --target snapdiff &&
+    run sh tests/valgrind.sh build/src/snapdiff build/valgrind
+}
+
+part_fuzz() {
+    run bash tests/fuzz/run.sh "${FUZZ_SECONDS:-60}"
+}
+
+for p in $parts; do
+    say "$p"
+    t=$SECONDS
+    if "part_$p"; then r=passed; else r=FAILED; status=1; fi
+    line="$p: $r in $((SECONDS - t)) s"
+    echo "tests/full.sh: $line"
+    summary="$summary  $line"$'\n'
+done
+printf '\ntests/full.sh summary:\n%s' "$summary"
+exit $status
