@@ -7,8 +7,9 @@ OUTDIR/pickle: raw pickles (for fuzz_pickle); OUTDIR/load: the same plus gzip, z
 torch.save wrappings (for fuzz_load). Sources: the project's testdata/ fixtures, small
 snapshot-shaped pickles made here with CPython (every protocol, legacy and 2.1+ layouts,
 shared and cyclic objects, every plain-data opcode), and, where real-snapshots/ exists in
-$SNAPDIFF_SHARED (default ../shared beside the checkout), the real snapshots up to MAX_REAL bytes (larger ones slow every mutation down;
-their first bytes are added as truncated seeds instead).
+$SNAPDIFF_SHARED (default ../shared beside the checkout), the real snapshots up to MAX_REAL
+bytes (larger ones slow every mutation down; their first bytes are added as truncated seeds
+instead).
 """
 import gzip
 import hashlib
