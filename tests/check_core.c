@@ -613,4 +613,155 @@ static Suite *core_suite(void)
     return s;
 }
 
-int main(void) { return sdp_test_main(core_suite); }
+/* ---------- the model owns what it read: shared objects, typed settings ----------
+ * torch shares objects through the pickle memo: a trace entry dict referenced twice, a
+ * frames list shared by two entries, and (hostile) an entry that contains itself. The
+ * bytes are pickle.dumps(snap, protocol=4) of:
+ *   F = [{"name": "inner", "filename": "/m.py", "line": 7},
+ *        {"name": "outer", "filename": "/m.py", "line": 3}]
+ *   E = {"action": "alloc", "addr": 4096, "size": 512, "stream": 0, "frames": F}
+ *   E2 = dict(E, action="free_requested");  S = dict(E, addr=8192, size=64); S["self"] = S
+ *   snap = {"segments": [], "device_traces": [[E, E, E2], [S, S]],
+ *           "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+ *               "max_split_size": -1, "expandable_segments": True,
+ *               "garbage_collection_threshold": 0.5,
+ *               "roundup_power2_divisions": {"1": 0, "2": 4, "x": 1},
+ *               "nested": {"a": {"b": {"c": {"d": 1}}}}}} */
+static const char shared_pickle[] =
+    "\x80\x04\x95\xfe\x01\x00\x00\x00\x00\x00\x00\x7d\x94\x28\x8c\x08\x73\x65\x67\x6d\x65\x6e\x74\x73"
+    "\x94\x5d\x94\x8c\x0d\x64\x65\x76\x69\x63\x65\x5f\x74\x72\x61\x63\x65\x73\x94\x5d\x94\x28\x5d\x94"
+    "\x28\x7d\x94\x28\x8c\x06\x61\x63\x74\x69\x6f\x6e\x94\x8c\x05\x61\x6c\x6c\x6f\x63\x94\x8c\x04\x61"
+    "\x64\x64\x72\x94\x4d\x00\x10\x8c\x04\x73\x69\x7a\x65\x94\x4d\x00\x02\x8c\x06\x73\x74\x72\x65\x61"
+    "\x6d\x94\x4b\x00\x8c\x06\x66\x72\x61\x6d\x65\x73\x94\x5d\x94\x28\x7d\x94\x28\x8c\x04\x6e\x61\x6d"
+    "\x65\x94\x8c\x05\x69\x6e\x6e\x65\x72\x94\x8c\x08\x66\x69\x6c\x65\x6e\x61\x6d\x65\x94\x8c\x05\x2f"
+    "\x6d\x2e\x70\x79\x94\x8c\x04\x6c\x69\x6e\x65\x94\x4b\x07\x75\x7d\x94\x28\x68\x0f\x8c\x05\x6f\x75"
+    "\x74\x65\x72\x94\x68\x11\x68\x12\x68\x13\x4b\x03\x75\x65\x75\x68\x06\x7d\x94\x28\x68\x07\x8c\x0e"
+    "\x66\x72\x65\x65\x5f\x72\x65\x71\x75\x65\x73\x74\x65\x64\x94\x68\x09\x4d\x00\x10\x68\x0a\x4d\x00"
+    "\x02\x68\x0b\x4b\x00\x68\x0c\x68\x0d\x75\x65\x5d\x94\x28\x7d\x94\x28\x68\x07\x68\x08\x68\x09\x4d"
+    "\x00\x20\x68\x0a\x4b\x40\x68\x0b\x4b\x00\x68\x0c\x68\x0d\x8c\x04\x73\x65\x6c\x66\x94\x68\x19\x75"
+    "\x68\x19\x65\x65\x8c\x12\x61\x6c\x6c\x6f\x63\x61\x74\x6f\x72\x5f\x73\x65\x74\x74\x69\x6e\x67\x73"
+    "\x94\x7d\x94\x28\x8c\x17\x50\x59\x54\x4f\x52\x43\x48\x5f\x43\x55\x44\x41\x5f\x41\x4c\x4c\x4f\x43"
+    "\x5f\x43\x4f\x4e\x46\x94\x8c\x18\x65\x78\x70\x61\x6e\x64\x61\x62\x6c\x65\x5f\x73\x65\x67\x6d\x65"
+    "\x6e\x74\x73\x3a\x54\x72\x75\x65\x94\x8c\x0e\x6d\x61\x78\x5f\x73\x70\x6c\x69\x74\x5f\x73\x69\x7a"
+    "\x65\x94\x4a\xff\xff\xff\xff\x8c\x13\x65\x78\x70\x61\x6e\x64\x61\x62\x6c\x65\x5f\x73\x65\x67\x6d"
+    "\x65\x6e\x74\x73\x94\x88\x8c\x1c\x67\x61\x72\x62\x61\x67\x65\x5f\x63\x6f\x6c\x6c\x65\x63\x74\x69"
+    "\x6f\x6e\x5f\x74\x68\x72\x65\x73\x68\x6f\x6c\x64\x94\x47\x3f\xe0\x00\x00\x00\x00\x00\x00\x8c\x18"
+    "\x72\x6f\x75\x6e\x64\x75\x70\x5f\x70\x6f\x77\x65\x72\x32\x5f\x64\x69\x76\x69\x73\x69\x6f\x6e\x73"
+    "\x94\x7d\x94\x28\x8c\x01\x31\x94\x4b\x00\x8c\x01\x32\x94\x4b\x04\x8c\x01\x78\x94\x4b\x01\x75\x8c"
+    "\x06\x6e\x65\x73\x74\x65\x64\x94\x7d\x94\x8c\x01\x61\x94\x7d\x94\x8c\x01\x62\x94\x7d\x94\x8c\x01"
+    "\x63\x94\x7d\x94\x8c\x01\x64\x94\x4b\x01\x73\x73\x73\x73\x75\x75\x2e";
+
+/* Loaded from a heap copy that is freed before anything is read: under ASan, any pointer
+ * the model kept into the input (or into the freed value tree) is a use after free. */
+static sd_snapshot *load_shared(void)
+{
+    size_t n = sizeof shared_pickle - 1;
+    uint8_t *copy = malloc(n);
+    ck_assert_ptr_nonnull(copy);
+    memcpy(copy, shared_pickle, n);
+    sd_error err;
+    sd_error_clear(&err);
+    sd_snapshot *s = sd_snapshot_load_buffer(copy, n, "shared", NULL, &err);
+    free(copy);
+    ck_assert_msg(s != NULL, "%s", err.text);
+    return s;
+}
+
+static void check_stack_inner_outer(const sd_snapshot *s, uint32_t id)
+{
+    size_t n = 0;
+    const uint32_t *frames = sd_snapshot_stack(s, id, &n);
+    ck_assert_uint_eq(n, 2);
+    const sd_frame *inner = sd_snapshot_frame(s, frames[0]), *outer = sd_snapshot_frame(s, frames[1]);
+    ck_assert_str_eq(inner->name, "inner");
+    ck_assert_str_eq(inner->filename, "/m.py");
+    ck_assert_int_eq(inner->line, 7);
+    ck_assert_str_eq(outer->name, "outer");
+    ck_assert_int_eq(outer->line, 3);
+    ck_assert_ptr_eq(inner->filename, outer->filename); /* one interned string */
+}
+
+START_TEST(model_trace_entry_shared_through_memo)
+{
+    sd_snapshot *s = load_shared();
+    ck_assert_uint_eq(sd_snapshot_device_count(s), 2);
+    const sd_device *d0 = sd_snapshot_device(s, 0), *d1 = sd_snapshot_device(s, 1);
+    ck_assert_uint_eq(d0->n_trace, 3);
+    for (size_t i = 0; i < 2; i++) { /* E twice: the same entry at both references */
+        ck_assert_int_eq(d0->trace[i].action, SD_ACT_ALLOC);
+        ck_assert_uint_eq(d0->trace[i].addr, 4096);
+        ck_assert_uint_eq(d0->trace[i].size, 512);
+    }
+    ck_assert_int_eq(d0->trace[2].action, SD_ACT_FREE_REQUESTED);
+    ck_assert_uint_ne(d0->trace[0].stack, 0);
+    ck_assert_uint_eq(d0->trace[1].stack, d0->trace[0].stack);
+    ck_assert_uint_eq(d0->trace[2].stack, d0->trace[0].stack); /* the shared frames list */
+    check_stack_inner_outer(s, d0->trace[0].stack);
+    ck_assert_uint_eq(d1->n_trace, 2);  /* S, which holds itself, twice */
+    for (size_t i = 0; i < 2; i++) {
+        ck_assert_int_eq(d1->trace[i].action, SD_ACT_ALLOC);
+        ck_assert_uint_eq(d1->trace[i].addr, 8192);
+        ck_assert_uint_eq(d1->trace[i].size, 64);
+        ck_assert_uint_eq(d1->trace[i].stack, d0->trace[0].stack);
+    }
+    sd_snapshot_free(s);
+}
+END_TEST
+
+static const sd_setting *setting_member(const sd_setting *dict, const char *key)
+{
+    for (size_t i = 0; i < dict->n_items; i++)
+        if (dict->items[i].key_len == strlen(key) && memcmp(dict->items[i].key, key, strlen(key)) == 0)
+            return &dict->items[i];
+    return NULL;
+}
+
+START_TEST(model_typed_allocator_settings)
+{
+    sd_snapshot *s = load_shared();
+    const sd_allocator_settings *a = sd_snapshot_allocator_settings(s);
+    ck_assert(a->present);
+    ck_assert_str_eq(a->alloc_conf, "expandable_segments:True");
+    ck_assert(a->has_max_split_size && a->max_split_size == -1);
+    ck_assert(a->has_expandable_segments && a->expandable_segments);
+    ck_assert(a->has_gc_threshold);
+    ck_assert_double_eq(a->garbage_collection_threshold, 0.5);
+    ck_assert(a->has_roundup_power2_divisions);
+    ck_assert_uint_eq(a->n_roundup_power2_divisions, 3);
+    ck_assert_uint_eq(a->roundup_power2_divisions[1].interval_mib, 2);
+    ck_assert_int_eq(a->roundup_power2_divisions[1].divisions, 4);
+    ck_assert_uint_eq(a->roundup_power2_divisions[2].interval_mib, 0); /* "x": not a number */
+    /* The recorded tree, in recorded order, four container levels deep. */
+    const sd_setting *t = a->recorded;
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(t->type, SD_SETTING_DICT);
+    ck_assert_uint_eq(t->n_items, 6);
+    ck_assert_str_eq(t->items[0].key, "PYTORCH_CUDA_ALLOC_CONF");
+    ck_assert_int_eq(setting_member(t, "max_split_size")->type, SD_SETTING_INT);
+    ck_assert_int_eq(setting_member(t, "max_split_size")->i, -1);
+    ck_assert_int_eq(setting_member(t, "expandable_segments")->type, SD_SETTING_BOOL);
+    ck_assert_int_eq(setting_member(t, "garbage_collection_threshold")->type, SD_SETTING_FLOAT);
+    const sd_setting *rp = setting_member(t, "roundup_power2_divisions");
+    ck_assert_int_eq(rp->type, SD_SETTING_DICT);
+    ck_assert_uint_eq(rp->n_items, 3);
+    ck_assert_int_eq(setting_member(rp, "2")->i, 4);
+    const sd_setting *c = setting_member(setting_member(setting_member(setting_member(t, "nested"), "a"), "b"), "c");
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(c->type, SD_SETTING_DICT);
+    ck_assert_uint_eq(c->n_items, 0); /* the fifth level is cut, as the reports show it */
+    sd_snapshot_free(s);
+}
+END_TEST
+
+/* The core suite plus this tcase of its own. */
+static Suite *core_and_sharing_suite(void)
+{
+    Suite *s = core_suite();
+    TCase *tc = tcase_create("model_sharing");
+    tcase_add_test(tc, model_trace_entry_shared_through_memo);
+    tcase_add_test(tc, model_typed_allocator_settings);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return sdp_test_main(core_and_sharing_suite); }

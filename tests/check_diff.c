@@ -682,7 +682,6 @@ static Suite *diff_suite(void)
     tcase_add_test(td, legacy_layout);
     suite_add_tcase(s, td);
     TCase *tp = tcase_create("profile_gate_loader");
-    tcase_set_timeout(tp, 60);
     tcase_add_test(tp, null_error_tight_budget);
     tcase_add_test(tp, profile_sides_add_up);
     tcase_add_test(tp, group_by_names);

@@ -5,13 +5,14 @@
  * with or without frames. Per device: segments, blocks (in segment order, tiling each
  * segment), trace entries. Stacks are interned: identical frame sequences (innermost
  * first) get one stack id, whether or not the pickle shared the object. Stack id 0 is the
- * empty stack. Records are plain read-only structs; the snapshot itself is opaque.
+ * empty stack. Records are plain read-only structs; the snapshot itself is opaque and
+ * self-contained: it keeps nothing of the pickle it was read from.
  */
 #ifndef SNAPDIFF_SNAPSHOT_H
 #define SNAPDIFF_SNAPSHOT_H
 
 #include <stdbool.h>
-#include "pickle.h"
+#include "snapdiff.h"
 #include "source.h"
 
 typedef struct sd_snapshot sd_snapshot;
@@ -66,8 +67,7 @@ typedef struct sd_trace_entry {
     uint64_t size;           /* for oom: the request that failed */
     uint64_t stream;
     int64_t time_us;         /* valid when has_time */
-    uint64_t frames_;        /* private: the stack, interned on request by
-                              * sd_snapshot_trace_stack (a big trace has millions) */
+    uint32_t stack;          /* the entry's frames (0 when it recorded none) */
     uint8_t action;          /* sd_trace_action */
     bool has_time;
 } sd_trace_entry;
@@ -79,6 +79,38 @@ typedef struct sd_device {
     const sd_trace_entry *trace; size_t n_trace;     /* oldest first */
 } sd_device;
 
+/* One recorded setting: a small owned tree, so that reports can show the dict as the
+ * snapshot recorded it. Containers are kept four levels deep (deeper ones are empty), at
+ * most SD_SETTINGS_MAX_NODES nodes in all; dict members with non-string keys are left
+ * out. None, bytes and integers beyond 64 bits read as SD_SETTING_NONE. */
+typedef enum sd_setting_type {
+    SD_SETTING_NONE, SD_SETTING_BOOL, SD_SETTING_INT, SD_SETTING_FLOAT, SD_SETTING_STR,
+    SD_SETTING_LIST,  /* lists and tuples */
+    SD_SETTING_DICT,
+} sd_setting_type;
+
+enum { SD_SETTINGS_MAX_NODES = 4096 };
+
+typedef struct sd_setting {
+    const char *key;         /* a dict member's key (may hold NULs: key_len); else NULL */
+    size_t key_len;
+    uint8_t type;            /* sd_setting_type */
+    bool b;                  /* BOOL */
+    int64_t i;               /* INT */
+    double f;                /* FLOAT */
+    const char *str;         /* STR: UTF-8 as recorded (may hold NULs: str_len) */
+    size_t str_len;
+    const struct sd_setting *items; /* LIST, DICT: members in recorded order */
+    size_t n_items;
+} sd_setting;
+
+/* roundup_power2_divisions: {"1": 0, "2": 0, ... "32768": 0}, per power-of-two size
+ * interval in MiB, the number of divisions (0 = no rounding). */
+typedef struct sd_roundup_division {
+    uint64_t interval_mib;   /* the key as a number; 0 when it is not a decimal string */
+    int64_t divisions;       /* 0 when the value is not an integer */
+} sd_roundup_division;
+
 typedef struct sd_allocator_settings {
     bool present;
     const char *alloc_conf;            /* PYTORCH_CUDA_ALLOC_CONF string or NULL */
@@ -86,11 +118,14 @@ typedef struct sd_allocator_settings {
     double garbage_collection_threshold;
     bool expandable_segments;
     bool has_max_split_size, has_gc_threshold, has_expandable_segments;
-    const sd_value *raw;               /* the whole dict, for anything else */
+    bool has_roundup_power2_divisions; /* recorded as a dict */
+    const sd_roundup_division *roundup_power2_divisions;
+    size_t n_roundup_power2_divisions;
+    const sd_setting *recorded;        /* the whole dict (a SD_SETTING_DICT); NULL if absent */
 } sd_allocator_settings;
 
 typedef struct sd_load_options {
-    uint64_t max_memory;   /* budget for the pickle arena + model; 0 = unlimited */
+    uint64_t max_memory;   /* budget for the load (value tree + model); 0 = unlimited */
 } sd_load_options;
 
 /* Build the model from snapshot bytes. The bytes are only read during the call (the
@@ -107,24 +142,12 @@ sd_snapshot *sd_snapshot_load_file(const char *spec, const sd_load_options *opts
 void sd_snapshot_free(sd_snapshot *s);
 
 const char *sd_snapshot_source(const sd_snapshot *s);
-const sd_pickle *sd_snapshot_pickle(const sd_snapshot *s);
 bool sd_snapshot_is_legacy_list(const sd_snapshot *s);  /* top level was a bare list */
-/* The pickle's top-level value. Trace entries were folded into the model while parsing
- * (see sd_device.trace) and read as None here; walk sd_pickle_parse's tree for the
- * untouched data, as `snapdiff dump` does. */
-const sd_value *sd_snapshot_root(const sd_snapshot *s);
-int sd_snapshot_protocol(const sd_snapshot *s);
-uint64_t sd_snapshot_value_count(const sd_snapshot *s); /* values decoded: walk budgets */
 
 size_t sd_snapshot_device_count(const sd_snapshot *s);   /* sorted by device ordinal */
 const sd_device *sd_snapshot_device(const sd_snapshot *s, size_t i);
 
 size_t sd_snapshot_stack_count(const sd_snapshot *s);
-/* Stack id of a trace entry's frames (0 when it recorded none). Trace stacks are interned
- * on request, not at load: stats and diff never need them.
- * @return SD_OK, or an error (with offset) when the entry's frames are malformed. */
-sd_status sd_snapshot_trace_stack(sd_snapshot *s, const sd_trace_entry *e, uint32_t *stack,
-                                  sd_error *err);
 /* Frames of stack `id`, innermost first, as indices for sd_snapshot_frame. */
 const uint32_t *sd_snapshot_stack(const sd_snapshot *s, uint32_t id, size_t *n_frames);
 const sd_frame *sd_snapshot_frame(const sd_snapshot *s, uint32_t frame_id);

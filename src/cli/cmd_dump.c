@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "msg.h"
+#include "snapdiff/pickle.h"
 
 static int dump_bytes(const uint8_t *data, size_t len, const char *name,
                       const struct cli_opts *opts)

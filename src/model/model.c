@@ -13,9 +13,31 @@
 
 #define KEY_IS(k, lit) sdp_str_eq(*(k), lit, sizeof(lit) - 1)
 
+void *sdp_model_alloc(sd_snapshot *s, size_t size)
+{
+    if (!sdp_arena_charge(&s->load->pickle, size)) return NULL;
+    return sdp_arena_alloc(&s->arena, size);
+}
+
+sd_status sdp_model_grow(sd_snapshot *s, void **buf, size_t *cap, size_t need, size_t elem)
+{
+    if (sdp_grow(buf, cap, need, elem, &s->load->pickle) == SD_OK) return SD_OK;
+    return sdp_fail(s->load->err, SD_ENOMEM, s->load->ctx_offset,
+                    "memory budget exhausted building the model");
+}
+
+static char *model_strndup(sd_snapshot *s, const char *p, size_t n)
+{
+    char *copy = sdp_model_alloc(s, n + 1);
+    if (!copy) return NULL;
+    memcpy(copy, p, n);
+    copy[n] = 0;
+    return copy;
+}
+
 void sdp_model_warn(sd_snapshot *s, const char *fmt, ...)
 {
-    if (s->n_warnings >= MODEL_MAX_WARNINGS) {
+    if (s->n_warnings >= SDP_MODEL_MAX_WARNINGS) {
         s->warnings_dropped++;
         return;
     }
@@ -24,7 +46,7 @@ void sdp_model_warn(sd_snapshot *s, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    char *copy = sdp_arena_strndup(&s->arena, text, strlen(text));
+    char *copy = model_strndup(s, text, strlen(text));
     if (copy) s->warnings[s->n_warnings++] = copy;
 }
 
@@ -35,8 +57,8 @@ sd_status sdp_model_fail(sd_snapshot *s, const sd_value *where, const char *fmt,
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    uint64_t off = where && sdp_cont_of(*where) ? sd_value_offset(where) : s->ctx_offset;
-    return sdp_fail(s->err, SD_ESNAPSHOT, off, "%s", text);
+    uint64_t off = where && sdp_cont_of(*where) ? sd_value_offset(where) : s->load->ctx_offset;
+    return sdp_fail(s->load->err, SD_ESNAPSHOT, off, "%s", text);
 }
 
 /* ---------- typed field readers ---------- */
@@ -77,12 +99,12 @@ static const sd_value *need_dict(sd_snapshot *s, const sd_value *v, const char *
 
 /* ---------- blocks ---------- */
 
-typedef struct raw_segment {
+typedef struct sdp_raw_segment {
     sd_segment seg;
     int64_t device;
     const sd_value *dict;
     const sd_value *blocks;  /* list */
-} raw_segment;
+} sdp_raw_segment;
 
 static sd_status read_history(sd_snapshot *s, const sd_value *blk, const sd_value *hist,
                               sd_block *b, bool has_requested)
@@ -112,7 +134,7 @@ static sd_status read_block(sd_snapshot *s, const sd_value *v, sd_block *b, bool
     sd_status st = SD_OK;
     need_dict(s, v, "a block", &st);
     if (st) return st;
-    s->ctx_offset = sd_value_offset(v);
+    s->load->ctx_offset = sd_value_offset(v);
     const sdp_cont *c = sdp_cont_of(*v);
     const sd_value *frames = NULL, *history = NULL;
     bool has_size = false, has_requested = false;
@@ -157,12 +179,12 @@ static sd_status read_pool_id(sd_snapshot *s, const sd_value *seg, const sd_valu
     return SD_OK;
 }
 
-static sd_status read_segment(sd_snapshot *s, const sd_value *v, raw_segment *r)
+static sd_status read_segment(sd_snapshot *s, const sd_value *v, sdp_raw_segment *r)
 {
     sd_status st = SD_OK;
     need_dict(s, v, "a segment", &st);
     if (st) return st;
-    s->ctx_offset = sd_value_offset(v);
+    s->load->ctx_offset = sd_value_offset(v);
     memset(r, 0, sizeof *r);
     r->dict = v;
     bool has_addr = false, has_total = false;
@@ -189,9 +211,9 @@ static sd_status read_segment(sd_snapshot *s, const sd_value *v, raw_segment *r)
     return SD_OK;
 }
 
-static int cmp_raw_segment(const void *a, const void *b)
+static int cmp_sdp_raw_segment(const void *a, const void *b)
 {
-    const raw_segment *x = a, *y = b;
+    const sdp_raw_segment *x = a, *y = b;
     if (x->device != y->device) return x->device < y->device ? -1 : 1;
     if (x->seg.address != y->seg.address) return x->seg.address < y->seg.address ? -1 : 1;
     return 0;
@@ -199,7 +221,7 @@ static int cmp_raw_segment(const void *a, const void *b)
 
 /* Blocks of one segment, appended to the device's block array; addresses filled in for
  * layouts that do not store them; the tiling checked. */
-static sd_status build_segment_blocks(sd_snapshot *s, raw_segment *r, sd_block *out,
+static sd_status build_segment_blocks(sd_snapshot *s, sdp_raw_segment *r, sd_block *out,
                                       uint32_t seg_index, size_t *n_out)
 {
     const sdp_cont *bl = r->blocks ? sdp_cont_of(*r->blocks) : NULL;
@@ -210,7 +232,7 @@ static sd_status build_segment_blocks(sd_snapshot *s, raw_segment *r, sd_block *
     for (size_t i = 0; i < n; i++) {
         sd_block *b = &out[i];
         bool has_addr;
-        s->ctx_offset = sd_value_offset(r->blocks);
+        s->load->ctx_offset = sd_value_offset(r->blocks);
         sd_status st = read_block(s, &bl->items[i], b, &has_addr);
         if (st) return st;
         if (!has_addr) b->address = cursor;
@@ -257,43 +279,6 @@ static uint8_t action_of(const sd_value *x)
     return SD_ACT_OTHER;
 }
 
-/* Fields of one trace entry from its pairs, wherever they sit: keys[i * ks], vals[i * vs]. */
-static sd_status read_trace_pairs(sd_snapshot *s, const sd_value *where, uint64_t offset,
-                                  const sd_value *keys, size_t ks, const sd_value *vals,
-                                  size_t vs, size_t n, sd_trace_entry *e)
-{
-    sd_status st = SD_OK;
-    memset(e, 0, sizeof *e);
-    e->action = SD_ACT_OTHER;
-    uint64_t addr = 0, dfree = 0;
-    bool has_dfree = false;
-    for (size_t i = 0; i < n && !st; i++) {
-        const sd_value *k = &keys[i * ks], *x = &vals[i * vs];
-        int64_t tmp = 0;
-        if (KEY_IS(k, "action")) e->action = action_of(x);
-        else if (KEY_IS(k, "addr")) { st = get_int(s, where, x, "addr", &tmp); addr = (uint64_t)tmp; }
-        else if (KEY_IS(k, "size")) { st = get_int(s, where, x, "size", &tmp); e->size = (uint64_t)tmp; }
-        else if (KEY_IS(k, "stream")) { st = get_int(s, where, x, "stream", &tmp); e->stream = (uint64_t)tmp; }
-        else if (KEY_IS(k, "device_free")) { st = get_int(s, where, x, "device_free", &tmp); dfree = (uint64_t)tmp; has_dfree = true; }
-        else if (KEY_IS(k, "time_us")) { st = get_int(s, where, x, "time_us", &e->time_us); e->has_time = true; }
-        else if (KEY_IS(k, "frames")) e->frames_ = x->bits;
-    }
-    (void)offset;
-    e->addr = e->action == SD_ACT_OOM && has_dfree ? dfree : addr; /* they share a slot */
-    return st;
-}
-
-static sd_status read_trace_entry(sd_snapshot *s, const sd_value *v, sd_trace_entry *e)
-{
-    sd_status st = SD_OK;
-    need_dict(s, v, "a trace entry", &st);
-    if (st) return st;
-    s->ctx_offset = sd_value_offset(v);
-    const sdp_cont *c = sdp_cont_of(*v);
-    if (c->shape) return read_trace_pairs(s, v, c->offset, c->shape->keys, 1, c->items, 1, c->n, e);
-    return read_trace_pairs(s, v, c->offset, c->items, 2, c->items + 1, 2, c->n, e);
-}
-
 /* ---------- the record hook: trace entries straight from the parser ---------- */
 
 /* Each trace-entry shape is decoded once into a layout: the field each key position fills.
@@ -314,11 +299,12 @@ static uint8_t field_of(const sd_value *k)
 static uint8_t cached_action(sd_snapshot *s, const sd_value *x)
 {
     size_t slot = (size_t)(x->bits >> 3) & 7;
-    if (sdp_is_ptr(*x) && s->action_cache[slot].bits == x->bits) return s->action_cache[slot].action;
+    sdp_load *L = s->load;
+    if (sdp_is_ptr(*x) && L->action_cache[slot].bits == x->bits) return L->action_cache[slot].action;
     uint8_t a = action_of(x);
     if (sdp_is_ptr(*x)) {
-        s->action_cache[slot].bits = x->bits;
-        s->action_cache[slot].action = a;
+        L->action_cache[slot].bits = x->bits;
+        L->action_cache[slot].action = a;
     }
     return a;
 }
@@ -326,23 +312,20 @@ static uint8_t cached_action(sd_snapshot *s, const sd_value *x)
 static uint32_t record_kind(void *ctx, const sd_value *keys, uint32_t n)
 {
     sd_snapshot *s = ctx;
+    sdp_load *L = s->load;
     uint8_t layout[16] = {0};
     bool is_trace = false;
     for (uint32_t i = 0; i < n && i < 16; i++) {
         layout[i] = field_of(&keys[i]);
         is_trace |= layout[i] == F_ACTION; /* only trace entries have an action */
     }
-    if (!is_trace) return 0;
-    if (s->n_layouts == s->layouts_cap) {
-        size_t ncap = s->layouts_cap ? s->layouts_cap * 2 : 8;
-        if (ncap > 65536 || !sdp_arena_charge(&s->arena, (ncap - s->layouts_cap) * 16)) return 0;
-        uint8_t (*nl)[16] = realloc(s->layouts, ncap * sizeof *nl);
-        if (!nl) return 0; /* then it stays a dict: slower, still correct */
-        s->layouts = nl;
-        s->layouts_cap = ncap;
-    }
-    memcpy(s->layouts[s->n_layouts], layout, sizeof layout);
-    return (uint32_t)++s->n_layouts;
+    /* 65536 shapes at most; past that a dict stays a dict: slower, still correct. */
+    if (!is_trace || L->n_layouts >= 65536) return 0;
+    if (sdp_grow((void **)&L->layouts, &L->layouts_cap, L->n_layouts + 1, sizeof *L->layouts,
+                 &L->pickle) != SD_OK)
+        return 0;
+    memcpy(L->layouts[L->n_layouts], layout, sizeof layout);
+    return (uint32_t)++L->n_layouts;
 }
 
 /* addr and device_free share a slot in sd_trace_entry: both are kept until the action is
@@ -357,7 +340,7 @@ static sd_status take_field(sd_snapshot *s, uint8_t field, const sd_value *x, ta
                                         "time_us", "frames"};
     switch (field) {
     case F_ACTION: e->action = cached_action(s, x); return SD_OK;
-    case F_FRAMES: e->frames_ = x->bits; return SD_OK;
+    case F_FRAMES: return sdp_intern_stack(s, x, &e->stack);
     case F_OTHER: return SD_OK;
     default: break;
     }
@@ -372,32 +355,54 @@ static sd_status take_field(sd_snapshot *s, uint8_t field, const sd_value *x, ta
     return SD_OK;
 }
 
+/* The one trace-entry decoder: the values of one entry, vals[i * stride], filled into e
+ * by the layout of its keys. The record hook calls it for entries taken while parsing; the
+ * model build for the few that stayed dicts (protocol 0/1, entries filled piecemeal). */
+static sd_status decode_trace(sd_snapshot *s, const uint8_t *layout, const sd_value *vals,
+                              size_t stride, size_t n, sd_trace_entry *e)
+{
+    memset(e, 0, sizeof *e);
+    e->action = SD_ACT_OTHER;
+    taking t = {.e = e};
+    for (size_t i = 0; i < n; i++) {
+        sd_status st = take_field(s, layout[i], &vals[i * stride], &t);
+        if (st) return st;
+    }
+    e->addr = e->action == SD_ACT_OOM && t.has_dfree ? t.dfree : t.addr; /* they share a slot */
+    return SD_OK;
+}
+
 static sd_status record_take(void *ctx, uint32_t kind, const sd_value *kv, size_t n_pairs,
                              uint64_t offset, uint32_t *index)
 {
     sd_snapshot *s = ctx;
-    if (s->n_records == s->records_cap) {
-        size_t ncap = s->records_cap ? s->records_cap * 2 : 4096;
-        if (ncap > UINT32_MAX || !sdp_arena_charge(&s->arena, (ncap - s->records_cap) * sizeof *s->records))
-            return sdp_fail(s->err, SD_ENOMEM, offset, "memory budget exhausted reading trace entries");
-        sd_trace_entry *nr = realloc(s->records, ncap * sizeof *nr);
-        if (!nr) return sdp_fail(s->err, SD_ENOMEM, offset, "out of memory reading trace entries");
-        s->records = nr;
-        s->records_cap = ncap;
-    }
-    s->ctx_offset = offset;
-    const uint8_t *layout = s->layouts[kind - 1];
-    sd_trace_entry *e = &s->records[s->n_records];
-    memset(e, 0, sizeof *e);
-    e->action = SD_ACT_OTHER;
-    taking t = {.e = e};
-    for (size_t i = 0; i < n_pairs; i++) {
-        sd_status st = take_field(s, layout[i], &kv[2 * i + 1], &t);
-        if (st) return st;
-    }
-    e->addr = e->action == SD_ACT_OOM && t.has_dfree ? t.dfree : t.addr;
+    if (s->n_records >= UINT32_MAX)
+        return sdp_fail(s->load->err, SD_ELIMIT, offset, "more than 2^32 trace entries");
+    s->load->ctx_offset = offset;
+    sd_status st = sdp_model_grow(s, (void **)&s->records, &s->records_cap, s->n_records + 1,
+                                  sizeof *s->records);
+    if (st) return st;
+    st = decode_trace(s, s->load->layouts[kind - 1], kv + 1, 2, n_pairs,
+                      &s->records[s->n_records]);
+    if (st) return st;
     *index = (uint32_t)s->n_records++;
     return SD_OK;
+}
+
+/* A trace entry that stayed a dict: its layout is worked out for this entry alone. */
+static sd_status read_trace_entry(sd_snapshot *s, const sd_value *v, sd_trace_entry *e)
+{
+    sd_status st = SD_OK;
+    need_dict(s, v, "a trace entry", &st);
+    if (st) return st;
+    s->load->ctx_offset = sd_value_offset(v);
+    const sdp_cont *c = sdp_cont_of(*v);
+    uint8_t *layout = c->n ? malloc(c->n) : NULL;
+    if (c->n && !layout) return sdp_fail(s->load->err, SD_ENOMEM, c->offset, "out of memory");
+    for (uint32_t i = 0; i < c->n; i++) layout[i] = field_of(sdp_dict_key(c, i));
+    st = decode_trace(s, layout, c->n ? sdp_dict_val(c, 0) : NULL, c->shape ? 1 : 2, c->n, e);
+    free(layout);
+    return st;
 }
 
 sdp_record_hook sdp_model_record_hook(sd_snapshot *s)
@@ -435,7 +440,7 @@ static sd_device *append_device(sd_snapshot *s, int64_t dev, size_t *cap)
 {
     if (s->n_devices == *cap) {
         size_t ncap = *cap ? *cap * 2 : 8;
-        sd_device *nd = sdp_arena_alloc(&s->arena, ncap * sizeof *nd);
+        sd_device *nd = sdp_model_alloc(s, ncap * sizeof *nd);
         if (!nd) return NULL;
         if (s->n_devices) memcpy(nd, s->devices, s->n_devices * sizeof *nd);
         s->devices = nd;
@@ -448,25 +453,25 @@ static sd_device *append_device(sd_snapshot *s, int64_t dev, size_t *cap)
 static sd_status build_segments(sd_snapshot *s, const sd_value *list, size_t *dev_cap)
 {
     size_t n = sdp_cont_of(*list)->n;
-    raw_segment *raw = n ? malloc(n * sizeof *raw) : NULL;
-    if (n && (!raw || !sdp_arena_charge(&s->arena, n * sizeof *raw))) {
+    sdp_raw_segment *raw = n ? malloc(n * sizeof *raw) : NULL;
+    if (n && (!raw || !sdp_arena_charge(&s->load->pickle, n * sizeof *raw))) {
         free(raw);
         return sdp_model_fail(s, list, "memory budget exhausted reading segments");
     }
     sd_status st = SD_OK;
     size_t total_blocks = 0;
     for (size_t i = 0; i < n && !st; i++) {
-        s->ctx_offset = sd_value_offset(list);
+        s->load->ctx_offset = sd_value_offset(list);
         st = read_segment(s, &sdp_cont_of(*list)->items[i], &raw[i]);
         if (!st) total_blocks += raw[i].blocks ? sdp_cont_of(*raw[i].blocks)->n : 0;
     }
-    if (!st && n > 1) qsort(raw, n, sizeof *raw, cmp_raw_segment);
+    if (!st && n > 1) qsort(raw, n, sizeof *raw, cmp_sdp_raw_segment);
     sd_segment *segs = NULL;
     sd_block *blocks = NULL;
     if (!st && n) {
-        segs = sdp_arena_alloc(&s->arena, n * sizeof *segs);
+        segs = sdp_model_alloc(s, n * sizeof *segs);
         /* Never NULL, even for no blocks: &blocks[0] below must not be NULL + 0 (UB). */
-        blocks = sdp_arena_alloc(&s->arena, total_blocks * sizeof *blocks);
+        blocks = sdp_model_alloc(s, total_blocks * sizeof *blocks);
         if (!segs || !blocks)
             st = sdp_model_fail(s, list, "memory budget exhausted building blocks");
     }
@@ -474,7 +479,7 @@ static sd_status build_segments(sd_snapshot *s, const sd_value *list, size_t *de
     size_t bi = 0;
     for (size_t i = 0; i < n && !st;) {
         if (raw[i].device < 0 || raw[i].device > MAX_DEVICE_ORDINAL) {
-            st = sdp_fail(s->err, SD_ELIMIT, sd_value_offset(raw[i].dict), "device ordinal "
+            st = sdp_fail(s->load->err, SD_ELIMIT, sd_value_offset(raw[i].dict), "device ordinal "
                           "%" PRId64 " is outside 0..%d", raw[i].device, MAX_DEVICE_ORDINAL);
             break;
         }
@@ -497,7 +502,7 @@ static sd_status build_segments(sd_snapshot *s, const sd_value *list, size_t *de
         d->n_segments = i - first;
         d->n_blocks = (size_t)(&blocks[bi] - d->blocks);
     }
-    sdp_arena_uncharge(&s->arena, n * sizeof *raw);
+    sdp_arena_uncharge(&s->load->pickle, n * sizeof *raw);
     free(raw);
     return st;
 }
@@ -509,7 +514,7 @@ static sd_trace_entry *records_in_order(sd_snapshot *s, const sdp_cont *list)
     uint32_t first = 0;
     for (uint32_t i = 0; i < list->n; i++) {
         if (sdp_type(list->items[i]) != SDP_RECORD) return NULL;
-        uint32_t idx = ((const sdp_cont *)(uintptr_t)list->items[i].bits)->aux;
+        uint32_t idx = sdp_record_index(list->items[i]);
         if (i == 0) first = idx;
         else if (idx != first + i) return NULL;
     }
@@ -519,7 +524,7 @@ static sd_trace_entry *records_in_order(sd_snapshot *s, const sdp_cont *list)
 static sd_status trace_item(sd_snapshot *s, const sd_value *v, sd_trace_entry *e)
 {
     if (sdp_type(*v) == SDP_RECORD) {
-        *e = s->records[((const sdp_cont *)(uintptr_t)v->bits)->aux];
+        *e = s->records[sdp_record_index(*v)];
         return SD_OK;
     }
     return read_trace_entry(s, v, e);
@@ -528,28 +533,28 @@ static sd_status trace_item(sd_snapshot *s, const sd_value *v, sd_trace_entry *e
 static sd_status build_traces(sd_snapshot *s, const sd_value *traces, size_t *dev_cap)
 {
     size_t n_seg_devices = s->n_devices;
-    s->ctx_offset = sd_value_offset(&s->root);
+    s->load->ctx_offset = sd_value_offset(&s->load->root);
     const sdp_cont *c = sdp_cont_of(*traces);
     if (!c || c->type != SDP_LIST)
         return sdp_model_fail(s, traces, "'device_traces' should be a list of lists");
     for (uint32_t dev = 0; dev < c->n; dev++) {
         const sd_value *list = &c->items[dev];
         const sdp_cont *lc = sdp_cont_of(*list);
-        s->ctx_offset = c->offset;
+        s->load->ctx_offset = c->offset;
         if (!lc || lc->type != SDP_LIST)
             return sdp_model_fail(s, traces, "'device_traces' entry %u is not a list", dev);
         size_t n = lc->n;
         if (n == 0) continue;
         if (dev > MAX_DEVICE_ORDINAL)
-            return sdp_fail(s->err, SD_ELIMIT, c->offset, "'device_traces' has non-empty "
+            return sdp_fail(s->load->err, SD_ELIMIT, c->offset, "'device_traces' has non-empty "
                             "lists past device %d", MAX_DEVICE_ORDINAL);
         sd_status st = SD_OK;
         sd_trace_entry *entries = records_in_order(s, lc);
         if (!entries) {
-            entries = sdp_arena_alloc(&s->arena, n * sizeof *entries);
+            entries = sdp_model_alloc(s, n * sizeof *entries);
             if (!entries) return sdp_model_fail(s, list, "memory budget exhausted reading traces");
             for (size_t i = 0; i < n; i++) {
-                s->ctx_offset = lc->offset;
+                s->load->ctx_offset = lc->offset;
                 st = trace_item(s, &lc->items[i], &entries[i]);
                 if (st) return st;
             }
@@ -563,18 +568,95 @@ static sd_status build_traces(sd_snapshot *s, const sd_value *traces, size_t *de
     return SD_OK;
 }
 
-static void read_settings(sd_snapshot *s, const sd_value *v)
+/* ---------- allocator settings ---------- */
+
+/* Copy a value into the model as a setting, containers `depth` levels deep; *budget counts
+ * the nodes left, so a shared-object "billion laughs" costs SD_SETTINGS_MAX_NODES at most. */
+static sd_status copy_setting(sd_snapshot *s, const sd_value *v, int depth, size_t *budget,
+                              sd_setting *out)
+{
+    const sdp_cont *c = sdp_cont_of(*v);
+    switch (sdp_type(*v)) {
+    case SDP_BOOL: out->type = SD_SETTING_BOOL; out->b = sd_value_bool(v); return SD_OK;
+    case SDP_INT: out->type = SD_SETTING_INT; out->i = sd_value_int(v); return SD_OK;
+    case SDP_FLOAT: out->type = SD_SETTING_FLOAT; out->f = sd_value_float(v); return SD_OK;
+    case SDP_STR: {
+        const sdp_blob *b = sdp_blob_of(*v);
+        out->type = SD_SETTING_STR;
+        out->str = model_strndup(s, b->data, b->len);
+        out->str_len = b->len;
+        return out->str ? SD_OK : sdp_model_fail(s, NULL, "memory budget exhausted");
+    }
+    case SDP_LIST: case SDP_TUPLE: out->type = SD_SETTING_LIST; break;
+    case SDP_DICT: out->type = SD_SETTING_DICT; break;
+    default: out->type = SD_SETTING_NONE; return SD_OK;
+    }
+    size_t n = 0;
+    for (uint32_t i = 0; depth > 0 && i < c->n; i++)
+        n += c->type != SDP_DICT || sdp_type(*sdp_dict_key(c, i)) == SDP_STR;
+    if (n > *budget) n = *budget;
+    *budget -= n;
+    if (!n) return SD_OK;
+    sd_setting *items = sdp_model_alloc(s, n * sizeof *items);
+    if (!items) return sdp_model_fail(s, NULL, "memory budget exhausted");
+    memset(items, 0, n * sizeof *items);
+    size_t k = 0;
+    for (uint32_t i = 0; i < c->n && k < n; i++) {
+        const sd_value *x = c->type == SDP_DICT ? sdp_dict_val(c, i) : &c->items[i];
+        if (c->type == SDP_DICT) {
+            const sdp_blob *key = sdp_blob_of(*sdp_dict_key(c, i));
+            if (!key || key->type != SDP_STR) continue;
+            items[k].key = model_strndup(s, key->data, key->len);
+            items[k].key_len = key->len;
+            if (!items[k].key) return sdp_model_fail(s, NULL, "memory budget exhausted");
+        }
+        sd_status st = copy_setting(s, x, depth - 1, budget, &items[k++]);
+        if (st) return st;
+    }
+    out->items = items;
+    out->n_items = k;
+    return SD_OK;
+}
+
+/* roundup_power2_divisions as torch 2.3+ records it: {"1": 0, "2": 0, ...}. */
+static sd_status read_roundup(sd_snapshot *s, const sd_value *v)
+{
+    sd_allocator_settings *a = &s->settings;
+    const sdp_cont *c = sdp_cont_of(*v);
+    if (!c || c->type != SDP_DICT) return SD_OK;
+    sd_roundup_division *d = c->n ? sdp_model_alloc(s, c->n * sizeof *d) : NULL;
+    if (c->n && !d) return sdp_model_fail(s, NULL, "memory budget exhausted");
+    for (uint32_t i = 0; i < c->n; i++) {
+        const sdp_blob *key = sdp_blob_of(*sdp_dict_key(c, i));
+        uint64_t mib = 0;
+        for (uint32_t j = 0; key && key->type == SDP_STR && j < key->len; j++) {
+            unsigned digit = (unsigned char)key->data[j] - '0';
+            if (digit > 9 || mib > (UINT64_MAX - 9) / 10) { mib = 0; break; }
+            mib = mib * 10 + digit;
+        }
+        d[i] = (sd_roundup_division){.interval_mib = mib,
+                                     .divisions = sd_value_int(sdp_dict_val(c, i))};
+    }
+    a->has_roundup_power2_divisions = true;
+    a->roundup_power2_divisions = d;
+    a->n_roundup_power2_divisions = c->n;
+    return SD_OK;
+}
+
+static sd_status read_settings(sd_snapshot *s, const sd_value *v)
 {
     sd_allocator_settings *a = &s->settings;
     if (sdp_type(*v) != SDP_DICT) {
         sdp_model_warn(s, "'allocator_settings' is not a dict; ignored");
-        return;
+        return SD_OK;
     }
     a->present = true;
-    a->raw = v;
     const sd_value *x;
-    if ((x = sd_value_dict_get(v, "PYTORCH_CUDA_ALLOC_CONF")) && sdp_type(*x) == SDP_STR)
-        a->alloc_conf = sdp_blob_of(*x)->data;
+    if ((x = sd_value_dict_get(v, "PYTORCH_CUDA_ALLOC_CONF")) && sdp_type(*x) == SDP_STR) {
+        const sdp_blob *b = sdp_blob_of(*x);
+        a->alloc_conf = model_strndup(s, b->data, strlen(b->data)); /* a C string, as before */
+        if (!a->alloc_conf) return sdp_model_fail(s, NULL, "memory budget exhausted");
+    }
     if ((x = sd_value_dict_get(v, "max_split_size")) && sdp_type(*x) == SDP_INT) {
         a->max_split_size = sd_value_int(x);
         a->has_max_split_size = true;
@@ -589,12 +671,22 @@ static void read_settings(sd_snapshot *s, const sd_value *v)
         a->expandable_segments = sd_value_bool(x);
         a->has_expandable_segments = true;
     }
+    sd_status st = SD_OK;
+    if ((x = sd_value_dict_get(v, "roundup_power2_divisions"))) st = read_roundup(s, x);
+    if (st) return st;
+    sd_setting *tree = sdp_model_alloc(s, sizeof *tree);
+    if (!tree) return sdp_model_fail(s, NULL, "memory budget exhausted");
+    memset(tree, 0, sizeof *tree);
+    size_t budget = SD_SETTINGS_MAX_NODES;
+    st = copy_setting(s, v, 4, &budget, tree);
+    a->recorded = tree;
+    return st;
 }
 
 sd_status sdp_model_build(sd_snapshot *s)
 {
-    const sd_value *root = &s->root, *segments = NULL, *traces = NULL, *settings = NULL;
-    s->ctx_offset = sd_value_offset(root);
+    const sd_value *root = &s->load->root, *segments = NULL, *traces = NULL, *settings = NULL;
+    s->load->ctx_offset = sd_value_offset(root);
     if (sdp_type(*root) == SDP_LIST) {
         segments = root; /* torch <= 1.13, or pickle.dump(memory_snapshot()) */
         s->legacy_list = true;
@@ -608,7 +700,7 @@ sd_status sdp_model_build(sd_snapshot *s)
         if (sdp_type(*segments) != SDP_LIST)
             return sdp_model_fail(s, root, "not a memory snapshot: 'segments' is not a list");
     } else {
-        return sdp_fail(s->err, SD_ESNAPSHOT, 0, "not a memory snapshot: the pickle holds a "
+        return sdp_fail(s->load->err, SD_ESNAPSHOT, 0, "not a memory snapshot: the pickle holds a "
                         "%s, expected a dict with 'segments' or a list of segments",
                         sdp_type(*root) == SDP_STR ? "string"
                         : sdp_type(*root) == SDP_TUPLE ? "tuple" : "scalar");
@@ -618,7 +710,8 @@ sd_status sdp_model_build(sd_snapshot *s)
     st = build_segments(s, segments, &dev_cap);
     if (!st && traces) st = build_traces(s, traces, &dev_cap);
     if (st) return st;
-    if (settings) read_settings(s, settings);
+    if (settings) st = read_settings(s, settings);
+    if (st) return st;
     if (s->n_devices > 1) qsort(s->devices, s->n_devices, sizeof *s->devices, cmp_device);
     return SD_OK;
 }

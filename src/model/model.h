@@ -1,71 +1,98 @@
 /* model.h - the inside of sd_snapshot, shared by snapshot.c (public face), model.c
- * (building it from the pickle tree) and intern.c (frame and stack interning). */
+ * (building it from the pickle) and intern.c (strings, frames and stacks).
+ *
+ * Two lifetimes: the model (struct sd_snapshot: its arena, interned strings, records)
+ * lives until sd_snapshot_free; the pickle side (struct sdp_load: the value tree, the
+ * caches keyed by value address) lives only during the load and is freed before
+ * sd_snapshot_load_* returns, so a loaded snapshot holds nothing of the pickle. */
 #ifndef SNAPDIFF_MODEL_H
 #define SNAPDIFF_MODEL_H
 
 #include "pickle/value.h"
 #include "snapdiff/snapshot.h"
 
-enum { MODEL_MAX_WARNINGS = 64 };
+enum { SDP_MODEL_MAX_WARNINGS = 64 };
 
-typedef struct intern_table {
-    uint32_t *slots;     /* id + 1, 0 = empty */
-    size_t cap;          /* power of two */
-    size_t count;
-} intern_table;
+/* An interned string: the model's copy, NUL-terminated. */
+typedef struct sdp_str {
+    const char *p;
+    size_t len;
+} sdp_str;
 
-struct sd_snapshot {
-    sdp_arena arena;               /* the pickle tree, the model, the interned strings */
-    char *source;
+/* Direct-mapped cache slot: value bits (an address in the pickle arena) -> id + 1. */
+typedef struct sdp_id_slot {
+    uint64_t bits;
+    uint32_t id1;
+} sdp_id_slot;
+
+/* What a load needs and the loaded model does not. */
+typedef struct sdp_load {
+    sdp_arena pickle;              /* the value tree; also the budget the model is charged to */
     sd_value root;
     uint64_t trailing;
-    uint64_t n_values;
     int proto;
+    sd_error *err;
+    uint64_t ctx_offset;           /* innermost container being read: errors about a
+                                    * scalar inside it point here */
+    /* Recently seen frames lists and frame dicts, by value bits (intern.c): thousands of
+     * blocks and trace entries point at the same shared objects, and this keeps those
+     * lookups in cache instead of touching each object's header, far away in the arena. */
+    sdp_id_slot stack_cache[1 << 16];
+    sdp_id_slot frame_cache[1 << 14];
+    struct { uint64_t bits; uint8_t action; } action_cache[8]; /* action strings are shared */
+    uint8_t (*layouts)[16];        /* per trace-entry shape: which field each key fills */
+    size_t n_layouts, layouts_cap;
+} sdp_load;
+
+struct sd_snapshot {
+    sdp_arena arena;               /* the model: devices, segments, blocks, strings, settings */
+    char *source;
     bool legacy_list;
 
     sd_device *devices;
     size_t n_devices;
 
-    sd_frame *frames;              /* interned frames (malloc, charged) */
+    sdp_str *strings;              /* the interned string pool (malloc) */
+    size_t n_strings, strings_cap;
+    sdp_htab string_index;
+    sd_frame *frames;              /* interned frames (malloc); strings from the pool */
     size_t n_frames, frames_cap;
-    intern_table frame_index;
+    sdp_htab frame_index;
     uint32_t *stack_frames;        /* all stacks' frame ids, back to back */
     size_t n_stack_frames, stack_frames_cap;
     uint32_t *stack_start;         /* stack i = stack_frames[stack_start[i] .. stack_start[i+1]) */
     size_t n_stacks, stacks_cap;
-    intern_table stack_index;
-    /* Recently seen frames lists and frame dicts, by value bits -> id + 1 (intern.c):
-     * thousands of blocks point at the same shared objects, and this keeps those lookups
-     * in cache instead of touching each object's header, far away in the arena. */
-    struct { uint64_t bits; uint32_t id1; } stack_cache[1 << 16];
-    struct { uint64_t bits; uint32_t id1; } frame_cache[1 << 14];
+    sdp_htab stack_index;
 
-    sd_trace_entry *records;       /* trace entries taken over while parsing (malloc) */
+    sd_trace_entry *records;       /* trace entries, taken over while parsing (malloc) */
     size_t n_records, records_cap;
-    struct { uint64_t bits; uint8_t action; } action_cache[8]; /* action strings are shared */
-    uint8_t (*layouts)[16];        /* per record shape: which field each key fills */
-    size_t n_layouts, layouts_cap;
 
     sd_allocator_settings settings;
 
-    char *warnings[MODEL_MAX_WARNINGS];
+    char *warnings[SDP_MODEL_MAX_WARNINGS];
     size_t n_warnings;
     uint64_t warnings_dropped;
-    sd_error *err;                 /* during a build only */
-    uint64_t ctx_offset;           /* innermost container being read: errors about a
-                                    * scalar inside it point here */
+
+    sdp_load *load;                /* during a load only */
 };
 
 /* intern.c */
 sd_status sdp_intern_init(sd_snapshot *s);
 void sdp_intern_free(sd_snapshot *s);
+/* The model's copy of a string (its bytes up to the first NUL, as sd_frame shows them). */
+sd_status sdp_intern_string(sd_snapshot *s, const char *p, size_t n, const char **out);
 /* Stack id of a frames list (cached on the list, so shared lists cost one lookup). */
 sd_status sdp_intern_stack(sd_snapshot *s, const sd_value *frames, uint32_t *id);
+/* Free the lookup tables once the load is done. */
+void sdp_intern_drop_indexes(sd_snapshot *s);
 
 /* model.c */
 /* The hook that turns trace-entry dicts into records while the pickle is parsed. */
 sdp_record_hook sdp_model_record_hook(sd_snapshot *s);
 sd_status sdp_model_build(sd_snapshot *s);
+/* Model memory during a load: from the model's arena, charged to the load's budget. */
+void *sdp_model_alloc(sd_snapshot *s, size_t size);
+sd_status sdp_model_grow(sd_snapshot *s, void **buf, size_t *cap, size_t need, size_t elem);
 void sdp_model_warn(sd_snapshot *s, const char *fmt, ...) SDP_PRINTF(2, 3);
 sd_status sdp_model_fail(sd_snapshot *s, const sd_value *where, const char *fmt, ...)
     SDP_PRINTF(3, 4);

@@ -5,6 +5,28 @@
 #include "model/model.h"
 #include "snapdiff/stats.h"
 
+/* The end of a load: the value tree and every lookup structure go, the model stays. */
+static void load_end(sd_snapshot *s)
+{
+    if (!s || !s->load) return;
+    sdp_intern_drop_indexes(s);
+    free(s->load->layouts);
+    sdp_arena_free(&s->load->pickle);
+    free(s->load);
+    s->load = NULL;
+}
+
+/* Trace records grew by doubling: give back the unused tail once parsing is done, before
+ * the devices point into the array. */
+static void shrink_records(sd_snapshot *s)
+{
+    if (!s->n_records || s->n_records == s->records_cap) return;
+    sd_trace_entry *nr = realloc(s->records, s->n_records * sizeof *nr);
+    if (!nr) return;
+    s->records = nr;
+    s->records_cap = s->n_records;
+}
+
 static sd_snapshot *load_fail(sd_snapshot *s, sd_error *err, const char *source)
 {
     sdp_error_set_source(err, source);
@@ -12,28 +34,33 @@ static sd_snapshot *load_fail(sd_snapshot *s, sd_error *err, const char *source)
     return NULL;
 }
 
-/* Parse, then build the model. `consumed` (may be NULL) is freed as soon as the parse is
- * done: the tree holds copies of its strings, so the input need not stay for the build. */
+/* Parse, then build the model, then free the value tree. `consumed` (may be NULL) is
+ * freed as soon as the parse is done: the tree holds copies of its strings. */
 static sd_snapshot *load_impl(const uint8_t *data, size_t len, const char *source,
                               const sd_load_options *opts, sd_error *err, sd_bytes *consumed)
 {
     if (!source) source = "<buffer>";
     sd_snapshot *s = calloc(1, sizeof *s);
-    if (!s) {
-        if (consumed) sd_bytes_release(consumed);
-        sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
-        return load_fail(NULL, err, source);
-    }
-    sdp_arena_init(&s->arena, opts ? opts->max_memory : 0);
-    s->err = err;
+    sdp_load *L = calloc(1, sizeof *L);
     size_t n = strlen(source);
-    s->source = malloc(n + 1);
-    if (!s->source) {
+    char *src = malloc(n + 1);
+    if (!s || !L || !src) {
         if (consumed) sd_bytes_release(consumed);
+        free(s);
+        free(L);
+        free(src);
         sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
-        return load_fail(s, err, source);
+        sdp_error_set_source(err, source);
+        return NULL;
     }
-    memcpy(s->source, source, n + 1);
+    memcpy(src, source, n + 1);
+    s->source = src;
+    s->load = L;
+    /* The whole load is charged to the value tree's arena; the model's arena holds no
+     * budget of its own (nothing is allocated in it after the load). */
+    sdp_arena_init(&L->pickle, opts ? opts->max_memory : 0);
+    sdp_arena_init(&s->arena, 0);
+    L->err = err;
     if (len >= 2 && data[0] == 'P' && data[1] == 'K') {
         if (consumed) sd_bytes_release(consumed);
         sdp_fail(err, SD_EFORMAT, 0, "this is a zip archive; open it by path (snapdiff reads "
@@ -41,17 +68,19 @@ static sd_snapshot *load_impl(const uint8_t *data, size_t len, const char *sourc
         return load_fail(s, err, source);
     }
     sdp_record_hook hook = sdp_model_record_hook(s);
+    uint64_t n_values = 0;
     sd_status st = sdp_intern_init(s);
     if (st == SD_OK)
-        st = sdp_pickle_parse_into(&s->arena, data, len,
+        st = sdp_pickle_parse_into(&L->pickle, data, len,
                                    consumed && consumed->map_ ? SDP_PARSE_RELEASE_BEHIND : 0,
-                                   &hook, &s->root, &s->trailing, &s->proto, &s->n_values, err);
+                                   &hook, &L->root, &L->trailing, &L->proto, &n_values, err);
     if (consumed) sd_bytes_release(consumed);
+    if (st == SD_OK) shrink_records(s);
     if (st != SD_OK || sdp_model_build(s) != SD_OK) return load_fail(s, err, source);
-    if (s->trailing)
+    if (L->trailing)
         sdp_model_warn(s, "%llu bytes after the pickle's STOP were ignored",
-                       (unsigned long long)s->trailing);
-    s->err = NULL;
+                       (unsigned long long)L->trailing);
+    load_end(s);
     return s;
 }
 
@@ -90,9 +119,9 @@ sd_snapshot *sd_snapshot_load_file(const char *spec, const sd_load_options *opts
 void sd_snapshot_free(sd_snapshot *s)
 {
     if (!s) return;
+    load_end(s);
     sdp_intern_free(s);
     free(s->records);
-    free(s->layouts);
     sdp_arena_free(&s->arena);
     free(s->source);
     free(s);
@@ -108,20 +137,6 @@ const sd_device *sd_snapshot_device(const sd_snapshot *s, size_t i)
 }
 
 size_t sd_snapshot_stack_count(const sd_snapshot *s) { return s->n_stacks; }
-
-sd_status sd_snapshot_trace_stack(sd_snapshot *s, const sd_trace_entry *e, uint32_t *stack,
-                                  sd_error *err)
-{
-    *stack = 0;
-    if (!e->frames_) return SD_OK;
-    sd_value frames = {e->frames_};
-    s->err = err;
-    s->ctx_offset = SD_NO_OFFSET;
-    sd_status st = sdp_intern_stack(s, &frames, stack);
-    s->err = NULL;
-    if (st) sdp_error_set_source(err, s->source);
-    return st;
-}
 
 const uint32_t *sd_snapshot_stack(const sd_snapshot *s, uint32_t id, size_t *n_frames)
 {
@@ -144,9 +159,6 @@ const sd_allocator_settings *sd_snapshot_allocator_settings(const sd_snapshot *s
     return &s->settings;
 }
 
-const sd_value *sd_snapshot_root(const sd_snapshot *s) { return &s->root; }
-int sd_snapshot_protocol(const sd_snapshot *s) { return s->proto; }
-uint64_t sd_snapshot_value_count(const sd_snapshot *s) { return s->n_values; }
 
 size_t sd_snapshot_warning_count(const sd_snapshot *s)
 {

@@ -18,7 +18,7 @@
 
 /* ---------- failure helpers: one place attaches the opcode offset ---------- */
 
-sd_status sdp_pp_fail(parser *p, sd_status code, const char *fmt, ...)
+sd_status sdp_pp_fail(sdp_parser *p, sd_status code, const char *fmt, ...)
 {
     char text[200];
     va_list ap;
@@ -28,13 +28,13 @@ sd_status sdp_pp_fail(parser *p, sd_status code, const char *fmt, ...)
     return sdp_fail(p->err, code, p->op_start, "%s", text);
 }
 
-static sd_status fail_trunc(parser *p, const char *what)
+static sd_status fail_trunc(sdp_parser *p, const char *what)
 {
     return sdp_pp_fail(p, SD_ETRUNC, "truncated: expected %s, input ends at byte %zu", what,
                 p->cur.len);
 }
 
-sd_status sdp_pp_fail_nomem(parser *p)
+sd_status sdp_pp_fail_nomem(sdp_parser *p)
 {
     return sdp_pp_fail(p, SD_ENOMEM, "memory budget exhausted while decoding (see --max-memory)");
 }
@@ -42,7 +42,7 @@ sd_status sdp_pp_fail_nomem(parser *p)
 
 /* ---------- growable buffers, charged against the arena budget ---------- */
 
-sd_status sdp_pp_grow(parser *p, void **buf, size_t *cap, size_t need, size_t elem)
+sd_status sdp_pp_grow(sdp_parser *p, void **buf, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap) return SD_OK;
     size_t ncap = *cap ? *cap : 256;
@@ -60,9 +60,9 @@ sd_status sdp_pp_grow(parser *p, void **buf, size_t *cap, size_t need, size_t el
 
 /* ---------- memo ---------- */
 
-static sd_status memo_put(parser *p, uint64_t idx)
+static sd_status memo_put(sdp_parser *p, uint64_t idx)
 {
-    if (p->sp == mark_base(p)) return sdp_pp_fail(p, SD_EFORMAT, "memo put with an empty stack");
+    if (p->sp == sdp_mark_base(p)) return sdp_pp_fail(p, SD_EFORMAT, "memo put with an empty stack");
     /* A dense memo: an index is only legitimate if the input could have produced that
      * many values, so the input length bounds the allocation. */
     if (idx >= (uint64_t)p->cur.len + 16)
@@ -70,30 +70,32 @@ static sd_status memo_put(parser *p, uint64_t idx)
                     (unsigned long long)idx, p->cur.len);
     if (idx >= p->memo_cap) {
         size_t old = p->memo_cap;
-        TRY(sdp_pp_grow(p, (void **)&p->memo, &p->memo_cap, (size_t)idx + 1, sizeof *p->memo));
+        SDP_TRY(sdp_pp_grow(p, (void **)&p->memo, &p->memo_cap, (size_t)idx + 1, sizeof *p->memo));
         for (size_t i = old; i < p->memo_cap; i++) p->memo[i].bits = SDP_BITS_UNSET;
     }
     if (p->memo[idx].bits == SDP_BITS_UNSET) p->memo_count++;
     p->memo[idx] = p->stack[p->sp - 1];
+    if (p->hook) sdp_pp_note_memo_put(p, p->memo[idx], idx);
     return SD_OK;
 }
 
-static sd_status memo_get(parser *p, uint64_t idx)
+static sd_status memo_get(sdp_parser *p, uint64_t idx)
 {
     if (idx >= p->memo_cap || p->memo[idx].bits == SDP_BITS_UNSET)
         return sdp_pp_fail(p, SD_EFORMAT, "memo get of index %llu, which was never set",
                     (unsigned long long)idx);
-    return push(p, p->memo[idx]);
+    sdp_note_reuse(p, p->memo[idx]);
+    return sdp_push(p, p->memo[idx]);
 }
 
 /* ---------- scalars ---------- */
 
-static sd_status push_int(parser *p, int64_t v)
+static sd_status push_int(sdp_parser *p, int64_t v)
 {
     sd_value x;
     if (v >= SDP_SMALL_MIN && v <= SDP_SMALL_MAX) {
         x.bits = ((uint64_t)v << 3) | SDP_TAG_INT;
-        return push(p, x);
+        return sdp_push(p, x);
     }
     sdp_num *num = sdp_arena_alloc(p->arena, sizeof *num);
     if (!num) return sdp_pp_fail_nomem(p);
@@ -101,10 +103,10 @@ static sd_status push_int(parser *p, int64_t v)
     num->type = SDP_INT;
     num->u.i = v;
     x.bits = (uint64_t)(uintptr_t)num;
-    return push(p, x);
+    return sdp_push(p, x);
 }
 
-static sd_status push_blob(parser *p, uint8_t type, const uint8_t *s, uint64_t n)
+static sd_status push_blob(sdp_parser *p, uint8_t type, const uint8_t *s, uint64_t n)
 {
     if (n > UINT32_MAX - 16) return sdp_pp_fail(p, SD_ELIMIT, "string of more than 4 GiB");
     sdp_blob *b = sdp_arena_alloc(p->arena, sizeof *b + (size_t)n + 1);
@@ -115,12 +117,12 @@ static sd_status push_blob(parser *p, uint8_t type, const uint8_t *s, uint64_t n
     if (n) memcpy(b->data, s, (size_t)n);
     b->data[n] = '\0';
     sd_value x = {(uint64_t)(uintptr_t)b};
-    return push(p, x);
+    return sdp_push(p, x);
 }
 
 /* LONG1/LONG4: little-endian two's complement. Up to 8 bytes (or longer with pure sign
  * extension) becomes an int64; anything larger stays a bigint holding its bytes. */
-static sd_status push_long_bytes(parser *p, const uint8_t *b, uint64_t n)
+static sd_status push_long_bytes(sdp_parser *p, const uint8_t *b, uint64_t n)
 {
     if (n == 0) return push_int(p, 0);
     uint64_t sig = n;
@@ -137,7 +139,7 @@ static sd_status push_long_bytes(parser *p, const uint8_t *b, uint64_t n)
     return push_blob(p, SDP_BIGINT, b, n);
 }
 
-static sd_status push_text(parser *p, uint8_t type, const uint8_t *s, uint64_t n)
+static sd_status push_text(sdp_parser *p, uint8_t type, const uint8_t *s, uint64_t n)
 {
     if (type == SDP_STR && !sdp_utf8_valid(s, (size_t)n))
         return sdp_pp_fail(p, SD_EFORMAT, "string is not valid UTF-8");
@@ -145,7 +147,7 @@ static sd_status push_text(parser *p, uint8_t type, const uint8_t *s, uint64_t n
 }
 
 /* Read an n-byte length, then that many bytes. */
-static sd_status read_sized(parser *p, unsigned len_bytes, const char *what,
+static sd_status read_sized(sdp_parser *p, unsigned len_bytes, const char *what,
                             const uint8_t **s, uint64_t *n)
 {
     if (!sdp_cur_le(&p->cur, len_bytes, n)) return fail_trunc(p, what);
@@ -156,24 +158,24 @@ static sd_status read_sized(parser *p, unsigned len_bytes, const char *what,
     return SD_OK;
 }
 
-static sd_status op_sized(parser *p, unsigned len_bytes, uint8_t type, const char *what)
+static sd_status op_sized(sdp_parser *p, unsigned len_bytes, uint8_t type, const char *what)
 {
     const uint8_t *s = NULL;
     uint64_t n = 0;
-    TRY(read_sized(p, len_bytes, what, &s, &n));
+    SDP_TRY(read_sized(p, len_bytes, what, &s, &n));
     return push_text(p, type, s, n);
 }
 
-static sd_status op_binstring(parser *p)
+static sd_status op_binstring(sdp_parser *p)
 {
     const uint8_t *s = NULL;
     uint64_t n = 0;
-    TRY(read_sized(p, 4, "BINSTRING", &s, &n));
+    SDP_TRY(read_sized(p, 4, "BINSTRING", &s, &n));
     if (n & 0x80000000u) return sdp_pp_fail(p, SD_EFORMAT, "BINSTRING with a negative length");
     return push_text(p, SDP_STR, s, n);
 }
 
-static sd_status op_binfloat(parser *p)
+static sd_status op_binfloat(sdp_parser *p)
 {
     const uint8_t *b = NULL;
     if (!sdp_cur_bytes(&p->cur, 8, &b)) return fail_trunc(p, "8 bytes of BINFLOAT");
@@ -185,7 +187,7 @@ static sd_status op_binfloat(parser *p)
     num->type = SDP_FLOAT;
     memcpy(&num->u.f, &bits, sizeof bits);
     sd_value x = {(uint64_t)(uintptr_t)num};
-    return push(p, x);
+    return sdp_push(p, x);
 }
 
 /* ---------- protocol 0 text opcodes (decoders in pickle_text.c) ---------- */
@@ -193,7 +195,7 @@ static sd_status op_binfloat(parser *p)
 typedef sd_status (*text_decoder)(sdp_arena *, const uint8_t *, size_t, sd_value *,
                                   const char **);
 
-static sd_status op_text(parser *p, const char *op, text_decoder decode)
+static sd_status op_text(sdp_parser *p, const char *op, text_decoder decode)
 {
     const uint8_t *s = NULL;
     size_t n;
@@ -203,10 +205,10 @@ static sd_status op_text(parser *p, const char *op, text_decoder decode)
     sd_status st = decode(p->arena, s, n, &v, &why);
     if (st == SD_ENOMEM) return sdp_pp_fail_nomem(p);
     if (st) return sdp_pp_fail(p, st, "%s argument: %s", op, why);
-    return push(p, v);
+    return sdp_push(p, v);
 }
 
-static sd_status op_text_index(parser *p, bool put)
+static sd_status op_text_index(sdp_parser *p, bool put)
 {
     const uint8_t *s = NULL;
     size_t n;
@@ -218,10 +220,10 @@ static sd_status op_text_index(parser *p, bool put)
 
 /* ---------- refusal ---------- */
 
-static sd_status refuse(parser *p, uint8_t op)
+static sd_status refuse(sdp_parser *p, uint8_t op)
 {
     const char *name = sdp_opcode_name(op);
-    if (op == OP_GLOBAL || op == OP_INST) {
+    if (op == SDP_OP_GLOBAL || op == SDP_OP_INST) {
         /* Say what the file wanted to call, printable characters only. */
         char what[64];
         size_t k = 0, lines = 0;
@@ -238,7 +240,7 @@ static sd_status refuse(parser *p, uint8_t op)
                     "refused opcode %s (0x%02x) calling '%s': a memory snapshot holds plain "
                     "data only, nothing is executed", name, op, what);
     }
-    if (op == OP_PERSID || op == OP_BINPERSID)
+    if (op == SDP_OP_PERSID || op == SDP_OP_BINPERSID)
         return sdp_pp_fail(p, SD_EREFUSED, "refused opcode %s (0x%02x): persistent ids mean tensor "
                     "storages, not a memory snapshot", name, op);
     return sdp_pp_fail(p, SD_EREFUSED, "refused opcode %s (0x%02x): it builds objects, and a memory "
@@ -247,11 +249,11 @@ static sd_status refuse(parser *p, uint8_t op)
 
 /* ---------- the opcode loop ---------- */
 
-static sd_status step(parser *p, uint8_t op, bool *stop);
+static sd_status step(sdp_parser *p, uint8_t op, bool *stop);
 
 enum { RELEASE_STEP = 16 << 20 };
 
-static void release_parsed(parser *p)
+static void release_parsed(sdp_parser *p)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     uintptr_t base = (uintptr_t)p->cur.base;
@@ -264,36 +266,36 @@ static void release_parsed(parser *p)
 /* The opcodes that make up most of a snapshot pickle (memo gets of shared keys and
  * frames, small ints, MEMOIZE, MARK), decoded here without the general dispatch. Returns
  * false for anything else, or when bytes are short: step() then reports properly. */
-static inline bool fast_op(parser *p, uint8_t op)
+static inline bool fast_op(sdp_parser *p, uint8_t op)
 {
     const uint8_t *b = p->cur.base + p->cur.pos;
     size_t left = p->cur.len - p->cur.pos;
     uint64_t idx;
     sd_value v;
     switch (op) {
-    case OP_BINGET:
+    case SDP_OP_BINGET:
         if (left < 1) return false;
         idx = b[0];
         break;
-    case OP_LONG_BINGET:
+    case SDP_OP_LONG_BINGET:
         if (left < 4) return false;
         idx = (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24;
         break;
-    case OP_BININT1:
+    case SDP_OP_BININT1:
         if (left < 1 || p->sp == p->stack_cap) return false;
         v.bits = ((uint64_t)b[0] << 3) | SDP_TAG_INT;
         p->stack[p->sp++] = v;
         p->n_values++;
         p->cur.pos += 1;
         return true;
-    case OP_BININT2:
+    case SDP_OP_BININT2:
         if (left < 2 || p->sp == p->stack_cap) return false;
         v.bits = (((uint64_t)b[0] | (uint64_t)b[1] << 8) << 3) | SDP_TAG_INT;
         p->stack[p->sp++] = v;
         p->n_values++;
         p->cur.pos += 2;
         return true;
-    case OP_BININT:
+    case SDP_OP_BININT:
         if (left < 4 || p->sp == p->stack_cap) return false;
         v.bits = ((uint64_t)(int64_t)(int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 |
                                                (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24) << 3) |
@@ -302,7 +304,7 @@ static inline bool fast_op(parser *p, uint8_t op)
         p->n_values++;
         p->cur.pos += 4;
         return true;
-    case OP_LONG1: { /* addresses and timestamps: up to 7 bytes fit an inline int */
+    case SDP_OP_LONG1: { /* addresses and timestamps: up to 7 bytes fit an inline int */
         if (left < 1 || left - 1 < b[0] || b[0] == 0 || b[0] > 7 || p->sp == p->stack_cap)
             return false;
         unsigned n = b[0];
@@ -317,12 +319,14 @@ static inline bool fast_op(parser *p, uint8_t op)
         p->cur.pos += 1 + n;
         return true;
     }
-    case OP_MEMOIZE:
-        if (p->sp == mark_base(p) || p->memo_count >= p->memo_cap) return false;
+    case SDP_OP_MEMOIZE:
+        if (p->sp == sdp_mark_base(p) || p->memo_count >= p->memo_cap) return false;
         if (p->memo[p->memo_count].bits != SDP_BITS_UNSET) return false;
-        p->memo[p->memo_count++] = p->stack[p->sp - 1];
+        p->memo[p->memo_count] = p->stack[p->sp - 1];
+        if (p->hook) sdp_pp_note_memo_put(p, p->memo[p->memo_count], p->memo_count);
+        p->memo_count++;
         return true;
-    case OP_MARK:
+    case SDP_OP_MARK:
         if (p->n_marks == p->marks_cap) return false;
         p->marks[p->n_marks++] = p->sp;
         return true;
@@ -332,13 +336,14 @@ static inline bool fast_op(parser *p, uint8_t op)
     /* BINGET / LONG_BINGET */
     if (idx >= p->memo_cap || p->memo[idx].bits == SDP_BITS_UNSET || p->sp == p->stack_cap)
         return false;
+    sdp_note_reuse(p, p->memo[idx]);
     p->stack[p->sp++] = p->memo[idx];
     p->n_values++;
-    p->cur.pos += op == OP_BINGET ? 1 : 4;
+    p->cur.pos += op == SDP_OP_BINGET ? 1 : 4;
     return true;
 }
 
-static sd_status run(parser *p, sd_value *root)
+static sd_status run(sdp_parser *p, sd_value *root)
 {
     bool stop = false;
     while (!stop) {
@@ -349,111 +354,114 @@ static sd_status run(parser *p, sd_value *root)
             return sdp_pp_fail(p, SD_ETRUNC, "truncated: expected an opcode or STOP, input ends at "
                         "byte %zu", p->cur.len);
         if (fast_op(p, op)) continue;
-        TRY(step(p, op, &stop));
+        SDP_TRY(step(p, op, &stop));
     }
     if (p->sp == 0) return sdp_pp_fail(p, SD_EFORMAT, "STOP with an empty stack");
     /* CPython too refuses a STOP whose top of stack is an unclosed MARK. */
-    if (p->sp == mark_base(p)) return sdp_pp_fail(p, SD_EFORMAT, "STOP right after an unclosed MARK");
+    if (p->sp == sdp_mark_base(p)) return sdp_pp_fail(p, SD_EFORMAT, "STOP right after an unclosed MARK");
     *root = p->stack[p->sp - 1];
     return SD_OK;
 }
 
-static sd_status step(parser *p, uint8_t op, bool *stop)
+static sd_status step(sdp_parser *p, uint8_t op, bool *stop)
 {
     uint64_t n = 0;
     sd_value v;
     size_t base = 0;
     switch (op) {
-    case OP_STOP: *stop = true; return SD_OK;
-    case OP_PROTO:
+    case SDP_OP_STOP: *stop = true; return SD_OK;
+    case SDP_OP_PROTO:
         if (!sdp_cur_le(&p->cur, 1, &n)) return fail_trunc(p, "the protocol number");
         if (n > 5) return sdp_pp_fail(p, SD_EFORMAT, "unsupported pickle protocol %llu (0-5 are known)",
                                (unsigned long long)n);
         p->proto = (int)n;
         return SD_OK;
-    case OP_FRAME:
+    case SDP_OP_FRAME:
         if (!sdp_cur_le(&p->cur, 8, &n)) return fail_trunc(p, "an 8-byte FRAME length");
         if (n > sdp_cur_left(&p->cur))
             return sdp_pp_fail(p, SD_ETRUNC, "truncated: FRAME claims %llu bytes but only %zu remain",
                         (unsigned long long)n, sdp_cur_left(&p->cur));
         return SD_OK;
-    case OP_MARK:
+    case SDP_OP_MARK:
         if (p->n_marks == p->marks_cap)
-            TRY(sdp_pp_grow(p, (void **)&p->marks, &p->marks_cap, p->n_marks + 1, sizeof *p->marks));
+            SDP_TRY(sdp_pp_grow(p, (void **)&p->marks, &p->marks_cap, p->n_marks + 1, sizeof *p->marks));
         p->marks[p->n_marks++] = p->sp;
         return SD_OK;
-    case OP_POP:
-        if (p->sp > mark_base(p)) { p->sp--; return SD_OK; }
+    case SDP_OP_POP:
+        if (p->sp > sdp_mark_base(p)) { p->sp--; return SD_OK; }
         if (p->n_marks) { p->n_marks--; return SD_OK; }
         return sdp_pp_fail(p, SD_EFORMAT, "POP with an empty stack");
-    case OP_POP_MARK: TRY(pop_mark(p, "POP_MARK", &base)); p->sp = base; return SD_OK;
-    case OP_DUP: TRY(need_values(p, 1, "DUP")); return push(p, p->stack[p->sp - 1]);
+    case SDP_OP_POP_MARK: SDP_TRY(sdp_pop_mark(p, "POP_MARK", &base)); p->sp = base; return SD_OK;
+    case SDP_OP_DUP:
+        SDP_TRY(sdp_need_values(p, 1, "DUP"));
+        sdp_pp_note_dup(p, p->stack[p->sp - 1]);
+        return sdp_push(p, p->stack[p->sp - 1]);
 
-    case OP_NONE: v.bits = SDP_BITS_NONE; return push(p, v);
-    case OP_NEWTRUE: v.bits = SDP_BITS_TRUE; return push(p, v);
-    case OP_NEWFALSE: v.bits = SDP_BITS_FALSE; return push(p, v);
-    case OP_BININT1: if (!sdp_cur_le(&p->cur, 1, &n)) return fail_trunc(p, "BININT1's byte");
+    case SDP_OP_NONE: v.bits = SDP_BITS_NONE; return sdp_push(p, v);
+    case SDP_OP_NEWTRUE: v.bits = SDP_BITS_TRUE; return sdp_push(p, v);
+    case SDP_OP_NEWFALSE: v.bits = SDP_BITS_FALSE; return sdp_push(p, v);
+    case SDP_OP_BININT1: if (!sdp_cur_le(&p->cur, 1, &n)) return fail_trunc(p, "BININT1's byte");
         return push_int(p, (int64_t)n);
-    case OP_BININT2: if (!sdp_cur_le(&p->cur, 2, &n)) return fail_trunc(p, "BININT2's 2 bytes");
+    case SDP_OP_BININT2: if (!sdp_cur_le(&p->cur, 2, &n)) return fail_trunc(p, "BININT2's 2 bytes");
         return push_int(p, (int64_t)n);
-    case OP_BININT: if (!sdp_cur_le(&p->cur, 4, &n)) return fail_trunc(p, "BININT's 4 bytes");
+    case SDP_OP_BININT: if (!sdp_cur_le(&p->cur, 4, &n)) return fail_trunc(p, "BININT's 4 bytes");
         return push_int(p, (int32_t)(uint32_t)n);
-    case OP_LONG1: case OP_LONG4: {
+    case SDP_OP_LONG1: case SDP_OP_LONG4: {
         const uint8_t *b = NULL;
-        TRY(read_sized(p, op == OP_LONG1 ? 1 : 4, sdp_opcode_name(op), &b, &n));
+        SDP_TRY(read_sized(p, op == SDP_OP_LONG1 ? 1 : 4, sdp_opcode_name(op), &b, &n));
         return push_long_bytes(p, b, n);
     }
-    case OP_BINFLOAT: return op_binfloat(p);
-    case OP_INT: case OP_LONG: return op_text(p, sdp_opcode_name(op), sdp_text_int);
-    case OP_FLOAT: return op_text(p, "FLOAT", sdp_text_float);
-    case OP_STRING: return op_text(p, "STRING", sdp_text_string);
-    case OP_UNICODE: return op_text(p, "UNICODE", sdp_text_unicode);
+    case SDP_OP_BINFLOAT: return op_binfloat(p);
+    case SDP_OP_INT: case SDP_OP_LONG: return op_text(p, sdp_opcode_name(op), sdp_text_int);
+    case SDP_OP_FLOAT: return op_text(p, "FLOAT", sdp_text_float);
+    case SDP_OP_STRING: return op_text(p, "STRING", sdp_text_string);
+    case SDP_OP_UNICODE: return op_text(p, "UNICODE", sdp_text_unicode);
 
-    case OP_SHORT_BINUNICODE: return op_sized(p, 1, SDP_STR, "SHORT_BINUNICODE");
-    case OP_BINUNICODE: return op_sized(p, 4, SDP_STR, "BINUNICODE");
-    case OP_BINUNICODE8: return op_sized(p, 8, SDP_STR, "BINUNICODE8");
-    case OP_SHORT_BINSTRING: return op_sized(p, 1, SDP_STR, "SHORT_BINSTRING");
-    case OP_BINSTRING: return op_binstring(p);
-    case OP_SHORT_BINBYTES: return op_sized(p, 1, SDP_BYTES, "SHORT_BINBYTES");
-    case OP_BINBYTES: return op_sized(p, 4, SDP_BYTES, "BINBYTES");
-    case OP_BINBYTES8: return op_sized(p, 8, SDP_BYTES, "BINBYTES8");
-    case OP_BYTEARRAY8: return op_sized(p, 8, SDP_BYTES, "BYTEARRAY8");
+    case SDP_OP_SHORT_BINUNICODE: return op_sized(p, 1, SDP_STR, "SHORT_BINUNICODE");
+    case SDP_OP_BINUNICODE: return op_sized(p, 4, SDP_STR, "BINUNICODE");
+    case SDP_OP_BINUNICODE8: return op_sized(p, 8, SDP_STR, "BINUNICODE8");
+    case SDP_OP_SHORT_BINSTRING: return op_sized(p, 1, SDP_STR, "SHORT_BINSTRING");
+    case SDP_OP_BINSTRING: return op_binstring(p);
+    case SDP_OP_SHORT_BINBYTES: return op_sized(p, 1, SDP_BYTES, "SHORT_BINBYTES");
+    case SDP_OP_BINBYTES: return op_sized(p, 4, SDP_BYTES, "BINBYTES");
+    case SDP_OP_BINBYTES8: return op_sized(p, 8, SDP_BYTES, "BINBYTES8");
+    case SDP_OP_BYTEARRAY8: return op_sized(p, 8, SDP_BYTES, "BYTEARRAY8");
 
-    case OP_EMPTY_LIST: case OP_EMPTY_SET:
-        TRY(sdp_pp_new_cont(p, SDP_LIST, &v)); return push(p, v);
-    case OP_EMPTY_DICT: TRY(sdp_pp_new_cont(p, SDP_DICT, &v)); return push(p, v);
-    case OP_EMPTY_TUPLE: TRY(sdp_pp_new_cont(p, SDP_TUPLE, &v)); return push(p, v);
-    case OP_TUPLE1: return sdp_pp_op_tuple_n(p, 1);
-    case OP_TUPLE2: return sdp_pp_op_tuple_n(p, 2);
-    case OP_TUPLE3: return sdp_pp_op_tuple_n(p, 3);
-    case OP_TUPLE: case OP_LIST: case OP_DICT: case OP_FROZENSET: {
-        static const uint8_t kinds[256] = {[OP_TUPLE] = SDP_TUPLE, [OP_LIST] = SDP_LIST,
-                                           [OP_DICT] = SDP_DICT, [OP_FROZENSET] = SDP_LIST};
-        TRY(pop_mark(p, sdp_opcode_name(op), &base));
-        TRY(sdp_pp_cont_from_stack(p, kinds[op], base, &v));
-        return push(p, v);
+    case SDP_OP_EMPTY_LIST: case SDP_OP_EMPTY_SET:
+        SDP_TRY(sdp_pp_new_cont(p, SDP_LIST, &v)); return sdp_push(p, v);
+    case SDP_OP_EMPTY_DICT: SDP_TRY(sdp_pp_new_cont(p, SDP_DICT, &v)); return sdp_push(p, v);
+    case SDP_OP_EMPTY_TUPLE: SDP_TRY(sdp_pp_new_cont(p, SDP_TUPLE, &v)); return sdp_push(p, v);
+    case SDP_OP_TUPLE1: return sdp_pp_op_tuple_n(p, 1);
+    case SDP_OP_TUPLE2: return sdp_pp_op_tuple_n(p, 2);
+    case SDP_OP_TUPLE3: return sdp_pp_op_tuple_n(p, 3);
+    case SDP_OP_TUPLE: case SDP_OP_LIST: case SDP_OP_DICT: case SDP_OP_FROZENSET: {
+        static const uint8_t kinds[256] = {[SDP_OP_TUPLE] = SDP_TUPLE, [SDP_OP_LIST] = SDP_LIST,
+                                           [SDP_OP_DICT] = SDP_DICT, [SDP_OP_FROZENSET] = SDP_LIST};
+        SDP_TRY(sdp_pop_mark(p, sdp_opcode_name(op), &base));
+        SDP_TRY(sdp_pp_cont_from_stack(p, kinds[op], base, &v));
+        return sdp_push(p, v);
     }
-    case OP_APPEND:
-        TRY(need_values(p, 1, "APPEND"));
+    case SDP_OP_APPEND:
+        SDP_TRY(sdp_need_values(p, 1, "APPEND"));
         return sdp_pp_add_to_target(p, p->sp - 1, SDP_LIST, "APPEND");
-    case OP_APPENDS: return sdp_pp_op_setitems_like(p, SDP_LIST, "APPENDS");
-    case OP_ADDITEMS: return sdp_pp_op_setitems_like(p, SDP_LIST, "ADDITEMS");
-    case OP_SETITEM:
-        TRY(need_values(p, 2, "SETITEM"));
+    case SDP_OP_APPENDS: return sdp_pp_op_setitems_like(p, SDP_LIST, "APPENDS");
+    case SDP_OP_ADDITEMS: return sdp_pp_op_setitems_like(p, SDP_LIST, "ADDITEMS");
+    case SDP_OP_SETITEM:
+        SDP_TRY(sdp_need_values(p, 2, "SETITEM"));
         return sdp_pp_add_to_target(p, p->sp - 2, SDP_DICT, "SETITEM");
-    case OP_SETITEMS: return sdp_pp_op_setitems_like(p, SDP_DICT, "SETITEMS");
+    case SDP_OP_SETITEMS: return sdp_pp_op_setitems_like(p, SDP_DICT, "SETITEMS");
 
-    case OP_MEMOIZE: return memo_put(p, p->memo_count);
-    case OP_BINPUT: if (!sdp_cur_le(&p->cur, 1, &n)) return fail_trunc(p, "BINPUT's index");
+    case SDP_OP_MEMOIZE: return memo_put(p, p->memo_count);
+    case SDP_OP_BINPUT: if (!sdp_cur_le(&p->cur, 1, &n)) return fail_trunc(p, "BINPUT's index");
         return memo_put(p, n);
-    case OP_LONG_BINPUT: if (!sdp_cur_le(&p->cur, 4, &n)) return fail_trunc(p, "LONG_BINPUT's index");
+    case SDP_OP_LONG_BINPUT: if (!sdp_cur_le(&p->cur, 4, &n)) return fail_trunc(p, "LONG_BINPUT's index");
         return memo_put(p, n);
-    case OP_BINGET: if (!sdp_cur_le(&p->cur, 1, &n)) return fail_trunc(p, "BINGET's index");
+    case SDP_OP_BINGET: if (!sdp_cur_le(&p->cur, 1, &n)) return fail_trunc(p, "BINGET's index");
         return memo_get(p, n);
-    case OP_LONG_BINGET: if (!sdp_cur_le(&p->cur, 4, &n)) return fail_trunc(p, "LONG_BINGET's index");
+    case SDP_OP_LONG_BINGET: if (!sdp_cur_le(&p->cur, 4, &n)) return fail_trunc(p, "LONG_BINGET's index");
         return memo_get(p, n);
-    case OP_PUT: return op_text_index(p, true);
-    case OP_GET: return op_text_index(p, false);
+    case SDP_OP_PUT: return op_text_index(p, true);
+    case SDP_OP_GET: return op_text_index(p, false);
 
     default:
         if (sdp_opcode_refused(op)) return refuse(p, op);
@@ -466,7 +474,7 @@ sd_status sdp_pickle_parse_into(sdp_arena *arena, const uint8_t *data, size_t le
                                 uint64_t *trailing, int *proto, uint64_t *n_values,
                                 sd_error *err)
 {
-    parser p;
+    sdp_parser p;
     memset(&p, 0, sizeof p);
     p.cur = (sdp_cursor){.base = data, .len = len, .pos = 0};
     p.arena = arena;

@@ -9,9 +9,10 @@
 #include "pickle/pickle_ops.h"
 #include "pickle/pickle_parser.h"
 
-sd_status sdp_pp_new_cont(parser *p, uint8_t type, sd_value *out)
+sd_status sdp_pp_new_cont(sdp_parser *p, uint8_t type, sd_value *out)
 {
-    sdp_cont *c = sdp_arena_alloc(p->arena, sizeof *c);
+    sdp_cont *c = type == SDP_DICT && p->n_free_dicts ? p->free_dicts[--p->n_free_dicts]
+                                                      : sdp_arena_alloc(p->arena, sizeof *c);
     if (!c) return sdp_pp_fail_nomem(p);
     memset(c, 0, sizeof *c);
     c->type = type;
@@ -24,12 +25,14 @@ sd_status sdp_pp_new_cont(parser *p, uint8_t type, sd_value *out)
 
 /* Make room for `extra` more slots. The first batch is allocated exactly: most snapshot
  * dicts and stacks are filled by a single SETITEMS or APPENDS. */
-static sd_status cont_reserve(parser *p, sdp_cont *c, size_t extra, size_t per)
+static sd_status cont_reserve(sdp_parser *p, sdp_cont *c, size_t extra, size_t per)
 {
     if (extra > UINT32_MAX - c->n) return sdp_pp_fail(p, SD_ELIMIT, "container of more than 2^32 items");
     size_t need = c->n + extra;
     if (need <= c->cap) return SD_OK;
-    size_t ncap = c->cap ? c->cap * 2 : need;
+    /* Big lists (a trace) grow 4x: the arrays they outgrow stay in the arena until the
+     * load ends, and the untouched tail of a new one costs address space, not memory. */
+    size_t ncap = !c->cap ? need : c->cap >= 65536 ? (size_t)c->cap * 4 : (size_t)c->cap * 2;
     if (ncap < need) ncap = need;
     if (ncap > UINT32_MAX) ncap = UINT32_MAX;
     sd_value *items = sdp_arena_alloc(p->arena, ncap * per * sizeof *items);
@@ -49,7 +52,7 @@ static bool same_key(sd_value a, sd_value b)
 }
 
 /* The shape reached from `from` by adding `key`; created on first use. */
-static sd_status shape_child(parser *p, sdp_shape *from, sd_value key, sdp_shape **out)
+static sd_status shape_child(sdp_parser *p, sdp_shape *from, sd_value key, sdp_shape **out)
 {
     for (sdp_shape **link = &from->first_child; *link; link = &(*link)->next_sibling) {
         sdp_shape *c = *link;
@@ -76,7 +79,7 @@ static sd_status shape_child(parser *p, sdp_shape *from, sd_value key, sdp_shape
 }
 
 /* A dict too big for shapes keeps its keys beside its values. */
-static sd_status dict_unshape(parser *p, sdp_cont *c, size_t extra)
+static sd_status dict_unshape(sdp_parser *p, sdp_cont *c, size_t extra)
 {
     size_t need = (size_t)c->n + extra;
     if (need > UINT32_MAX) return sdp_pp_fail(p, SD_ELIMIT, "dict of more than 2^32 items");
@@ -94,7 +97,7 @@ static sd_status dict_unshape(parser *p, sdp_cont *c, size_t extra)
 
 /* A fresh dict filled in one go whose keys the record hook claims becomes a record. */
 /* The shape reached from the empty dict by the k keys kv[0], kv[2], ... */
-static sd_status shape_of_keys(parser *p, const sd_value *kv, size_t k, sdp_shape **out)
+static sd_status shape_of_keys(sdp_parser *p, const sd_value *kv, size_t k, sdp_shape **out)
 {
     bool same = k == p->last_k && p->last_shape;
     for (size_t i = 0; same && i < k; i++) same = kv[2 * i].bits == p->last_keys[i];
@@ -104,7 +107,7 @@ static sd_status shape_of_keys(parser *p, const sd_value *kv, size_t k, sdp_shap
     }
     sdp_shape *shape = p->empty_shape;
     for (size_t i = 0; i < k; i++) {
-        TRY(shape_child(p, shape, kv[2 * i], &shape));
+        SDP_TRY(shape_child(p, shape, kv[2 * i], &shape));
         p->last_keys[i] = kv[2 * i].bits;
     }
     p->last_k = k;
@@ -114,7 +117,7 @@ static sd_status shape_of_keys(parser *p, const sd_value *kv, size_t k, sdp_shap
 }
 
 /* A fresh dict filled in one go whose keys the record hook claims becomes a record. */
-static sd_status try_record(parser *p, sdp_cont *c, sdp_shape *shape, const sd_value *kv,
+static sd_status try_record(sdp_parser *p, sdp_cont *c, sdp_shape *shape, const sd_value *kv,
                             size_t k, bool *taken)
 {
     *taken = false;
@@ -126,34 +129,91 @@ static sd_status try_record(parser *p, sdp_cont *c, sdp_shape *shape, const sd_v
         p->op_start = c->offset;
         return st;
     }
-    c->type = SDP_RECORD;
-    c->open = 0;
-    c->aux = index;
-    c->shape = NULL;
+    p->took = true;
+    p->took_index = index;
     *taken = true;
     return SD_OK;
 }
 
+void sdp_pp_note_memo_put(sdp_parser *p, sd_value v, uint64_t idx)
+{
+    sdp_cont *c = sdp_cont_of(v);
+    if (!c || c->type != SDP_DICT || !c->open || c->n || c->memoized > 1) return;
+    sdp_pending *e = sdp_pending_of(p, v.bits);
+    if (c->memoized) { /* a second memo slot: shared (or its entry was evicted) */
+        if (e->bits == v.bits) e->shared = true;
+        return;
+    }
+    c->memoized = 1;
+    if (!e->bits) p->n_pending++;
+    *e = (sdp_pending){.bits = v.bits, .memo_idx = idx}; /* an evicted dict stays in place */
+}
+
+void sdp_pp_note_dup(sdp_parser *p, sd_value v)
+{
+    (void)p;
+    sdp_cont *c = sdp_cont_of(v);
+    if (c && c->type == SDP_DICT) c->memoized = 2;
+}
+
+/* The dict c (referenced from *slot) became record p->took_index. If its only references
+ * are *slot and one known memo slot, both become the inline record and c is recycled;
+ * otherwise c itself turns into an SDP_RECORD container that every reference can read. */
+static void settle_record(sdp_parser *p, sdp_cont *c, sd_value *slot)
+{
+    p->took = false;
+    uint64_t bits = slot->bits;
+    sdp_pending *e = c->memoized ? sdp_pending_of(p, bits) : NULL;
+    bool known = e && e->bits == bits;
+    bool recycle = !c->memoized ||
+                   (c->memoized == 1 && known && !e->shared && p->memo[e->memo_idx].bits == bits);
+    sd_value rec = {((uint64_t)p->took_index << 3) | SDP_TAG_RECORD};
+    if (known) {
+        if (recycle) p->memo[e->memo_idx] = rec;
+        *e = (sdp_pending){0};
+        p->n_pending--;
+    }
+    if (!recycle) {
+        c->type = SDP_RECORD;
+        c->open = 0;
+        c->aux = p->took_index;
+        c->shape = NULL;
+        return;
+    }
+    *slot = rec;
+    if (p->n_free_dicts < SDP_FREE_DICTS) p->free_dicts[p->n_free_dicts++] = c;
+}
+
+/* A memoized dict that was filled without being taken is no longer pending. */
+static void settle_dict(sdp_parser *p, sdp_cont *c, sd_value v)
+{
+    if (c->memoized != 1 || !p->n_pending) return;
+    sdp_pending *e = sdp_pending_of(p, v.bits);
+    if (e->bits != v.bits) return;
+    *e = (sdp_pending){0};
+    p->n_pending--;
+}
+
 /* Append k key/value pairs (kv[0], kv[1], ...) to a dict. */
-static sd_status dict_add(parser *p, sdp_cont *c, const sd_value *kv, size_t k)
+static sd_status dict_add(sdp_parser *p, sdp_cont *c, const sd_value *kv, size_t k)
 {
     /* Protocols 0 and 1 fill dicts one SETITEM at a time, so a dict is only known to be
      * complete when it is filled by one batch, as protocol 2+ writers do. */
     sdp_shape *fresh = NULL; /* the shape of a dict filled in one go, computed once */
-    if (c->shape && c->n == 0 && k <= SDP_SHAPE_MAX_KEYS) TRY(shape_of_keys(p, kv, k, &fresh));
+    if (c->shape && c->n == 0 && k <= SDP_SHAPE_MAX_KEYS) SDP_TRY(shape_of_keys(p, kv, k, &fresh));
     if (fresh && p->hook && p->proto >= 2) {
         bool taken;
-        TRY(try_record(p, c, fresh, kv, k, &taken));
+        SDP_TRY(try_record(p, c, fresh, kv, k, &taken));
         if (taken) return SD_OK;
     }
-    if (c->shape && c->n + k > SDP_SHAPE_MAX_KEYS) TRY(dict_unshape(p, c, k));
+    if (c->shape && c->n + k > SDP_SHAPE_MAX_KEYS) SDP_TRY(dict_unshape(p, c, k));
     if (!c->shape) {
-        TRY(cont_reserve(p, c, k, 2));
+        SDP_TRY(cont_reserve(p, c, k, 2));
         memcpy(c->items + 2 * (size_t)c->n, kv, 2 * k * sizeof *kv);
         c->n += (uint32_t)k;
         return SD_OK;
     }
-    TRY(cont_reserve(p, c, k, 1));
+    SDP_TRY(cont_reserve(p, c, k, 1));
     if (fresh) {
         c->shape = fresh;
         for (size_t i = 0; i < k; i++) c->items[i] = kv[2 * i + 1];
@@ -161,31 +221,32 @@ static sd_status dict_add(parser *p, sdp_cont *c, const sd_value *kv, size_t k)
         return SD_OK;
     }
     for (size_t i = 0; i < k; i++) {
-        TRY(shape_child(p, c->shape, kv[2 * i], &c->shape));
+        SDP_TRY(shape_child(p, c->shape, kv[2 * i], &c->shape));
         c->items[c->n++] = kv[2 * i + 1];
     }
     return SD_OK;
 }
 
-static sd_status seq_add(parser *p, sdp_cont *c, const sd_value *items, size_t k)
+static sd_status seq_add(sdp_parser *p, sdp_cont *c, const sd_value *items, size_t k)
 {
-    TRY(cont_reserve(p, c, k, 1));
+    SDP_TRY(cont_reserve(p, c, k, 1));
     memcpy(c->items + c->n, items, k * sizeof *items);
     c->n += (uint32_t)k;
     return SD_OK;
 }
 
-sd_status sdp_pp_cont_from_stack(parser *p, uint8_t type, size_t base, sd_value *out)
+sd_status sdp_pp_cont_from_stack(sdp_parser *p, uint8_t type, size_t base, sd_value *out)
 {
     size_t n = p->sp - base;
     if (type == SDP_DICT && n % 2)
         return sdp_pp_fail(p, SD_EFORMAT, "DICT with an odd number of items (%zu)", n);
-    TRY(sdp_pp_new_cont(p, type, out));
+    SDP_TRY(sdp_pp_new_cont(p, type, out));
     sdp_cont *c = sdp_cont_of(*out);
     if (n) {
-        if (type == SDP_DICT) TRY(dict_add(p, c, p->stack + base, n / 2));
-        else TRY(seq_add(p, c, p->stack + base, n));
+        if (type == SDP_DICT) SDP_TRY(dict_add(p, c, p->stack + base, n / 2));
+        else SDP_TRY(seq_add(p, c, p->stack + base, n));
     }
+    if (p->took) settle_record(p, c, out);
     p->sp = base;
     return SD_OK;
 }
@@ -199,9 +260,9 @@ static const char *type_word(sd_value v)
 }
 
 /* APPEND/APPENDS/SETITEM/SETITEMS/ADDITEMS: move stack[base..sp) into the target below. */
-sd_status sdp_pp_add_to_target(parser *p, size_t base, uint8_t want, const char *op)
+sd_status sdp_pp_add_to_target(sdp_parser *p, size_t base, uint8_t want, const char *op)
 {
-    if (base == 0 || base - 1 < mark_base(p))
+    if (base == 0 || base - 1 < sdp_mark_base(p))
         return sdp_pp_fail(p, SD_EFORMAT, "%s with no container below its items", op);
     sd_value target = p->stack[base - 1];
     sdp_cont *c = sdp_cont_of(target);
@@ -211,24 +272,26 @@ sd_status sdp_pp_add_to_target(parser *p, size_t base, uint8_t want, const char 
     if (want == SDP_DICT && n % 2)
         return sdp_pp_fail(p, SD_EFORMAT, "%s with an odd number of items (%zu)", op, n);
     if (n) {
-        if (want == SDP_DICT) TRY(dict_add(p, c, p->stack + base, n / 2));
-        else TRY(seq_add(p, c, p->stack + base, n));
+        if (want == SDP_DICT) SDP_TRY(dict_add(p, c, p->stack + base, n / 2));
+        else SDP_TRY(seq_add(p, c, p->stack + base, n));
     }
+    if (p->took) settle_record(p, c, &p->stack[base - 1]);
+    else if (want == SDP_DICT) settle_dict(p, c, target);
     p->sp = base;
     return SD_OK;
 }
 
-sd_status sdp_pp_op_setitems_like(parser *p, uint8_t want, const char *op)
+sd_status sdp_pp_op_setitems_like(sdp_parser *p, uint8_t want, const char *op)
 {
     size_t base = 0;
-    TRY(pop_mark(p, op, &base));
+    SDP_TRY(sdp_pop_mark(p, op, &base));
     return sdp_pp_add_to_target(p, base, want, op);
 }
 
-sd_status sdp_pp_op_tuple_n(parser *p, size_t n)
+sd_status sdp_pp_op_tuple_n(sdp_parser *p, size_t n)
 {
-    TRY(need_values(p, n, "TUPLE1/2/3"));
+    SDP_TRY(sdp_need_values(p, n, "TUPLE1/2/3"));
     sd_value t = {0};
-    TRY(sdp_pp_cont_from_stack(p, SDP_TUPLE, p->sp - n, &t));
-    return push(p, t);
+    SDP_TRY(sdp_pp_cont_from_stack(p, SDP_TUPLE, p->sp - n, &t));
+    return sdp_push(p, t);
 }

@@ -5,7 +5,19 @@
 
 #include "pickle/value.h"
 
-typedef struct parser {
+/* A dict memoized while still empty, as every pickled dict is (EMPTY_DICT MEMOIZE MARK ...
+ * SETITEMS). When the model takes it as a record, its memo slot is rewritten to the inline
+ * record value and its container recycled, so that millions of trace entries leave
+ * nothing in the arena. `shared`: fetched again (memo get, DUP) before being filled, so
+ * another reference may exist: then it stays in place as an SDP_RECORD container. */
+typedef struct sdp_pending {
+    uint64_t bits;            /* 0 = free slot */
+    uint64_t memo_idx;
+    bool shared;
+} sdp_pending;
+enum { SDP_PENDING_LOG2 = 6, SDP_FREE_DICTS = 16 };
+
+typedef struct sdp_parser {
     sdp_cursor cur;
     sdp_arena *arena;
     sd_error *err;
@@ -26,43 +38,62 @@ typedef struct parser {
     uint64_t last_keys[SDP_SHAPE_MAX_KEYS];
     size_t last_k;
     sdp_shape *last_shape;
+    sdp_pending pending[1 << SDP_PENDING_LOG2]; /* direct-mapped by container address */
+    size_t n_pending;
+    sdp_cont *free_dicts[SDP_FREE_DICTS];       /* recycled containers of taken dicts */
+    size_t n_free_dicts;
+    bool took;                  /* dict_add turned the dict into record took_index */
+    uint32_t took_index;
     bool release_behind;
     size_t released;            /* bytes of the mapping already dropped */
     int proto;
-} parser;
+} sdp_parser;
 
 /* pickle.c: failures carry the offset of the opcode being decoded. */
-sd_status sdp_pp_fail(parser *p, sd_status code, const char *fmt, ...) SDP_PRINTF(3, 4);
-sd_status sdp_pp_fail_nomem(parser *p);
+sd_status sdp_pp_fail(sdp_parser *p, sd_status code, const char *fmt, ...) SDP_PRINTF(3, 4);
+sd_status sdp_pp_fail_nomem(sdp_parser *p);
 /* Grow a malloc'd array to hold `need` elements, charging the arena budget. */
-sd_status sdp_pp_grow(parser *p, void **buf, size_t *cap, size_t need, size_t elem);
+sd_status sdp_pp_grow(sdp_parser *p, void **buf, size_t *cap, size_t need, size_t elem);
 
-#define TRY(x) do { sd_status st_ = (x); if (st_ != SD_OK) return st_; } while (0)
+#define SDP_TRY(x) do { sd_status st_ = (x); if (st_ != SD_OK) return st_; } while (0)
 
-static inline sd_status push(parser *p, sd_value v)
+static inline sd_status sdp_push(sdp_parser *p, sd_value v)
 {
     if (p->sp == p->stack_cap)
-        TRY(sdp_pp_grow(p, (void **)&p->stack, &p->stack_cap, p->sp + 1, sizeof *p->stack));
+        SDP_TRY(sdp_pp_grow(p, (void **)&p->stack, &p->stack_cap, p->sp + 1, sizeof *p->stack));
     p->stack[p->sp++] = v;
     p->n_values++;
     return SD_OK;
 }
 
+static inline sdp_pending *sdp_pending_of(sdp_parser *p, uint64_t bits)
+{
+    return &p->pending[(size_t)((bits >> 3) * 0x9e3779b97f4a7c15ull >> (64 - SDP_PENDING_LOG2))];
+}
+
+/* A value fetched again (memo get, DUP): a pending dict seen twice is shared. */
+static inline void sdp_note_reuse(sdp_parser *p, sd_value v)
+{
+    if (!p->n_pending || !sdp_is_ptr(v)) return;
+    sdp_pending *e = sdp_pending_of(p, v.bits);
+    if (e->bits == v.bits) e->shared = true;
+}
+
 /* Height of the stack above the innermost mark: values an opcode may consume. */
-static inline size_t mark_base(const parser *p)
+static inline size_t sdp_mark_base(const sdp_parser *p)
 {
     return p->n_marks ? p->marks[p->n_marks - 1] : 0;
 }
 
-static inline sd_status need_values(parser *p, size_t n, const char *op)
+static inline sd_status sdp_need_values(sdp_parser *p, size_t n, const char *op)
 {
-    if (p->sp - mark_base(p) < n)
+    if (p->sp - sdp_mark_base(p) < n)
         return sdp_pp_fail(p, SD_EFORMAT, "%s needs %zu value%s on the stack, found %zu", op, n,
-                    n == 1 ? "" : "s", p->sp - mark_base(p));
+                    n == 1 ? "" : "s", p->sp - sdp_mark_base(p));
     return SD_OK;
 }
 
-static inline sd_status pop_mark(parser *p, const char *op, size_t *base)
+static inline sd_status sdp_pop_mark(sdp_parser *p, const char *op, size_t *base)
 {
     if (!p->n_marks) return sdp_pp_fail(p, SD_EFORMAT, "%s without a matching MARK", op);
     *base = p->marks[--p->n_marks];
@@ -70,11 +101,15 @@ static inline sd_status pop_mark(parser *p, const char *op, size_t *base)
 }
 
 /* pickle_cont.c */
-sd_status sdp_pp_new_cont(parser *p, uint8_t type, sd_value *out);
-sd_status sdp_pp_cont_from_stack(parser *p, uint8_t type, size_t base, sd_value *out);
-sd_status sdp_pp_add_to_target(parser *p, size_t base, uint8_t want, const char *op);
-sd_status sdp_pp_op_setitems_like(parser *p, uint8_t want, const char *op);
-sd_status sdp_pp_op_tuple_n(parser *p, size_t n);
+/* memo[idx] now holds v: remember it if v is an empty dict the model may take. */
+void sdp_pp_note_memo_put(sdp_parser *p, sd_value v, uint64_t idx);
+/* v was duplicated on the stack: a dict never recycled. */
+void sdp_pp_note_dup(sdp_parser *p, sd_value v);
+sd_status sdp_pp_new_cont(sdp_parser *p, uint8_t type, sd_value *out);
+sd_status sdp_pp_cont_from_stack(sdp_parser *p, uint8_t type, size_t base, sd_value *out);
+sd_status sdp_pp_add_to_target(sdp_parser *p, size_t base, uint8_t want, const char *op);
+sd_status sdp_pp_op_setitems_like(sdp_parser *p, uint8_t want, const char *op);
+sd_status sdp_pp_op_tuple_n(sdp_parser *p, size_t n);
 
 /* pickle_text.c: protocol 0/1 text arguments; on failure *why says what was wrong. */
 

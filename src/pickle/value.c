@@ -166,7 +166,7 @@ bool sdp_utf8_valid(const uint8_t *s, size_t n)
 const char *sdp_opcode_name(uint8_t op)
 {
     switch (op) {
-#define N(x) case OP_##x: return #x;
+#define N(x) case SDP_OP_##x: return #x;
     N(MARK) N(STOP) N(POP) N(POP_MARK) N(DUP) N(FLOAT) N(INT) N(BININT) N(BININT1) N(LONG)
     N(BININT2) N(NONE) N(PERSID) N(BINPERSID) N(REDUCE) N(STRING) N(BINSTRING)
     N(SHORT_BINSTRING) N(UNICODE) N(BINUNICODE) N(APPEND) N(BUILD) N(GLOBAL) N(DICT)
@@ -185,9 +185,9 @@ const char *sdp_opcode_name(uint8_t op)
 bool sdp_opcode_refused(uint8_t op)
 {
     switch (op) {
-    case OP_GLOBAL: case OP_STACK_GLOBAL: case OP_REDUCE: case OP_BUILD: case OP_INST:
-    case OP_OBJ: case OP_NEWOBJ: case OP_NEWOBJ_EX: case OP_EXT1: case OP_EXT2: case OP_EXT4:
-    case OP_PERSID: case OP_BINPERSID: case OP_NEXT_BUFFER: case OP_READONLY_BUFFER:
+    case SDP_OP_GLOBAL: case SDP_OP_STACK_GLOBAL: case SDP_OP_REDUCE: case SDP_OP_BUILD: case SDP_OP_INST:
+    case SDP_OP_OBJ: case SDP_OP_NEWOBJ: case SDP_OP_NEWOBJ_EX: case SDP_OP_EXT1: case SDP_OP_EXT2: case SDP_OP_EXT4:
+    case SDP_OP_PERSID: case SDP_OP_BINPERSID: case SDP_OP_NEXT_BUFFER: case SDP_OP_READONLY_BUFFER:
         return true;
     }
     return false;

@@ -26,6 +26,7 @@ struct sd_value { uint64_t bits; };
 #define SDP_BITS_FALSE 3u
 #define SDP_BITS_TRUE 11u
 #define SDP_BITS_UNSET 4u
+#define SDP_TAG_RECORD 5u     /* a record taken by the model: index << 3 | 5 */
 #define SDP_SMALL_MAX (((int64_t)1 << 60) - 1)
 #define SDP_SMALL_MIN (-((int64_t)1 << 60))
 
@@ -56,7 +57,8 @@ struct sdp_shape {
 typedef struct sdp_cont {
     uint8_t type;             /* SDP_LIST / SDP_TUPLE / SDP_DICT */
     uint8_t open;             /* can still receive items while parsing */
-    uint8_t pad[2];
+    uint8_t memoized;         /* a memo slot holds it (see sdp_parser.pending) */
+    uint8_t pad;
     uint32_t aux;             /* free for analyses: the model caches interned ids here */
     uint32_t n, cap;          /* items (lists) or pairs (dicts) */
     uint64_t offset;          /* where the opcode that made it starts */
@@ -69,11 +71,19 @@ static inline unsigned sdp_type(sd_value v)
     switch (v.bits & SDP_TAG_MASK) {
     case SDP_TAG_PTR: return v.bits ? *(const uint8_t *)(uintptr_t)v.bits : SDP_NONE;
     case SDP_TAG_INT: return SDP_INT;
+    case SDP_TAG_RECORD: return SDP_RECORD;
     default:
         if (v.bits == SDP_BITS_NONE) return SDP_NONE;
         if (v.bits == SDP_BITS_UNSET) return SDP_UNSET;
         return SDP_BOOL;
     }
+}
+/* The record index of an SDP_RECORD value (a trace entry the record hook took): inline,
+ * or, for a dict the parser could not prove unshared, kept in the dict's container. */
+static inline uint32_t sdp_record_index(sd_value v)
+{
+    if ((v.bits & SDP_TAG_MASK) == SDP_TAG_RECORD) return (uint32_t)(v.bits >> 3);
+    return ((const sdp_cont *)(uintptr_t)v.bits)->aux;
 }
 static inline bool sdp_is_ptr(sd_value v) { return (v.bits & SDP_TAG_MASK) == 0 && v.bits; }
 static inline const sdp_blob *sdp_blob_of(sd_value v)

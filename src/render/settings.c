@@ -1,8 +1,8 @@
 /* settings.c - the allocator settings as the stats and frag reports show them. */
 #include <inttypes.h>
+#include <stdio.h>
 
 #include "render/format.h"
-#include "render/json_value.h"
 #include "render/settings.h"
 
 void sdp_settings_stats_text(FILE *out, const sd_allocator_settings *a)
@@ -22,19 +22,59 @@ void sdp_settings_stats_text(FILE *out, const sd_allocator_settings *a)
     fprintf(out, "\n");
 }
 
+static json_t *or_null(json_t *j) { return j ? j : json_null(); }
+
+/* A recorded setting as JSON: what jansson cannot hold (NaN, strings that are not UTF-8)
+ * becomes null; keys are cut at 127 bytes. */
+static json_t *setting_json(const sd_setting *v)
+{
+    if (!v) return json_null();
+    switch (v->type) {
+    case SD_SETTING_BOOL: return json_boolean(v->b);
+    case SD_SETTING_INT: return json_integer(v->i);
+    case SD_SETTING_FLOAT: return or_null(json_real(v->f));
+    case SD_SETTING_STR: return or_null(json_stringn(v->str, v->str_len));
+    case SD_SETTING_DICT: {
+        json_t *o = json_object();
+        for (size_t i = 0; i < v->n_items; i++) {
+            const sd_setting *m = &v->items[i];
+            char key[128];
+            snprintf(key, sizeof key, "%.*s", (int)(m->key_len < 127 ? m->key_len : 127), m->key);
+            json_object_set_new(o, key, setting_json(m));
+        }
+        return o;
+    }
+    case SD_SETTING_LIST: {
+        json_t *a = json_array();
+        for (size_t i = 0; i < v->n_items; i++) json_array_append_new(a, setting_json(&v->items[i]));
+        return a;
+    }
+    default: return json_null();
+    }
+}
+
 json_t *sdp_settings_stats_json(const sd_allocator_settings *a)
 {
-    return a && a->present ? sdp_json_of_value(a->raw, 4) : json_null();
+    return a && a->present ? setting_json(a->recorded) : json_null();
+}
+
+/* The recorded member `key` of the settings dict, or NULL. Later keys win, as in Python. */
+static const sd_setting *recorded_member(const sd_allocator_settings *a, const char *key)
+{
+    const sd_setting *found = NULL, *d = a->recorded;
+    size_t n = strlen(key);
+    for (size_t i = 0; d && d->type == SD_SETTING_DICT && i < d->n_items; i++)
+        if (d->items[i].key_len == n && memcmp(d->items[i].key, key, n) == 0) found = &d->items[i];
+    return found;
 }
 
 /* "set" when any power-of-two interval has divisions, "none" when the dict is all zeros;
  * -1 when the snapshot did not record the dict. */
 static int roundup_divisions_set(const sd_allocator_settings *st)
 {
-    const sd_value *rp = st->raw ? sd_value_dict_get(st->raw, "roundup_power2_divisions") : NULL;
-    if (!rp || sd_value_type_of(rp) != SD_VALUE_DICT) return -1;
-    for (size_t i = 0; i < sd_value_len(rp); i++)
-        if (sd_value_int(sd_value_dict_val(rp, i)) != 0) return 1;
+    if (!st->has_roundup_power2_divisions) return -1;
+    for (size_t i = 0; i < st->n_roundup_power2_divisions; i++)
+        if (st->roundup_power2_divisions[i].divisions != 0) return 1;
     return 0;
 }
 
@@ -73,8 +113,9 @@ json_t *sdp_settings_frag_json(const sd_allocator_settings *st)
     json_object_set_new(o, "garbage_collection_threshold",
                         rec && st->has_gc_threshold ? json_real(st->garbage_collection_threshold)
                                                     : json_null());
-    const sd_value *rp = rec && st->raw ? sd_value_dict_get(st->raw, "roundup_power2_divisions")
-                                        : NULL;
-    json_object_set_new(o, "roundup_power2_divisions", sdp_json_of_value(rp, 3));
+    /* As recorded, whatever its shape (a dict since torch 2.3). */
+    json_object_set_new(o, "roundup_power2_divisions",
+                        rec ? setting_json(recorded_member(st, "roundup_power2_divisions"))
+                            : json_null());
     return o;
 }

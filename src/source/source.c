@@ -51,7 +51,7 @@ char *sdp_src_join2(const char *a, const char *sep, const char *b)
 
 bool sdp_src_add_member(sd_input *in, char *name, char *path, zip_uint64_t index)
 {
-    member *m = realloc(in->members, (in->n_members + 1) * sizeof *m);
+    sdp_member *m = realloc(in->members, (in->n_members + 1) * sizeof *m);
     if (!m || !name) {
         free(name);
         free(path);
@@ -59,7 +59,7 @@ bool sdp_src_add_member(sd_input *in, char *name, char *path, zip_uint64_t index
         return false;
     }
     in->members = m;
-    m[in->n_members++] = (member){.name = name, .path = path, .index = index};
+    m[in->n_members++] = (sdp_member){.name = name, .path = path, .index = index};
     return true;
 }
 
@@ -194,8 +194,8 @@ bool sdp_src_is_zip(const uint8_t *b, size_t n)
 
 uint64_t sdp_src_ratio_cap(uint64_t compressed, uint64_t max)
 {
-    uint64_t cap = compressed > UINT64_MAX / MAX_RATIO ? UINT64_MAX : compressed * MAX_RATIO;
-    if (cap < RATIO_FREE_BYTES) cap = RATIO_FREE_BYTES;
+    uint64_t cap = compressed > UINT64_MAX / SDP_MAX_RATIO ? UINT64_MAX : compressed * SDP_MAX_RATIO;
+    if (cap < SDP_RATIO_FREE_BYTES) cap = SDP_RATIO_FREE_BYTES;
     return cap < max ? cap : max;
 }
 
@@ -211,7 +211,7 @@ static sd_status refuse_gzip(sd_error *err, const char *source, size_t in_len, u
     if (cap < max)
         return sdp_fail(err, SD_ELIMIT, SD_NO_OFFSET,
                         "gzip expands more than %u:1 (%llu compressed bytes, past %llu): "
-                        "refusing a decompression bomb", MAX_RATIO,
+                        "refusing a decompression bomb", SDP_MAX_RATIO,
                         (unsigned long long)in_len, (unsigned long long)cap);
     return sdp_fail(err, SD_ELIMIT, SD_NO_OFFSET,
                     "gzip expands past the memory budget of %llu bytes (raise "
@@ -336,7 +336,7 @@ static sd_status gunzip(const uint8_t *in, size_t in_len, uint64_t max, const ch
 
 static int cmp_member(const void *a, const void *b)
 {
-    return strcmp(((const member *)a)->name, ((const member *)b)->name);
+    return strcmp(((const sdp_member *)a)->name, ((const sdp_member *)b)->name);
 }
 
 static sd_status open_dir(sd_input *in, const char *path, sd_error *err)
@@ -388,11 +388,11 @@ static sd_status open_file(sd_input *in, const char *path, const char *want, sd_
     if (got == 4 && sdp_src_is_zip(magic, 4)) {
         sd_status st = map_path(path, in->max_bytes, &in->zip_bytes, err);
         if (st) return st;
-        in->kind = KIND_ZIP;
+        in->kind = SDP_KIND_ZIP;
         in->zip_len = in->zip_bytes.len;
         return sdp_zip_open(in, path, want, err);
     }
-    in->kind = KIND_FILE;
+    in->kind = SDP_KIND_FILE;
     return sdp_src_add_member(in, dup_str(path), dup_str(path), 0)
                ? SD_OK : sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
 }
@@ -429,7 +429,7 @@ static sd_status select_member(sd_input *in, const char *spec, const char *archi
         size_t skip = strlen(archive);
         const char *inner = name + skip + (name[skip] == ':' || name[skip] == '/' ? 1 : 0);
         if (strcmp(inner, want) == 0 || strcmp(name, spec) == 0) {
-            member keep = in->members[i];
+            sdp_member keep = in->members[i];
             for (size_t k = 0; k < in->n_members; k++)
                 if (k != i) { free(in->members[k].name); free(in->members[k].path); }
             in->members[0] = keep;
@@ -448,28 +448,28 @@ sd_input *sd_input_open(const char *spec, const sd_input_options *opts, sd_error
         sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
         return NULL;
     }
-    in->max_bytes = opts && opts->max_memory ? opts->max_memory : DEFAULT_MAX_BYTES;
-    in->max_members = opts && opts->max_members ? opts->max_members : DEFAULT_MAX_MEMBERS;
+    in->max_bytes = opts && opts->max_memory ? opts->max_memory : SDP_DEFAULT_MAX_BYTES;
+    in->max_members = opts && opts->max_members ? opts->max_members : SDP_DEFAULT_MAX_MEMBERS;
     in->spec_path = dup_str(spec);
     sd_status st;
     char *archive = NULL;
     const char *want = NULL;
     struct stat sb;
     if (strcmp(spec, "-") == 0) {
-        in->kind = KIND_STDIN;
+        in->kind = SDP_KIND_STDIN;
         st = sdp_src_add_member(in, dup_str("<stdin>"), NULL, 0) ? SD_OK
              : sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
     } else if (split_member(spec, &archive, &want)) {
         bool dir = stat(archive, &sb) == 0 && S_ISDIR(sb.st_mode);
         st = dir ? open_dir(in, archive, err) : open_file(in, archive, want, err);
-        if (st == SD_OK && (dir || in->kind == KIND_ZIP)) st = select_member(in, spec, archive, want, err);
+        if (st == SD_OK && (dir || in->kind == SDP_KIND_ZIP)) st = select_member(in, spec, archive, want, err);
         else if (st == SD_OK) { /* "file:x" where file is no archive */
             sdp_error_set_source(err, spec);
             st = sdp_fail(err, SD_EIO, SD_NO_OFFSET, "%s is not an archive or directory", archive);
         }
         free(archive);
     } else if (stat(spec, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        in->kind = KIND_DIR;
+        in->kind = SDP_KIND_DIR;
         st = open_dir(in, spec, err);
     } else {
         st = open_file(in, spec, NULL, err);
@@ -523,14 +523,14 @@ sd_status sd_input_read(sd_input *in, size_t i, sd_bytes *out, sd_error *err)
 {
     memset(out, 0, sizeof *out);
     if (i >= in->n_members) return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "no member %zu", i);
-    const member *m = &in->members[i];
+    const sdp_member *m = &in->members[i];
     sd_status st;
     uint8_t *buf = NULL;
     size_t len = 0;
-    if (in->kind == KIND_ZIP) {
+    if (in->kind == SDP_KIND_ZIP) {
         st = sdp_zip_read(in, i, &buf, &len, err);
         if (st == SD_OK) bytes_from_heap(out, buf, len);
-    } else if (in->kind == KIND_STDIN) {
+    } else if (in->kind == SDP_KIND_STDIN) {
         st = read_fd(STDIN_FILENO, 0, in->max_bytes, "<stdin>", &buf, &len, err);
         if (st == SD_OK) bytes_from_heap(out, buf, len);
     } else {

@@ -7,24 +7,24 @@
 #include "base/base.h"
 #include "snapdiff/source.h"
 
-enum { KIND_FILE, KIND_STDIN, KIND_DIR, KIND_ZIP };
-enum { DEFAULT_MAX_MEMBERS = 4096 };
-#define DEFAULT_MAX_BYTES (16ull << 30)
+enum { SDP_KIND_FILE, SDP_KIND_STDIN, SDP_KIND_DIR, SDP_KIND_ZIP };
+enum { SDP_DEFAULT_MAX_MEMBERS = 4096 };
+#define SDP_DEFAULT_MAX_BYTES (16ull << 30)
 /* Real snapshots gzip about 10-20:1 (measured on the real corpus); a bomb goes to 1000:1.
  * Small outputs are always allowed so that tiny files are not judged by their ratio. */
-#define MAX_RATIO 100u
-#define RATIO_FREE_BYTES (64ull << 20)
+#define SDP_MAX_RATIO 100u
+#define SDP_RATIO_FREE_BYTES (64ull << 20)
 
-typedef struct member {
+typedef struct sdp_member {
     char *name;        /* display name */
     char *path;        /* file path (dir members) */
     zip_uint64_t index; /* zip members */
-} member;
+} sdp_member;
 
 struct sd_input {
     int kind;
     char *spec_path;
-    member *members;
+    sdp_member *members;
     size_t n_members;
     uint64_t max_bytes;
     uint32_t max_members;
@@ -39,8 +39,8 @@ char *sdp_src_join2(const char *a, const char *sep, const char *b);
 bool sdp_src_add_member(sd_input *in, char *name, char *path, zip_uint64_t index);
 bool sdp_src_ends_with(const char *s, const char *suffix);
 bool sdp_src_is_zip(const uint8_t *b, size_t n);
-/* Largest output allowed from `compressed` bytes: MAX_RATIO times, at least
- * RATIO_FREE_BYTES, never more than `max`. */
+/* Largest output allowed from `compressed` bytes: SDP_MAX_RATIO times, at least
+ * SDP_RATIO_FREE_BYTES, never more than `max`. */
 uint64_t sdp_src_ratio_cap(uint64_t compressed, uint64_t max);
 
 /* source_zip.c: list the members of in->zip_bytes (one, when `want` names it), and read

@@ -157,7 +157,7 @@ sd_status sdp_zip_open(sd_input *in, const char *display, const char *want, sd_e
 sd_status sdp_zip_read(sd_input *in, size_t i, uint8_t **out, size_t *out_len,
                                  sd_error *err)
 {
-    const member *m = &in->members[i];
+    const sdp_member *m = &in->members[i];
     zip_stat_t st;
     zip_stat_init(&st);
     if (zip_stat_index(in->zip, m->index, 0, &st) != 0)
