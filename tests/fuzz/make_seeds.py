@@ -6,9 +6,10 @@
 OUTDIR/pickle: raw pickles (for fuzz_pickle); OUTDIR/load: the same plus gzip, zip and
 torch.save wrappings (for fuzz_load). Sources: the project's testdata/ fixtures, small
 snapshot-shaped pickles made here with CPython (every protocol, legacy and 2.1+ layouts,
-shared and cyclic objects, every plain-data opcode), and, where ../shared/real-snapshots
-exists, the real snapshots up to MAX_REAL bytes (larger ones slow every mutation down;
-their first bytes are added as truncated seeds instead).
+shared and cyclic objects, every plain-data opcode), and, where real-snapshots/ exists in
+$SNAPDIFF_SHARED (default ../shared beside the checkout), the real snapshots up to MAX_REAL
+bytes (larger ones slow every mutation down; their first bytes are added as truncated seeds
+instead).
 """
 import gzip
 import hashlib
@@ -112,7 +113,8 @@ def main():
     raw = plain_data_samples()
     fixtures = files_under(os.path.join(ROOT, "testdata"), (".pickle", ".pkl"), MAX_FIXTURE)
     raw += [(n, d) for n, d in fixtures if len(d) <= MAX_FIXTURE]
-    real_dir = os.path.join(ROOT, "..", "shared", "real-snapshots")
+    real_dir = os.path.join(os.environ.get("SNAPDIFF_SHARED") or os.path.join(ROOT, "..", "shared"),
+                            "real-snapshots")
     real = files_under(real_dir, (".pickle", ".pkl"), MAX_REAL)
     if not real:
         print("make_seeds: %s not found: no real snapshots in the seeds" % real_dir)
