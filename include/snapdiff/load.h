@@ -35,6 +35,8 @@ typedef struct sd_loaded {
     sd_snapshot **snaps;          /* the snapshots loaded, in member order: all of them,
                                    * or those before the member that failed */
     size_t n_snaps;
+    size_t n_skipped;             /* directory files left out as no snapshot (source.h) */
+    char skipped[512];            /* their names: sd_input_skipped */
 } sd_loaded;
 
 /* The default for `jobs`: the number of online cores (at least 1). */

@@ -26,6 +26,12 @@ size_t sd_input_count(const sd_input *in);
 /* Display name of member i: "file.pickle", "ranks.zip:rank1.pickle", "<stdin>". */
 const char *sd_input_name(const sd_input *in, size_t i);
 
+/* Files of a directory left out because they are surely no snapshot (a README, a log, an
+ * image: by their first bytes), and their names with what they looked like:
+ * "README.md (text), loss.png (a PNG image)" ("" when none; cut with "..." when long). */
+size_t sd_input_skipped_count(const sd_input *in);
+const char *sd_input_skipped(const sd_input *in);
+
 /* The bytes of one member, decompressed: a read-only map of the file where possible,
  * else a heap buffer. Release with sd_bytes_release. */
 typedef struct sd_bytes {

@@ -76,6 +76,8 @@ static void load_one(const char *spec, const sd_loader_options *o, sd_loaded *r)
         return;
     }
     r->n_members = sd_input_count(in);
+    r->n_skipped = sd_input_skipped_count(in);
+    snprintf(r->skipped, sizeof r->skipped, "%s", sd_input_skipped(in));
     if (r->n_members)
         snprintf(r->first_member, sizeof r->first_member, "%s", sd_input_name(in, 0));
     r->status = load_members(in, o, r);

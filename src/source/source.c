@@ -339,7 +339,29 @@ static int cmp_member(const void *a, const void *b)
     return strcmp(((const sdp_member *)a)->name, ((const sdp_member *)b)->name);
 }
 
-static sd_status open_dir(sd_input *in, const char *path, sd_error *err)
+/* A directory of CI artifacts holds other files beside the snapshots: one whose first
+ * bytes are surely no pickle (sniff.c) is left out and named in in->skipped, so that one
+ * README does not fail the whole directory. Compressed files are kept: they are judged
+ * once inflated, like any member. */
+static bool dir_skips(sd_input *in, const char *name, const char *full)
+{
+    uint8_t head[512];
+    int fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return false;                 /* reading it later says why */
+    ssize_t got = pread(fd, head, sizeof head, 0);
+    close(fd);
+    if (got <= 0) return false;
+    const char *what = sdp_sniff_not_pickle(head, (size_t)got);
+    if (!what) return false;
+    size_t k = strlen(in->skipped), room = sizeof in->skipped;
+    if (k + 4 < room)
+        snprintf(in->skipped + k, room - k, "%s%s (%s)", k ? ", " : "", name, what);
+    if (strlen(in->skipped) + 4 >= room) memcpy(in->skipped + room - 4, "...", 4);
+    in->n_skipped++;
+    return true;
+}
+
+static sd_status open_dir(sd_input *in, const char *path, bool skip_others, sd_error *err)
 {
     DIR *d = opendir(path);
     if (!d) return fail_io(err, path, "cannot open directory");
@@ -350,6 +372,10 @@ static sd_status open_dir(sd_input *in, const char *path, sd_error *err)
         char *full = sdp_src_join2(path, sdp_src_ends_with(path, "/") ? "" : "/", e->d_name);
         struct stat sb;
         if (!full || stat(full, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+            free(full);
+            continue;
+        }
+        if (skip_others && dir_skips(in, e->d_name, full)) {   /* README, log, image */
             free(full);
             continue;
         }
@@ -368,7 +394,9 @@ static sd_status open_dir(sd_input *in, const char *path, sd_error *err)
     closedir(d);
     if (st == SD_OK && in->n_members == 0) {
         sdp_error_set_source(err, path);
-        st = sdp_fail(err, SD_EIO, SD_NO_OFFSET, "directory holds no files");
+        st = in->n_skipped ? sdp_fail(err, SD_EFORMAT, SD_NO_OFFSET, "directory holds no "
+                                      "snapshot, only %s", in->skipped)
+                           : sdp_fail(err, SD_EIO, SD_NO_OFFSET, "directory holds no files");
     }
     if (in->n_members > 1) qsort(in->members, in->n_members, sizeof *in->members, cmp_member);
     return st;
@@ -461,7 +489,7 @@ sd_input *sd_input_open(const char *spec, const sd_input_options *opts, sd_error
              : sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
     } else if (split_member(spec, &archive, &want)) {
         bool dir = stat(archive, &sb) == 0 && S_ISDIR(sb.st_mode);
-        st = dir ? open_dir(in, archive, err) : open_file(in, archive, want, err);
+        st = dir ? open_dir(in, archive, false, err) : open_file(in, archive, want, err);
         if (st == SD_OK && (dir || in->kind == SDP_KIND_ZIP)) st = select_member(in, spec, archive, want, err);
         else if (st == SD_OK) { /* "file:x" where file is no archive */
             sdp_error_set_source(err, spec);
@@ -470,7 +498,7 @@ sd_input *sd_input_open(const char *spec, const sd_input_options *opts, sd_error
         free(archive);
     } else if (stat(spec, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         in->kind = SDP_KIND_DIR;
-        st = open_dir(in, spec, err);
+        st = open_dir(in, spec, true, err);
     } else {
         st = open_file(in, spec, NULL, err);
     }
@@ -496,6 +524,8 @@ void sd_input_free(sd_input *in)
 }
 
 size_t sd_input_count(const sd_input *in) { return in->n_members; }
+size_t sd_input_skipped_count(const sd_input *in) { return in->n_skipped; }
+const char *sd_input_skipped(const sd_input *in) { return in->skipped; }
 
 const char *sd_input_name(const sd_input *in, size_t i)
 {
@@ -537,6 +567,7 @@ sd_status sd_input_read(sd_input *in, size_t i, sd_bytes *out, sd_error *err)
         st = map_path(m->path, in->max_bytes, out, err);
     }
     if (st == SD_OK) st = maybe_gunzip(m->name, in->max_bytes, out, err);
+    if (st == SD_OK) st = sdp_sniff_check(out->data, out->len, m->name, err);  /* sniff.c */
     if (st != SD_OK) {
         sdp_error_set_source(err, m->name);
         sd_bytes_release(out);

@@ -32,6 +32,9 @@ struct sd_input {
     sd_bytes zip_bytes;
     size_t zip_len;
     zip_t *zip;
+    /* members left out as no snapshot: "README.md (text), x.png (a PNG image)" */
+    size_t n_skipped;
+    char skipped[512];
 };
 
 /* source.c */
@@ -42,6 +45,12 @@ bool sdp_src_is_zip(const uint8_t *b, size_t n);
 /* Largest output allowed from `compressed` bytes: SDP_MAX_RATIO times, at least
  * SDP_RATIO_FREE_BYTES, never more than `max`. */
 uint64_t sdp_src_ratio_cap(uint64_t compressed, uint64_t max);
+
+/* sniff.c: what the bytes look like when they are surely no pickle ("text", "a PNG
+ * image", "JSON"), else NULL (a pickle, or bytes best judged by the pickle reader).
+ * sdp_sniff_check: the same as the one error line "NAME: offset 0: not a pickle: ...". */
+const char *sdp_sniff_not_pickle(const uint8_t *b, size_t n);
+sd_status sdp_sniff_check(const uint8_t *b, size_t n, const char *name, sd_error *err);
 
 /* source_zip.c: list the members of in->zip_bytes (one, when `want` names it), and read
  * member i into a malloc'd buffer. */

@@ -642,21 +642,53 @@ def gen_source(c):
     g = "source"
     E = dict(expect="error")
     c.file("empty_file", g, b"", note="an empty file", **E)
-    c.file("png", g, PNG, ext=".png", note="a PNG image", **E)
-    c.file("png_named_pickle", g, PNG, note="a PNG named .pickle", **E)
+    c.file("png", g, PNG, ext=".png", note="a PNG image", msg_re="not a pickle: looks like a PNG image", **E)
+    c.file("png_named_pickle", g, PNG, note="a PNG named .pickle", msg_re="not a pickle: looks like a PNG", **E)
     c.file("json", g, json.dumps({"segments": [], "device_traces": []}).encode(), ext=".json",
-           note="a JSON snapshot-lookalike", **E)
-    c.file("text", g, b"hello world\nthis is not a pickle\n", ext=".txt", note="plain text", **E)
+           note="a JSON snapshot-lookalike", msg_re="not a pickle: looks like JSON", **E)
+    c.file("text", g, b"hello world\nthis is not a pickle\n", ext=".txt", note="plain text", msg_re="not a pickle: looks like text", **E)
     c.file("html", g, b"<!DOCTYPE html><html><script>var x = 1;</script></html>\n",
-           ext=".html", note="an HTML page", **E)
-    c.file("utf16_text", g, "\ufeffsegments".encode("utf-16"), ext=".txt", note="UTF-16", **E)
+           ext=".html", note="an HTML page", msg_re="not a pickle: looks like HTML", **E)
+    c.file("utf16_text", g, "\ufeffsegments".encode("utf-16"), ext=".txt", note="UTF-16", msg_re="not a pickle: looks like UTF-16 text", **E)
     c.file("pdf", g, b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\n", ext=".pdf",
-           note="a PDF header", **E)
-    c.file("bzip2_magic", g, b"BZh91AY&SY" + b"\x00" * 30, note="bzip2 data", **E)
-    c.file("xz_magic", g, b"\xfd7zXZ\x00" + b"\x00" * 30, note="xz data", **E)
-    c.file("zstd_magic", g, b"\x28\xb5\x2f\xfd" + b"\x00" * 30, note="zstd data", **E)
-    c.file("elf_header", g, b"\x7fELF\x02\x01\x01" + b"\x00" * 57, note="an ELF header", **E)
+           note="a PDF header", msg_re="not a pickle: looks like a PDF", **E)
+    c.file("bzip2_magic", g, b"BZh91AY&SY" + b"\x00" * 30, note="bzip2 data", msg_re="looks like bzip2", **E)
+    c.file("xz_magic", g, b"\xfd7zXZ\x00" + b"\x00" * 30, note="xz data", msg_re="looks like xz", **E)
+    c.file("zstd_magic", g, b"\x28\xb5\x2f\xfd" + b"\x00" * 30, note="zstd data", msg_re="looks like zstd", **E)
+    c.file("elf_header", g, b"\x7fELF\x02\x01\x01" + b"\x00" * 57, note="an ELF header", msg_re="not a pickle: looks like an ELF", **E)
     c.file("all_zero_4k", g, bytes(4096), note="4 KiB of zeros", **E)
+    # What a source tree or a CI artifact directory holds beside the snapshots: each says
+    # what it looks like, not which opcode it would have refused.
+    c.file("cmakelists", g, b"cmake_minimum_required(VERSION 3.16)\nproject(x C)\n",
+           ext=".txt", note="a CMakeLists.txt (once: refused opcode GLOBAL)",
+           msg_re="not a pickle: looks like text", need="offset", **E)
+    c.file("text_memo_lookalike", g, b"g101 is a memo index, not a pickle\n", ext=".txt",
+           note="text starting like a protocol-0 GET", msg_re="looks like text", **E)
+    c.file("log_file", g, b"Epoch 1/10 loss=0.312\nEpoch 2/10 loss=0.287\n", ext=".log",
+           note="a training log", msg_re="not a pickle: looks like text", **E)
+    c.file("json_list", g, b"  [1, 2, 3]\n", ext=".json", note="a JSON list",
+           msg_re="looks like JSON", **E)
+    c.file("svg_file", g, b"<svg xmlns='http://www.w3.org/2000/svg'></svg>\n", ext=".svg",
+           note="an SVG image", msg_re="looks like an SVG image", **E)
+    c.file("jpeg", g, b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + bytes(32), ext=".jpg",
+           note="a JPEG image", msg_re="looks like a JPEG image", **E)
+    c.file("npy", g, b"\x93NUMPY\x01\x00v\x00{'descr': '<f4'}" + bytes(32), ext=".npy",
+           note="a NumPy array", msg_re="looks like a NumPy array", **E)
+    # A CI artifact directory: a snapshot beside a README, a log and a plot; the others
+    # are skipped with a note, and one of them named explicitly is still an error.
+    mixed = os.path.join(c.outdir, g, "dir_artifacts")
+    os.makedirs(mixed, exist_ok=True)
+    for name, data in (("rank0.pickle", dumps(small_snapshot())),
+                       ("README.md", b"# Run 42\nSnapshots of the training job.\n"),
+                       ("train.log", b"step 1 loss 2.31\nstep 2 loss 2.12\n"),
+                       ("loss.png", PNG)):
+        with open(os.path.join(mixed, name), "wb") as f:
+            f.write(data)
+    c.add("dir_artifacts", g, os.path.join(g, "dir_artifacts"), "ok",
+          note="a snapshot, a README, a log and a PNG in one directory: the others skipped")
+    c.add("dir_artifacts_readme", g, os.path.join(g, "dir_artifacts", "README.md"), "error",
+          need="offset", msg_re="not a pickle: looks like text",
+          note="the README of an artifact directory, named explicitly")
     # Directories, FIFOs, devices.
     d = os.path.join(c.outdir, g, "dir_not_snapshots")
     os.makedirs(os.path.join(d, "sub"), exist_ok=True)
