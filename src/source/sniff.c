@@ -13,6 +13,8 @@
  *     (an unknown opcode at an offset) says as much as anything here could.
  */
 #include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "source/source_internal.h"
@@ -182,4 +184,46 @@ sd_status sdp_sniff_check(const uint8_t *b, size_t n, const char *name, sd_error
     sdp_error_set_source(err, name);
     return sdp_fail(err, SD_EFORMAT, 0, "not a pickle: looks like %s (a snapshot is the "
                     "pickle that torch.cuda.memory._dump_snapshot writes)", what);
+}
+
+/* ---------- members left out of a directory or archive ---------- */
+
+enum { SKIP_LIST_MAX = 16 };   /* names kept for the note; the count goes on */
+
+bool sdp_sniff_skip(sd_input *in, const char *name, const uint8_t *head, size_t n)
+{
+    if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) return false;   /* gzip: judged later */
+    const char *what = sdp_sniff_not_pickle(head, n);
+    if (!what) return false;
+    if (!in->skip_list) in->skip_list = calloc(SKIP_LIST_MAX, sizeof *in->skip_list);
+    if (in->skip_list && in->n_skipped < SKIP_LIST_MAX)
+        snprintf(in->skip_list[in->n_skipped], sizeof in->skip_list[0], "%s (%s)", name, what);
+    in->n_skipped++;
+    return true;
+}
+
+bool sdp_sniff_skip_zip(sd_input *in, const char *name, zip_uint64_t index)
+{
+    uint8_t head[512];
+    zip_file_t *zf = zip_fopen_index(in->zip, index, 0);
+    if (!zf) return false;                    /* reading it later says why */
+    zip_int64_t got = zip_fread(zf, head, sizeof head);
+    zip_fclose(zf);
+    return got > 0 && sdp_sniff_skip(in, name, head, (size_t)got);
+}
+
+static int cmp_name(const void *a, const void *b) { return strcmp(a, b); }
+
+void sdp_sniff_sort_skipped(sd_input *in)
+{
+    size_t kept = in->n_skipped < SKIP_LIST_MAX ? in->n_skipped : SKIP_LIST_MAX;
+    if (!in->skip_list || kept == 0) return;
+    qsort(in->skip_list, kept, sizeof *in->skip_list, cmp_name);
+    size_t k = 0, room = sizeof in->skipped;
+    in->skipped[0] = '\0';
+    for (size_t i = 0; i < kept && k < room; i++)
+        k += (size_t)snprintf(in->skipped + k, room - k, "%s%s", i ? ", " : "", in->skip_list[i]);
+    if (kept < in->n_skipped && k < room)
+        k += (size_t)snprintf(in->skipped + k, room - k, ", ...");
+    if (k >= room) memcpy(in->skipped + room - 4, "...", 4);
 }

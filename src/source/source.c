@@ -340,9 +340,8 @@ static int cmp_member(const void *a, const void *b)
 }
 
 /* A directory of CI artifacts holds other files beside the snapshots: one whose first
- * bytes are surely no pickle (sniff.c) is left out and named in in->skipped, so that one
- * README does not fail the whole directory. Compressed files are kept: they are judged
- * once inflated, like any member. */
+ * bytes are surely no pickle (sniff.c) is left out and noted, so that one README does not
+ * fail the whole directory. Compressed files are kept: they are judged once inflated. */
 static bool dir_skips(sd_input *in, const char *name, const char *full)
 {
     uint8_t head[512];
@@ -350,15 +349,7 @@ static bool dir_skips(sd_input *in, const char *name, const char *full)
     if (fd < 0) return false;                 /* reading it later says why */
     ssize_t got = pread(fd, head, sizeof head, 0);
     close(fd);
-    if (got <= 0) return false;
-    const char *what = sdp_sniff_not_pickle(head, (size_t)got);
-    if (!what) return false;
-    size_t k = strlen(in->skipped), room = sizeof in->skipped;
-    if (k + 4 < room)
-        snprintf(in->skipped + k, room - k, "%s%s (%s)", k ? ", " : "", name, what);
-    if (strlen(in->skipped) + 4 >= room) memcpy(in->skipped + room - 4, "...", 4);
-    in->n_skipped++;
-    return true;
+    return got > 0 && sdp_sniff_skip(in, name, head, (size_t)got);
 }
 
 static sd_status open_dir(sd_input *in, const char *path, bool skip_others, sd_error *err)
@@ -393,6 +384,7 @@ static sd_status open_dir(sd_input *in, const char *path, bool skip_others, sd_e
     }
     closedir(d);
     if (st == SD_OK && in->n_members == 0) {
+        sdp_sniff_sort_skipped(in);
         sdp_error_set_source(err, path);
         st = in->n_skipped ? sdp_fail(err, SD_EFORMAT, SD_NO_OFFSET, "directory holds no "
                                       "snapshot, only %s", in->skipped)
@@ -506,6 +498,7 @@ sd_input *sd_input_open(const char *spec, const sd_input_options *opts, sd_error
         sd_input_free(in);
         return NULL;
     }
+    sdp_sniff_sort_skipped(in);
     return in;
 }
 
@@ -517,6 +510,7 @@ void sd_input_free(sd_input *in)
         free(in->members[i].path);
     }
     free(in->members);
+    free(in->skip_list);
     if (in->zip) zip_discard(in->zip);
     sd_bytes_release(&in->zip_bytes);
     free(in->spec_path);

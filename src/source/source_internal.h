@@ -32,8 +32,10 @@ struct sd_input {
     sd_bytes zip_bytes;
     size_t zip_len;
     zip_t *zip;
-    /* members left out as no snapshot: "README.md (text), x.png (a PNG image)" */
+    /* members left out as no snapshot (sniff.c): their count, the first of them as
+     * "NAME (what)" strings, and those joined: "README.md (text), x.png (a PNG image)" */
     size_t n_skipped;
+    char (*skip_list)[128];
     char skipped[512];
 };
 
@@ -51,6 +53,14 @@ uint64_t sdp_src_ratio_cap(uint64_t compressed, uint64_t max);
  * sdp_sniff_check: the same as the one error line "NAME: offset 0: not a pickle: ...". */
 const char *sdp_sniff_not_pickle(const uint8_t *b, size_t n);
 sd_status sdp_sniff_check(const uint8_t *b, size_t n, const char *name, sd_error *err);
+/* A member of a directory or archive whose first bytes `head` are surely no pickle is
+ * recorded in in->skip_list: @return true (leave it out). */
+bool sdp_sniff_skip(sd_input *in, const char *name, const uint8_t *head, size_t n);
+/* Same for zip member `index`, from its first bytes. */
+bool sdp_sniff_skip_zip(sd_input *in, const char *name, zip_uint64_t index);
+/* Sort the skipped names and join them into in->skipped (the note is then the same
+ * whatever order the directory listed its files in). */
+void sdp_sniff_sort_skipped(sd_input *in);
 
 /* source_zip.c: list the members of in->zip_bytes (one, when `want` names it), and read
  * member i into a malloc'd buffer. */

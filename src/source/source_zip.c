@@ -135,12 +135,20 @@ static sd_status open_zip_named(sd_input *in, const char *display, const char *e
             torch_like = true;
             continue;
         }
+        if (sdp_sniff_skip_zip(in, name, (zip_uint64_t)i))
+            continue;   /* a README or log in an archive of ranks (sniff.c) */
         if (!sdp_src_add_member(in, sdp_src_join2(display, ":", name), NULL, (zip_uint64_t)i))
             return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
     }
     if (torch_like && in->n_members == 0)
         return zip_fail(err, errname, SD_ESNAPSHOT,
                         "looks like a torch.save archive but has no data.pkl member");
+    if (in->n_members == 0 && in->n_skipped) {
+        sdp_sniff_sort_skipped(in);
+        sdp_error_set_source(err, errname);
+        return sdp_fail(err, SD_EFORMAT, SD_NO_OFFSET, "zip archive holds no snapshot, only %s",
+                        in->skipped);
+    }
     if (in->n_members == 0) return zip_fail(err, errname, SD_ESNAPSHOT, "zip archive has no members");
     return SD_OK;
 }
