@@ -12,7 +12,7 @@ _snapdiff()
     local cword=$COMP_CWORD
     COMPREPLY=()
 
-    local commands='diff stats frag dump'
+    local commands='diff stats frag dump help'
     local common='--help -h --version -V --no-color --color --max-memory --quiet -q'
     local json='--json -j --jobs'   # diff, stats, frag
     local diff_opts='--format -f --group-by -g --depth -d --hide --show --focus --top -n
@@ -65,11 +65,17 @@ _snapdiff()
             continue
         fi
         case $w in
-            diff|stats|frag|dump) cmd=$w ;;
+            diff|stats|frag|dump|help) cmd=$w ;;
             *) cmd='diff' ;;   # snapdiff OLD NEW
         esac
         break
     done
+
+    # snapdiff help COMMAND: the command names, no files (help is never a file name).
+    if [[ $cmd == help ]]; then
+        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag dump' -- "$cur")
+        return
+    fi
 
     if [[ $cur == -* && $seen_files -eq 0 ]]; then
         local opts

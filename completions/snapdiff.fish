@@ -21,7 +21,7 @@ function __snapdiff_command
                 set skip 1
             case '-*'
                 continue
-            case diff stats frag dump
+            case diff stats frag dump help
                 echo $w
                 return
             case '*'
@@ -44,7 +44,10 @@ complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a diff -d 'what grew 
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a stats -d 'totals per device: reserved, allocated, blocks, trace'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a frag -d 'fragmentation: gap, free-block sizes, verdict and advice'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a dump -d 'the whole pickle as JSON, for jq'
-complete -c snapdiff -F
+complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a help -d 'this help, or one command\'s'
+# snapdiff help COMMAND: the command names (help is never a file name).
+complete -c snapdiff -n 'test "$(__snapdiff_command)" = help' -a 'diff stats frag dump'
+complete -c snapdiff -n 'test "$(__snapdiff_command)" != help' -F
 
 # Options of every command.
 complete -c snapdiff -s h -l help -d 'show the help and exit'

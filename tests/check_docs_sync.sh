@@ -147,6 +147,46 @@ while read -r cmd; do
         report "missing: command $cmd: not in README.md"
 done <"$tmp/commands"
 
+# ---- Per-command help ------------------------------------------------------------------
+# `snapdiff CMD --help` and `snapdiff help CMD` print the same text: that command's usage,
+# exactly the options the global help gives it (all, or those tagged [..,CMD,..]), and
+# an example that runs that command. `snapdiff help` is the global help.
+"$bin" help >"$tmp/help_word" 2>&1 || report "'snapdiff help' failed (taken as a file name?)"
+printf '%s\n' "$help" | cmp -s - "$tmp/help_word" ||
+    report "'snapdiff help' differs from 'snapdiff --help'"
+while read -r cmd; do
+    [ "$cmd" = help ] && continue
+    if ! "$bin" "$cmd" --help >"$tmp/h_$cmd" 2>&1; then
+        report "'snapdiff $cmd --help' failed"
+        continue
+    fi
+    "$bin" help "$cmd" 2>&1 | cmp -s - "$tmp/h_$cmd" ||
+        report "'snapdiff help $cmd' differs from 'snapdiff $cmd --help'"
+    cmp -s "$tmp/h_$cmd" "$tmp/help_word" &&
+        report "'snapdiff $cmd --help' prints the global help, not that of $cmd"
+    head -n 1 "$tmp/h_$cmd" | grep -qE "^Usage: snapdiff $cmd " ||
+        report "'snapdiff $cmd --help' does not start with 'Usage: snapdiff $cmd'"
+    grep -A1 -E '^Example:' "$tmp/h_$cmd" | tail -n 1 | grep -qE "^  snapdiff( $cmd)? " ||
+        report "'snapdiff $cmd --help' has no example running snapdiff $cmd"
+    # The options it should list, from the global help's tags.
+    grep -E '^ +(-[A-Za-z], )?--[a-z]' "$tmp/optlines" | awk -v c="$cmd" '{
+        long = ""
+        for (i = 1; i <= NF; i++) if ($i ~ /^--[a-z]/) { long = $i; break }
+        if (match($0, /\[[a-z,]+\]$/)) {
+            tags = "," substr($0, RSTART + 1, RLENGTH - 2) ","
+            if (index(tags, "," c ",") == 0) next
+        }
+        print long
+    }' | sort >"$tmp/want_$cmd"
+    sed -n '/^Options:/,/^$/p' "$tmp/h_$cmd" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u \
+        >"$tmp/got_$cmd"
+    [ -s "$tmp/got_$cmd" ] || report "'snapdiff $cmd --help' lists no options"
+    if ! cmp -s "$tmp/want_$cmd" "$tmp/got_$cmd"; then
+        report "'snapdiff $cmd --help' options differ from those the global help gives $cmd:" \
+            "$(diff "$tmp/want_$cmd" "$tmp/got_$cmd" | grep '^[<>]' | tr '\n' ' ')"
+    fi
+done <"$tmp/commands"
+
 # ---- Stale: long options the docs name that --help does not know ------------------------
 stale() {   # FILE-WITH-TEXT DISPLAY-NAME
     grep -oE -- '(^|[^A-Za-z0-9_-])--[a-z][a-z0-9-]*' "$1" | sed 's/^[^-]*//' | sort -u |
@@ -171,4 +211,5 @@ if [ "$problems" -gt 0 ]; then
     exit 1
 fi
 echo "check_docs_sync: $n_opts options and $n_cmds commands of --help are in man/snapdiff.1," \
-    "the bash, zsh and fish completions and README.md; nothing stale"
+    "the bash, zsh and fish completions and README.md; each command's own help agrees;" \
+    "nothing stale"

@@ -81,6 +81,105 @@ def test_usage():
     one_error_line("diff needs two", run([FULL]), "two")
 
 
+def test_command_help():
+    """Each command has its own help; `snapdiff help [CMD]` is the help, never a file."""
+    glob = run(["--help"]).stdout
+    r = run(["help"])
+    check("help word exit 0", r.returncode == 0, r.stderr)
+    check("help word = --help", r.stdout == glob, r.stdout[:200])
+    want = {"diff": ["--group-by", "--top", "--max-growth", "--json", "--format"],
+            "stats": ["--json", "--jobs", "--max-memory"],
+            "frag": ["--map", "--svg", "--gap-threshold", "--json"],
+            "dump": ["--max-memory", "--quiet"]}
+    not_for = {"diff": ["--map", "--svg"], "stats": ["--top", "--map", "--group-by"],
+               "frag": ["--top", "--group-by"], "dump": ["--json", "--top", "--map"]}
+    for cmd, opts in want.items():
+        r = run([cmd, "--help"])
+        out = r.stdout.decode()
+        check(f"{cmd} --help exit 0", r.returncode == 0, r.stderr)
+        check(f"{cmd} --help is its own", r.stdout != glob, out[:200])
+        check(f"{cmd} --help usage", out.startswith(f"Usage: snapdiff {cmd} "), out[:80])
+        for o in opts:
+            check(f"{cmd} --help lists {o}", o in out, out)
+        for o in not_for[cmd]:
+            check(f"{cmd} --help leaves out {o}", o not in out, out)
+        check(f"{cmd} --help example", "\nExample:\n  snapdiff " in out, out)
+        check(f"{cmd} -h = --help", run([cmd, "-h"]).stdout == r.stdout)
+        check(f"help {cmd} = {cmd} --help", run(["help", cmd]).stdout == r.stdout)
+        check(f"--help {cmd} = {cmd} --help", run(["--help", cmd]).stdout == r.stdout)
+    # --help wins over what would be a usage error, and over files.
+    check("stats --top --help", run(["stats", "--top", "3", "--help"]).returncode == 0)
+    check("diff help with files", run([FULL, FULL, "--help"]).stdout == glob)
+    one_error_line("help of no command", run(["help", "bogus"]), "bogus")
+
+
+def test_not_a_pickle(tmp):
+    """Inputs that are not pickles say what they look like, not which opcode they broke."""
+    kinds = {
+        "CMakeLists.txt": (b"cmake_minimum_required(VERSION 3.16)\nproject(x C)\n", "text"),
+        "notes.txt": (b"g101 is where the memo would be\n", "text"),
+        "run.log": (b"Epoch 1/10 loss=0.31\n", "text"),
+        "plot.png": (b"\x89PNG\r\n\x1a\n" + bytes(32), "a PNG image"),
+        "cfg.json": (b'{"segments": []}\n', "JSON"),
+        "page.html": (b"<!DOCTYPE html>\n<html></html>\n", "HTML"),
+        "tool": (b"\x7fELF\x02\x01\x01" + bytes(57), "an ELF binary"),
+        "train.py": (b"#!/usr/bin/env python3\nimport torch\n", "a script"),
+    }
+    for name, (data, what) in kinds.items():
+        p = os.path.join(tmp, name)
+        open(p, "wb").write(data)
+        for cmd in ("stats", "dump", "frag"):
+            one_error_line(f"{name} {cmd}", run([cmd, p]), p + ": offset 0: ",
+                           "not a pickle: looks like " + what)
+    for proto in (0, 1):     # older pickles are still pickles
+        p = os.path.join(tmp, f"p{proto}.pickle")
+        open(p, "wb").write(pickle.dumps(pickle.loads(open(FULL, "rb").read()), proto))
+        r = run(["stats", "--json", p])
+        check(f"protocol {proto} accepted", r.returncode == 0, r.stderr)
+
+
+def test_artifact_dir(tmp):
+    """A CI artifact directory: a README and a log beside the snapshots are skipped."""
+    d = os.path.join(tmp, "artifacts")
+    os.mkdir(d)
+    shutil.copy(FULL, os.path.join(d, "rank0.pickle"))
+    shutil.copy(LEGACY, os.path.join(d, "rank1.pickle"))
+    open(os.path.join(d, "README.md"), "w").write("# run 42\nsnapshots of the job\n")
+    open(os.path.join(d, "train.log"), "w").write("step 1 loss 2.3\nstep 2 loss 2.1\n")
+    r = run(["stats", "--json", d])
+    check("artifact dir exit 0", r.returncode == 0, r.stderr)
+    if r.returncode == 0:
+        srcs = [f["source"] for f in json.loads(r.stdout)["files"]]
+        check("artifact dir: the snapshots", srcs == [d + "/rank0.pickle", d + "/rank1.pickle"],
+              srcs)
+    err = r.stderr.decode()
+    check("artifact dir note", err == "snapdiff: note: %s: skipped 2 files that are not "
+          "snapshots: README.md (text), train.log (text)\n" % d, err)
+    check("artifact dir -q", run(["stats", "-q", d]).stderr == b"")
+    r = run(["frag", d])
+    check("artifact dir frag", r.returncode == 0 and b"skipped 2 files" in r.stderr, r.stderr)
+    z = os.path.join(tmp, "artifacts.zip")
+    with zipfile.ZipFile(z, "w") as zf:
+        for name in ("rank0.pickle", "README.md", "train.log"):
+            zf.write(os.path.join(d, name), name)
+    r = run(["stats", z])
+    check("artifact zip", r.returncode == 0 and b"skipped 2 files" in r.stderr, r.stderr)
+    one_error_line("artifact README named", run(["stats", os.path.join(d, "README.md")]),
+                   "not a pickle: looks like text")
+    one_error_line("artifact DIR:README", run(["stats", d + ":README.md"]), "README.md",
+                   "looks like text")
+    only = os.path.join(tmp, "only_docs")
+    os.mkdir(only)
+    open(os.path.join(only, "README.md"), "w").write("nothing here\n")
+    one_error_line("dir of no snapshot", run(["stats", only]), "no snapshot", "README.md (text)")
+    one = os.path.join(tmp, "one")
+    os.mkdir(one)
+    shutil.copy(FULL, os.path.join(one, "a.pickle"))
+    open(os.path.join(one, "README.md"), "w").write("the run\n")
+    r = run(["diff", one, one])
+    check("diff of two one-snapshot dirs", r.returncode == 0, r.stderr)
+
+
 def test_stats_figures():
     for name in sorted(os.listdir(BASIC)):
         path = os.path.join(BASIC, name)
@@ -209,6 +308,9 @@ def main():
     BIN = os.path.abspath(sys.argv[1])
     with tempfile.TemporaryDirectory() as tmp:
         test_usage()
+        test_command_help()
+        test_not_a_pickle(tmp)
+        test_artifact_dir(tmp)
         test_stats_figures()
         test_stats_text_golden()
         test_inputs(tmp)

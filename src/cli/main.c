@@ -22,7 +22,7 @@ int main(int argc, char **argv)
     struct cli_opts opts;
     char errbuf[256] = "";
     switch (cli_parse(argc, argv, &opts, errbuf, sizeof errbuf)) {
-    case OPT_HELP: cli_print_help(stdout); return finish_stdout(EXIT_OK);
+    case OPT_HELP: cli_print_help(stdout, opts.command); return finish_stdout(EXIT_OK);
     case OPT_VERSION: printf("snapdiff %s\n", SD_VERSION); return finish_stdout(EXIT_OK);
     case OPT_ERROR:
         msg_error("%s", errbuf);

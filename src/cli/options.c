@@ -3,6 +3,7 @@
  * Adding an option: add a row here and a case in apply_option(); the docs-sync test then
  * fails until man/snapdiff.1, README.md and the three completion scripts name it too.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <regex.h>
 #include <stdio.h>
@@ -70,12 +71,20 @@ static const struct {
     enum cli_command cmd;
     const char *usage;
     const char *help;
+    const char *example;   /* one line for `snapdiff CMD --help` */
 } commands[] = {
-    {"diff", CMD_DIFF, "OLD NEW", "what grew between two snapshots, grouped by allocation site"},
-    {"stats", CMD_STATS, "FILE...", "totals per device: reserved, allocated, blocks, trace"},
-    {"frag", CMD_FRAG, "FILE...", "fragmentation: gap, free-block sizes, verdict and advice"},
-    {"dump", CMD_DUMP, "FILE", "the whole pickle as JSON, for jq"},
+    {"diff", CMD_DIFF, "OLD NEW", "what grew between two snapshots, grouped by allocation site",
+     "snapdiff step200.pickle step1200.pickle --steps 1000"},
+    {"stats", CMD_STATS, "FILE...", "totals per device: reserved, allocated, blocks, trace",
+     "snapdiff stats ranks-step1200.zip"},
+    {"frag", CMD_FRAG, "FILE...", "fragmentation: gap, free-block sizes, verdict and advice",
+     "snapdiff frag run.pickle --map"},
+    {"dump", CMD_DUMP, "FILE", "the whole pickle as JSON, for jq",
+     "snapdiff dump run.pickle | jq '.segments | length'"},
 };
+
+/* `snapdiff help [COMMAND]`: a word of its own, never a file name. */
+#define HELP_WORD "help"
 
 static const char *command_name(enum cli_command c)
 {
@@ -84,39 +93,82 @@ static const char *command_name(enum cli_command c)
     return "snapdiff";
 }
 
-void cli_print_help(FILE *out)
+static bool find_command(const char *name, enum cli_command *out)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(name, commands[i].name) == 0) {
+            *out = commands[i].cmd;
+            return true;
+        }
+    return false;
+}
+
+/* One row of the option table as --help shows it; `tag`: name the commands it applies
+ * to when not all (the global help), or not (a command's help lists only its own). */
+static void print_option(FILE *out, const struct opt_def *o, bool tag)
+{
+    char left[48];
+    snprintf(left, sizeof left, "%s%c%s--%s%s%s", o->short_name ? "-" : "   ",
+             o->short_name ? o->short_name : ' ', o->short_name ? ", " : " ", o->long_name,
+             o->arg ? " " : "", o->arg ? o->arg : "");
+    char where[64] = "";
+    if (tag && o->commands != FOR_ALL) {
+        size_t k = 0;
+        for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
+            if (o->commands & (1u << commands[c].cmd))
+                k += (size_t)snprintf(where + k, sizeof where - k, "%s%s", k ? "," : " [",
+                                      commands[c].name);
+        snprintf(where + k, sizeof where - k, "]");
+    }
+    fprintf(out, "  %-26s %s%s\n", left, o->help, where);
+}
+
+static void print_global_help(FILE *out)
 {
     fprintf(out,
             "Usage: snapdiff OLD NEW [OPTIONS]        (same as: snapdiff diff OLD NEW)\n"
-            "       snapdiff COMMAND FILE... [OPTIONS]\n\n"
+            "       snapdiff COMMAND FILE... [OPTIONS]\n"
+            "       snapdiff help [COMMAND]           (or: snapdiff COMMAND --help)\n\n"
             "Reads PyTorch CUDA memory snapshots (pickles from _dump_snapshot, memory_snapshot,\n"
             "torch.save; raw, gzip, zip of ranks, directory, or - for stdin) without running\n"
             "anything in them, and tells what grew, where it was allocated, and whether it is\n"
             "a leak or fragmentation.\n\nCommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-6s %-9s %s\n", commands[i].name, commands[i].usage, commands[i].help);
+    fprintf(out, "  %-6s %-9s %s\n", HELP_WORD, "[COMMAND]", "this help, or one command's");
     fprintf(out, "\nOptions:\n");
-    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
-        const struct opt_def *o = &options[i];
-        char left[48];
-        snprintf(left, sizeof left, "%s%c%s--%s%s%s", o->short_name ? "-" : "   ",
-                 o->short_name ? o->short_name : ' ', o->short_name ? ", " : " ", o->long_name,
-                 o->arg ? " " : "", o->arg ? o->arg : "");
-        char where[64] = "";
-        if (o->commands != FOR_ALL) {
-            size_t k = 0;
-            for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
-                if (o->commands & (1u << commands[c].cmd))
-                    k += (size_t)snprintf(where + k, sizeof where - k, "%s%s", k ? "," : " [",
-                                          commands[c].name);
-            snprintf(where + k, sizeof where - k, "]");
-        }
-        fprintf(out, "  %-26s %s%s\n", left, o->help, where);
-    }
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
+        print_option(out, &options[i], true);
     fprintf(out,
             "\nExit status: 0 success, 1 a check failed, 2 error (bad input, usage).\n"
             "Sizes accept B, KiB, MiB, GiB (binary) and KB, MB, GB (decimal).\n"
             "See snapdiff(1) for the JSON schemas and the fragmentation verdict rules.\n");
+}
+
+/* `snapdiff CMD --help`: its usage, what it does, only the options that apply to it, and
+ * one example, all from the same tables as the global help. */
+static void print_command_help(FILE *out, size_t c)
+{
+    fprintf(out, "Usage: snapdiff %s %s [OPTIONS]", commands[c].name, commands[c].usage);
+    if (commands[c].cmd == CMD_DIFF) fprintf(out, "   (or: snapdiff OLD NEW [OPTIONS])");
+    fprintf(out, "\n\n%c%s.\n\nOptions:\n", toupper((unsigned char)commands[c].help[0]),
+            commands[c].help + 1);
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
+        if (options[i].commands & (1u << commands[c].cmd)) print_option(out, &options[i], false);
+    fprintf(out, "\nExample:\n  %s\n\n"
+            "Exit status: 0 success, 1 a check failed, 2 error (bad input, usage).\n"
+            "See 'snapdiff --help' for the other commands, snapdiff(1) for the details.\n",
+            commands[c].example);
+}
+
+void cli_print_help(FILE *out, enum cli_command cmd)
+{
+    for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
+        if (commands[c].cmd == cmd) {
+            print_command_help(out, c);
+            return;
+        }
+    print_global_help(out);
 }
 
 /* ---------- parsing ---------- */
@@ -351,6 +403,25 @@ static bool want_color(int mode)
     return isatty(STDOUT_FILENO);
 }
 
+/* --help anywhere, or `help [COMMAND]` first: which help. opts->command says which
+ * (CMD_NONE: the global help). */
+static enum opt_result help_for(const char **pos, int n_pos, struct cli_opts *opts,
+                                char *errbuf, size_t errlen)
+{
+    opts->command = CMD_NONE;
+    bool word = n_pos > 0 && strcmp(pos[0], HELP_WORD) == 0;
+    if (!word) {   /* snapdiff CMD --help; snapdiff OLD NEW --help is the global help */
+        if (n_pos > 0) find_command(pos[0], &opts->command);
+        return OPT_HELP;
+    }
+    if (n_pos > 2 || (n_pos == 2 && !find_command(pos[1], &opts->command))) {
+        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, dump)",
+                 pos[n_pos == 2 ? 1 : 2]);
+        return OPT_ERROR;
+    }
+    return OPT_HELP;
+}
+
 enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *errbuf,
                           size_t errlen)
 {
@@ -359,13 +430,14 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
     unsigned used[sizeof options / sizeof options[0]];
     memset(used, 0, sizeof used);
     int n_pos = 0, color_mode = -1;
-    bool only_files = false;
+    bool only_files = false, help = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!only_files && strcmp(a, "--") == 0) { only_files = true; continue; }
         if (!only_files && a[0] == '-' && a[1]) {
             enum opt_result r = parse_one(argc, argv, &i, opts, used, &color_mode, errbuf, errlen);
-            if (r != OPT_OK) return r;
+            if (r == OPT_HELP) help = true;     /* the command may come later: stats --help */
+            else if (r != OPT_OK) return r;
             continue;
         }
         if (n_pos >= (int)(sizeof positional / sizeof positional[0])) {
@@ -374,6 +446,8 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
         }
         positional[n_pos++] = a;
     }
+    if (help || (n_pos > 0 && strcmp(positional[0], HELP_WORD) == 0))
+        return help_for(positional, n_pos, opts, errbuf, errlen);
     int first_file = 0;
     opts->command = CMD_DIFF;
     if (n_pos > 0) {

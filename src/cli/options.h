@@ -58,7 +58,8 @@ enum opt_result { OPT_OK, OPT_HELP, OPT_VERSION, OPT_ERROR };
 /* Parse argv into opts. On OPT_ERROR, errbuf holds one line for the user. Never exits. */
 enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *errbuf,
                           size_t errlen);
-/* Write the generated --help text. */
-void cli_print_help(FILE *out);
+/* Write the generated help: the global one for CMD_NONE, else that command's (its usage,
+ * the options that apply to it, an example). After OPT_HELP, opts->command says which. */
+void cli_print_help(FILE *out, enum cli_command cmd);
 
 #endif
