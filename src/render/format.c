@@ -32,6 +32,16 @@ sdp_text sdp_fmt_count(uint64_t n)
     return t;
 }
 
+sdp_text sdp_fmt_count_delta(int64_t n)
+{
+    sdp_text t;
+    uint64_t mag = n < 0 ? (uint64_t)0 - (uint64_t)n : (uint64_t)n;
+    sdp_text c = sdp_fmt_count(mag);     /* at most 26 characters: the sign fits */
+    t.s[0] = n > 0 ? '+' : '-';
+    memcpy(t.s + (n != 0), c.s, strlen(c.s) + 1);
+    return t;
+}
+
 sdp_text sdp_fmt_pow2(uint64_t n)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};

@@ -15,6 +15,7 @@ typedef struct sdp_text { char s[48]; } sdp_text;
 sdp_text sdp_fmt_bytes(uint64_t n);     /* "1.5 GiB", "512 B" (sd_format_bytes) */
 sdp_text sdp_fmt_delta(int64_t n);      /* "+1.5 GiB", "-512 B", "0 B" */
 sdp_text sdp_fmt_count(uint64_t n);     /* 16956 -> "16,956" */
+sdp_text sdp_fmt_count_delta(int64_t n);    /* 4261 -> "+4,261", -3 -> "-3", 0 -> "0" */
 sdp_text sdp_fmt_pow2(uint64_t n);      /* exact powers of two: "4 KiB", "1 GiB" */
 int64_t sdp_sdelta(uint64_t new_v, uint64_t old_v);   /* new - old, signed */
 

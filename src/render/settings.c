@@ -13,7 +13,7 @@ void sdp_settings_stats_text(FILE *out, const sd_allocator_settings *a)
         fprintf(out, " expandable_segments=%s", a->expandable_segments ? "True" : "False");
     if (a->has_max_split_size) {
         if (a->max_split_size < 0) fprintf(out, " max_split_size=unlimited");
-        else fprintf(out, " max_split_size=%" PRId64, a->max_split_size);
+        else fprintf(out, " max_split_size=%s", sdp_fmt_bytes((uint64_t)a->max_split_size).s);
     }
     if (a->has_gc_threshold)
         fprintf(out, " garbage_collection_threshold=%g", a->garbage_collection_threshold);

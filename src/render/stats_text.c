@@ -15,10 +15,11 @@ static void row(FILE *out, const char *label, uint64_t bytes, const char *extra)
 
 static void print_stats(FILE *out, const sd_stats *st, bool color)
 {
-    char extra[160];
-    snprintf(extra, sizeof extra, "in %" PRIu64 " segment%s (%" PRIu64 " large, %" PRIu64
-             " small, %" PRIu64 " expandable)", st->segments, st->segments == 1 ? "" : "s",
-             st->segments_large, st->segments_small, st->segments_expandable);
+    char extra[256];
+    snprintf(extra, sizeof extra, "in %s segment%s (%s large, %s small, %s expandable)",
+             sdp_fmt_count(st->segments).s, st->segments == 1 ? "" : "s",
+             sdp_fmt_count(st->segments_large).s, sdp_fmt_count(st->segments_small).s,
+             sdp_fmt_count(st->segments_expandable).s);
     row(out, "reserved", st->reserved_bytes, extra);
     snprintf(extra, sizeof extra, "%s%.1f%% of reserved%s", sdp_ansi(color, SDP_DIM),
              sd_stats_allocated_pct(st), sdp_ansi(color, SDP_RESET));
@@ -27,15 +28,15 @@ static void print_stats(FILE *out, const sd_stats *st, bool color)
     row(out, "requested", st->requested_bytes, "asked for by callers (before rounding)");
     row(out, "pending-free", st->pending_free_bytes, NULL);
     row(out, "inactive", st->inactive_bytes, "cached, free for reuse");
-    fprintf(out, "  %-13s %11" PRIu64 "\n", "blocks", st->blocks);
-    fprintf(out, "  %-13s %11" PRIu64 "", "trace entries", st->trace_entries);
+    fprintf(out, "  %-13s %11s\n", "blocks", sdp_fmt_count(st->blocks).s);
+    fprintf(out, "  %-13s %11s", "trace entries", sdp_fmt_count(st->trace_entries).s);
     if (st->has_time && st->last_time_us >= st->first_time_us)
         fprintf(out, "  over %s", sdp_fmt_duration_us(st->last_time_us - st->first_time_us).s);
     const char *sep = ":";
     for (int a = 0; a < SD_ACT_COUNT; a++) {
         if (!st->trace_by_action[a]) continue;
-        fprintf(out, "%s %s %" PRIu64, sep, sd_trace_action_name((sd_trace_action)a),
-                st->trace_by_action[a]);
+        fprintf(out, "%s %s %s", sep, sd_trace_action_name((sd_trace_action)a),
+                sdp_fmt_count(st->trace_by_action[a]).s);
         sep = ",";
     }
     fprintf(out, "\n");
