@@ -17,8 +17,9 @@ static void print_warnings(const sd_snapshot *s)
 static void report(const sd_loaded *r)
 {
     if (r->n_skipped)
-        msg_note("%s: skipped %zu file%s that %s not snapshots: %s", r->spec, r->n_skipped,
-                 r->n_skipped == 1 ? "" : "s", r->n_skipped == 1 ? "is" : "are", r->skipped);
+        msg_note("%s: skipped %zu %s: %s", r->spec, r->n_skipped,
+                 r->n_skipped == 1 ? "file that is not a snapshot" : "files that are not snapshots",
+                 r->skipped);
     for (size_t k = 0; k < r->n_snaps; k++) print_warnings(r->snaps[k]);
     if (r->status == SD_OK) return;
     if (r->ambiguous)

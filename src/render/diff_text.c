@@ -225,14 +225,14 @@ static void print_header(const text_ctx *r)
 
 typedef struct table_widths { int delta, now, blocks; } table_widths;
 
-typedef struct row_cells { sdp_text delta, now; char blocks[48]; } row_cells;
+typedef struct row_cells { sdp_text delta, now; char blocks[112]; } row_cells;
 
 static void cells_of(const sd_diff_group *g, row_cells *c)
 {
     c->delta = sdp_fmt_delta(g->delta_bytes);
     c->now = sdp_fmt_bytes(g->new_bytes);
-    snprintf(c->blocks, sizeof c->blocks, "%" PRIu64 " (%s%" PRId64 ")", g->new_blocks,
-             g->delta_blocks > 0 ? "+" : "", g->delta_blocks);
+    snprintf(c->blocks, sizeof c->blocks, "%s (%s)", sdp_fmt_count(g->new_blocks).s,
+             sdp_fmt_count_delta(g->delta_blocks).s);
 }
 
 static void print_rows(const text_ctx *r, size_t from, size_t to, const table_widths *w)
@@ -284,6 +284,12 @@ static void print_sum_check(const text_ctx *r)
     }
 }
 
+static void print_table_head(const text_ctx *r, const table_widths *w, const char *by)
+{
+    fprintf(r->out, "  %*s  %*s  %*s  %s\n", w->delta, "delta", w->now, "new", w->blocks,
+            "blocks", by);
+}
+
 static void print_table(const text_ctx *r)
 {
     size_t growth = sd_diff_growth_count(r->diff), shrink = sd_diff_shrink_count(r->diff);
@@ -297,16 +303,17 @@ static void print_table(const text_ctx *r)
         fprintf(r->out, "%sNo growth:%s no %s holds more live memory in NEW than in OLD.\n",
                 clr_bold(r), clr_reset(r), by);
     } else {
-        fprintf(r->out, "%sGrowth by %s%s: %zu of %zu groups grew", clr_bold(r), by, clr_reset(r),
-                growth, sd_diff_group_count(r->diff));
-        if (shown < growth) fprintf(r->out, ", the top %zu shown", shown);
-        fprintf(r->out, "\n  %*s  %*s  %*s  %s\n", w.delta, "delta", w.now, "new", w.blocks,
-                "blocks", by);
+        fprintf(r->out, "%sGrowth by %s%s: %s of %s groups grew", clr_bold(r), by, clr_reset(r),
+                sdp_fmt_count(growth).s, sdp_fmt_count(sd_diff_group_count(r->diff)).s);
+        if (shown < growth) fprintf(r->out, ", the top %s shown", sdp_fmt_count(shown).s);
+        fprintf(r->out, "\n");
+        print_table_head(r, &w, by);
         print_rows(r, 0, shown, &w);
     }
     if (shrink) {
-        fprintf(r->out, "\n%sShrinking%s: %zu group%s\n", clr_bold(r), clr_reset(r), shrink,
-                shrink == 1 ? "" : "s");
+        fprintf(r->out, "\n%sShrinking%s: %s group%s\n", clr_bold(r), clr_reset(r),
+                sdp_fmt_count(shrink).s, shrink == 1 ? "" : "s");
+        print_table_head(r, &w, by);   /* every table has its header */
         print_rows(r, growth, growth + shrink, &w);
     }
     print_sum_check(r);
