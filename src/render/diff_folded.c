@@ -5,9 +5,14 @@
  * interned stacks can collapse to one line: lines are merged by text. With two sides the
  * value is `to` minus `from` per line, and only growth (> 0) is written. The bytes per
  * stack come from the profile; this file only writes stacks as text and merges them.
+ *
+ * Paths are written as the text report shows them (display paths): user files without
+ * the directory they all share, library files from their package on; the JSON keeps the
+ * full paths.
  */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "render/diff_render.h"
 #include "render/format.h"
@@ -68,7 +73,56 @@ static void put_clean(sdp_sbuf *b, const char *s)
     }
 }
 
-static void stack_text(const sd_snapshot *s, uint32_t id, sdp_sbuf *b)
+/* The directory all user files share ("/home/alice/proj/"), as the text report strips
+ * it: here over every stack that is written. */
+typedef struct user_root { const char *prefix; size_t len; } user_root;
+
+static bool is_sep(char c) { return c == '/' || c == '\\'; }
+
+static void root_add(user_root *u, const char *fn)
+{
+    if (!u->prefix) {
+        u->prefix = fn;
+        u->len = strlen(fn);
+    }
+    size_t m = 0;
+    while (m < u->len && fn[m] == u->prefix[m]) m++;
+    u->len = m;
+}
+
+static void find_user_root(const sd_profile *p, size_t side, user_root *u)
+{
+    const sd_snapshot *snap = sd_profile_snapshot(p, side);
+    const sd_attrib *a = sd_profile_attrib(p);
+    size_t n = snap ? sd_profile_stack_count(p, side) : 0;
+    for (uint32_t s = 0; s < n; s++) {
+        if (sd_profile_stack(p, side, s)->bytes == 0 ||
+            sd_profile_stack_key(p, side, s) == SD_PROFILE_NO_KEY)
+            continue;
+        size_t nf;
+        const uint32_t *ids = sd_snapshot_stack(snap, s, &nf);
+        for (size_t i = 0; i < nf; i++) {
+            const sd_frame *f = sd_snapshot_frame(snap, ids[i]);
+            if (sd_attrib_classify(a, f) == SD_FRAME_USER) root_add(u, f->filename);
+        }
+    }
+}
+
+static void root_finish(user_root *u)
+{
+    while (u->len > 0 && !is_sep(u->prefix[u->len - 1])) u->len--;
+    if (u->len <= 1) u->len = 0;
+}
+
+static const char *display_path(const sd_attrib *a, const user_root *u, const sd_frame *f)
+{
+    if (sd_attrib_classify(a, f) != SD_FRAME_USER) return sd_frame_short_path(f->filename);
+    if (u->len && strncmp(f->filename, u->prefix, u->len) == 0) return f->filename + u->len;
+    return f->filename;
+}
+
+static void stack_text(const sd_snapshot *s, const sd_attrib *a, const user_root *u,
+                       uint32_t id, sdp_sbuf *b)
 {
     size_t n;
     const uint32_t *ids = sd_snapshot_stack(s, id, &n);
@@ -79,7 +133,7 @@ static void stack_text(const sd_snapshot *s, uint32_t id, sdp_sbuf *b)
         if (b->len) sdp_sbuf_put(b, ";", 1);
         put_clean(b, f->name);
         sdp_sbuf_puts(b, " (");
-        put_clean(b, sd_frame_short_path(f->filename));
+        put_clean(b, display_path(a, u, f));
         sdp_sbuf_put(b, ":", 1);
         sdp_sbuf_put_int(b, f->line);
         sdp_sbuf_put(b, ")", 1);
@@ -88,14 +142,14 @@ static void stack_text(const sd_snapshot *s, uint32_t id, sdp_sbuf *b)
 }
 
 static bool add_side(line_table *t, const sd_profile *p, size_t side, int64_t sign,
-                     sdp_sbuf *b)
+                     const user_root *u, sdp_sbuf *b)
 {
     const sd_snapshot *snap = sd_profile_snapshot(p, side);
     size_t n = snap ? sd_profile_stack_count(p, side) : 0;
     for (uint32_t s = 0; s < n; s++) {
         uint64_t bytes = sd_profile_stack(p, side, s)->bytes;
         if (bytes == 0 || sd_profile_stack_key(p, side, s) == SD_PROFILE_NO_KEY) continue;
-        stack_text(snap, s, b);
+        stack_text(snap, sd_profile_attrib(p), u, s, b);
         if (b->failed) return false;
         if (!table_add(t, sdp_sbuf_str(b), b->len, sign * (int64_t)bytes)) return false;
     }
@@ -131,8 +185,12 @@ sd_status sdp_render_folded(FILE *out, const sd_profile *p, size_t from, size_t 
     sdp_sbuf b = {0};
     line_entry **lines = NULL;
     size_t n = 0;
+    user_root u = {0};
+    find_user_root(p, from, &u);
+    find_user_root(p, to, &u);
+    root_finish(&u);
     bool ok = sdp_htab_init(&t.index, 1024, &arena) == SD_OK &&
-              add_side(&t, p, from, -1, &b) && add_side(&t, p, to, 1, &b) &&
+              add_side(&t, p, from, -1, &u, &b) && add_side(&t, p, to, 1, &u, &b) &&
               (lines = growing_lines(&t, &n)) != NULL;
     sd_status st = SD_OK;
     if (!ok) st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory for folded stacks");
