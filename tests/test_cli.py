@@ -180,6 +180,64 @@ def test_artifact_dir(tmp):
     check("diff of two one-snapshot dirs", r.returncode == 0, r.stderr)
 
 
+def many_blocks_snapshot(n_a, n_b):
+    """n_a blocks allocated at a.py:1 and n_b at b.py:2 (1 MiB each), in one segment each;
+    max_split_size 128 MiB."""
+    def frames(fn, line):
+        return [{"filename": "/home/u/proj/" + fn, "line": line, "name": "f"},
+                {"filename": "/home/u/proj/train.py", "line": 9, "name": "<module>"}]
+    segs = []
+    base = 0x7F0000000000
+    for k, (count, st) in enumerate(((n_a, frames("a.py", 1)), (n_b, frames("b.py", 2)))):
+        addr = base + k * (1 << 40)
+        blocks = [{"address": addr + i * (1 << 20), "size": 1 << 20, "requested_size": 1 << 20,
+                   "state": "active_allocated", "frames": st} for i in range(count)]
+        segs.append({"device": 0, "address": addr, "total_size": count << 20,
+                     "allocated_size": count << 20, "active_size": count << 20,
+                     "requested_size": count << 20, "stream": 0, "segment_type": "large",
+                     "segment_pool_id": (0, 0), "is_expandable": False, "frames": st,
+                     "blocks": blocks})
+    return {"segments": segs, "device_traces": [[]],
+            "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": "max_split_size_mb:128",
+                                   "max_split_size": 128 << 20,
+                                   "garbage_collection_threshold": 0.0,
+                                   "expandable_segments": False}}
+
+
+def test_number_formats(tmp):
+    """One number formatter: thousands separators on counts, binary units for sizes in
+    text, exact bytes in JSON; every table has its header."""
+    old = os.path.join(tmp, "many_old.pickle")
+    new = os.path.join(tmp, "many_new.pickle")
+    open(old, "wb").write(pickle.dumps(many_blocks_snapshot(800, 1200), 4))
+    open(new, "wb").write(pickle.dumps(many_blocks_snapshot(5061, 10), 4))
+    out = run(["stats", new]).stdout.decode()
+    check("stats: blocks 5,071", "  blocks              5,071\n" in out, out)
+    check("stats: max_split_size in MiB", "max_split_size=128.0 MiB" in out, out)
+    check("stats: no bare count", "5071" not in out, out)
+    j = stats_json(new)
+    check("stats JSON: exact", j["total"]["blocks"] == 5071, j["total"])
+    r = run([old, new])
+    out = r.stdout.decode()
+    check("diff: block counts", "5,061 (+4,261)" in out, out)
+    check("diff: shrinking counts", "10 (-1,190)" in out, out)
+    check("diff: live blocks", "live blocks: 810 kept, 4,261 new, 1,190 freed" in out, out)
+    lines = out.splitlines()
+    for title in ("Growth by site", "Shrinking"):
+        at = [i for i, ln in enumerate(lines) if ln.startswith(title)]
+        check(f"diff: {title} table", len(at) == 1, out)
+        if at:
+            check(f"diff: {title} header", lines[at[0] + 1].split() ==
+                  ["delta", "new", "blocks", "site"], lines[at[0] + 1])
+    j = json.loads(run([old, new, "--json"]).stdout)
+    g = [x for x in j["groups"] if x["key"].startswith("/home/u/proj/a.py")]
+    check("diff JSON: full paths, exact counts",
+          len(g) == 1 and g[0]["new_blocks"] == 5061 and g[0]["delta_bytes"] == 4261 << 20, g)
+    out = run([old, new, "--format", "folded"]).stdout.decode()
+    check("folded: display paths", out == "<module> (train.py:9);f (a.py:1) %d\n" % (4261 << 20),
+          out)
+
+
 def test_stats_figures():
     for name in sorted(os.listdir(BASIC)):
         path = os.path.join(BASIC, name)
@@ -311,6 +369,7 @@ def main():
         test_command_help()
         test_not_a_pickle(tmp)
         test_artifact_dir(tmp)
+        test_number_formats(tmp)
         test_stats_figures()
         test_stats_text_golden()
         test_inputs(tmp)
