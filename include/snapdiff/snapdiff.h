@@ -41,7 +41,8 @@ void sd_error_clear(sd_error *err);
 /* Short stable name of a status code ("truncated", "refused", ...). */
 const char *sd_status_name(sd_status code);
 
-/* Format "SOURCE: offset N: TEXT" (offset part omitted when unknown) into buf. */
+/* Format "SOURCE: offset N: TEXT" (offset part omitted when unknown) into buf. Every
+ * sd_ function that takes an sd_error * accepts NULL (nothing is recorded); so does this. */
 void sd_error_format(const sd_error *err, char *buf, size_t size);
 
 #endif

@@ -48,6 +48,11 @@ const char *sd_status_name(sd_status code)
 
 void sd_error_format(const sd_error *err, char *buf, size_t size)
 {
+    if (!buf || size == 0) return;
+    if (!err) {
+        snprintf(buf, size, "no error recorded");
+        return;
+    }
     const char *src = err->source[0] ? err->source : "<input>";
     if (err->offset != SD_NO_OFFSET)
         snprintf(buf, size, "%s: offset %llu: %s", src, (unsigned long long)err->offset,

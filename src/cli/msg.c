@@ -10,6 +10,7 @@ void msg_set_quiet(bool q) { quiet = q; }
 
 /* One line, always: control characters from file names or file contents (a newline, an
  * escape sequence) are shown as '?', so a hostile name cannot forge or hide messages. */
+static void vmsg(const char *kind, const char *fmt, va_list ap) MSG_PRINTF(2, 0);
 static void vmsg(const char *kind, const char *fmt, va_list ap)
 {
     char line[1024];

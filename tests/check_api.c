@@ -1,0 +1,111 @@
+/* check_api.c - the contract every public entry point keeps (issue 8): a NULL sd_error
+ * pointer is accepted wherever one is taken, on success and on failure, and failure
+ * still comes back as NULL / a status. Each call below is made to fail on purpose, then
+ * to succeed, with err == NULL; a crash or a sanitizer report fails the test. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_helpers.h"
+#include "snapdiff/attrib.h"
+#include "snapdiff/diff.h"
+#include "snapdiff/frag.h"
+#include "snapdiff/load.h"
+#include "snapdiff/pickle.h"
+#include "snapdiff/profile.h"
+#include "snapdiff/source.h"
+
+#define FIXTURE(name) SNAPDIFF_TESTDATA "/" name
+static const char NOT_A_PICKLE[] = "cmake_minimum_required(VERSION 3.16)\n";
+
+START_TEST(null_error_pickle_and_load)
+{
+    ck_assert_ptr_null(sd_pickle_parse((const uint8_t *)NOT_A_PICKLE, sizeof NOT_A_PICKLE - 1,
+                                       NULL, NULL));
+    ck_assert_ptr_null(sd_snapshot_load_buffer((const uint8_t *)NOT_A_PICKLE,
+                                               sizeof NOT_A_PICKLE - 1, "text", NULL, NULL));
+    ck_assert_ptr_null(sd_snapshot_load_file("/nonexistent/snapshot.pickle", NULL, NULL));
+    ck_assert_ptr_null(sd_input_open("/nonexistent/snapshot.pickle", NULL, NULL));
+    /* a budget too small for any snapshot */
+    sd_load_options tiny = {.max_memory = 64};
+    ck_assert_ptr_null(sd_snapshot_load_file(FIXTURE("basic/v2_6_full.pickle"), &tiny, NULL));
+    sd_snapshot *s = sd_snapshot_load_file(FIXTURE("basic/v2_6_full.pickle"), NULL, NULL);
+    ck_assert_ptr_nonnull(s);
+    sd_snapshot_free(s);
+}
+END_TEST
+
+START_TEST(null_error_analyses)
+{
+    sd_snapshot *old_s = sdp_test_load_ok("%s", FIXTURE("leak/churn_old.pickle"));
+    sd_snapshot *new_s = sdp_test_load_ok("%s", FIXTURE("leak/churn_new.pickle"));
+
+    const char *bad_pattern[] = {"(unclosed"};
+    sd_attrib_options bad = {.group_by = SD_GROUP_SITE, .hide = bad_pattern, .n_hide = 1};
+    ck_assert_ptr_null(sd_attrib_create(&bad, NULL));
+    sd_attrib_options good = {.group_by = SD_GROUP_SITE};
+    sd_attrib *a = sd_attrib_create(&good, NULL);
+    ck_assert_ptr_nonnull(a);
+    sd_attrib_free(a);
+
+    /* budgets of a few bytes: every table allocation fails, the error goes nowhere */
+    for (uint64_t budget = 1; budget < 4096; budget *= 4) {
+        sd_diff_options dopt = {.attrib = good, .max_memory = budget};
+        ck_assert_ptr_null(sd_diff_create(old_s, new_s, &dopt, NULL));
+        const sd_snapshot *sides[2] = {old_s, new_s};
+        sd_profile_options popt = {.attrib = good, .max_memory = budget};
+        ck_assert_ptr_null(sd_profile_create(sides, 2, &popt, NULL));
+        sd_frag_options fopt = {.gap_threshold_pct = 30, .index_threshold = 0.5,
+                                .max_memory = budget};
+        ck_assert_ptr_null(sd_frag_create(new_s, &fopt, NULL));
+    }
+    sd_diff_options dopt = {.attrib = good};
+    sd_diff *d = sd_diff_create(old_s, new_s, &dopt, NULL);
+    ck_assert_ptr_nonnull(d);
+    sd_diff_free(d);
+    sd_frag_options fopt = {.gap_threshold_pct = 30, .index_threshold = 0.5};
+    sd_frag *f = sd_frag_create(new_s, &fopt, NULL);
+    ck_assert_ptr_nonnull(f);
+    sd_frag_free(f);
+    sd_snapshot_free(old_s);
+    sd_snapshot_free(new_s);
+}
+END_TEST
+
+START_TEST(error_format_without_error)
+{
+    char buf[64];
+    memset(buf, 'x', sizeof buf);
+    sd_error_format(NULL, buf, sizeof buf);
+    ck_assert_str_eq(buf, "no error recorded");
+    sd_error_format(NULL, NULL, 0);     /* nothing to write into: nothing happens */
+    sd_error_clear(NULL);
+}
+END_TEST
+
+START_TEST(loader_reports_per_input)
+{
+    const char *specs[] = {FIXTURE("leak/churn_old.pickle"), "/nonexistent/x.pickle"};
+    sd_loaded out[2];
+    sd_loader_options lo = {.jobs = 2};
+    ck_assert_int_ne(sd_load_all(specs, 2, &lo, out), SD_OK);
+    ck_assert_int_eq(out[0].status, SD_OK);
+    ck_assert_uint_eq(out[0].n_snaps, 1);
+    ck_assert_int_ne(out[1].status, SD_OK);
+    ck_assert_int_eq(out[1].err.code, out[1].status);
+    sd_loaded_free(out, 2);
+}
+END_TEST
+
+static Suite *api_suite(void)
+{
+    Suite *s = suite_create("api");
+    TCase *tc = tcase_create("null_error");
+    tcase_add_test(tc, null_error_pickle_and_load);
+    tcase_add_test(tc, null_error_analyses);
+    tcase_add_test(tc, error_format_without_error);
+    tcase_add_test(tc, loader_reports_per_input);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return sdp_test_main(api_suite); }
