@@ -3,7 +3,8 @@
 #
 # Proves that tests/check_docs_sync.sh catches drift, so that its passing means something:
 # against a fake `snapdiff --help` with one option and one command added and one option
-# removed, it must fail and name each of them (missing from every document, or stale).
+# removed, it must fail and name each of them (missing from every document, or stale);
+# the fake prints that global help for `snapdiff stats --help` too, which must be named.
 set -u
 
 bin=${1:?usage: check_docs_sync_selftest.sh SNAPDIFF_BIN [SOURCE_DIR]}
@@ -46,7 +47,9 @@ for want in \
     "stale: --steps: in man/snapdiff.1, unknown to snapdiff --help" \
     "stale: --steps: in completions/snapdiff.bash, unknown to snapdiff --help" \
     "stale: --steps: in completions/_snapdiff, unknown to snapdiff --help" \
-    "stale: --steps: in completions/snapdiff.fish, unknown to snapdiff --help"; do
+    "stale: --steps: in completions/snapdiff.fish, unknown to snapdiff --help" \
+    "'snapdiff stats --help' prints the global help, not that of stats" \
+    "'snapdiff stats --help' does not start with 'Usage: snapdiff stats'"; do
     grep -qxF -- "$want" "$tmp/out" || { echo "selftest: not reported: $want"; fail=1; }
 done
 if [ "$fail" -ne 0 ]; then
@@ -54,4 +57,5 @@ if [ "$fail" -ne 0 ]; then
     cat "$tmp/out"
     exit 1
 fi
-echo "selftest: check_docs_sync.sh reports an added option and command and a removed option"
+echo "selftest: check_docs_sync.sh reports an added option and command, a removed option" \
+    "and a command without its own help"
