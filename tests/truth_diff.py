@@ -38,6 +38,16 @@ def load(path):
     return snap
 
 
+class Stack(tuple):
+    """A block's frames (filename, line, name), innermost first; .fwd holds its
+    forward_frames (newer torch, blocks allocated during backward) the same way."""
+    fwd = ()
+
+
+def frame_tuples(fr):
+    return tuple((f.get("filename") or "", f.get("line", 0), f.get("name") or "") for f in fr)
+
+
 def frames_of(block):
     if "frames" in block:
         fr = block["frames"]
@@ -45,7 +55,10 @@ def frames_of(block):
         fr = block["history"][0].get("frames", [])
     else:
         fr = []
-    return tuple((f.get("filename", ""), f.get("line", 0), f.get("name", "")) for f in fr)
+    st = Stack(frame_tuples(fr))
+    if block.get("forward_frames"):
+        st.fwd = frame_tuples(block["forward_frames"])
+    return st
 
 
 def requested_of(block):
@@ -140,19 +153,74 @@ class Rules:
         return True
 
 
-def site_index(rules, frames):
-    """Index of the site frame, or -1 for an empty stack."""
+# Native frames that never name memory (docs/json-diff.md "Stacks with no Python frame").
+NATIVE_NOISE_NAMES = (
+    "CachingAllocator", "c10::cuda::CUDAAllocator", "c10::Allocator::", "at::detail::empty",
+    "c10::StorageImpl", "c10::intrusive_ptr<c10::StorageImpl",
+    "c10::make_intrusive<c10::StorageImpl",
+    "torch::unwind::", "torch::CapturedTraceback", "gather_with_cpp",
+    "c10::Dispatcher", "c10::impl::BoxedKernelWrapper", "wrap_kernel_functor",
+    "c10::impl::call_functor_with_args", "c10::impl::make_boxed_from_unboxed_functor",
+    "c10::BoxedKernel", "c10::KernelFunction", "c10::OperatorHandle",
+    "c10::TypedOperatorHandle", "c10::impl::boxed_", "at::(anonymous namespace)::wrapper_",
+    "torch::autograd::Engine::", "torch::autograd::Node::operator()",
+    "torch::autograd::call_function", "torch::autograd::python::PythonEngine",
+    "THPVariable_", "THPFunction_", "pybind11::", "torch::PythonArgParser",
+    "cfunction_call", "_PyObject_", "_PyEval_", "_PyFunction_", "method_vectorcall",
+    "start_thread", "__clone", "execute_native_thread_routine", "__libc_start",
+    "std::thread::", "std::_Function_handler")
+NATIVE_NOISE_FILES = ("CUDACachingAllocator.cpp", "pthread_create.c", "clone.S", "clone3.S",
+                      "libc-start.c", "libc_start_call_main.h")
+
+
+def is_native_noise(f):
+    return (is_noise(f) or any(n in f[2] for n in NATIVE_NOISE_NAMES)
+            or any(n in f[0] for n in NATIVE_NOISE_FILES))
+
+
+def native_label(f):
+    """The readable name of an autograd node or ATen op frame, else None."""
+    name = f[2]
+    if name.startswith("torch::autograd::"):
+        i = name.find("::apply")
+        if i >= 0 and name[i + 7:i + 8] in ("(", ""):
+            cls = name[:i].rsplit("::", 1)[-1]
+            if cls == "AccumulateGrad":
+                return "autograd AccumulateGrad (parameter gradients)", "<autograd>"
+            if "Backward" in cls:
+                return "autograd " + cls, "<autograd>"
+        return None
+    if name.startswith("at::_ops::") and "::" in name[10:]:
+        return "aten::" + name[10:].split("::")[0], "<aten>"
+    return None
+
+
+def site_of(rules, frames):
+    """(index, native label or None, is_user) of the site; index -1 for an empty stack."""
     for i, f in enumerate(frames):
         if rules.is_user(f):
-            return i
+            return i, None, True
     for i, f in enumerate(frames):
         if f[0].endswith(".py") and not is_torch(f[0]):
-            return i
+            return i, None, False
     for i, f in enumerate(frames):
         if f[0].endswith(".py"):
-            return i
+            return i, None, False
+    # No Python frame: the innermost autograd node, else the outermost ATen op.
     for i, f in enumerate(frames):
-        if not is_noise(f):
+        lab = native_label(f)
+        if lab and lab[1] == "<autograd>":
+            return i, lab, False
+    for i in range(len(frames) - 1, -1, -1):
+        lab = native_label(frames[i])
+        if lab and lab[1] == "<aten>":
+            return i, lab, False
+    return leaf_index(frames), None, False
+
+
+def leaf_index(frames):
+    for i, f in enumerate(frames):
+        if not is_native_noise(f):
             return i
     return 0 if frames else -1
 
@@ -172,20 +240,30 @@ def is_noise(f):
 
 
 def group_key(rules, by, depth, frames):
-    if not frames:
+    fwd = getattr(frames, "fwd", ())
+    if not frames and not fwd:
         return NO_STACK
-    if by == "leaf":
-        return frame_text(frames[0])
-    if by == "stack":
-        kept = [frame_text(f) for f in frames if not is_noise(f)]
+    if by == "leaf" and frames:
+        return frame_text(frames[leaf_index(frames)])
+    if by == "stack" and frames:
+        kept = [frame_text(f) for f in frames if not is_native_noise(f)]
         return ";".join(kept) if kept else NO_STACK
-    s = site_index(rules, frames)
+    s, native, is_user = site_of(rules, frames) if frames else (-1, None, False)
+    mark = ""
+    if not is_user and fwd:
+        fs, _n, fuser = site_of(rules, fwd)
+        if fuser:
+            frames, s, native, mark = fwd, fs, None, " [backward]"
+    if s < 0:
+        return NO_STACK
+    if native:
+        return native[1] if by == "file" else native[0]
     f = frames[s]
     if by == "file":
         return f[0]
     if by == "function":
-        return "%s %s" % (f[0], f[2])
-    key = frame_text(f)
+        return "%s %s%s" % (f[0], f[2], mark)
+    key = frame_text(f) + mark
     for c in callers(rules, frames, s, depth):
         key += " <- " + frame_text(c)
     return key

@@ -31,7 +31,6 @@ static const char *clr_green(const text_ctx *r) { return esc(r, "\033[32m"); }
 static const char *clr_dim(const text_ctx *r) { return esc(r, "\033[2m"); }
 static const char *clr_reset(const text_ctx *r) { return esc(r, "\033[0m"); }
 
-static bool is_sep(char c) { return c == '/' || c == '\\'; }
 
 /* ---------- how frames are shown ---------- */
 
@@ -60,14 +59,38 @@ static void frame_text(const text_ctx *r, const sd_frame *f, char *buf, size_t s
              f->name, ell);
 }
 
-static const sd_frame *stack_frame(const sd_diff_group *g, size_t i)
+/* Frame i of the stack the site lies in (forward_frames for a backward site). */
+static const sd_frame *site_stack_frame(const sd_diff_group *g, int32_t i)
+{
+    return sd_site_frame(g->rep_snapshot, g->rep_stack, &g->rep_site, i);
+}
+
+/* The innermost frame that is not native noise: what -g leaf groups by. */
+static const sd_frame *leaf_frame(const sd_diff_group *g)
 {
     size_t n;
     const uint32_t *ids = sd_snapshot_stack(g->rep_snapshot, g->rep_stack, &n);
-    return i < n ? sd_snapshot_frame(g->rep_snapshot, ids[i]) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        const sd_frame *f = sd_snapshot_frame(g->rep_snapshot, ids[i]);
+        if (!sd_frame_is_native_noise(f)) return f;
+    }
+    return n ? sd_snapshot_frame(g->rep_snapshot, ids[0]) : NULL;
 }
 
-/* What the table shows for a group: its site (and callers, via) in short form. */
+/* The site alone: "model.py:41 forward", "model.py:41 forward [backward]",
+ * "autograd IndexBackward0". */
+static size_t site_text(const text_ctx *r, const sd_diff_group *g, char *buf, size_t size)
+{
+    const sd_site *st = &g->rep_site;
+    const sd_frame *site = site_stack_frame(g, st->site);
+    if (st->how != SD_SITE_FRAME) return sd_site_native_name(site, (sd_site_how)st->how, buf, size);
+    frame_text(r, site, buf, size);
+    size_t len = strlen(buf);
+    if (st->backward && len < size) len += (size_t)snprintf(buf + len, size - len, " [backward]");
+    return len < size ? len : size - 1;
+}
+
+/* What the table shows for a group: its site (via, callers) in short form. */
 static void group_label(const text_ctx *r, const sd_diff_group *g, char *buf, size_t size)
 {
     if (g->rep_site.site < 0 || !g->rep_snapshot) {
@@ -75,36 +98,89 @@ static void group_label(const text_ctx *r, const sd_diff_group *g, char *buf, si
         return;
     }
     const sd_attrib *a = sd_diff_attrib(r->diff);
-    const sd_frame *site = stack_frame(g, (size_t)g->rep_site.site);
-    const sd_frame *leaf = stack_frame(g, 0);
-    const sd_frame *shown = r->group_by == SD_GROUP_LEAF ? leaf : site;
-    char f[512];
-    frame_text(r, shown, f, sizeof f);
-    if (r->group_by == SD_GROUP_FILE) {
-        snprintf(buf, size, "%s", display_path(r, site, sd_attrib_classify(a, site)));
+    const sd_site *st = &g->rep_site;
+    const sd_frame *site = site_stack_frame(g, st->site);
+    if (r->group_by == SD_GROUP_LEAF && leaf_frame(g)) {
+        frame_text(r, leaf_frame(g), buf, size);
         return;
     }
-    size_t len = (size_t)snprintf(buf, size, "%s", f);
-    if (r->group_by == SD_GROUP_SITE && r->depth > 0) {
-        size_t n;
-        sd_snapshot_stack(g->rep_snapshot, g->rep_stack, &n);
+    if (r->group_by == SD_GROUP_FILE) {
+        if (st->how != SD_SITE_FRAME)
+            snprintf(buf, size, "%s", st->how == SD_SITE_ATEN ? "<aten>" : "<autograd>");
+        else
+            snprintf(buf, size, "%s", display_path(r, site, sd_attrib_classify(a, site)));
+        return;
+    }
+    if (r->group_by == SD_GROUP_FUNCTION) {
+        /* The group merges every line of the function: no one line (or via) stands for it. */
+        if (st->how != SD_SITE_FRAME)
+            sd_site_native_name(site, (sd_site_how)st->how, buf, size);
+        else
+            snprintf(buf, size, "%s %s%s", display_path(r, site, sd_attrib_classify(a, site)),
+                     site->name, st->backward ? " [backward]" : "");
+        return;
+    }
+    char f[512];
+    size_t len = site_text(r, g, buf, size);
+    /* via belongs to the site: it comes before the callers. */
+    if (st->via >= 0 && len < size) {
+        frame_text(r, site_stack_frame(g, st->via), f, sizeof f);
+        int m = snprintf(buf + len, size - len, " %svia %s%s", clr_dim(r), f, clr_reset(r));
+        len += m > 0 ? (size_t)m : 0;
+    }
+    if (r->group_by == SD_GROUP_SITE && r->depth > 0 && st->how == SD_SITE_FRAME) {
         int added = 0;
-        for (size_t i = (size_t)g->rep_site.site + 1;
-             i < n && added < r->depth && len < size; i++) {
-            const sd_frame *c = stack_frame(g, i);
+        for (int32_t i = st->site + 1; added < r->depth && len < size; i++) {
+            const sd_frame *c = site_stack_frame(g, i);
+            if (!c) break;
             if (sd_attrib_classify(a, c) != SD_FRAME_USER) continue;
             frame_text(r, c, f, sizeof f);
-            len += (size_t)snprintf(buf + len, size - len, " <- %s", f);
+            int m = snprintf(buf + len, size - len, " <- %s", f);
+            len += m > 0 ? (size_t)m : 0;
             added++;
         }
     }
-    if (r->group_by != SD_GROUP_LEAF && g->rep_site.via >= 0 && len < size) {
-        frame_text(r, stack_frame(g, (size_t)g->rep_site.via), f, sizeof f);
-        snprintf(buf + len, size - len, " %svia %s%s", clr_dim(r), f, clr_reset(r));
+}
+
+enum { LABEL_MAX = 1400, DEDUPE_SCAN = 256 };
+
+/* The label of row i. With -g stack, stacks that differ only where the label does not
+ * look (torch internals, callers) would print as identical rows: the later ones get
+ * "(stack 2)", "(stack 3)"... in table order. */
+static void row_label(const text_ctx *r, size_t i, char *buf, size_t size)
+{
+    group_label(r, sd_diff_group_at(r->diff, i), buf, size);
+    if (r->group_by != SD_GROUP_STACK) return;
+    size_t same = 0;
+    char other[LABEL_MAX];
+    size_t from = i > DEDUPE_SCAN ? i - DEDUPE_SCAN : 0;
+    for (size_t j = from; j < i; j++) {
+        group_label(r, sd_diff_group_at(r->diff, j), other, sizeof other);
+        same += strcmp(other, buf) == 0;
     }
+    size_t len = strlen(buf);
+    if (same && len < size) snprintf(buf + len, size - len, " (stack %zu)", same + 1);
 }
 
 /* The directory all user files of the shown groups share ("/home/alice/proj/"). */
+static void prefix_add(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
+                       const char **prefix, size_t *len)
+{
+    size_t n;
+    const uint32_t *ids = sd_snapshot_stack(s, stack, &n);
+    for (size_t k = 0; k < n; k++) {
+        const sd_frame *f = sd_snapshot_frame(s, ids[k]);
+        if (sd_attrib_classify(a, f) != SD_FRAME_USER) continue;
+        if (!*prefix) {
+            *prefix = f->filename;
+            *len = strlen(*prefix);
+        }
+        size_t m = 0;
+        while (m < *len && f->filename[m] == (*prefix)[m]) m++;
+        *len = m;
+    }
+}
+
 static void find_user_prefix(text_ctx *r, size_t n_shown)
 {
     const sd_attrib *a = sd_diff_attrib(r->diff);
@@ -113,23 +189,14 @@ static void find_user_prefix(text_ctx *r, size_t n_shown)
     for (size_t i = 0; i < n_shown; i++) {
         const sd_diff_group *g = sd_diff_group_at(r->diff, i);
         if (!g->rep_snapshot || g->rep_site.site < 0) continue;
-        size_t n;
-        const uint32_t *ids = sd_snapshot_stack(g->rep_snapshot, g->rep_stack, &n);
-        for (size_t k = 0; k < n; k++) {
-            const sd_frame *f = sd_snapshot_frame(g->rep_snapshot, ids[k]);
-            if (sd_attrib_classify(a, f) != SD_FRAME_USER) continue;
-            if (!prefix) {
-                prefix = f->filename;
-                len = strlen(prefix);
-            }
-            size_t m = 0;
-            while (m < len && f->filename[m] == prefix[m]) m++;
-            len = m;
-        }
+        prefix_add(a, g->rep_snapshot, g->rep_stack, &prefix, &len);
+        if (g->rep_site.backward)
+            prefix_add(a, g->rep_snapshot,
+                       sd_snapshot_stack_context(g->rep_snapshot, g->rep_stack)->forward_stack,
+                       &prefix, &len);
     }
-    while (len > 0 && !is_sep(prefix[len - 1])) len--;
     r->user_prefix = prefix;
-    r->user_prefix_len = len > 1 ? len : 0;
+    r->user_prefix_len = sdp_user_prefix_len(prefix, len);
 }
 
 /* ---------- text ---------- */
@@ -240,9 +307,9 @@ static void print_rows(const text_ctx *r, size_t from, size_t to, const table_wi
     for (size_t i = from; i < to; i++) {
         const sd_diff_group *g = sd_diff_group_at(r->diff, i);
         row_cells c;
-        char label[1400];
+        char label[LABEL_MAX];
         cells_of(g, &c);
-        group_label(r, g, label, sizeof label);
+        row_label(r, i, label, sizeof label);
         const char *col = g->delta_bytes > 0 ? clr_red(r) : clr_green(r);
         fprintf(r->out, "  %s%*s%s  %*s  %*s  %s\n", col, w->delta, c.delta.s, clr_reset(r),
                 w->now, c.now.s, w->blocks, c.blocks, label);
@@ -325,22 +392,24 @@ static void print_folded_count(const text_ctx *r, size_t n, const char *what)
                    clr_reset(r));
 }
 
-/* A few frames of the group's stack, innermost first: the user's frames and `via`. Other
- * frames fold into a count; PyTorch's noise frames (interpreter, unwinder) are dropped. */
-static void print_stack(const text_ctx *r, const sd_diff_group *g)
+/* A few frames of a stack, innermost first: the user's frames, the site and `via`. Other
+ * frames fold into a count; native noise (allocator, unwinder, dispatcher, interpreter)
+ * is dropped. */
+static void print_frames(const text_ctx *r, const sd_snapshot *snap, uint32_t stack,
+                         int32_t site, int32_t via)
 {
     size_t n;
-    const uint32_t *ids = sd_snapshot_stack(g->rep_snapshot, g->rep_stack, &n);
+    const uint32_t *ids = sd_snapshot_stack(snap, stack, &n);
     const sd_attrib *a = sd_diff_attrib(r->diff);
     size_t folded = 0, shown = 0, rest = 0;
     for (size_t i = 0; i < n; i++) {
-        const sd_frame *f = sd_snapshot_frame(g->rep_snapshot, ids[i]);
-        bool keep = (int32_t)i == g->rep_site.site || (int32_t)i == g->rep_site.via ||
+        const sd_frame *f = sd_snapshot_frame(snap, ids[i]);
+        bool keep = (int32_t)i == site || (int32_t)i == via ||
                     sd_attrib_classify(a, f) == SD_FRAME_USER;
         if (shown == STACK_FRAMES_SHOWN) {
             rest++;
         } else if (!keep) {
-            folded += !sd_frame_is_noise(f);
+            folded += !sd_frame_is_native_noise(f);
         } else {
             print_folded_count(r, folded, "internal");
             folded = 0;
@@ -352,6 +421,21 @@ static void print_stack(const text_ctx *r, const sd_diff_group *g)
     }
     print_folded_count(r, folded, "internal");
     print_folded_count(r, rest, "more");
+}
+
+/* The group's stack; for a backward site, then the forward stack that made the node. */
+static void print_stack(const text_ctx *r, const sd_diff_group *g)
+{
+    const sd_site *st = &g->rep_site;
+    if (!st->backward) {
+        print_frames(r, g->rep_snapshot, g->rep_stack, st->site, st->via);
+        return;
+    }
+    print_frames(r, g->rep_snapshot, g->rep_stack, -1, -1);
+    fprintf(r->out, "        %sallocated in the backward of:%s\n", clr_dim(r), clr_reset(r));
+    print_frames(r, g->rep_snapshot,
+                 sd_snapshot_stack_context(g->rep_snapshot, g->rep_stack)->forward_stack,
+                 st->site, st->via);
 }
 
 static void print_stacks(const text_ctx *r)
@@ -367,8 +451,8 @@ static void print_stacks(const text_ctx *r)
         if (!any) fprintf(r->out, "\n%sStacks of the top groups%s (innermost frame first)\n",
                           clr_bold(r), clr_reset(r));
         any = true;
-        char label[1400];
-        group_label(r, g, label, sizeof label);
+        char label[LABEL_MAX];
+        row_label(r, i, label, sizeof label);
         fprintf(r->out, "  #%zu %s%s%s  %s\n", i + 1, clr_red(r),
                 sdp_fmt_delta(g->delta_bytes).s, clr_reset(r), label);
         print_stack(r, g);
