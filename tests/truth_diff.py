@@ -156,17 +156,19 @@ class Rules:
 # Native frames that never name memory (docs/json-diff.md "Stacks with no Python frame").
 NATIVE_NOISE_NAMES = (
     "CachingAllocator", "c10::cuda::CUDAAllocator", "c10::Allocator::", "at::detail::empty",
+        "at::detail::_empty", "at::native::empty_",
     "c10::StorageImpl", "c10::intrusive_ptr<c10::StorageImpl",
     "c10::make_intrusive<c10::StorageImpl",
     "torch::unwind::", "torch::CapturedTraceback", "gather_with_cpp",
     "c10::Dispatcher", "c10::impl::BoxedKernelWrapper", "wrap_kernel_functor",
     "c10::impl::call_functor_with_args", "c10::impl::make_boxed_from_unboxed_functor",
     "c10::BoxedKernel", "c10::KernelFunction", "c10::OperatorHandle",
-    "c10::TypedOperatorHandle", "c10::impl::boxed_", "at::(anonymous namespace)::wrapper_",
+    "c10::TypedOperatorHandle", "c10::impl::boxed_", "namespace)::wrapper_",
     "torch::autograd::Engine::", "torch::autograd::Node::operator()",
     "torch::autograd::call_function", "torch::autograd::python::PythonEngine",
     "THPVariable_", "THPFunction_", "pybind11::", "torch::PythonArgParser",
     "cfunction_call", "_PyObject_", "_PyEval_", "_PyFunction_", "method_vectorcall",
+        "PyRun_", "Py_RunMain", "Py_BytesMain", "pyrun_file", "run_mod", "run_eval_code_obj",
     "start_thread", "__clone", "execute_native_thread_routine", "__libc_start",
     "std::thread::", "std::_Function_handler")
 NATIVE_NOISE_FILES = ("CUDACachingAllocator.cpp", "pthread_create.c", "clone.S", "clone3.S",

@@ -275,6 +275,7 @@ bool sd_frame_is_native_noise(const sd_frame *f)
     static const char *const names[] = {
         /* allocator and tensor construction */
         "CachingAllocator", "c10::cuda::CUDAAllocator", "c10::Allocator::", "at::detail::empty",
+        "at::detail::_empty", "at::native::empty_",
         "c10::StorageImpl", "c10::intrusive_ptr<c10::StorageImpl", "c10::make_intrusive<c10::StorageImpl",
         /* unwinder */
         "torch::unwind::", "torch::CapturedTraceback", "gather_with_cpp",
@@ -282,13 +283,14 @@ bool sd_frame_is_native_noise(const sd_frame *f)
         "c10::Dispatcher", "c10::impl::BoxedKernelWrapper", "wrap_kernel_functor",
         "c10::impl::call_functor_with_args", "c10::impl::make_boxed_from_unboxed_functor",
         "c10::BoxedKernel", "c10::KernelFunction", "c10::OperatorHandle",
-        "c10::TypedOperatorHandle", "c10::impl::boxed_", "at::(anonymous namespace)::wrapper_",
+        "c10::TypedOperatorHandle", "c10::impl::boxed_", "namespace)::wrapper_",
         /* the autograd engine's own loop */
         "torch::autograd::Engine::", "torch::autograd::Node::operator()",
         "torch::autograd::call_function", "torch::autograd::python::PythonEngine",
         /* Python bindings and the interpreter */
         "THPVariable_", "THPFunction_", "pybind11::", "torch::PythonArgParser",
         "cfunction_call", "_PyObject_", "_PyEval_", "_PyFunction_", "method_vectorcall",
+        "PyRun_", "Py_RunMain", "Py_BytesMain", "pyrun_file", "run_mod", "run_eval_code_obj",
         /* libc, threads, start-up */
         "start_thread", "__clone", "execute_native_thread_routine", "__libc_start",
         "std::thread::", "std::_Function_handler"};

@@ -132,17 +132,22 @@ static void put_frames(const sd_snapshot *s, const sd_attrib *a, const user_root
 {
     size_t n;
     const uint32_t *ids = sd_snapshot_stack(s, id, &n);
+    char last[SD_SITE_LABEL_MAX] = "";
     for (size_t i = n; i-- > 0;) {
         const sd_frame *f = sd_snapshot_frame(s, ids[i]);
         if (sd_frame_is_native_noise(f)) continue;
-        if (b->len) sdp_sbuf_put(b, ";", 1);
         sd_site_how how = sd_frame_native_how(f);
         if (how != SD_SITE_FRAME) {
             char label[SD_SITE_LABEL_MAX];
             sd_site_native_name(f, how, label, sizeof label);
+            if (strcmp(label, last) == 0) continue;   /* call, then redispatch: one op */
+            memcpy(last, label, sizeof last);
+            if (b->len) sdp_sbuf_put(b, ";", 1);
             put_clean(b, label);
             continue;
         }
+        last[0] = '\0';
+        if (b->len) sdp_sbuf_put(b, ";", 1);
         put_clean(b, f->name);
         sdp_sbuf_puts(b, " (");
         put_clean(b, display_path(a, u, f));
