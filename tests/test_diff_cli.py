@@ -12,7 +12,7 @@ PART is one of:
   folded    --format folded sums: live bytes of one file, growth of two
   errors    bad patterns and inputs: one message, exit 2; --jobs
   real      every snapshot of ../shared/real-snapshots with itself and with its neighbour,
-            site and leaf keys, every group's bytes and blocks against the Python truth
+            site, leaf and stack keys, every group's bytes and blocks against the Python truth
             (exit 77 = skipped when the directory is absent)
 """
 import argparse
@@ -358,7 +358,7 @@ def part_real():
                    if f.endswith((".pickle", ".pkl")))
     for i, f in enumerate(files):
         other = files[(i + 1) % len(files)]
-        for by in ("site", "leaf"):
+        for by in ("site", "leaf", "stack"):
             doc = compare_with_truth(f, f, by=by)
             if doc:
                 check(all(g["delta_bytes"] == 0 for g in doc["groups"]),
