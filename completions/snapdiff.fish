@@ -63,7 +63,7 @@ complete -c snapdiff -n '__snapdiff_for diff stats frag' -l jobs -x -d 'load up 
 
 # diff.
 complete -c snapdiff -n '__snapdiff_for diff' -s f -l format -x -a 'text json folded' -d 'output format (folded: collapsed stacks for flame graphs)'
-complete -c snapdiff -n '__snapdiff_for diff' -s g -l group-by -x -a 'site leaf stack file function' -d 'group live blocks by'
+complete -c snapdiff -n '__snapdiff_for diff' -s g -l group-by -x -a 'site leaf stack file function annotation compile-context' -d 'group live blocks by'
 complete -c snapdiff -n '__snapdiff_for diff' -s d -l depth -x -d 'add N caller frames to the site key'
 complete -c snapdiff -n '__snapdiff_for diff' -l hide -x -d 'treat matching frames as internal (REGEX, repeatable)'
 complete -c snapdiff -n '__snapdiff_for diff' -l show -x -d 'treat matching frames as user code (REGEX, repeatable)'

@@ -316,6 +316,34 @@ START_TEST(diff_names_training_memory)
 }
 END_TEST
 
+/* --group-by annotation / compile-context: by hand, forward.pickle's blocks 0 and 1 (2 MiB
+ * each) carry user_metadata "step 7", block 2 (4 MiB) compile_context "0/0". */
+START_TEST(annotation_and_compile_context_keys)
+{
+    static const struct { sd_group_by by; const char *key[2]; } want[] = {
+        {SD_GROUP_ANNOTATION, {"<no annotation>", "step 7"}},
+        {SD_GROUP_COMPILE_CONTEXT, {"0/0", "<no compile context>"}},
+    };
+    sd_snapshot *old_s = sdp_test_load_ok("%s/native/empty.pickle", SNAPDIFF_TESTDATA);
+    sd_snapshot *new_s = sdp_test_load_ok("%s/native/forward.pickle", SNAPDIFF_TESTDATA);
+    for (size_t w = 0; w < LEN(want); w++) {
+        sd_diff_options o = {.attrib = {.group_by = want[w].by}};
+        sd_diff *d = sd_diff_create(old_s, new_s, &o, NULL);
+        ck_assert_ptr_nonnull(d);
+        ck_assert_uint_eq(sd_diff_group_count(d), 2);
+        /* Equal deltas: ties go by key. */
+        for (size_t i = 0; i < 2; i++) {
+            ck_assert_str_eq(sd_diff_group_at(d, i)->key, want[w].key[i]);
+            ck_assert_int_eq(sd_diff_group_at(d, i)->delta_bytes, 4 << 20);
+        }
+        sd_diff_free(d);
+    }
+    ck_assert_str_eq(sd_group_by_name(SD_GROUP_COMPILE_CONTEXT), "compile-context");
+    sd_snapshot_free(old_s);
+    sd_snapshot_free(new_s);
+}
+END_TEST
+
 static Suite *naming_suite(void)
 {
     Suite *s = suite_create("naming");
@@ -329,6 +357,7 @@ static Suite *naming_suite(void)
     TCase *tm = tcase_create("model");
     tcase_add_test(tm, forward_frames_make_a_backward_site);
     tcase_add_test(tm, diff_names_training_memory);
+    tcase_add_test(tm, annotation_and_compile_context_keys);
     suite_add_tcase(s, tm);
     return s;
 }

@@ -111,9 +111,19 @@ def part_site():
 
 
 def part_groupings():
-    for by in ("leaf", "stack", "file", "function"):
+    for by in ("leaf", "stack", "file", "function", "annotation", "compile-context"):
         against_truth("infer", "train", by)
         against_truth("empty", "forward", by)
+    # --group-by annotation / compile-context: the recorded strings (by hand: blocks 0 and 1
+    # carry user_metadata "step 7", block 2 compile_context "0/0"; 2 MiB, 2 MiB, 4 MiB).
+    ann = {g["key"]: g["new_bytes"] for g in
+           run_json([path("empty"), path("forward"), "-g", "annotation"])["groups"]}
+    check(ann == {"step 7": 4 << 20, "<no annotation>": 4 << 20}, "-g annotation: %s" % ann)
+    cc = {g["key"]: g["new_bytes"] for g in
+          run_json([path("empty"), path("forward"), "-g", "compile-context"])["groups"]}
+    check(cc == {"0/0": 4 << 20, "<no compile context>": 4 << 20}, "-g compile-context: %s" % cc)
+    rows = table_rows(run([path("empty"), path("forward"), "-g", "annotation"]).stdout)
+    check(sorted(rows) == ["<no annotation>", "step 7"], "-g annotation rows: %s" % rows)
     against_truth("infer", "train", "site", depth=2)
     # -g leaf: the innermost frame that is not noise, never the unwinder.
     doc = run_json([path("infer"), path("train"), "-g", "leaf"])

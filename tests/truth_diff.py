@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Independent CPython computation of `snapdiff OLD NEW` (the figures, not the layout).
 
-    truth_diff.py OLD NEW [--group-by site|leaf|stack|file|function] [--depth N]
+    truth_diff.py OLD NEW [--group-by site|leaf|stack|file|function|annotation|compile-context]
+                  [--depth N]
                   [--hide RE]... [--show RE]... [--focus RE]...
 
 Loads both files with pickle.load (test data only: never run it on untrusted files) and
@@ -42,6 +43,8 @@ class Stack(tuple):
     """A block's frames (filename, line, name), innermost first; .fwd holds its
     forward_frames (newer torch, blocks allocated during backward) the same way."""
     fwd = ()
+    meta = ""
+    cctx = ""
 
 
 def frame_tuples(fr):
@@ -58,6 +61,10 @@ def frames_of(block):
     st = Stack(frame_tuples(fr))
     if block.get("forward_frames"):
         st.fwd = frame_tuples(block["forward_frames"])
+    if isinstance(block.get("user_metadata"), str):
+        st.meta = block["user_metadata"]
+    if isinstance(block.get("compile_context"), str):
+        st.cctx = block["compile_context"]
     return st
 
 
@@ -243,6 +250,10 @@ def is_noise(f):
 
 def group_key(rules, by, depth, frames):
     fwd = getattr(frames, "fwd", ())
+    if by == "annotation":
+        return getattr(frames, "meta", "") or "<no annotation>"
+    if by == "compile-context":
+        return getattr(frames, "cctx", "") or "<no compile context>"
     if not frames and not fwd:
         return NO_STACK
     if by == "leaf" and frames:

@@ -21,10 +21,13 @@ typedef enum sd_group_by {
     SD_GROUP_STACK,      /* every frame but native noise, "FILE:LINE NAME;..." inner first */
     SD_GROUP_FILE,       /* FILE of the site */
     SD_GROUP_FUNCTION,   /* "FILE NAME" of the site */
+    SD_GROUP_ANNOTATION, /* the stack's user_metadata (newer torch), or "<no annotation>" */
+    SD_GROUP_COMPILE_CONTEXT, /* its compile_context, or "<no compile context>" */
     SD_GROUP_BY_COUNT
 } sd_group_by;
 
-/* The one table of group-by names ("site", "leaf", "stack", "file", "function"), in enum
+/* The one table of group-by names ("site", "leaf", "stack", "file", "function",
+ * "annotation", "compile-context"), in enum
  * order: options, help and every renderer take them from here. NULL when out of range. */
 const char *sd_group_by_name(sd_group_by by);
 /* The key named `name`. @return false when no key has that name. */
@@ -42,6 +45,9 @@ typedef enum sd_frame_kind {
 
 /* The key of a block without any frame. */
 #define SD_NO_STACK "<no stack>"
+/* The annotation and compile-context keys of a block that recorded none. */
+#define SD_NO_ANNOTATION "<no annotation>"
+#define SD_NO_COMPILE_CONTEXT "<no compile context>"
 
 typedef struct sd_attrib_options {
     sd_group_by group_by;

@@ -126,6 +126,7 @@ int sd_attrib_depth(const sd_attrib *a) { return a->depth; }
 static const char *const group_by_names[SD_GROUP_BY_COUNT] = {
     [SD_GROUP_SITE] = "site", [SD_GROUP_LEAF] = "leaf", [SD_GROUP_STACK] = "stack",
     [SD_GROUP_FILE] = "file", [SD_GROUP_FUNCTION] = "function",
+    [SD_GROUP_ANNOTATION] = "annotation", [SD_GROUP_COMPILE_CONTEXT] = "compile-context",
 };
 
 const char *sd_group_by_name(sd_group_by by)
@@ -469,6 +470,14 @@ void sdp_attrib_key_view(const sd_attrib *a, const sdp_stack_view *stack,
 {
     const sd_frame *const *frames = stack->frames;
     size_t n = stack->n;
+    /* What the snapshot recorded beside the frames, whatever the frames are. */
+    if (a->group_by == SD_GROUP_ANNOTATION || a->group_by == SD_GROUP_COMPILE_CONTEXT) {
+        bool ann = a->group_by == SD_GROUP_ANNOTATION;
+        const char *v = stack->ctx ? ann ? stack->ctx->user_metadata
+                                         : stack->ctx->compile_context : "";
+        sdp_sbuf_puts(b, v && v[0] ? v : ann ? SD_NO_ANNOTATION : SD_NO_COMPILE_CONTEXT);
+        return;
+    }
     if (n == 0 && (!fwd || fwd->n == 0)) {
         sdp_sbuf_puts(b, SD_NO_STACK);
         return;
@@ -524,7 +533,7 @@ void sdp_attrib_key_view(const sd_attrib *a, const sdp_stack_view *stack,
 void sdp_attrib_key_kinds(const sd_attrib *a, const sd_frame *const *frames,
                           const uint8_t *kinds, size_t n, sdp_sbuf *b)
 {
-    sdp_stack_view v = {frames, kinds, n};
+    sdp_stack_view v = {frames, kinds, n, NULL};
     sdp_attrib_key_view(a, &v, NULL, b);
 }
 
@@ -607,7 +616,7 @@ static bool view_load(const sd_attrib *a, const sd_snapshot *s, uint32_t stack, 
         vb->f[i] = sd_snapshot_frame(s, ids[i]);
         vb->k[i] = (uint8_t)sd_attrib_classify(a, vb->f[i]);
     }
-    *v = (sdp_stack_view){vb->f, vb->k, n};
+    *v = (sdp_stack_view){vb->f, vb->k, n, sd_snapshot_stack_context(s, stack)};
     return true;
 }
 

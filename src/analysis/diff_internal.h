@@ -19,6 +19,7 @@ typedef struct sdp_stack_view {
     const sd_frame *const *frames;
     const uint8_t *kinds;
     size_t n;
+    const sd_stack_context *ctx;   /* the stack's context; NULL: none */
 } sdp_stack_view;
 /* The site with forward_frames (fwd may be NULL): sd_attrib_site_of_stack's rule. */
 void sdp_attrib_site_view(const sdp_stack_view *stack, const sdp_stack_view *fwd,

@@ -201,7 +201,7 @@ static sd_status load_forward(sd_profile *p, prof_side *sd, uint32_t id, sdp_sta
     uint32_t f = sd_snapshot_stack_context(sd->snap, id)->forward_stack;
     size_t n = 0;
     const uint32_t *ids = f ? sd_snapshot_stack(sd->snap, f, &n) : NULL;
-    *fwd = (sdp_stack_view){NULL, NULL, 0};
+    *fwd = (sdp_stack_view){NULL, NULL, 0, NULL};
     if (n == 0) return SD_OK;
     if (sdp_grow((void **)&p->fwd_frames, &p->fwd_cap, n, sizeof *p->fwd_frames, &p->arena) ||
         sdp_grow((void **)&p->fwd_kinds, &p->fwd_kinds_cap, n, 1, &p->arena))
@@ -215,7 +215,7 @@ static sd_status load_forward(sd_profile *p, prof_side *sd, uint32_t id, sdp_sta
         p->fwd_frames[i] = fr;
         p->fwd_kinds[i] = sd->frame_kind[fid];
     }
-    *fwd = (sdp_stack_view){p->fwd_frames, p->fwd_kinds, n};
+    *fwd = (sdp_stack_view){p->fwd_frames, p->fwd_kinds, n, NULL};
     return SD_OK;
 }
 
@@ -228,7 +228,8 @@ static sd_status key_of_stack(sd_profile *p, prof_side *sd, uint32_t stack, uint
     *out = SD_PROFILE_NO_KEY;
     if (load_stack(p, sd, stack, &n, &focused)) return nomem(err);
     if (!focused) return SD_OK;
-    sdp_stack_view v = {p->scratch_frames, p->scratch_kinds, n}, fwd;
+    sdp_stack_view v = {p->scratch_frames, p->scratch_kinds, n,
+                        sd_snapshot_stack_context(sd->snap, stack)}, fwd;
     if (load_forward(p, sd, stack, &fwd)) return nomem(err);
     sdp_sbuf_reset(&p->key);
     sdp_attrib_key_view(p->attrib, &v, &fwd, &p->key);
@@ -287,7 +288,7 @@ static sd_status pick_representatives(sd_profile *p, sd_error *err)
         bool focused;
         if (load_stack(p, &p->sides[k->rep_side], k->rep_stack, &n, &focused))
             return nomem(err);
-        sdp_stack_view v = {p->scratch_frames, p->scratch_kinds, n}, fwd;
+        sdp_stack_view v = {p->scratch_frames, p->scratch_kinds, n, NULL}, fwd;
         if (load_forward(p, &p->sides[k->rep_side], k->rep_stack, &fwd)) return nomem(err);
         sdp_attrib_site_view(&v, &fwd, &k->rep_site);
     }

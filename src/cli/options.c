@@ -46,7 +46,8 @@ static const struct opt_def options[] = {
     {"jobs", 0, "N", FOR_DIFF | FOR_STATS | FOR_FRAG, O_JOBS,
      "load up to N files at once (default: one per CPU core)"},
     {"group-by", 'g', "KEY", FOR_DIFF, O_GROUP_BY,
-     "group live blocks by site (default), leaf, stack, file or function"},
+     "group live blocks by site (default), leaf, stack, file, function, annotation or "
+     "compile-context"},
     {"depth", 'd', "N", FOR_DIFF, O_DEPTH, "add N caller frames to the site key"},
     {"hide", 0, "REGEX", FOR_DIFF, O_HIDE, "treat matching frames as internal (repeatable)"},
     {"show", 0, "REGEX", FOR_DIFF, O_SHOW,

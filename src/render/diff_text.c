@@ -93,6 +93,14 @@ static size_t site_text(const text_ctx *r, const sd_diff_group *g, char *buf, si
 /* What the table shows for a group: its site (via, callers) in short form. */
 static void group_label(const text_ctx *r, const sd_diff_group *g, char *buf, size_t size)
 {
+    if (r->group_by == SD_GROUP_ANNOTATION || r->group_by == SD_GROUP_COMPILE_CONTEXT) {
+        /* The recorded string: one line, control characters shown as '?'. */
+        size_t k = 0;
+        for (const char *p = g->key; *p && k + 1 < size; p++)
+            buf[k++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
+        if (size) buf[k] = '\0';
+        return;
+    }
     if (g->rep_site.site < 0 || !g->rep_snapshot) {
         snprintf(buf, size, "%s", SD_NO_STACK);
         return;
