@@ -59,7 +59,7 @@ def frames_of(block):
     else:
         fr = []
     st = Stack(frame_tuples(fr))
-    if block.get("forward_frames"):
+    if isinstance(block.get("forward_frames"), (list, tuple)) and block["forward_frames"]:
         st.fwd = frame_tuples(block["forward_frames"])
     if isinstance(block.get("user_metadata"), str):
         st.meta = block["user_metadata"]

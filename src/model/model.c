@@ -122,7 +122,9 @@ static sd_status add_context(sd_snapshot *s, const sd_value *forward, const sd_v
     uint32_t fwd = 0;
     const char *m, *c;
     sd_status st = SD_OK;
-    if (forward && sdp_type(*forward) != SDP_NONE) st = sdp_intern_stack(s, forward, &fwd);
+    /* Optional: anything but a list of frames (None, a string) is no forward stack. */
+    const sdp_cont *fc = forward ? sdp_cont_of(*forward) : NULL;
+    if (fc && fc->type != SDP_DICT) st = sdp_intern_stack(s, forward, &fwd);
     if (!st) st = context_str(s, meta, &m);
     if (!st) st = context_str(s, cctx, &c);
     if (!st) st = sdp_intern_context(s, *stack, fwd, m, c, stack);

@@ -5,6 +5,7 @@
  * outlook); this file words them and lays them out.
  */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "render/diff_render.h"
@@ -22,6 +23,8 @@ typedef struct text_ctx {
     int depth;
     const char *user_prefix;      /* common directory of user files, stripped on display */
     size_t user_prefix_len;
+    uint64_t *label_hash;         /* -g stack: per group, its label's hash + 1 (0: not yet) */
+    size_t n_label_hash;
 } text_ctx;
 
 static const char *esc(const text_ctx *r, const char *code) { return r->color ? code : ""; }
@@ -150,7 +153,18 @@ static void group_label(const text_ctx *r, const sd_diff_group *g, char *buf, si
     }
 }
 
-enum { LABEL_MAX = 1400, DEDUPE_SCAN = 256 };
+enum { LABEL_MAX = 1400, DEDUPE_SCAN = 4096 };
+
+/* The hash of group j's label (+ 1, so that 0 means "not computed"), cached. */
+static uint64_t label_hash_of(const text_ctx *r, size_t j)
+{
+    if (j < r->n_label_hash && r->label_hash[j]) return r->label_hash[j];
+    char buf[LABEL_MAX];
+    group_label(r, sd_diff_group_at(r->diff, j), buf, sizeof buf);
+    uint64_t h = sdp_hash_bytes(SDP_HASH_SEED, buf, strlen(buf)) | 1;
+    if (j < r->n_label_hash) r->label_hash[j] = h;
+    return h;
+}
 
 /* The label of row i. With -g stack, stacks that differ only where the label does not
  * look (torch internals, callers) would print as identical rows: the later ones get
@@ -160,9 +174,11 @@ static void row_label(const text_ctx *r, size_t i, char *buf, size_t size)
     group_label(r, sd_diff_group_at(r->diff, i), buf, size);
     if (r->group_by != SD_GROUP_STACK) return;
     size_t same = 0;
+    uint64_t mine = label_hash_of(r, i);
     char other[LABEL_MAX];
     size_t from = i > DEDUPE_SCAN ? i - DEDUPE_SCAN : 0;
     for (size_t j = from; j < i; j++) {
+        if (label_hash_of(r, j) != mine) continue;
         group_label(r, sd_diff_group_at(r->diff, j), other, sizeof other);
         same += strcmp(other, buf) == 0;
     }
@@ -478,9 +494,16 @@ sd_status sdp_render_diff_text(FILE *out, const sd_diff *d, const sdp_diff_text_
     if (!r.old_snap) return SD_EUSAGE;   /* a one-sided diff has folded stacks only */
     size_t growth = sd_diff_growth_count(d);
     find_user_prefix(&r, (growth < r.top ? growth : r.top) + sd_diff_shrink_count(d));
+    if (r.group_by == SD_GROUP_STACK) {
+        /* Without the cache rows are still told apart, only more slowly. */
+        r.n_label_hash = sd_diff_group_count(d);
+        r.label_hash = calloc(r.n_label_hash ? r.n_label_hash : 1, sizeof *r.label_hash);
+        if (!r.label_hash) r.n_label_hash = 0;
+    }
     print_header(&r);
     print_table(&r);
     print_stacks(&r);
+    free(r.label_hash);
     return ferror(out) ? SD_EIO : SD_OK;
 }
 
