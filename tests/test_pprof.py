@@ -137,10 +137,10 @@ def decode(data):
 # ---- truth ----------------------------------------------------------------------------------
 
 def stacks(snap):
-    """{frames without noise: [bytes, blocks]} of the live blocks."""
+    """{frames without native noise: [bytes, blocks]} of the live blocks."""
     out = {}
     for _d, _a, size, _r, _st, frames in truth_diff.live(snap):
-        key = tuple(f for f in frames if not truth_diff.is_noise(f))
+        key = tuple(f for f in frames if not truth_diff.is_native_noise(f))
         if not key:
             key = (("", 0, truth_diff.NO_STACK),)
         v = out.setdefault(key, [0, 0])
