@@ -63,7 +63,7 @@ static void text_el(FILE *out, int x, int y, const char *attrs, const char *text
 
 static const char *verdict_fill(sd_frag_verdict v)
 {
-    return v == SD_FRAG_FRAGMENTED ? "#c0392b" : v == SD_FRAG_LEAK_LIKE ? "#b7770b" : "#2e8540";
+    return v == SD_FRAG_FRAGMENTED ? "#c0392b" : v == SD_FRAG_FULL ? "#b7770b" : "#2e8540";
 }
 
 static const char *state_fill(uint8_t state)
@@ -155,7 +155,7 @@ static void legend(FILE *out, int y)
     }
 }
 
-/* One segment: an outline scaled to the largest, filled with its runs of equal state. */
+/* One segment: an outline scaled to the biggest row, filled with its runs of equal state. */
 static void segment_row(FILE *out, int y, const sd_frag_map_row *r, double scale)
 {
     char label[128];
@@ -190,12 +190,16 @@ static int segment_map(FILE *out, int y, const sd_frag_map *m)
 {
     size_t n = m->n_rows;
     char title[96];
-    snprintf(title, sizeof title, "Largest segments (%zu of %zu), to scale", n, m->n_segments);
+    snprintf(title, sizeof title, "Most stranded segments (%zu of %zu), to scale", n,
+             m->n_segments);
     text_el(out, MARGIN, y, "font-size=\"14\" font-weight=\"bold\" fill=\"#222222\"", title);
     legend(out, y);
     y += 10;
     if (!n) return y + 10;
-    double scale = (double)BAR_W / (double)(m->rows[0].total_size ? m->rows[0].total_size : 1);
+    uint64_t biggest = 1;
+    for (size_t i = 0; i < n; i++)
+        if (m->rows[i].total_size > biggest) biggest = m->rows[i].total_size;
+    double scale = (double)BAR_W / (double)biggest;
     for (size_t i = 0; i < n; i++, y += ROW_H + ROW_GAP) segment_row(out, y, &m->rows[i], scale);
     return y + 14;
 }

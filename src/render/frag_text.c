@@ -23,7 +23,7 @@ static const char *clr(const ctx *c, sdp_colour k) { return sdp_ansi(c->color, k
 static sdp_colour verdict_colour(sd_frag_verdict v)
 {
     if (v == SD_FRAG_FRAGMENTED) return SDP_RED;
-    if (v == SD_FRAG_LEAK_LIKE) return SDP_YELLOW;
+    if (v == SD_FRAG_FULL) return SDP_YELLOW;
     return SDP_GREEN;
 }
 
@@ -151,8 +151,8 @@ static char page_char(const sd_frag_page *p)
 static void print_map(const ctx *c, const sd_frag_map *m)
 {
     if (!m->n_rows) return;
-    fprintf(c->out, "  segment map, %zu largest of %zu segments; one character = %s:\n",
-            m->n_rows, m->n_segments, sdp_fmt_pow2(m->page_bytes).s);
+    fprintf(c->out, "  segment map, %zu of %zu segments, most free memory stranded first; one "
+            "character = %s:\n", m->n_rows, m->n_segments, sdp_fmt_pow2(m->page_bytes).s);
     fprintf(c->out, "    %s'#' >= 75%% allocated, '+' 25-75%%, '-' under 25%%, 'p' "
             "pending-free, '.' free;\n    pool (a,b) a private pool, exp an expandable "
             "segment%s\n", clr(c, SDP_DIM), clr(c, SDP_RESET));
@@ -184,8 +184,9 @@ static void print_device(const ctx *c, const sd_frag_device *d, bool with_map)
             "than the median live allocation (%s)\n", B(g->largest_free_bytes),
             B(g->free_below_1mib_bytes), B(g->free_below_median_bytes),
             B(g->median_allocated_bytes));
-    fprintf(c->out, "  empty_cache() would return %s of %s reserved\n",
-            B(g->empty_cache_releasable_bytes), B(g->reserved_bytes));
+    fprintf(c->out, "  empty_cache() would return %s of %s reserved; %s of free memory is "
+            "stranded in segments that hold live blocks\n", B(g->empty_cache_releasable_bytes),
+            B(g->reserved_bytes), B(g->stranded_free_bytes));
     for (size_t i = 0; i < d->n_ooms; i++) print_oom(c, &d->ooms[i]);
     if (with_map) {
         fprintf(c->out, "\n");
