@@ -31,7 +31,7 @@ FIGURES = ["segments", "blocks", "free_blocks", "reserved_bytes", "allocated_byt
            "empty_cache_releasable_bytes", "stranded_free_bytes", "largest_stranded_bytes",
            "stranded_index", "free_histogram"]
 OOM_KEYS = ["trace_index", "time_us", "request_bytes", "device_free_bytes", "stream", "pool",
-            "largest_free_bytes", "free_bytes", "source", "note", "cause"]
+            "largest_free_bytes", "free_bytes", "source", "note", "cause", "site", "stack"]
 
 
 def check(cond, what):

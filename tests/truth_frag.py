@@ -11,7 +11,10 @@ Usage: truth_frag.py [--gap-threshold PCT] [--index-threshold X] FILE...
 import argparse
 import json
 import pickle
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -304,6 +307,19 @@ def snapshot_runs(segs, stream, small):
             for b in s.blocks if b[3] == INACTIVE]
 
 
+def oom_site(e):
+    """The line that asked: the diff's site rule (tests/truth_diff.py) over the entry's
+    frames, and the frames without PyTorch's noise."""
+    import truth_diff
+    frames = truth_diff.frames_of(e)
+    i = truth_diff.site_index(truth_diff.Rules((), ()), list(frames))
+
+    def as_json(f):
+        return {"filename": f[0], "line": f[1], "name": f[2]}
+    return (as_json(frames[i]) if i >= 0 else None,
+            [as_json(f) for f in frames if not truth_diff.is_noise(f)])
+
+
 def oom_events(segs, trace):
     idx = [i for i, e in enumerate(trace) if e.get("action") == "oom"]
     if not idx:
@@ -336,6 +352,7 @@ def oom_events(segs, trace):
                         "stream": stream, "pool": "small" if small else "large",
                         "largest_free_bytes": largest, "free_bytes": free,
                         "source": src, "note": note, "cause": cause}
+            found[i]["site"], found[i]["stack"] = oom_site(e)
         if failure is None:
             failure = rep.undo(i, e)
     return [found[i] for i in idx]

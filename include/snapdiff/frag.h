@@ -11,6 +11,7 @@
 #define SNAPDIFF_FRAG_H
 
 #include <stdbool.h>
+#include "attrib.h"
 #include "snapshot.h"
 
 /* ---- The brief: what `snapdiff OLD NEW` prints as a one-line delta. ------------------ */
@@ -129,6 +130,11 @@ typedef struct sd_frag_oom {
     uint8_t stop_action;        /* its action (sd_trace_action) */
     uint64_t stop_addr;         /* and its address */
     sd_oom_cause cause;
+    uint32_t stack;             /* the oom entry's frames (sd_snapshot_stack of the frag's
+                                 * snapshot; 0 when it recorded none) */
+    sd_site site;               /* the line that asked, by the diff's site rule
+                                 * (sd_attrib_site, default options): site.site is an
+                                 * index into that stack, -1 when there is none */
 } sd_frag_oom;
 
 /* ---- Why the verdict, and what would help: data, worded by the renderers. ---------- */

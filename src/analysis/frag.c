@@ -496,6 +496,8 @@ sd_frag *sd_frag_create(const sd_snapshot *s, const sd_frag_options *opts, sd_er
     f->snap = s;
     f->opts = o;
     sdp_arena_init(&f->mem, o.max_memory);
+    f->attrib = sd_attrib_create(&(sd_attrib_options){.group_by = SD_GROUP_SITE}, NULL);
+    if (!f->attrib) goto nomem;
     f->n_devices = sd_snapshot_device_count(s);
     size_t nb = snapshot_blocks(s);
     f->devices = sdp_frag_calloc(f, f->n_devices, sizeof *f->devices);
@@ -517,6 +519,7 @@ void sd_frag_free(sd_frag *f)
 {
     if (!f) return;
     sdp_arena_free(&f->mem);
+    sd_attrib_free(f->attrib);
     free(f);
 }
 

@@ -133,8 +133,10 @@ static int header(FILE *out, int y, const sd_snapshot *s, const sd_frag_device *
     size_t first = d->n_ooms > MAX_OOMS ? d->n_ooms - MAX_OOMS : 0;
     for (size_t i = first; i < d->n_ooms; i++, y += 18) {
         const sd_frag_oom *m = &d->ooms[i];
-        snprintf(line, sizeof line, "oom at trace entry %zu: request %s, device free %s; largest "
-                 "free block %s of %s free (%s): %s", m->trace_index, B(m->request_bytes),
+        sdp_frag_words site = sdp_frag_oom_site_words(s, m);
+        if (!site.s[0]) snprintf(site.s, sizeof site.s, "trace entry %zu", m->trace_index);
+        snprintf(line, sizeof line, "oom at %.200s: request %s, device free %s; largest "
+                 "free block %s of %s free (%s): %s", site.s, B(m->request_bytes),
                  B(m->device_free_bytes), B(m->largest_free_bytes), B(m->free_bytes),
                  m->replayed ? "replayed" : "snapshot", sd_oom_cause_name(m->cause));
         text_el(out, MARGIN, y - 2, "font-size=\"13\" fill=\"#c0392b\"", line);

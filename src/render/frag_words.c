@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "render/format.h"
 #include "render/frag_render.h"
@@ -200,6 +201,37 @@ size_t sd_frag_oom_note(const sd_frag_oom *o, char *buf, size_t size)
             sd_trace_action_name((sd_trace_action)o->stop_action),
             (unsigned long long)o->stop_addr, stop_words(o->stop));
     return done(&w);
+}
+
+/* C++ names run to kilobytes: a site shows this much of one. */
+#define SITE_NAME_MAX 80
+
+const sd_frame *sdp_frag_oom_frame(const sd_snapshot *s, const sd_frag_oom *o, int32_t i)
+{
+    size_t n = 0;
+    const uint32_t *ids = o->stack ? sd_snapshot_stack(s, o->stack, &n) : NULL;
+    if (!ids || i < 0 || (size_t)i >= n) return NULL;
+    return sd_snapshot_frame(s, ids[i]);
+}
+
+size_t sd_frag_oom_site(const sd_snapshot *s, const sd_frag_oom *o, char *buf, size_t size)
+{
+    words w = {buf, size, 0};
+    const sd_frame *f = sdp_frag_oom_frame(s, o, o->site.site);
+    if (f) {
+        int len = (int)strlen(f->name);
+        say(&w, "%s:%lld %.*s%s", sd_frame_short_path(f->filename), (long long)f->line,
+            len > SITE_NAME_MAX ? SITE_NAME_MAX : len, f->name,
+            len > SITE_NAME_MAX ? "..." : "");
+    }
+    return done(&w);
+}
+
+sdp_frag_words sdp_frag_oom_site_words(const sd_snapshot *s, const sd_frag_oom *o)
+{
+    sdp_frag_words t;
+    sd_frag_oom_site(s, o, t.s, sizeof t.s);
+    return t;
 }
 
 sdp_frag_words sdp_frag_oom_note_words(const sd_frag_oom *o)
