@@ -205,10 +205,11 @@ def kept_count(old_live, new_live):
 
 
 def order(groups):
-    """Growth (largest first), then shrinking (most negative first), then unchanged."""
+    """Growth (largest first), then shrinking (most negative first), then unchanged. A group
+    whose requested bytes did not change is unchanged (allocator rounding moved it)."""
     def delta(k):
         g = groups[k]
-        return g[2] - g[0]
+        return g[2] - g[0] if g[5] != g[4] else 0
     grow = sorted((k for k in groups if delta(k) > 0), key=lambda k: (-delta(k), k))
     shrink = sorted((k for k in groups if delta(k) < 0), key=lambda k: (delta(k), k))
     zero = sorted((k for k in groups if delta(k) == 0), key=lambda k: (-groups[k][2], k))
@@ -221,14 +222,16 @@ def compute(old, new, group_by="site", depth=0, hide=(), show=(), focus=()):
     focus_re = [re.compile(p) for p in focus]
     old_live, new_live = live(old), live(new)
 
+    # groups[key] = [old bytes, old blocks, new bytes, new blocks, old requested, new requested]
     groups = {}
     for side, blocks in ((0, old_live), (2, new_live)):
-        for _d, _a, size, _r, _st, frames in blocks:
+        for _d, _a, size, req, _st, frames in blocks:
             if focus_re and not any(r.search(frame_text(f)) for f in frames for r in focus_re):
                 continue
-            g = groups.setdefault(group_key(rules, group_by, depth, frames), [0, 0, 0, 0])
+            g = groups.setdefault(group_key(rules, group_by, depth, frames), [0] * 6)
             g[side] += size
             g[side + 1] += 1
+            g[4 + side // 2] += req
 
     per_old, tot_old = totals(old)
     per_new, tot_new = totals(new)

@@ -103,6 +103,11 @@ typedef struct sd_diff_group {
     const char *key;
     uint64_t old_bytes, old_blocks, new_bytes, new_blocks;
     int64_t delta_bytes, delta_blocks;
+    /* What the program asked for (requested sizes): a group whose requested bytes did not
+     * change is neither growth nor shrinkage, whatever delta_bytes says (allocator
+     * rounding: the same tensors landed in blocks of other sizes). */
+    uint64_t old_requested_bytes, new_requested_bytes;
+    int64_t delta_requested_bytes;
     /* The stack with the most bytes in the new snapshot (old when none there). */
     const sd_snapshot *rep_snapshot;
     uint32_t rep_stack;
@@ -120,11 +125,15 @@ size_t sd_diff_device_count(const sd_diff *d);          /* union of both, by ord
 const sd_diff_device *sd_diff_device_at(const sd_diff *d, size_t i);
 
 /* Groups in report order: growth (largest first), shrinking (most negative first), then
- * unchanged (largest first); ties by key. */
+ * unchanged (largest first); ties by key. Growth and shrinking are by delta_bytes among
+ * the groups whose requested bytes changed; the rest is unchanged (sd_diff_group_changed). */
 size_t sd_diff_group_count(const sd_diff *d);
 size_t sd_diff_growth_count(const sd_diff *d);
 size_t sd_diff_shrink_count(const sd_diff *d);
 const sd_diff_group *sd_diff_group_at(const sd_diff *d, size_t i);
+/* Did the group grow or shrink? false when delta_bytes is 0 or only allocator rounding
+ * moved it (the requested bytes are the same). */
+bool sd_diff_group_changed(const sd_diff_group *g);
 
 /* The two-sided profile the groups come from (side 0 old, side 1 new): per-stack figures
  * for folded stacks and other renderers. */

@@ -59,6 +59,9 @@ static sd_status make_groups(sd_diff *d, sd_error *err)
         g->new_blocks = k->sides[1].blocks;
         g->delta_bytes = delta_of(g->new_bytes, g->old_bytes);
         g->delta_blocks = delta_of(g->new_blocks, g->old_blocks);
+        g->old_requested_bytes = k->sides[0].requested;
+        g->new_requested_bytes = k->sides[1].requested;
+        g->delta_requested_bytes = delta_of(g->new_requested_bytes, g->old_requested_bytes);
         g->rep_site = k->rep_site;
         if (k->has_rep) {
             g->rep_snapshot = d->snaps[k->rep_side];
@@ -68,9 +71,15 @@ static sd_status make_groups(sd_diff *d, sd_error *err)
     return SD_OK;
 }
 
+bool sd_diff_group_changed(const sd_diff_group *g)
+{
+    return g->delta_bytes != 0 && g->delta_requested_bytes != 0;
+}
+
 static int category(const sd_diff_group *g)
 {
-    return g->delta_bytes > 0 ? 0 : g->delta_bytes < 0 ? 1 : 2;
+    if (!sd_diff_group_changed(g)) return 2;
+    return g->delta_bytes > 0 ? 0 : 1;
 }
 
 static int group_cmp(const void *pa, const void *pb)

@@ -104,6 +104,9 @@ static json_t *group_json(const sd_attrib *a, const sd_diff_group *g)
     json_object_set_new(o, "old_blocks", jint(g->old_blocks));
     json_object_set_new(o, "new_blocks", jint(g->new_blocks));
     json_object_set_new(o, "delta_blocks", json_integer(g->delta_blocks));
+    json_object_set_new(o, "old_requested_bytes", jint(g->old_requested_bytes));
+    json_object_set_new(o, "new_requested_bytes", jint(g->new_requested_bytes));
+    json_object_set_new(o, "delta_requested_bytes", json_integer(g->delta_requested_bytes));
     return o;
 }
 
