@@ -11,6 +11,10 @@
 #include "render/format.h"
 
 enum { STACKS_SHOWN = 5, STACK_FRAMES_SHOWN = 8, NAME_MAX_SHOWN = 60, TOP_DEFAULT = 20 };
+/* Why a group has no stack, and the fix. */
+#define NO_STACK_WHY                                                                       \
+    "allocated before recording began; call "                                             \
+    "torch.cuda.memory._record_memory_history() earlier, before the model is built"
 
 typedef struct text_ctx {
     FILE *out;
@@ -284,6 +288,39 @@ static void print_sum_check(const text_ctx *r)
     }
 }
 
+/* Groups whose block bytes moved while their requested bytes did not: the same tensors in
+ * blocks of other sizes (allocator rounding), reported as neither growth nor shrinkage. */
+static void print_rounding(const text_ctx *r, size_t from)
+{
+    size_t n = 0;
+    int64_t sum = 0;
+    for (size_t i = from; i < sd_diff_group_count(r->diff); i++) {
+        const sd_diff_group *g = sd_diff_group_at(r->diff, i);
+        if (g->delta_bytes == 0) continue;
+        n++;
+        sum += g->delta_bytes;
+    }
+    if (n)
+        fprintf(r->out, "%s(%s group%s moved by %s of allocator rounding only: the requested "
+                "bytes did not change)%s\n", clr_dim(r), sdp_fmt_count(n).s, n == 1 ? "" : "s",
+                sdp_fmt_delta(sum).s, clr_reset(r));
+}
+
+static bool is_no_stack(const sd_diff_group *g)
+{
+    return g->rep_site.site < 0 || !g->rep_snapshot;
+}
+
+/* `<no stack>` among the rows shown: say why and what to do. */
+static void print_no_stack_note(const text_ctx *r, size_t shown, size_t growth, size_t shrink)
+{
+    bool any = false;
+    for (size_t i = 0; i < growth + shrink && !any; i++)
+        if (i < shown || i >= growth) any = is_no_stack(sd_diff_group_at(r->diff, i));
+    if (any)
+        fprintf(r->out, "%s: %s\n", SD_NO_STACK, NO_STACK_WHY);
+}
+
 static void print_table_head(const text_ctx *r, const table_widths *w, const char *by)
 {
     fprintf(r->out, "  %*s  %*s  %*s  %s\n", w->delta, "delta", w->now, "new", w->blocks,
@@ -316,6 +353,8 @@ static void print_table(const text_ctx *r)
         print_table_head(r, &w, by);   /* every table has its header */
         print_rows(r, growth, growth + shrink, &w);
     }
+    print_rounding(r, growth + shrink);
+    print_no_stack_note(r, shown, growth, shrink);
     print_sum_check(r);
 }
 
@@ -363,10 +402,15 @@ static void print_stacks(const text_ctx *r)
     bool any = false;
     for (size_t i = 0; i < n; i++) {
         const sd_diff_group *g = sd_diff_group_at(r->diff, i);
-        if (!g->rep_snapshot || g->rep_site.site < 0) continue;
         if (!any) fprintf(r->out, "\n%sStacks of the top groups%s (innermost frame first)\n",
                           clr_bold(r), clr_reset(r));
         any = true;
+        if (is_no_stack(g)) {       /* keep the numbering of the table: #1 stays #1 */
+            fprintf(r->out, "  #%zu %s%s%s  %s\n        %s(no frames: %s)%s\n", i + 1,
+                    clr_red(r), sdp_fmt_delta(g->delta_bytes).s, clr_reset(r), SD_NO_STACK,
+                    clr_dim(r), NO_STACK_WHY, clr_reset(r));
+            continue;
+        }
         char label[1400];
         group_label(r, g, label, sizeof label);
         fprintf(r->out, "  #%zu %s%s%s  %s\n", i + 1, clr_red(r),
