@@ -22,6 +22,8 @@ struct sd_diff {
     sd_diff_device *devices;
     size_t n_devices, devices_cap;
     sd_diff_totals totals;
+    sd_diff_warning *warnings;     /* diff_warn.c */
+    size_t n_warnings;
 };
 
 /* ---------- memory ---------- */
@@ -290,6 +292,13 @@ sd_diff *sd_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap
         sd_diff_free(d);
         return NULL;
     }
+    d->warnings = diff_calloc(d, sdp_diff_warning_cap(d), sizeof *d->warnings);
+    if (!d->warnings) {
+        nomem(err);
+        sd_diff_free(d);
+        return NULL;
+    }
+    d->n_warnings = sdp_diff_warnings(d, old_snap, new_snap, d->warnings);
     return d;
 }
 
@@ -300,6 +309,7 @@ void sd_diff_free(sd_diff *d)
     free(d->groups);
     free(d->sorted);
     free(d->devices);
+    free(d->warnings);
     sdp_arena_free(&d->arena);
     free(d);
 }
@@ -311,6 +321,12 @@ const sd_diff_device *sd_diff_device_at(const sd_diff *d, size_t i)
     return i < d->n_devices ? &d->devices[i] : NULL;
 }
 size_t sd_diff_group_count(const sd_diff *d) { return d->n_groups; }
+size_t sd_diff_warning_count(const sd_diff *d) { return d->n_warnings; }
+
+const sd_diff_warning *sd_diff_warning_at(const sd_diff *d, size_t i)
+{
+    return i < d->n_warnings ? &d->warnings[i] : NULL;
+}
 size_t sd_diff_growth_count(const sd_diff *d) { return d->n_growth; }
 size_t sd_diff_shrink_count(const sd_diff *d) { return d->n_shrink; }
 const sd_diff_group *sd_diff_group_at(const sd_diff *d, size_t i)
