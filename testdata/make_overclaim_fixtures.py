@@ -29,6 +29,9 @@ diff, pairs OLD/NEW (each triggers its own warning and no other):
   overflow     NEW records trace_alloc_overflowed: trace_overflowed.
   nostack      most of NEW's live bytes have no frames: mostly_no_stack.
   swapped      the traces' times say NEW is older: swapped.
+  multidev     a 2-GPU job: train.py:30 forward lives on devices 0 and 1; it grows by
+               64 MiB on device 1 only, and embed shrinks by 16 MiB on device 0: per device
+               groups, never summed (no warning).
   rounding     optimizer.py:77 step holds the same requested bytes in smaller blocks
                (-1.9 MiB of rounding), train.py:30 forward grows by 8 MiB requested.
 """
@@ -174,6 +177,21 @@ def pair_swapped():
             side(BASE_BLOCKS + [(8 * MiB, FWD)], times=T0))
 
 
+def two_devices(per_device):
+    s = Snap()
+    s.record_settings()
+    for dev, blocks in per_device.items():
+        out = [(b[0], ALLOC, b[1]) for b in blocks]
+        s.segment(BASE + dev * 0x1000_0000_0000, out + [(2 * MiB, FREE, None)], device=dev)
+    return s
+
+
+def pair_multidev():
+    old = {0: [(64 * MiB, FWD), (16 * MiB, EMB)], 1: [(64 * MiB, FWD)]}
+    new = {0: [(64 * MiB, FWD)], 1: [(64 * MiB, FWD), (64 * MiB, FWD)]}
+    return two_devices(old), two_devices(new)
+
+
 STEP_ROUND = CPP + [(OPT, "step", 77), (TRAIN, "step", 41), (TRAIN, "<module>", 90)]
 
 
@@ -197,7 +215,7 @@ PAIRS = {"clean": (pair_clean, []), "no_shared": (pair_no_shared, ["no_shared_si
          "overflow": (pair_overflow, ["trace_overflowed"]),
          "nostack": (pair_nostack, ["mostly_no_stack"]),
          "swapped": (pair_swapped, ["swapped"]),
-         "rounding": (pair_rounding, [])}
+         "multidev": (pair_multidev, []), "rounding": (pair_rounding, [])}
 
 
 def write(snap, path):

@@ -123,7 +123,7 @@ def mode_frag():
 # ---- diff -----------------------------------------------------------------------------
 
 PAIRS = ["clean", "no_shared", "few_shared", "devices", "settings", "overflow", "nostack",
-         "swapped", "rounding"]
+         "swapped", "multidev", "rounding"]
 
 
 def pair(name):
@@ -188,6 +188,20 @@ def mode_diff():
     check("Shrinking" not in text, "rounding: no Shrinking table")
     check("1 group moved by -36.1 MiB of allocator rounding only" in text,
           "rounding: said once")
+
+    # a 2-GPU job: groups carry their device, the text splits by device
+    doc = diff_json("multidev")
+    fwd = sorted((g["device"], g["delta_bytes"]) for g in doc["groups"]
+                 if g["key"].startswith("/home/u/gnn/train.py:30"))
+    check(fwd == [(0, 0), (1, 64 * MiB)], "multidev: forward per device, got %r" % fwd)
+    want = truth_diff.compute(truth_diff.load(pair("multidev")[0]),
+                              truth_diff.load(pair("multidev")[1]))
+    check([(g["key"], g["device"]) for g in doc["groups"]] == want["order"],
+          "multidev: groups and order as truth")
+    text = run(*pair("multidev"), "--no-color").stdout
+    check("Growth by site on device 1: 1 of 1 groups grew" in text, "multidev: device 1 table")
+    check("No growth on device 0" in text and "Shrinking on device 0: 1 group" in text,
+          "multidev: device 0 tables")
 
     # <no stack> explains itself, and the stacks section starts at #1
     text = run(*pair("nostack"), "--no-color").stdout

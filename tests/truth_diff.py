@@ -222,13 +222,14 @@ def compute(old, new, group_by="site", depth=0, hide=(), show=(), focus=()):
     focus_re = [re.compile(p) for p in focus]
     old_live, new_live = live(old), live(new)
 
-    # groups[key] = [old bytes, old blocks, new bytes, new blocks, old requested, new requested]
+    # groups[(key, device)] = [old bytes, old blocks, new bytes, new blocks, old requested,
+    # new requested]: a site is one group per device, never summed over devices
     groups = {}
     for side, blocks in ((0, old_live), (2, new_live)):
-        for _d, _a, size, req, _st, frames in blocks:
+        for dev, _a, size, req, _st, frames in blocks:
             if focus_re and not any(r.search(frame_text(f)) for f in frames for r in focus_re):
                 continue
-            g = groups.setdefault(group_key(rules, group_by, depth, frames), [0] * 6)
+            g = groups.setdefault((group_key(rules, group_by, depth, frames), dev), [0] * 6)
             g[side] += size
             g[side + 1] += 1
             g[4 + side // 2] += req
@@ -339,6 +340,8 @@ def main():
     ap.add_argument("--focus", action="append", default=[])
     a = ap.parse_args()
     out = compute(load(a.old), load(a.new), a.group_by, a.depth, a.hide, a.show, a.focus)
+    out["groups"] = {"%s @device %d" % k: v for k, v in out["groups"].items()}
+    out["order"] = ["%s @device %d" % k for k in out["order"]]
     json.dump(out, sys.stdout, indent=1, sort_keys=True)
     sys.stdout.write("\n")
 

@@ -101,6 +101,8 @@ typedef struct sd_diff_totals {
 
 typedef struct sd_diff_group {
     const char *key;
+    int64_t device;           /* groups are per (key, device): a site on three GPUs is three
+                               * groups, never summed over devices */
     uint64_t old_bytes, old_blocks, new_bytes, new_blocks;
     int64_t delta_bytes, delta_blocks;
     /* What the program asked for (requested sizes): a group whose requested bytes did not
@@ -163,6 +165,9 @@ size_t sd_diff_group_count(const sd_diff *d);
 size_t sd_diff_growth_count(const sd_diff *d);
 size_t sd_diff_shrink_count(const sd_diff *d);
 const sd_diff_group *sd_diff_group_at(const sd_diff *d, size_t i);
+/* Devices with live memory in either file; more than one: the text report splits its
+ * tables by device. */
+size_t sd_diff_memory_device_count(const sd_diff *d);
 /* Did the group grow or shrink? false when delta_bytes is 0 or only allocator rounding
  * moved it (the requested bytes are the same). */
 bool sd_diff_group_changed(const sd_diff_group *g);

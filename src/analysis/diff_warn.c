@@ -30,20 +30,23 @@ static double pct_of(uint64_t part, uint64_t whole)
 
 static bool is_no_stack(const sd_diff_group *g) { return strcmp(g->key, SD_NO_STACK) == 0; }
 
-/* Sites with live bytes on each side (`<no stack>` is no site), and those on both. */
+/* Sites with live bytes on each side (`<no stack>` is no site), and those on both: by
+ * the profile's keys, over all devices (a site is the same line on any device). */
 static void site_warnings(const sd_diff *d, warn_list *l)
 {
+    const sd_profile *p = sd_diff_profile(d);
     uint64_t n_old = 0, n_new = 0, shared = 0, all = 0, bytes = 0, of_bytes = 0;
-    for (size_t i = 0; i < sd_diff_group_count(d); i++) {
-        const sd_diff_group *g = sd_diff_group_at(d, i);
-        if (is_no_stack(g) || (!g->old_bytes && !g->new_bytes)) continue;
-        n_old += g->old_bytes > 0;
-        n_new += g->new_bytes > 0;
+    for (size_t i = 0; i < sd_profile_key_count(p); i++) {
+        const sd_profile_key *k = sd_profile_key_at(p, i);
+        uint64_t ob = k->sides[0].bytes, nb = k->sides[1].bytes;
+        if (strcmp(k->key, SD_NO_STACK) == 0 || (!ob && !nb)) continue;
+        n_old += ob > 0;
+        n_new += nb > 0;
         all++;
-        of_bytes += g->old_bytes + g->new_bytes;
-        if (g->old_bytes && g->new_bytes) {
+        of_bytes += ob + nb;
+        if (ob && nb) {
             shared++;
-            bytes += g->old_bytes + g->new_bytes;
+            bytes += ob + nb;
         }
     }
     if (!n_old || !n_new) return;          /* one side has no site at all: nothing to say */

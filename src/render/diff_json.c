@@ -84,6 +84,7 @@ static json_t *group_json(const sd_attrib *a, const sd_diff_group *g)
 {
     json_t *o = json_object();
     json_object_set_new(o, "key", json_string(g->key));
+    json_object_set_new(o, "device", json_integer(g->device));
     json_t *site = json_null(), *via = json_null(), *stack = json_array();
     if (g->rep_snapshot) {
         size_t n;
