@@ -76,6 +76,6 @@ complete -c snapdiff -n '__snapdiff_for diff' -l max-growth -x -a '0 64MiB 256Mi
 
 # frag.
 complete -c snapdiff -n '__snapdiff_for frag' -l gap-threshold -x -d 'gap in % of reserved that counts as large (default 30)'
-complete -c snapdiff -n '__snapdiff_for frag' -l index-threshold -x -d 'fragmentation index that counts as fragmented (default 0.5)'
-complete -c snapdiff -n '__snapdiff_for frag' -l map -d 'draw a map of the largest segments'
+complete -c snapdiff -n '__snapdiff_for frag' -l index-threshold -x -d 'stranded index that counts as fragmented (default 0.5)'
+complete -c snapdiff -n '__snapdiff_for frag' -l map -d 'draw a map of the segments with the most free memory stranded'
 complete -c snapdiff -n '__snapdiff_for frag' -l svg -r -F -d 'write the segment map and free-block histogram as SVG'

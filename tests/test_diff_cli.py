@@ -76,17 +76,21 @@ def compare_with_truth(old, new, extra=(), by="site", depth=0, hide=(), show=(),
         return None
     want = truth_diff.compute(load(old), load(new), by, depth, hide, show, focus)
     tag = "%s %s [%s]" % (os.path.basename(old), os.path.basename(new), " ".join(args[2:]))
-    got = {g["key"]: [g["old_bytes"], g["old_blocks"], g["new_bytes"], g["new_blocks"]]
+    got = {(g["key"], g["device"]): [g["old_bytes"], g["old_blocks"], g["new_bytes"], g["new_blocks"],
+                      g["old_requested_bytes"], g["new_requested_bytes"]]
            for g in doc["groups"]}
     check(len(got) == len(doc["groups"]), tag + ": duplicate group keys")
     for k, v in want["groups"].items():
-        check(got.get(k) == v, "%s: group %r: snapdiff %s, truth %s" % (tag, k[:120], got.get(k), v))
+        check(got.get(k) == v, "%s: group %r: snapdiff %s, truth %s"
+              % (tag, str(k)[:120], got.get(k), v))
     for k in got:
-        check(k in want["groups"], "%s: group %r not in truth" % (tag, k[:120]))
-    check([g["key"] for g in doc["groups"]] == want["order"], tag + ": group order differs")
+        check(k in want["groups"], "%s: group %r not in truth" % (tag, str(k)[:120]))
+    check([(g["key"], g["device"]) for g in doc["groups"]] == want["order"],
+          tag + ": group order differs")
     for g in doc["groups"]:
         ok = (g["delta_bytes"] == g["new_bytes"] - g["old_bytes"]
-              and g["delta_blocks"] == g["new_blocks"] - g["old_blocks"])
+              and g["delta_blocks"] == g["new_blocks"] - g["old_blocks"]
+              and g["delta_requested_bytes"] == g["new_requested_bytes"] - g["old_requested_bytes"])
         check(ok, tag + ": delta of %r is not new - old" % g["key"][:80])
     t = doc["totals"]
     for name in ("allocated", "reserved", "active", "requested", "pending_free"):

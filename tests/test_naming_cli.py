@@ -70,11 +70,15 @@ def table_rows(text):
 def against_truth(old, new, by, depth=0):
     doc = run_json([path(old), path(new), "--group-by", by, "--depth", str(depth), "--top", "100"])
     want = truth_diff.compute(truth_diff.load(path(old)), truth_diff.load(path(new)), by, depth)
-    got = {g["key"]: [g["old_bytes"], g["old_blocks"], g["new_bytes"], g["new_blocks"]]
+    # truth: one group per (key, device), [old, old blocks, new, new blocks, requested x2]
+    got = {(g["key"], g["device"]): [g["old_bytes"], g["old_blocks"], g["new_bytes"],
+                                     g["new_blocks"], g["old_requested_bytes"],
+                                     g["new_requested_bytes"]]
            for g in doc["groups"]}
     check(got == want["groups"], "%s %s -g %s: groups %s, truth %s"
           % (old, new, by, sorted(got), sorted(want["groups"])))
-    check([g["key"] for g in doc["groups"]] == want["order"], "%s %s -g %s: order" % (old, new, by))
+    check([(g["key"], g["device"]) for g in doc["groups"]] == want["order"],
+          "%s %s -g %s: order" % (old, new, by))
     return doc
 
 

@@ -296,10 +296,11 @@ def kept_count(old_live, new_live):
 
 
 def order(groups):
-    """Growth (largest first), then shrinking (most negative first), then unchanged."""
+    """Growth (largest first), then shrinking (most negative first), then unchanged. A group
+    whose requested bytes did not change is unchanged (allocator rounding moved it)."""
     def delta(k):
         g = groups[k]
-        return g[2] - g[0]
+        return g[2] - g[0] if g[5] != g[4] else 0
     grow = sorted((k for k in groups if delta(k) > 0), key=lambda k: (-delta(k), k))
     shrink = sorted((k for k in groups if delta(k) < 0), key=lambda k: (delta(k), k))
     zero = sorted((k for k in groups if delta(k) == 0), key=lambda k: (-groups[k][2], k))
@@ -312,14 +313,17 @@ def compute(old, new, group_by="site", depth=0, hide=(), show=(), focus=()):
     focus_re = [re.compile(p) for p in focus]
     old_live, new_live = live(old), live(new)
 
+    # groups[(key, device)] = [old bytes, old blocks, new bytes, new blocks, old requested,
+    # new requested]: a site is one group per device, never summed over devices
     groups = {}
     for side, blocks in ((0, old_live), (2, new_live)):
-        for _d, _a, size, _r, _st, frames in blocks:
+        for dev, _a, size, req, _st, frames in blocks:
             if focus_re and not any(r.search(frame_text(f)) for f in frames for r in focus_re):
                 continue
-            g = groups.setdefault(group_key(rules, group_by, depth, frames), [0, 0, 0, 0])
+            g = groups.setdefault((group_key(rules, group_by, depth, frames), dev), [0] * 6)
             g[side] += size
             g[side + 1] += 1
+            g[4 + side // 2] += req
 
     per_old, tot_old = totals(old)
     per_new, tot_new = totals(new)
@@ -337,6 +341,85 @@ def compute(old, new, group_by="site", depth=0, hide=(), show=(), focus=()):
     }
 
 
+# ---- warnings (src/analysis/diff_warn.c) -----------------------------------------------------
+
+FEW_SHARED_PCT = 50.0
+NO_STACK_PCT = 50.0
+
+
+def _settings_differ(a, b):
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return None
+    if a.get("PYTORCH_CUDA_ALLOC_CONF") != b.get("PYTORCH_CUDA_ALLOC_CONF"):
+        return "PYTORCH_CUDA_ALLOC_CONF"
+    for k in ("expandable_segments", "max_split_size", "garbage_collection_threshold"):
+        if k in a and k in b and a[k] != b[k]:
+            return k
+    return None
+
+
+def _overflowed(snap):
+    st = snap.get("allocator_settings")
+    return isinstance(st, dict) and any(bool(st.get(k)) for k in
+                                        ("trace_alloc_overflowed", "trace_overflowed"))
+
+
+def _newest_time(snap):
+    times = [e["time_us"] for t in (snap.get("device_traces") or []) for e in t or []
+             if isinstance(e.get("time_us"), int)]
+    return max(times) if times else None
+
+
+def warnings(old, new, group_by="site"):
+    """The diff's warnings, in the order snapdiff gives them: [{"code", ...}]."""
+    out = []
+    rules = Rules((), ())
+    sides = (live(old), live(new))
+    if group_by != "stack":
+        sites = [{}, {}]
+        for w, blocks in enumerate(sides):
+            for _d, _a, size, _r, _st, frames in blocks:
+                key = group_key(rules, group_by, 0, frames)
+                if key != NO_STACK:
+                    sites[w][key] = sites[w].get(key, 0) + size
+        old_s, new_s = ({k for k, v in s.items() if v} for s in sites)
+        if old_s and new_s:
+            shared = old_s & new_s
+            every = sum(sites[0].values()) + sum(sites[1].values())
+            inside = sum(sites[0][k] + sites[1][k] for k in shared)
+            pct = 100.0 * inside / every if every else 0.0
+            if not shared:
+                out.append({"code": "no_shared_site", "sites": len(old_s | new_s)})
+            elif pct < FEW_SHARED_PCT:
+                out.append({"code": "few_shared_sites", "shared_sites": len(shared),
+                            "sites": len(old_s | new_s), "shared_pct": pct})
+    tot = (totals(old)[0], totals(new)[0])
+    for d in sorted(set(tot[0]) | set(tot[1])):
+        if (d in tot[0]) == (d in tot[1]):
+            continue
+        w = 0 if d in tot[0] else 1
+        t = tot[w][d]
+        if t["reserved"] or t["allocated"]:
+            out.append({"code": "devices_differ", "device": d, "side": ("old", "new")[w],
+                        "allocated_bytes": t["allocated"]})
+    which = _settings_differ(old.get("allocator_settings"), new.get("allocator_settings"))
+    if which:
+        out.append({"code": "settings_differ", "setting": which})
+    for w, snap in enumerate((old, new)):
+        if _overflowed(snap):
+            out.append({"code": "trace_overflowed", "side": ("old", "new")[w]})
+    for w, blocks in enumerate(sides):
+        live_bytes = sum(b[2] for b in blocks)
+        none = sum(b[2] for b in blocks if group_key(rules, group_by, 0, b[5]) == NO_STACK)
+        if none and 100.0 * none / live_bytes > NO_STACK_PCT:
+            out.append({"code": "mostly_no_stack", "side": ("old", "new")[w],
+                        "no_stack_bytes": none, "allocated_bytes": live_bytes})
+    t_old, t_new = _newest_time(old), _newest_time(new)
+    if t_old is not None and t_new is not None and t_new < t_old:
+        out.append({"code": "swapped", "old_newest_time_us": t_old, "new_newest_time_us": t_new})
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("old")
@@ -348,6 +431,8 @@ def main():
     ap.add_argument("--focus", action="append", default=[])
     a = ap.parse_args()
     out = compute(load(a.old), load(a.new), a.group_by, a.depth, a.hide, a.show, a.focus)
+    out["groups"] = {"%s @device %d" % k: v for k, v in out["groups"].items()}
+    out["order"] = ["%s @device %d" % k for k in out["order"]]
     json.dump(out, sys.stdout, indent=1, sort_keys=True)
     sys.stdout.write("\n")
 

@@ -39,4 +39,11 @@ sd_status sdp_kept_match(const sd_snapshot *old_snap, const sd_snapshot *new_sna
                          sd_diff_device *devices, size_t n_devices, sdp_arena *arena,
                          sd_error *err);
 
+/* ---- warnings (diff_warn.c) ----
+ * The warnings of a diff whose groups, devices and profile are made, into an array of
+ * at most sdp_diff_warning_cap(d) entries. @return how many. */
+size_t sdp_diff_warning_cap(const sd_diff *d);
+size_t sdp_diff_warnings(const sd_diff *d, const sd_snapshot *old_snap,
+                         const sd_snapshot *new_snap, sd_diff_warning *out);
+
 #endif

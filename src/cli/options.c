@@ -64,8 +64,8 @@ static const struct opt_def options[] = {
     {"gap-threshold", 0, "PCT", FOR_FRAG, O_GAP_THRESHOLD,
      "gap (reserved - allocated) in % of reserved that counts as large (default 30)"},
     {"index-threshold", 0, "X", FOR_FRAG, O_INDEX_THRESHOLD,
-     "fragmentation index (0..1) that counts as fragmented (default 0.5)"},
-    {"map", 0, NULL, FOR_FRAG, O_MAP, "draw a map of the largest segments"},
+     "stranded index (0..1) that counts as fragmented (default 0.5)"},
+    {"map", 0, NULL, FOR_FRAG, O_MAP, "draw a map of the segments with the most free memory stranded"},
     {"svg", 0, "FILE", FOR_FRAG, O_SVG, "write the segment map and free-block histogram as SVG"},
 };
 

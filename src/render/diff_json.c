@@ -111,6 +111,7 @@ static json_t *group_json(const sd_attrib *a, const sd_diff_group *g)
 {
     json_t *o = json_object();
     json_object_set_new(o, "key", json_string(g->key));
+    json_object_set_new(o, "device", json_integer(g->device));
     json_t *site = json_null(), *via = json_null(), *stack = NULL;
     const sd_stack_context *ctx = NULL;
     if (g->rep_snapshot) {
@@ -138,7 +139,55 @@ static json_t *group_json(const sd_attrib *a, const sd_diff_group *g)
     json_object_set_new(o, "old_blocks", jint(g->old_blocks));
     json_object_set_new(o, "new_blocks", jint(g->new_blocks));
     json_object_set_new(o, "delta_blocks", json_integer(g->delta_blocks));
+    json_object_set_new(o, "old_requested_bytes", jint(g->old_requested_bytes));
+    json_object_set_new(o, "new_requested_bytes", jint(g->new_requested_bytes));
+    json_object_set_new(o, "delta_requested_bytes", json_integer(g->delta_requested_bytes));
     return o;
+}
+
+/* The warnings: a stable code, the numbers, and the sentence (docs/json-diff.md). */
+static json_t *warnings_json(const sd_diff *d)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < sd_diff_warning_count(d); i++) {
+        const sd_diff_warning *w = sd_diff_warning_at(d, i);
+        json_t *o = json_object();
+        char msg[512];
+        sdp_diff_warning_text(w, msg, sizeof msg);
+        json_object_set_new(o, "code", json_string(sd_diff_warning_name(w->code)));
+        json_object_set_new(o, "message", json_string(msg));
+        json_object_set_new(o, "side", w->side < 0 ? json_null()
+                                                   : json_string(w->side ? "new" : "old"));
+        switch (w->code) {
+        case SD_WARN_NO_SHARED_SITE:
+        case SD_WARN_FEW_SHARED_SITES:
+            json_object_set_new(o, "shared_sites", jint(w->count));
+            json_object_set_new(o, "sites", jint(w->of_count));
+            json_object_set_new(o, "shared_bytes", jint(w->bytes));
+            json_object_set_new(o, "bytes", jint(w->of_bytes));
+            json_object_set_new(o, "shared_pct", json_real(w->pct));
+            break;
+        case SD_WARN_DEVICES_DIFFER:
+            json_object_set_new(o, "device", json_integer(w->device));
+            json_object_set_new(o, "allocated_bytes", jint(w->bytes));
+            break;
+        case SD_WARN_SETTINGS_DIFFER:
+            json_object_set_new(o, "setting", json_string(w->setting ? w->setting : ""));
+            break;
+        case SD_WARN_MOSTLY_NO_STACK:
+            json_object_set_new(o, "no_stack_bytes", jint(w->bytes));
+            json_object_set_new(o, "allocated_bytes", jint(w->of_bytes));
+            json_object_set_new(o, "no_stack_pct", json_real(w->pct));
+            break;
+        case SD_WARN_SWAPPED:
+            json_object_set_new(o, "old_newest_time_us", json_integer(w->old_time_us));
+            json_object_set_new(o, "new_newest_time_us", json_integer(w->new_time_us));
+            break;
+        default: break;
+        }
+        json_array_append_new(a, o);
+    }
+    return a;
 }
 
 static json_t *diff_json(const sd_diff *d)
@@ -159,6 +208,7 @@ static json_t *diff_json(const sd_diff *d)
     deltas_json(tot, &t->delta, &t->blocks);
     json_object_set_new(tot, "groups_delta", json_integer(t->groups_delta));
     json_object_set_new(doc, "totals", tot);
+    json_object_set_new(doc, "warnings", warnings_json(d));
     json_t *devs = json_array();
     for (size_t i = 0; i < sd_diff_device_count(d); i++)
         json_array_append_new(devs, device_json(sd_diff_device_at(d, i)));

@@ -12,6 +12,10 @@
 #include "render/format.h"
 
 enum { STACKS_SHOWN = 5, STACK_FRAMES_SHOWN = 8, NAME_MAX_SHOWN = 60, TOP_DEFAULT = 20 };
+/* Why a group has no stack, and the fix. */
+#define NO_STACK_WHY                                                                       \
+    "allocated before recording began; call "                                             \
+    "torch.cuda.memory._record_memory_history() earlier, before the model is built"
 
 typedef struct text_ctx {
     FILE *out;
@@ -375,38 +379,118 @@ static void print_sum_check(const text_ctx *r)
     }
 }
 
+/* Groups whose block bytes moved while their requested bytes did not: the same tensors in
+ * blocks of other sizes (allocator rounding), reported as neither growth nor shrinkage. */
+static void print_rounding(const text_ctx *r, size_t from)
+{
+    size_t n = 0;
+    int64_t sum = 0;
+    for (size_t i = from; i < sd_diff_group_count(r->diff); i++) {
+        const sd_diff_group *g = sd_diff_group_at(r->diff, i);
+        if (g->delta_bytes == 0) continue;
+        n++;
+        sum += g->delta_bytes;
+    }
+    if (n)
+        fprintf(r->out, "%s(%s group%s moved by %s of allocator rounding only: the requested "
+                "bytes did not change)%s\n", clr_dim(r), sdp_fmt_count(n).s, n == 1 ? "" : "s",
+                sdp_fmt_delta(sum).s, clr_reset(r));
+}
+
+static bool is_no_stack(const sd_diff_group *g)
+{
+    return g->rep_site.site < 0 || !g->rep_snapshot;
+}
+
+/* `<no stack>` among the rows shown: say why and what to do. */
+static void print_no_stack_note(const text_ctx *r, size_t shown, size_t growth, size_t shrink)
+{
+    bool any = false;
+    for (size_t i = 0; i < growth + shrink && !any; i++)
+        if (i < shown || i >= growth) any = is_no_stack(sd_diff_group_at(r->diff, i));
+    if (any)
+        fprintf(r->out, "%s: %s\n", SD_NO_STACK, NO_STACK_WHY);
+}
+
 static void print_table_head(const text_ctx *r, const table_widths *w, const char *by)
 {
     fprintf(r->out, "  %*s  %*s  %*s  %s\n", w->delta, "delta", w->now, "new", w->blocks,
             "blocks", by);
 }
 
+/* Rows from..to of one device (or all when !split), at most `max`. @return how many. */
+static size_t print_device_rows(const text_ctx *r, size_t from, size_t to, size_t max,
+                                bool split, int64_t dev, const table_widths *w)
+{
+    size_t n = 0;
+    for (size_t i = from; i < to && n < max; i++) {
+        if (split && sd_diff_group_at(r->diff, i)->device != dev) continue;
+        print_rows(r, i, i + 1, w);
+        n++;
+    }
+    return n;
+}
+
+static size_t count_device(const text_ctx *r, size_t from, size_t to, bool split, int64_t dev)
+{
+    size_t n = 0;
+    for (size_t i = from; i < to; i++)
+        n += !split || sd_diff_group_at(r->diff, i)->device == dev;
+    return n;
+}
+
+/* The growth and shrinking tables of one device, or of all when !split. @return the
+ * number of growth rows shown. */
+static size_t print_tables_of(const text_ctx *r, const table_widths *w, bool split,
+                              int64_t dev)
+{
+    size_t growth = sd_diff_growth_count(r->diff), shrink = sd_diff_shrink_count(r->diff);
+    size_t n_grow = count_device(r, 0, growth, split, dev);
+    size_t n_shrink = count_device(r, growth, growth + shrink, split, dev);
+    size_t n_all = count_device(r, 0, sd_diff_group_count(r->diff), split, dev);
+    size_t shown = n_grow < r->top ? n_grow : r->top;
+    const char *by = sd_group_by_name(r->group_by);
+    char on[48] = "";
+    if (split) snprintf(on, sizeof on, " on device %" PRId64, dev);
+    fprintf(r->out, "\n");
+    if (n_grow == 0) {
+        fprintf(r->out, "%sNo growth%s%s: no %s holds more live memory in NEW than in OLD.\n",
+                clr_bold(r), on, clr_reset(r), by);
+    } else {
+        fprintf(r->out, "%sGrowth by %s%s%s: %s of %s groups grew", clr_bold(r), by, on,
+                clr_reset(r), sdp_fmt_count(n_grow).s, sdp_fmt_count(n_all).s);
+        if (shown < n_grow) fprintf(r->out, ", the top %s shown", sdp_fmt_count(shown).s);
+        fprintf(r->out, "\n");
+        print_table_head(r, w, by);
+        print_device_rows(r, 0, growth, shown, split, dev, w);
+    }
+    if (n_shrink) {
+        fprintf(r->out, "\n%sShrinking%s%s: %s group%s\n", clr_bold(r), on, clr_reset(r),
+                sdp_fmt_count(n_shrink).s, n_shrink == 1 ? "" : "s");
+        print_table_head(r, w, by);   /* every table has its header */
+        print_device_rows(r, growth, growth + shrink, SIZE_MAX, split, dev, w);
+    }
+    return shown;
+}
+
 static void print_table(const text_ctx *r)
 {
     size_t growth = sd_diff_growth_count(r->diff), shrink = sd_diff_shrink_count(r->diff);
-    size_t top = r->top;
-    size_t shown = growth < top ? growth : top;
+    size_t shown = growth < r->top ? growth : r->top;
     table_widths w;
     widths_of(r, growth + shrink, &w);
-    const char *by = sd_group_by_name(r->group_by);
-    fprintf(r->out, "\n");
-    if (growth == 0) {
-        fprintf(r->out, "%sNo growth:%s no %s holds more live memory in NEW than in OLD.\n",
-                clr_bold(r), clr_reset(r), by);
+    /* more than one device with memory: one set of tables per device, never summed */
+    if (sd_diff_memory_device_count(r->diff) > 1) {
+        for (size_t i = 0; i < sd_diff_device_count(r->diff); i++) {
+            const sd_diff_device *dd = sd_diff_device_at(r->diff, i);
+            if (dd->old_stats.allocated_bytes || dd->new_stats.allocated_bytes)
+                print_tables_of(r, &w, true, dd->device);
+        }
     } else {
-        fprintf(r->out, "%sGrowth by %s%s: %s of %s groups grew", clr_bold(r), by, clr_reset(r),
-                sdp_fmt_count(growth).s, sdp_fmt_count(sd_diff_group_count(r->diff)).s);
-        if (shown < growth) fprintf(r->out, ", the top %s shown", sdp_fmt_count(shown).s);
-        fprintf(r->out, "\n");
-        print_table_head(r, &w, by);
-        print_rows(r, 0, shown, &w);
+        print_tables_of(r, &w, false, -1);
     }
-    if (shrink) {
-        fprintf(r->out, "\n%sShrinking%s: %s group%s\n", clr_bold(r), clr_reset(r),
-                sdp_fmt_count(shrink).s, shrink == 1 ? "" : "s");
-        print_table_head(r, &w, by);   /* every table has its header */
-        print_rows(r, growth, growth + shrink, &w);
-    }
+    print_rounding(r, growth + shrink);
+    print_no_stack_note(r, shown, growth, shrink);
     print_sum_check(r);
 }
 
@@ -471,14 +555,22 @@ static void print_stacks(const text_ctx *r)
     bool any = false;
     for (size_t i = 0; i < n; i++) {
         const sd_diff_group *g = sd_diff_group_at(r->diff, i);
-        if (!g->rep_snapshot || g->rep_site.site < 0) continue;
         if (!any) fprintf(r->out, "\n%sStacks of the top groups%s (innermost frame first)\n",
                           clr_bold(r), clr_reset(r));
         any = true;
+        if (is_no_stack(g)) {       /* keep the numbering of the table: #1 stays #1 */
+            fprintf(r->out, "  #%zu %s%s%s  %s\n        %s(no frames: %s)%s\n", i + 1,
+                    clr_red(r), sdp_fmt_delta(g->delta_bytes).s, clr_reset(r), SD_NO_STACK,
+                    clr_dim(r), NO_STACK_WHY, clr_reset(r));
+            continue;
+        }
         char label[LABEL_MAX];
         row_label(r, i, label, sizeof label);
-        fprintf(r->out, "  #%zu %s%s%s  %s\n", i + 1, clr_red(r),
+        fprintf(r->out, "  #%zu %s%s%s  %s", i + 1, clr_red(r),
                 sdp_fmt_delta(g->delta_bytes).s, clr_reset(r), label);
+        if (sd_diff_memory_device_count(r->diff) > 1)
+            fprintf(r->out, " (device %" PRId64 ")", g->device);
+        fprintf(r->out, "\n");
         print_stack(r, g);
     }
 }
