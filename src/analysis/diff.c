@@ -102,6 +102,46 @@ static sd_status sort_groups(sd_diff *d, sd_error *err)
     return SD_OK;
 }
 
+/* ---------- kept blocks, per device and per group ---------- */
+
+static sd_status match_kept(sd_diff *d, sd_error *err)
+{
+    uint64_t *kept = diff_calloc(d, d->n_groups, sizeof *kept);
+    if (!kept) return nomem(err);
+    sd_status st = sdp_kept_match(d->snaps[0], d->snaps[1], d->devices, d->n_devices,
+                                  d->profile, kept, &d->arena, err);
+    for (size_t i = 0; i < d->n_groups; i++) d->groups[i].kept_blocks = kept[i];
+    free(kept);
+    return st;
+}
+
+/* ---------- patterns of the growing groups ---------- */
+
+static sd_status classify_groups(sd_diff *d, sd_error *err)
+{
+    const sd_attrib *a = sd_profile_attrib(d->profile);
+    const sd_frame **frames = NULL;
+    size_t cap = 0;
+    sd_status st = SD_OK;
+    for (size_t i = 0; i < d->n_growth && !st; i++) {
+        sd_diff_group *g = d->sorted[i];
+        size_t n = 0;
+        const uint32_t *ids = NULL;
+        if (g->rep_snapshot) ids = sd_snapshot_stack(g->rep_snapshot, g->rep_stack, &n);
+        if (n && sdp_grow((void **)&frames, &cap, n, sizeof *frames, &d->arena)) {
+            st = nomem(err);
+            break;
+        }
+        for (size_t k = 0; k < n; k++) frames[k] = sd_snapshot_frame(g->rep_snapshot, ids[k]);
+        sd_pattern_growth shape = {.old_bytes = g->old_bytes, .new_bytes = g->new_bytes,
+                                   .old_blocks = g->old_blocks, .new_blocks = g->new_blocks,
+                                   .kept_blocks = g->kept_blocks};
+        g->pattern = sd_pattern_classify(a, frames, n, &shape);
+    }
+    free(frames);
+    return st;
+}
+
 /* ---------- devices ---------- */
 
 static size_t device_slot(const sd_diff *d, int64_t ordinal)
@@ -198,6 +238,8 @@ static void decide(sd_diff *d)
 {
     sd_diff_totals *t = &d->totals;
     t->groups_delta = delta_of(t->group_new_bytes, t->group_old_bytes);
+    t->pattern = d->snaps[0] ? sd_pattern_of_totals(t->delta.allocated, t->delta.reserved)
+                             : SD_PATTERN_NONE;
     t->sum_check = sd_attrib_has_focus(sd_profile_attrib(d->profile)) ? SD_SUM_FOCUS
                    : t->groups_delta == t->delta.allocated            ? SD_SUM_EXACT
                                                                       : SD_SUM_MISMATCH;
@@ -253,9 +295,8 @@ static sd_status diff_build(sd_diff *d, const sd_diff_options *opts, sd_error *e
     sd_status st = make_groups(d, err);
     if (!st) st = sort_groups(d, err);
     if (!st) st = collect_devices(d, err);
-    if (!st)
-        st = sdp_kept_match(d->snaps[0], d->snaps[1], d->devices, d->n_devices, &d->arena,
-                            err);
+    if (!st) st = match_kept(d, err);
+    if (!st) st = classify_groups(d, err);
     if (!st) compute_totals(d, opts);
     return st;
 }

@@ -80,6 +80,14 @@ static const sd_frame *stack_frame(const sd_diff_group *g, size_t i)
     return i < n ? sd_snapshot_frame(g->rep_snapshot, ids[i]) : NULL;
 }
 
+/* "pattern": code or null, "hint": the fix or null. */
+static void pattern_json(json_t *o, sd_pattern p)
+{
+    const char *code = sd_pattern_code(p), *hint = sdp_pattern_hint(p);
+    json_object_set_new(o, "pattern", code ? json_string(code) : json_null());
+    json_object_set_new(o, "hint", hint ? json_string(hint) : json_null());
+}
+
 static json_t *group_json(const sd_attrib *a, const sd_diff_group *g)
 {
     json_t *o = json_object();
@@ -104,6 +112,8 @@ static json_t *group_json(const sd_attrib *a, const sd_diff_group *g)
     json_object_set_new(o, "old_blocks", jint(g->old_blocks));
     json_object_set_new(o, "new_blocks", jint(g->new_blocks));
     json_object_set_new(o, "delta_blocks", json_integer(g->delta_blocks));
+    json_object_set_new(o, "kept_blocks", jint(g->kept_blocks));
+    pattern_json(o, g->pattern);
     return o;
 }
 
@@ -124,6 +134,7 @@ static json_t *diff_json(const sd_diff *d)
     json_t *tot = json_object();
     deltas_json(tot, &t->delta, &t->blocks);
     json_object_set_new(tot, "groups_delta", json_integer(t->groups_delta));
+    pattern_json(tot, t->pattern);
     json_object_set_new(doc, "totals", tot);
     json_t *devs = json_array();
     for (size_t i = 0; i < sd_diff_device_count(d); i++)
