@@ -11,11 +11,11 @@ static const char *const pattern_hints[SD_PATTERN_COUNT] = {
         "allocated before recording began: call "
         "torch.cuda.memory._record_memory_history() before the model is built",
     [SD_PATTERN_PARAMETER_GRADIENTS] =
-        "parameter gradients (.grad), made by the first backward: once per run, not a leak "
-        "unless it keeps growing",
+        "parameter gradients (.grad), made once by the first backward: not a leak unless "
+        "it keeps growing",
     [SD_PATTERN_OPTIMIZER_STATE] =
-        "optimizer state, made on the first optimizer step: one-time growth, not a leak "
-        "unless it keeps growing",
+        "optimizer state, made once on the first optimizer step: not a leak unless it "
+        "keeps growing",
     [SD_PATTERN_MODEL_COPY] =
         "a model copy (EMA, deepcopy): make it once, outside the loop, and update it in "
         "place under torch.no_grad()",
@@ -26,14 +26,14 @@ static const char *const pattern_hints[SD_PATTERN_COUNT] = {
         "a cache in your code keeps GPU tensors: bound it, clear it, or store "
         ".detach().cpu() copies",
     [SD_PATTERN_EVAL_WITHOUT_NO_GRAD] =
-        "evaluation without torch.no_grad(): wrap it in torch.no_grad() and keep "
-        "predictions as .detach().cpu() or .item()",
+        "evaluation without torch.no_grad(): wrap it in torch.no_grad(); keep predictions "
+        "as .detach().cpu() or .item()",
     [SD_PATTERN_GRAPH_KEPT_ALIVE] =
-        "the autograd graph is kept alive across steps: use total_loss += loss.item(), "
-        "and .detach() outputs, logits and metrics you keep",
+        "the autograd graph is kept alive across steps: accumulate loss.item(), not loss, "
+        "and .detach() outputs and logits you keep",
     [SD_PATTERN_FRAGMENTATION] =
-        "reserved grew while allocated stayed flat: fragmentation, not a leak; try "
-        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+        "fragmentation, not a leak: the allocator holds more, live tensors did not grow; "
+        "try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
 };
 
 const char *sdp_pattern_hint(sd_pattern p)
