@@ -27,8 +27,8 @@ static const pattern_row pattern_table[SD_PATTERN_COUNT] = {
                             "function step in an optimizer file or called by torch/optim/"},
     [SD_PATTERN_MODEL_COPY] =
         {"model-copy", "copy.py deepcopy or _reconstruct frames, or a user function named "
-                       "like ema or copy that clones or moves tensors (clone, _to_copy, "
-                       "copy_, Module.to or _apply)"},
+                       "like ema, copy, deepcopy, clone or shadow that clones or moves "
+                       "tensors (clone, _to_copy, copy_, Module.to or _apply)"},
     [SD_PATTERN_HOOK] =
         {"hook-stores-tensors", "a user function named like hook, a frame in "
                                 "torch/utils/hooks.py, or a user function other than "
