@@ -68,6 +68,7 @@ static const sd_frame TEST_EPOCH = {"/p/train.py", "testEpoch", 121};
 static const sd_frame GENERATE = {"/p/gen.py", "generate", 9};
 static const sd_frame LATEST = {"/p/train.py", "load_latest", 9};
 static const sd_frame CONTEST = {"/p/train.py", "contest", 9};
+static const sd_frame NO_GRAD = {TORCH "utils/_contextlib.py", "decorate_context", 115};
 static const sd_frame LOSS_FWD = {TORCH "nn/modules/loss.py", "forward", 1179};
 
 typedef struct pattern_case {
@@ -129,6 +130,10 @@ static const pattern_case cases[] = {
      SD_PATTERN_EVAL_WITHOUT_NO_GRAD},
     {"load_latest and contest are not test", {&MM, &MODEL_FWD, &CALL, &LATEST, &CONTEST},
      FIRST, SD_PATTERN_NONE},
+    {"forward under a @torch.no_grad() predict",
+     {&MM, &MODEL_FWD, &CALL, &GENERATE, &NO_GRAD, &MAIN}, FIRST, SD_PATTERN_NONE},
+    {"a kept graph under a decorator context", {&MM, &MODEL_FWD, &CALL, &NO_GRAD, &STEP},
+     KEPT_MORE, SD_PATTERN_NONE},
     {"evaluate without a forward", {&MALLOC, &CLONE, &EVALUATE, &MAIN}, FIRST,
      SD_PATTERN_NONE},
     {"backward under evaluate is not forward", {&MM, &ENGINE, &MODEL_FWD, &EVALUATE}, FIRST,

@@ -37,12 +37,13 @@ static const pattern_row pattern_table[SD_PATTERN_COUNT] = {
         {"user-cache", "a user function or file named like cache or memo, or a "
                        "functools or lru_cache frame"},
     [SD_PATTERN_EVAL_WITHOUT_NO_GRAD] =
-        {"eval-without-no-grad", "forward activations (a forward or module call frame, "
-                                 "not in backward) under a user function named like "
-                                 "eval, valid, test, predict, infer or generate"},
+        {"eval-without-no-grad", "forward activations (a forward or module call frame; "
+                                 "not in backward, not under a torch decorate_context) "
+                                 "under a user function named like eval, valid, test, "
+                                 "predict, infer or generate"},
     [SD_PATTERN_GRAPH_KEPT_ALIVE] =
-        {"graph-kept-alive", "forward activations (a forward or module call frame, not in "
-                             "backward) whose OLD blocks are all still live in NEW, with "
+        {"graph-kept-alive", "forward activations (as for eval-without-no-grad) whose OLD "
+                             "blocks are all still live in NEW, with "
                              "more beside them"},
     [SD_PATTERN_FRAGMENTATION] =
         {"fragmentation", "whole diff: reserved grew by at least 2 MiB while allocated "
@@ -185,11 +186,17 @@ static bool is_module_call(const sd_frame *f)
            (name_is(f, "_call_impl") || name_is(f, "_wrapped_call_impl"));
 }
 
-/* Memory made by a forward pass: a frame named forward or a module call, and not on the
- * autograd engine's thread (backward). */
+/* Memory made by a forward pass that may record a graph: a frame named forward or a
+ * module call; not on the autograd engine's thread (backward), and not under a torch
+ * decorator context (torch/utils/_contextlib.py or torch/autograd/grad_mode.py
+ * decorate_context: @torch.no_grad(), @torch.inference_mode()). */
 static bool is_forward(const stack_view *v)
 {
     if (any_name_has(v, "torch::autograd::Engine::")) return false;
+    for (size_t i = 0; i < v->n; i++)
+        if (sdp_frame_is_python(v->f[i]) && name_is(v->f[i], "decorate_context") &&
+            sdp_path_is_torch(v->f[i]->filename))
+            return false;
     for (size_t i = 0; i < v->n; i++)
         if (sdp_frame_is_python(v->f[i]) && (name_is(v->f[i], "forward") || is_module_call(v->f[i])))
             return true;
