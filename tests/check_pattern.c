@@ -69,6 +69,8 @@ static const sd_frame GENERATE = {"/p/gen.py", "generate", 9};
 static const sd_frame LATEST = {"/p/train.py", "load_latest", 9};
 static const sd_frame CONTEST = {"/p/train.py", "contest", 9};
 static const sd_frame NO_GRAD = {TORCH "utils/_contextlib.py", "decorate_context", 115};
+static const sd_frame DEVICE_SHIM = {TORCH "utils/_device.py", "__torch_function__", 104};
+static const sd_frame CS336_STEP = {"/p/cs336_basics/optimizer.py", "step", 74};
 static const sd_frame LOSS_FWD = {TORCH "nn/modules/loss.py", "forward", 1179};
 
 typedef struct pattern_case {
@@ -97,6 +99,9 @@ static const pattern_case cases[] = {
     {"a user step called by torch/optim", {&MALLOC, &LION, &EVAL_FRAME, &OPT_WRAP, &STEP},
      FIRST, SD_PATTERN_OPTIMIZER_STATE},
     {"a user step in an optimizer file", {&MALLOC, &MY_OPT, &STEP}, FIRST,
+     SD_PATTERN_OPTIMIZER_STATE},
+    {"a user optimizer's step under torch's device mode",
+     {&MALLOC, &DEVICE_SHIM, &EVAL_FRAME, &CS336_STEP, &STEP}, FIRST,
      SD_PATTERN_OPTIMIZER_STATE},
     {"a user step elsewhere is not optimizer state", {&MALLOC, &OTHER_STEP, &MAIN}, FIRST,
      SD_PATTERN_NONE},

@@ -23,8 +23,9 @@ static const pattern_row pattern_table[SD_PATTERN_COUNT] = {
     [SD_PATTERN_PARAMETER_GRADIENTS] =
         {"parameter-gradients", "a torch::autograd::AccumulateGrad frame"},
     [SD_PATTERN_OPTIMIZER_STATE] =
-        {"optimizer-state", "the innermost Python frame is in torch/optim/, or is a user "
-                            "function step in an optimizer file or called by torch/optim/"},
+        {"optimizer-state", "the innermost Python frame (torch's mode shims skipped) is in "
+                            "torch/optim/, or is a user function step in an optimizer "
+                            "file or called by torch/optim/"},
     [SD_PATTERN_MODEL_COPY] =
         {"model-copy", "copy.py deepcopy or _reconstruct frames, or a user function named "
                        "like ema, copy, deepcopy, clone or shadow that clones or moves "
@@ -166,10 +167,20 @@ static size_t outer_python(const stack_view *v, size_t i)
     return SIZE_MAX;
 }
 
+/* torch's mode shims, which run under any op in a device or function mode and say nothing
+ * of who asked (torch/utils/_device.py, torch/overrides.py, __torch_function__). */
+static bool is_torch_shim(const sd_frame *f)
+{
+    return path_has(f->filename, "/torch/utils/_device.py") ||
+           path_has(f->filename, "/torch/overrides.py") ||
+           (sdp_path_is_torch(f->filename) && name_is(f, "__torch_function__"));
+}
+
+/* The innermost Python frame, torch's mode shims skipped. */
 static size_t innermost_python(const stack_view *v)
 {
     for (size_t i = 0; i < v->n; i++)
-        if (sdp_frame_is_python(v->f[i])) return i;
+        if (sdp_frame_is_python(v->f[i]) && !is_torch_shim(v->f[i])) return i;
     return SIZE_MAX;
 }
 
