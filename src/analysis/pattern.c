@@ -208,9 +208,10 @@ static bool is_forward(const stack_view *v)
         if (sdp_frame_is_python(v->f[i]) && name_is(v->f[i], "decorate_context") &&
             sdp_path_is_torch(v->f[i]->filename))
             return false;
-    for (size_t i = 0; i < v->n; i++)
-        if (sdp_frame_is_python(v->f[i]) && (name_is(v->f[i], "forward") || is_module_call(v->f[i])))
-            return true;
+    for (size_t i = 0; i < v->n; i++) {
+        const sd_frame *f = v->f[i];
+        if (sdp_frame_is_python(f) && (name_is(f, "forward") || is_module_call(f))) return true;
+    }
     return false;
 }
 
