@@ -375,7 +375,12 @@ def sites():
 # A job dumped at step 200 and step 300. `history.append(logits)` at train.py:88 keeps one
 # 2 MiB logits tensor per step: +100 x 2 MiB = +200 MiB, the top group; activations churn.
 
-S_EX_LEAK = cpp_stack("clone", [user("train.py", "train_step", 88)] + MAIN)
+# `loss = criterion(logits, y)` at train.py:88, each loss kept with its graph (a list of
+# losses, or `total_loss += loss`): forward memory whose old blocks all stay alive, the
+# `graph-kept-alive` pattern of README's example.
+S_EX_LEAK = cpp_stack("_log_softmax", [torch_("nn/functional.py", "cross_entropy", 3059),
+                                       torch_("nn/modules/loss.py", "forward", 1179)]
+                      + MODULE_CALL + [user("train.py", "train_step", 88)] + MAIN)
 
 
 def example(step):

@@ -22,6 +22,13 @@ add_test(NAME docs_readme_example
 add_test(NAME docs_completions
          COMMAND ${SNAPDIFF_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/check_completions.sh
                  ${PROJECT_SOURCE_DIR})
+# README's table of patterns is the code's table (pattern.c, pattern_words.c), word for word.
+add_test(NAME docs_pattern_table
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/check_pattern_table.py
+                 ${PROJECT_SOURCE_DIR})
+add_test(NAME docs_pattern_table_selftest
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/check_pattern_table.py --selftest
+                 ${PROJECT_SOURCE_DIR})
 set_tests_properties(docs_sync docs_sync_selftest docs_man_examples docs_readme_example
-                     docs_completions
+                     docs_completions docs_pattern_table docs_pattern_table_selftest
                      PROPERTIES LABELS docs TIMEOUT 300)

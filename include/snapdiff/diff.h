@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include "attrib.h"
 #include "frag.h"
+#include "pattern.h"
 #include "profile.h"
 #include "snapshot.h"
 #include "stats.h"
@@ -97,6 +98,8 @@ typedef struct sd_diff_totals {
      * valid when has_steps_to_capacity. */
     size_t capacity_device;
     sd_frag_brief old_frag, new_frag;   /* fragmentation of each side (zeros: no old) */
+    /* The diff-level pattern (pattern.h): SD_PATTERN_FRAGMENTATION or SD_PATTERN_NONE. */
+    sd_pattern pattern;
 } sd_diff_totals;
 
 typedef struct sd_diff_group {
@@ -110,10 +113,14 @@ typedef struct sd_diff_group {
      * rounding: the same tensors landed in blocks of other sizes). */
     uint64_t old_requested_bytes, new_requested_bytes;
     int64_t delta_requested_bytes;
+    uint64_t kept_blocks;               /* blocks of NEW already live in OLD (kept) */
     /* The stack with the most bytes in the new snapshot (old when none there). */
     const sd_snapshot *rep_snapshot;
     uint32_t rep_stack;
     sd_site rep_site;                   /* site and via indices in that stack */
+    /* The known pattern of a growing group, from its representative stack and growth
+     * (pattern.h); SD_PATTERN_NONE when none is clear and for groups that did not grow. */
+    sd_pattern pattern;
 } sd_diff_group;
 
 /* ---- Warnings: what makes the comparison itself doubtful (docs/json-diff.md). --------- */

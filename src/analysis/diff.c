@@ -14,11 +14,12 @@ struct sd_diff {
     sdp_arena arena;               /* budget for the diff's own tables */
     const sd_snapshot *snaps[2];   /* [0] old (may be NULL), [1] new */
 
-    sd_diff_group *groups;         /* one per profile key, same index */
+    sd_diff_group *groups;         /* one per (profile key, device) with live blocks */
     sd_diff_group **sorted;
     size_t n_groups;
     size_t n_growth, n_shrink;
     size_t devices_with_memory;    /* groups are per device; > 1: the text splits */
+    size_t *group_cell;            /* per group: key index * n_devices + device index */
 
     sd_diff_device *devices;
     size_t n_devices, devices_cap;
@@ -103,7 +104,8 @@ static sd_status make_groups(sd_diff *d, sd_error *err)
         return nomem(err);
     }
     d->groups = diff_calloc(d, n_keys * n_mem, sizeof *d->groups);
-    if (!d->groups) {
+    d->group_cell = diff_calloc(d, n_keys * n_mem, sizeof *d->group_cell);
+    if (!d->groups || !d->group_cell) {
         free(slot_of);
         return nomem(err);
     }
@@ -116,7 +118,10 @@ static sd_status make_groups(sd_diff *d, sd_error *err)
         const sd_profile_key *k = sd_profile_key_at(p, i / n_mem);
         size_t di = i % n_mem;
         for (size_t s = 0; s < d->n_devices; s++)
-            if (slot_of[s] == di) g.device = d->devices[s].device;
+            if (slot_of[s] == di) {
+                g.device = d->devices[s].device;
+                d->group_cell[d->n_groups] = (i / n_mem) * d->n_devices + s;
+            }
         g.key = k->key;
         g.delta_bytes = delta_of(g.new_bytes, g.old_bytes);
         g.delta_blocks = delta_of(g.new_blocks, g.old_blocks);
@@ -172,6 +177,48 @@ static sd_status sort_groups(sd_diff *d, sd_error *err)
     d->totals.group_old_bytes = sd_profile_total(d->profile, 0)->bytes;
     d->totals.group_new_bytes = sd_profile_total(d->profile, 1)->bytes;
     return SD_OK;
+}
+
+/* ---------- kept blocks, per device and per group ---------- */
+
+static sd_status match_kept(sd_diff *d, sd_error *err)
+{
+    size_t n_keys = sd_profile_key_count(d->profile);
+    if (d->n_devices && n_keys > SIZE_MAX / d->n_devices) return nomem(err);
+    uint64_t *kept = diff_calloc(d, n_keys * d->n_devices, sizeof *kept);
+    if (!kept) return nomem(err);
+    sd_status st = sdp_kept_match(d->snaps[0], d->snaps[1], d->devices, d->n_devices,
+                                  d->profile, kept, &d->arena, err);
+    for (size_t i = 0; i < d->n_groups; i++) d->groups[i].kept_blocks = kept[d->group_cell[i]];
+    free(kept);
+    return st;
+}
+
+/* ---------- patterns of the growing groups ---------- */
+
+static sd_status classify_groups(sd_diff *d, sd_error *err)
+{
+    const sd_attrib *a = sd_profile_attrib(d->profile);
+    const sd_frame **frames = NULL;
+    size_t cap = 0;
+    sd_status st = SD_OK;
+    for (size_t i = 0; i < d->n_growth && !st; i++) {
+        sd_diff_group *g = d->sorted[i];
+        size_t n = 0;
+        const uint32_t *ids = NULL;
+        if (g->rep_snapshot) ids = sd_snapshot_stack(g->rep_snapshot, g->rep_stack, &n);
+        if (n && sdp_grow((void **)&frames, &cap, n, sizeof *frames, &d->arena)) {
+            st = nomem(err);
+            break;
+        }
+        for (size_t k = 0; k < n; k++) frames[k] = sd_snapshot_frame(g->rep_snapshot, ids[k]);
+        sd_pattern_growth shape = {.old_bytes = g->old_bytes, .new_bytes = g->new_bytes,
+                                   .old_blocks = g->old_blocks, .new_blocks = g->new_blocks,
+                                   .kept_blocks = g->kept_blocks};
+        g->pattern = sd_pattern_classify(a, frames, n, &shape);
+    }
+    free(frames);
+    return st;
 }
 
 /* ---------- devices ---------- */
@@ -270,6 +317,8 @@ static void decide(sd_diff *d)
 {
     sd_diff_totals *t = &d->totals;
     t->groups_delta = delta_of(t->group_new_bytes, t->group_old_bytes);
+    t->pattern = d->snaps[0] ? sd_pattern_of_totals(t->delta.allocated, t->delta.reserved)
+                             : SD_PATTERN_NONE;
     t->sum_check = sd_attrib_has_focus(sd_profile_attrib(d->profile)) ? SD_SUM_FOCUS
                    : t->groups_delta == t->delta.allocated            ? SD_SUM_EXACT
                                                                       : SD_SUM_MISMATCH;
@@ -325,9 +374,8 @@ static sd_status diff_build(sd_diff *d, const sd_diff_options *opts, sd_error *e
     sd_status st = collect_devices(d, err);
     if (!st) st = make_groups(d, err);
     if (!st) st = sort_groups(d, err);
-    if (!st)
-        st = sdp_kept_match(d->snaps[0], d->snaps[1], d->devices, d->n_devices, &d->arena,
-                            err);
+    if (!st) st = match_kept(d, err);
+    if (!st) st = classify_groups(d, err);
     if (!st) compute_totals(d, opts);
     return st;
 }
@@ -368,6 +416,7 @@ void sd_diff_free(sd_diff *d)
     if (!d) return;
     sd_profile_free(d->profile);
     free(d->groups);
+    free(d->group_cell);
     free(d->sorted);
     free(d->devices);
     free(d->warnings);

@@ -34,9 +34,12 @@ void sdp_attrib_key_kinds(const sd_attrib *a, const sd_frame *const *frames,
 /* ---- kept blocks (diff_kept.c) ----
  * Count per device the ALLOCATED blocks of each side and those kept (same device,
  * address, size and stack content) into devices[].blocks; old_snap may be NULL. Every
- * device of both snapshots must have its slot in devices[]. */
+ * device of both snapshots must have its slot in devices[]. When kept_by_key is not NULL
+ * (key count of `profile` x n_devices counters, side 1 = new_snap), each kept block also
+ * counts under [its group key * n_devices + its device's slot]. */
 sd_status sdp_kept_match(const sd_snapshot *old_snap, const sd_snapshot *new_snap,
-                         sd_diff_device *devices, size_t n_devices, sdp_arena *arena,
+                         sd_diff_device *devices, size_t n_devices,
+                         const sd_profile *profile, uint64_t *kept_by_key, sdp_arena *arena,
                          sd_error *err);
 
 /* ---- warnings (diff_warn.c) ----

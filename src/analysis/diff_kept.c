@@ -26,6 +26,8 @@ typedef struct kept_ctx {
     sdp_htab index;        /* (device, address, size) -> entry */
     uint32_t *new_to_old;  /* new stack id -> the old stack id of equal content */
     size_t n_new_stacks;
+    const sd_profile *profile;  /* with kept_by_key: new stack -> group key */
+    uint64_t *kept_by_key;
 } kept_ctx;
 
 /* The table indexes by the low bits, and block addresses differ mostly in their high
@@ -125,6 +127,11 @@ static void match_new(kept_ctx *k)
             c->kept++;
             c->added--;
             c->freed--;
+            if (k->kept_by_key) {
+                uint32_t key = sd_profile_stack_key(k->profile, 1, blk->stack);
+                if (key < sd_profile_key_count(k->profile))
+                    k->kept_by_key[(size_t)key * k->n_devices + di]++;
+            }
         }
     }
 }
@@ -137,11 +144,12 @@ static void *charged_calloc(sdp_arena *arena, size_t n, size_t elem)
 }
 
 sd_status sdp_kept_match(const sd_snapshot *old_snap, const sd_snapshot *new_snap,
-                         sd_diff_device *devices, size_t n_devices, sdp_arena *arena,
+                         sd_diff_device *devices, size_t n_devices,
+                         const sd_profile *profile, uint64_t *kept_by_key, sdp_arena *arena,
                          sd_error *err)
 {
     kept_ctx k = {.old_snap = old_snap, .new_snap = new_snap, .devices = devices,
-                  .n_devices = n_devices};
+                  .n_devices = n_devices, .profile = profile, .kept_by_key = kept_by_key};
     size_t n_old = count_live(&k, old_snap, false);
     count_live(&k, new_snap, true);
     if (!old_snap || n_old == 0) return SD_OK;

@@ -107,6 +107,14 @@ static json_t *stack_json(const sd_attrib *a, const sd_snapshot *s, uint32_t sta
     return arr;
 }
 
+/* "pattern": code or null, "hint": the fix or null. */
+static void pattern_json(json_t *o, sd_pattern p)
+{
+    const char *code = sd_pattern_code(p), *hint = sdp_pattern_hint(p);
+    json_object_set_new(o, "pattern", code ? json_string(code) : json_null());
+    json_object_set_new(o, "hint", hint ? json_string(hint) : json_null());
+}
+
 static json_t *group_json(const sd_attrib *a, const sd_diff_group *g)
 {
     json_t *o = json_object();
@@ -142,6 +150,8 @@ static json_t *group_json(const sd_attrib *a, const sd_diff_group *g)
     json_object_set_new(o, "old_requested_bytes", jint(g->old_requested_bytes));
     json_object_set_new(o, "new_requested_bytes", jint(g->new_requested_bytes));
     json_object_set_new(o, "delta_requested_bytes", json_integer(g->delta_requested_bytes));
+    json_object_set_new(o, "kept_blocks", jint(g->kept_blocks));
+    pattern_json(o, g->pattern);
     return o;
 }
 
@@ -207,6 +217,7 @@ static json_t *diff_json(const sd_diff *d)
     json_t *tot = json_object();
     deltas_json(tot, &t->delta, &t->blocks);
     json_object_set_new(tot, "groups_delta", json_integer(t->groups_delta));
+    pattern_json(tot, t->pattern);
     json_object_set_new(doc, "totals", tot);
     json_object_set_new(doc, "warnings", warnings_json(d));
     json_t *devs = json_array();

@@ -14,6 +14,10 @@
 #include "snapdiff/profile.h"
 #include "snapdiff/render.h"
 
+/* The one-line hint (the fix) of a pattern, for text and JSON; NULL for SD_PATTERN_NONE
+ * (pattern_words.c). */
+const char *sdp_pattern_hint(sd_pattern p);
+
 typedef struct sdp_diff_text_options {
     sd_render_options render;   /* colour */
     size_t top;                 /* growing groups in the table; 0 = 20 */

@@ -269,6 +269,12 @@ static void print_frag_line(const text_ctx *r)
     const sd_frag_brief *fn = &sd_diff_totals_of(r->diff)->new_frag;
     fprintf(r->out, "fragmentation: gap %s -> %s, index %.2f -> %.2f\n",
             sdp_fmt_bytes(fo->gap).s, sdp_fmt_bytes(fn->gap).s, fo->index, fn->index);
+    const sd_diff_totals *t = sd_diff_totals_of(r->diff);
+    const char *code = sd_pattern_code(t->pattern);
+    if (code)
+        fprintf(r->out, "%s[%s]%s reserved %s, allocated %s: %s\n", clr_bold(r), code,
+                clr_reset(r), sdp_fmt_delta(t->delta.reserved).s,
+                sdp_fmt_delta(t->delta.allocated).s, sdp_pattern_hint(t->pattern));
 }
 
 static void print_steps(const text_ctx *r)
@@ -330,6 +336,16 @@ static void cells_of(const sd_diff_group *g, row_cells *c)
              sdp_fmt_count_delta(g->delta_blocks).s);
 }
 
+/* Under a growing group's label: its pattern and the fix, "[code] hint". */
+static void print_hint(const text_ctx *r, const sd_diff_group *g, const table_widths *w)
+{
+    const char *code = sd_pattern_code(g->pattern);
+    if (!code || g->delta_bytes <= 0) return;
+    int indent = 2 + w->delta + 2 + w->now + 2 + w->blocks + 2;
+    fprintf(r->out, "%*s%s[%s] %s%s\n", indent, "", clr_dim(r), code,
+            sdp_pattern_hint(g->pattern), clr_reset(r));
+}
+
 static void print_rows(const text_ctx *r, size_t from, size_t to, const table_widths *w)
 {
     for (size_t i = from; i < to; i++) {
@@ -341,6 +357,7 @@ static void print_rows(const text_ctx *r, size_t from, size_t to, const table_wi
         const char *col = g->delta_bytes > 0 ? clr_red(r) : clr_green(r);
         fprintf(r->out, "  %s%*s%s  %*s  %*s  %s\n", col, w->delta, c.delta.s, clr_reset(r),
                 w->now, c.now.s, w->blocks, c.blocks, label);
+        print_hint(r, g, w);
     }
 }
 
