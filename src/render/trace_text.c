@@ -67,15 +67,16 @@ static void print_warning(const text_ctx *r, const sd_trace_warning *w)
 
 static void print_header(const text_ctx *r, const sd_trace_device *d)
 {
-    fprintf(r->out, "%sdevice %" PRId64 "%s: %s entries", c_on(r, SDP_BOLD), d->device,
-            c_on(r, SDP_RESET), sdp_fmt_count(d->n_entries).s);
+    fprintf(r->out, "%sdevice %" PRId64 "%s: %s entr%s", c_on(r, SDP_BOLD), d->device,
+            c_on(r, SDP_RESET), sdp_fmt_count(d->n_entries).s, d->n_entries == 1 ? "y" : "ies");
     if (d->n_entries != d->total_entries)
         fprintf(r->out, " (#%zu to #%zu of %s)", d->first_entry,
                 d->first_entry + d->n_entries - (d->n_entries > 0),
                 sdp_fmt_count(d->total_entries).s);
     if (d->has_span) fprintf(r->out, " over %s", sdp_fmt_duration_us(d->span_us).s);
-    fprintf(r->out, "; %s allocs (%s), %s frees\n", sdp_fmt_count(d->alloc_count).s,
-            sdp_fmt_bytes(d->alloc_bytes).s, sdp_fmt_count(d->free_count).s);
+    fprintf(r->out, "; %s alloc%s (%s), %s free%s\n", sdp_fmt_count(d->alloc_count).s,
+            d->alloc_count == 1 ? "" : "s", sdp_fmt_bytes(d->alloc_bytes).s,
+            sdp_fmt_count(d->free_count).s, d->free_count == 1 ? "" : "s");
     fprintf(r->out, "  %salive at the end of the window (leak candidates): %s in %s block%s%s\n",
             c_on(r, SDP_BOLD), sdp_fmt_bytes(d->alive_bytes).s, sdp_fmt_count(d->alive_count).s,
             d->alive_count == 1 ? "" : "s", c_on(r, SDP_RESET));
