@@ -271,6 +271,43 @@ def part_errors():
     run([fixture("whole"), "--focus", "("], expect_rc=2)
     p = run([os.path.join(ROOT, "testdata", "trace", "expected.json")], expect_rc=2)
     check(len(p.stderr.strip().splitlines()) == 1, "errors: not a pickle: one line")
+    # Odd shapes of what the replay reads: tolerated, never a crash.
+    import pickle
+    import tempfile
+    frames = [{"filename": "/w/a.py", "line": 1, "name": "f"}]
+    odd = [
+        {"segments": [], "device_traces": [[{"action": "alloc", "addr": 1, "size": 2**63 - 1},
+                                            {"action": "alloc", "addr": 1, "size": 5},
+                                            {"action": "free_completed", "addr": 9, "size": 3},
+                                            {"action": "bogus", "addr": 1, "size": 1},
+                                            {"action": "oom", "device_free": 1, "size": 7}]],
+         "external_annotations": "not a list"},
+        {"segments": [], "device_traces": [[{"action": "alloc", "addr": 1, "size": 4,
+                                             "frames": frames, "time_us": 5}]],
+         "external_annotations": [1, None, {"name": 3, "stage": None, "time_us": 2**70},
+                                  {"name": "x", "stage": "START", "device": 0, "time_us": 5},
+                                  {"name": "y", "device": 7, "time_us": 1}]},
+    ]
+    for i, snap in enumerate(odd):
+        with tempfile.NamedTemporaryFile(suffix=".pickle", delete=False) as f:
+            pickle.dump(snap, f, protocol=4)
+        try:
+            p = run([f.name])
+            doc = run_json([f.name])
+            check(doc is not None and len(doc["devices"]) == 1, "odd %d: one device" % i)
+            if doc and i == 0:
+                d = doc["devices"][0]
+                codes = [w["code"] for w in d["warnings"]]
+                check(codes == ["starts-mid-run", "unrecorded-free", "no-times"],
+                      "odd 0: warnings %s" % codes)
+                check(d["alive_count"] == 1 and d["alive_bytes"] == 5, "odd 0: alive")
+                check("external_annotations" in p.stderr, "odd 0: a note on the odd annotations")
+            if doc and i == 1:
+                ph = doc["devices"][0]["phases"]
+                check([x["kind"] for x in ph] == ["scope-start"] and ph[0]["name"] == "x",
+                      "odd 1: phases %s" % ph)
+        finally:
+            os.unlink(f.name)
     p = subprocess.run([BIN, "trace", "--help"], capture_output=True, text=True)
     check(p.returncode == 0 and "--since" in p.stdout and "--until" in p.stdout
           and "--map" not in p.stdout, "errors: trace --help")
