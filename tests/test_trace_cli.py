@@ -216,6 +216,27 @@ def part_text():
     if head and rows:
         col = head[0].index("group")
         check(all(r.index("/home") == col for r in rows), "text: group column aligned")
+    # README's example is a real run: its lines (but "  ...") appear in order.
+    readme = open(os.path.join(ROOT, "README.md")).read().splitlines()
+    start = [i for i, ln in enumerate(readme) if ln.startswith("$ snapdiff trace testdata/trace/phases.pickle")]
+    check(len(start) == 1, "text: README has the trace example")
+    if start:
+        block = []
+        for ln in readme[start[0] + 1:]:
+            if ln.startswith("```"):
+                break
+            if ln != "  ...":
+                block.append(ln)
+        env = dict(os.environ, NO_COLOR="1")
+        real = subprocess.run([BIN, "trace", "testdata/trace/phases.pickle", "--top", "5"],
+                              capture_output=True, text=True, env=env, cwd=ROOT).stdout.splitlines()
+        at = 0
+        for ln in block:
+            while at < len(real) and real[at] != ln:
+                at += 1
+            check(at < len(real), "text: README line not in the real output: %r" % ln)
+            at = min(at + 1, len(real))
+        check(len(block) > 10, "text: README example too short")
     out = run([fixture("midrun")]).stdout
     check("ring buffer overflowed" in out and "starts mid-run: 3 frees (6.0 MiB)" in out,
           "text: midrun warnings")
