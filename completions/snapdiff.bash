@@ -12,14 +12,15 @@ _snapdiff()
     local cword=$COMP_CWORD
     COMPREPLY=()
 
-    local commands='diff stats frag dump help'
+    local commands='diff stats frag trace dump help'
     local common='--help -h --version -V --no-color --color --max-memory --quiet -q'
     local json='--json -j --jobs'   # diff, stats, frag
     local diff_opts='--format -f --output -o --group-by -g --depth -d --hide --show --focus
         --top -n --steps --capacity --max-growth'
     local frag_opts='--gap-threshold --index-threshold --map --svg'
+    local trace_opts='--group-by -g --depth -d --hide --show --focus --top -n --since --until'
     # Options whose value is the next word.
-    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg'
+    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until'
 
     # Values: "--opt VALUE" and "--opt=VALUE" (split at '=' or not).
     local opt=$prev value=$cur prefix=''
@@ -44,7 +45,7 @@ _snapdiff()
         --max-memory|--capacity|--max-growth)
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -W '8GiB 16GiB 24GiB 40GiB 48GiB 80GiB 96GiB 141GiB' -- "$value")
             return ;;
-        --depth|-d|--top|-n|--steps|--jobs|--gap-threshold|--index-threshold|--hide|--show|--focus)
+        --depth|-d|--top|-n|--steps|--jobs|--gap-threshold|--index-threshold|--hide|--show|--focus|--since|--until)
             # A number or a regular expression: nothing sensible to offer.
             return ;;
     esac
@@ -65,7 +66,7 @@ _snapdiff()
             continue
         fi
         case $w in
-            diff|stats|frag|dump|help) cmd=$w ;;
+            diff|stats|frag|trace|dump|help) cmd=$w ;;
             *) cmd='diff' ;;   # snapdiff OLD NEW
         esac
         break
@@ -73,17 +74,18 @@ _snapdiff()
 
     # snapdiff help COMMAND: the command names, no files (help is never a file name).
     if [[ $cmd == help ]]; then
-        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag dump' -- "$cur")
+        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag trace dump' -- "$cur")
         return
     fi
 
     if [[ $cur == -* && $seen_files -eq 0 ]]; then
         local opts
         case $cmd in
-            '') opts="$common $json $diff_opts $frag_opts" ;;
+            '') opts="$common $json $diff_opts $frag_opts --since --until" ;;
             diff) opts="$common $json $diff_opts" ;;
             stats) opts="$common $json" ;;
             frag) opts="$common $json $frag_opts" ;;
+            trace) opts="$common $json $trace_opts" ;;
             dump) opts="$common" ;;
         esac
         mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")

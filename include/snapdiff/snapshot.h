@@ -125,6 +125,18 @@ typedef struct sd_allocator_settings {
     const sd_setting *recorded;        /* the whole dict (a SD_SETTING_DICT); NULL if absent */
 } sd_allocator_settings;
 
+/* One entry of `external_annotations` (torch 2.5+): a record_function scope's START or
+ * END, with the device and time it was recorded for. */
+typedef enum sd_annotation_stage { SD_STAGE_OTHER, SD_STAGE_START, SD_STAGE_END } sd_annotation_stage;
+
+typedef struct sd_annotation {
+    const char *name;        /* "" when absent */
+    int64_t device;          /* -1 when absent */
+    int64_t time_us;         /* valid when has_time */
+    uint8_t stage;           /* sd_annotation_stage */
+    bool has_time;
+} sd_annotation;
+
 typedef struct sd_load_options {
     uint64_t max_memory;   /* budget for the load (value tree + model); 0 = unlimited */
 } sd_load_options;
@@ -167,6 +179,10 @@ typedef struct sd_stack_context {
 const sd_stack_context *sd_snapshot_stack_context(const sd_snapshot *s, uint32_t id);
 
 const sd_allocator_settings *sd_snapshot_allocator_settings(const sd_snapshot *s);
+
+/* `external_annotations`, in recorded order (entries that are not dicts are left out). */
+size_t sd_snapshot_annotation_count(const sd_snapshot *s);
+const sd_annotation *sd_snapshot_annotation(const sd_snapshot *s, size_t i);
 
 /* Things that were inconsistent but did not stop the load ("segment 0x... at offset N:
  * blocks sum to X, total_size says Y"); also the note about bytes after STOP. */

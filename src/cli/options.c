@@ -19,6 +19,7 @@ enum opt_id {
     O_HELP, O_VERSION, O_JSON, O_FORMAT, O_NO_COLOR, O_COLOR, O_MAX_MEMORY, O_QUIET,
     O_GROUP_BY, O_DEPTH, O_HIDE, O_SHOW, O_FOCUS, O_TOP, O_STEPS, O_CAPACITY, O_MAX_GROWTH,
     O_GAP_THRESHOLD, O_INDEX_THRESHOLD, O_MAP, O_SVG, O_JOBS, O_OUTPUT,
+    O_SINCE, O_UNTIL,
 };
 
 struct opt_def {
@@ -33,7 +34,7 @@ struct opt_def {
 static const struct opt_def options[] = {
     {"help", 'h', NULL, FOR_ALL, O_HELP, "show this help and exit"},
     {"version", 'V', NULL, FOR_ALL, O_VERSION, "show the version and exit"},
-    {"json", 'j', NULL, FOR_DIFF | FOR_STATS | FOR_FRAG, O_JSON,
+    {"json", 'j', NULL, FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_TRACE, O_JSON,
      "write JSON (documented, versioned schema) instead of text"},
     {"format", 'f', "FMT", FOR_DIFF, O_FORMAT,
      "output format: text, json, folded (collapsed stacks for flame graphs) or pprof "
@@ -45,17 +46,18 @@ static const struct opt_def options[] = {
     {"max-memory", 0, "SIZE", FOR_ALL, O_MAX_MEMORY,
      "memory budget per snapshot, e.g. 8GiB (default: half of physical memory)"},
     {"quiet", 'q', NULL, FOR_ALL, O_QUIET, "do not print warnings and notes on stderr"},
-    {"jobs", 0, "N", FOR_DIFF | FOR_STATS | FOR_FRAG, O_JOBS,
+    {"jobs", 0, "N", FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_TRACE, O_JOBS,
      "load up to N files at once (default: one per CPU core)"},
-    {"group-by", 'g', "KEY", FOR_DIFF, O_GROUP_BY,
+    {"group-by", 'g', "KEY", FOR_DIFF | FOR_TRACE, O_GROUP_BY,
      "group live blocks by site (default), leaf, stack, file, function, annotation or "
      "compile-context"},
-    {"depth", 'd', "N", FOR_DIFF, O_DEPTH, "add N caller frames to the site key"},
-    {"hide", 0, "REGEX", FOR_DIFF, O_HIDE, "treat matching frames as internal (repeatable)"},
-    {"show", 0, "REGEX", FOR_DIFF, O_SHOW,
+    {"depth", 'd', "N", FOR_DIFF | FOR_TRACE, O_DEPTH, "add N caller frames to the site key"},
+    {"hide", 0, "REGEX", FOR_DIFF | FOR_TRACE, O_HIDE,
+     "treat matching frames as internal (repeatable)"},
+    {"show", 0, "REGEX", FOR_DIFF | FOR_TRACE, O_SHOW,
      "treat matching frames as user code, even inside a package (repeatable)"},
-    {"focus", 0, "REGEX", FOR_DIFF, O_FOCUS, "only blocks with a matching frame (repeatable)"},
-    {"top", 'n', "N", FOR_DIFF, O_TOP, "show the N largest growing groups (default 20)"},
+    {"focus", 0, "REGEX", FOR_DIFF | FOR_TRACE, O_FOCUS, "only blocks with a matching frame (repeatable)"},
+    {"top", 'n', "N", FOR_DIFF | FOR_TRACE, O_TOP, "show the N largest growing groups (default 20)"},
     {"steps", 0, "N", FOR_DIFF, O_STEPS, "training steps between the snapshots: growth per step"},
     {"capacity", 0, "SIZE", FOR_DIFF, O_CAPACITY,
      "device memory for the steps-until-full estimate, e.g. 80GiB"},
@@ -67,6 +69,10 @@ static const struct opt_def options[] = {
      "stranded index (0..1) that counts as fragmented (default 0.5)"},
     {"map", 0, NULL, FOR_FRAG, O_MAP, "draw a map of the segments with the most free memory stranded"},
     {"svg", 0, "FILE", FOR_FRAG, O_SVG, "write the segment map and free-block histogram as SVG"},
+    {"since", 0, "WHEN", FOR_TRACE, O_SINCE,
+     "trace window start: #N (entry index), T (time_us) or +US (after the first entry)"},
+    {"until", 0, "WHEN", FOR_TRACE, O_UNTIL,
+     "trace window end (exclusive): #N, T (time_us) or +US"},
 };
 
 static const struct {
@@ -82,6 +88,8 @@ static const struct {
      "snapdiff stats ranks-step1200.zip"},
     {"frag", CMD_FRAG, "FILE...", "fragmentation: gap, free-block sizes, verdict and advice",
      "snapdiff frag run.pickle --map"},
+    {"trace", CMD_TRACE, "FILE", "replay the allocation history: alive at the end, peak, phases",
+     "snapdiff trace run.pickle --since +2000000"},
     {"dump", CMD_DUMP, "FILE", "the whole pickle as JSON, for jq",
      "snapdiff dump run.pickle | jq '.segments | length'"},
 };
@@ -309,6 +317,8 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
     case O_MAP: opts->map = true; break;
     case O_SVG: opts->svg = v; break;
     case O_OUTPUT: opts->output = v; break;
+    case O_SINCE: opts->since = v; break;
+    case O_UNTIL: opts->until = v; break;
     }
     return OPT_OK;
 }
@@ -420,7 +430,7 @@ static enum opt_result help_for(const char **pos, int n_pos, struct cli_opts *op
         return OPT_HELP;
     }
     if (n_pos > 2 || (n_pos == 2 && !find_command(pos[1], &opts->command))) {
-        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, dump)",
+        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, trace, dump)",
                  pos[n_pos == 2 ? 1 : 2]);
         return OPT_ERROR;
     }
@@ -475,6 +485,10 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
                   opts->n_files == 1;
     if (opts->command == CMD_DIFF && opts->n_files != 2 && !one_ok) {
         snprintf(errbuf, errlen, "diff needs two snapshots, OLD and NEW (got %d; one is enough with --format folded or pprof)", opts->n_files);
+        return OPT_ERROR;
+    }
+    if (opts->command == CMD_TRACE && opts->n_files != 1) {
+        snprintf(errbuf, errlen, "trace takes one snapshot");
         return OPT_ERROR;
     }
     if (opts->command == CMD_DUMP && opts->n_files != 1) {

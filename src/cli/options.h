@@ -13,11 +13,14 @@
 
 #include "snapdiff/attrib.h"
 
-enum cli_command { CMD_NONE, CMD_DIFF, CMD_STATS, CMD_DUMP, CMD_FRAG };
+enum cli_command { CMD_NONE, CMD_DIFF, CMD_STATS, CMD_DUMP, CMD_FRAG,
+                   CMD_TRACE };
 
 /* Bit per command an option applies to. */
 enum { FOR_DIFF = 1 << CMD_DIFF, FOR_STATS = 1 << CMD_STATS, FOR_DUMP = 1 << CMD_DUMP,
-       FOR_FRAG = 1 << CMD_FRAG, FOR_ALL = FOR_DIFF | FOR_STATS | FOR_DUMP | FOR_FRAG };
+       FOR_FRAG = 1 << CMD_FRAG,
+       FOR_TRACE = 1 << CMD_TRACE,
+       FOR_ALL = FOR_DIFF | FOR_STATS | FOR_DUMP | FOR_FRAG | FOR_TRACE };
 
 enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF };
 
@@ -52,6 +55,9 @@ struct cli_opts {
     double index_threshold;      /* --index-threshold X (0..1), default 0.5 */
     bool map;                    /* --map */
     const char *svg;             /* --svg FILE */
+
+    /* trace */
+    const char *since, *until;   /* --since/--until: #N, T (time_us) or +US; parsed by cmd_trace */
 };
 
 enum opt_result { OPT_OK, OPT_HELP, OPT_VERSION, OPT_ERROR };

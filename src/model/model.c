@@ -724,9 +724,51 @@ static sd_status read_settings(sd_snapshot *s, const sd_value *v)
     return st;
 }
 
+/* ---------- external annotations ---------- */
+
+static sd_status read_annotations(sd_snapshot *s, const sd_value *v)
+{
+    const sdp_cont *c = sdp_cont_of(*v);
+    if (!c || (c->type != SDP_LIST && c->type != SDP_TUPLE)) {
+        sdp_model_warn(s, "'external_annotations' is not a list; ignored");
+        return SD_OK;
+    }
+    if (!c->n) return SD_OK;
+    sd_annotation *a = sdp_model_alloc(s, c->n * sizeof *a);
+    if (!a) return sdp_model_fail(s, v, "memory budget exhausted");
+    size_t k = 0;
+    for (uint32_t i = 0; i < c->n; i++) {
+        const sd_value *item = &c->items[i], *x;
+        if (sdp_type(*item) != SDP_DICT) continue;
+        sd_annotation *e = &a[k++];
+        *e = (sd_annotation){.name = "", .device = -1};
+        if ((x = sd_value_dict_get(item, "name")) && sdp_type(*x) == SDP_STR) {
+            const sdp_blob *b = sdp_blob_of(*x);
+            char *name = model_strndup(s, b->data, strlen(b->data));
+            if (!name) return sdp_model_fail(s, v, "memory budget exhausted");
+            e->name = name;
+        }
+        if ((x = sd_value_dict_get(item, "stage")) && sdp_type(*x) == SDP_STR) {
+            const sdp_blob *b = sdp_blob_of(*x);
+            e->stage = strcmp(b->data, "START") == 0 ? SD_STAGE_START
+                     : strcmp(b->data, "END") == 0 ? SD_STAGE_END : SD_STAGE_OTHER;
+        }
+        if ((x = sd_value_dict_get(item, "device")) && sdp_type(*x) == SDP_INT)
+            e->device = sd_value_int(x);
+        if ((x = sd_value_dict_get(item, "time_us")) && sdp_type(*x) == SDP_INT) {
+            e->time_us = sd_value_int(x);
+            e->has_time = true;
+        }
+    }
+    s->annotations = a;
+    s->n_annotations = k;
+    return SD_OK;
+}
+
 sd_status sdp_model_build(sd_snapshot *s)
 {
-    const sd_value *root = &s->load->root, *segments = NULL, *traces = NULL, *settings = NULL;
+    const sd_value *root = &s->load->root, *segments = NULL, *traces = NULL, *settings = NULL,
+                  *annotations = NULL;
     s->load->ctx_offset = sd_value_offset(root);
     if (sdp_type(*root) == SDP_LIST) {
         segments = root; /* torch <= 1.13, or pickle.dump(memory_snapshot()) */
@@ -735,6 +777,7 @@ sd_status sdp_model_build(sd_snapshot *s)
         segments = sd_value_dict_get(root, "segments");
         traces = sd_value_dict_get(root, "device_traces");
         settings = sd_value_dict_get(root, "allocator_settings");
+        annotations = sd_value_dict_get(root, "external_annotations");
         if (!segments)
             return sdp_model_fail(s, root, "not a memory snapshot: the top-level dict has no "
                                   "'segments' key");
@@ -752,6 +795,8 @@ sd_status sdp_model_build(sd_snapshot *s)
     if (!st && traces) st = build_traces(s, traces, &dev_cap);
     if (st) return st;
     if (settings) st = read_settings(s, settings);
+    if (st) return st;
+    if (annotations) st = read_annotations(s, annotations);
     if (st) return st;
     if (s->n_devices > 1) qsort(s->devices, s->n_devices, sizeof *s->devices, cmp_device);
     return SD_OK;

@@ -82,6 +82,8 @@ struct sd_snapshot {
     size_t n_records, records_cap;
 
     sd_allocator_settings settings;
+    sd_annotation *annotations;    /* external_annotations, in the arena */
+    size_t n_annotations;
 
     char *warnings[SDP_MODEL_MAX_WARNINGS];
     size_t n_warnings;

@@ -165,6 +165,12 @@ const sd_allocator_settings *sd_snapshot_allocator_settings(const sd_snapshot *s
     return &s->settings;
 }
 
+size_t sd_snapshot_annotation_count(const sd_snapshot *s) { return s->n_annotations; }
+
+const sd_annotation *sd_snapshot_annotation(const sd_snapshot *s, size_t i)
+{
+    return i < s->n_annotations ? &s->annotations[i] : NULL;
+}
 
 size_t sd_snapshot_warning_count(const sd_snapshot *s)
 {

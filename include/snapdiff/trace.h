@@ -1,0 +1,147 @@
+/* trace.h - the recorded allocation history of one snapshot (`device_traces`), replayed.
+ *
+ * Per device (device = index in `device_traces`), the entries of a window (all of them, or
+ * those between --since and --until) are replayed in order. An `alloc` makes a block live
+ * at its address; the first `free_requested` or `free_completed` at that address releases
+ * it (a requested free is the user's release, even while the allocator still waits on a
+ * stream). Traces recorded with `skip_actions` (no free_requested) release at
+ * free_completed. A free of an address that holds no block allocated inside the window
+ * is a block allocated before the window: counted as an unknown free, and the window
+ * "starts mid-run". A second alloc at an address whose block was never freed ends the
+ * first one (its free was not recorded) and is counted too.
+ *
+ * Live bytes are the bytes allocated inside the window and not yet released: they start
+ * at 0 at the window's first entry. Blocks alive at the end are grouped like the diff
+ * (attrib.h); focus patterns filter the groups only, never the device totals.
+ *
+ * Phases: `snapshot` and `annotate` entries, and `external_annotations` of the device
+ * (placed at the first entry recorded at or after their time), split the window; each
+ * phase has its live-bytes growth. Definitions: docs/json-trace.md; tests/truth_trace.py
+ * replays the same events in Python.
+ */
+#ifndef SNAPDIFF_TRACE_H
+#define SNAPDIFF_TRACE_H
+
+#include <stdbool.h>
+#include "attrib.h"
+#include "snapshot.h"
+
+typedef enum sd_trace_bound_kind {
+    SD_BOUND_NONE,      /* no bound */
+    SD_BOUND_INDEX,     /* an entry index of the device's trace, 0 = the oldest */
+    SD_BOUND_TIME,      /* a time_us as recorded (microseconds since the epoch) */
+    SD_BOUND_OFFSET,    /* microseconds after the device's first recorded time */
+} sd_trace_bound_kind;
+
+typedef struct sd_trace_bound {
+    sd_trace_bound_kind kind;
+    int64_t value;
+} sd_trace_bound;
+
+typedef struct sd_trace_options {
+    sd_attrib_options attrib;
+    /* The window: entries with since <= position < until (index, or time: entries without
+     * a time are outside a time-bounded window). */
+    sd_trace_bound since, until;
+    uint64_t max_memory;             /* budget for the analysis' tables; 0 = unlimited */
+} sd_trace_options;
+
+typedef enum sd_trace_warning_code {
+    SD_TRACE_OVERFLOWED,      /* allocator_settings.trace_alloc_overflowed: entries were lost */
+    SD_TRACE_STARTS_MID_RUN,  /* frees of blocks allocated before the window */
+    SD_TRACE_UNRECORDED_FREE, /* an alloc at an address whose block was never freed */
+    SD_TRACE_NO_TIMES,        /* the entries carry no time_us: no span, rates or time bounds */
+    SD_TRACE_WARNING_COUNT
+} sd_trace_warning_code;
+
+/* "ring-buffer-overflowed", "starts-mid-run", "unrecorded-free", "no-times". */
+const char *sd_trace_warning_name(sd_trace_warning_code c);
+
+typedef struct sd_trace_warning {
+    sd_trace_warning_code code;
+    uint64_t count;           /* entries concerned (0 for ring-buffer-overflowed, no-times) */
+    uint64_t bytes;           /* their bytes */
+} sd_trace_warning;
+
+typedef struct sd_trace_group {
+    const char *key;
+    const sd_frame *site;     /* the site frame of the key's largest stack; NULL if none */
+    uint32_t rep_stack;       /* that stack (0 = no frames) */
+    uint64_t alive_bytes, alive_count;   /* allocated in the window, alive at its end */
+    uint64_t alloc_bytes, alloc_count;   /* allocs in the window */
+    uint64_t free_bytes, free_count;     /* of those allocs, released in the window */
+} sd_trace_group;
+
+typedef enum sd_trace_phase_kind {
+    SD_PHASE_START,           /* the window's start */
+    SD_PHASE_SNAPSHOT,        /* a `snapshot` entry */
+    SD_PHASE_ANNOTATE,        /* an `annotate` entry */
+    SD_PHASE_SCOPE_START,     /* an external annotation, stage START */
+    SD_PHASE_SCOPE_END,       /* an external annotation, stage END (or no stage) */
+} sd_trace_phase_kind;
+
+/* "start", "snapshot", "annotate", "scope-start", "scope-end". */
+const char *sd_trace_phase_kind_name(sd_trace_phase_kind k);
+
+typedef struct sd_trace_phase {
+    sd_trace_phase_kind kind;
+    const char *name;         /* the external annotation's name; NULL otherwise */
+    size_t first_entry;       /* index into the device's trace */
+    size_t n_entries;
+    bool has_time;
+    int64_t start_us, end_us; /* first and last recorded time of the phase's entries */
+    uint64_t live_start, live_end;   /* live bytes before its first entry, after its last */
+    int64_t growth;           /* live_end - live_start */
+    uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
+} sd_trace_phase;
+
+/* A block allocated in the window and alive at its end. */
+typedef struct sd_trace_block {
+    uint64_t addr, size;
+    size_t entry;             /* index of its alloc in the device's trace */
+    uint32_t stack;
+} sd_trace_block;
+
+typedef struct sd_trace_device {
+    int64_t device;
+    size_t total_entries;     /* entries in the device's trace */
+    size_t first_entry, n_entries;   /* the window */
+    uint64_t alive_bytes, alive_count;
+    uint64_t alloc_bytes, alloc_count, free_bytes, free_count;
+    uint64_t unknown_free_bytes, unknown_free_count;
+    uint64_t count[SD_ACT_COUNT];    /* entries of each action in the window */
+    uint64_t segment_bytes[SD_ACT_COUNT]; /* bytes of segment_alloc/free/map/unmap */
+    /* The peak of live bytes, reached by the alloc at peak_entry. */
+    bool has_peak;
+    uint64_t peak_bytes;
+    size_t peak_entry;
+    bool peak_has_time;
+    int64_t peak_time_us;
+    uint32_t peak_stack;
+    const char *peak_key;             /* its group key (NULL when no peak) */
+    const sd_frame *peak_site;        /* its site frame; NULL if none */
+    /* Time span of the window's timed entries; rates per second when the span is > 0. */
+    bool has_span;
+    int64_t first_time_us, last_time_us, span_us;
+    bool has_rates;
+    double allocs_per_s, alloc_bytes_per_s, frees_per_s;
+    const sd_trace_warning *warnings; size_t n_warnings;
+    const sd_trace_phase *phases; size_t n_phases;
+    const sd_trace_group *groups; size_t n_groups;   /* largest alive_bytes first */
+    const sd_trace_block *alive; size_t n_alive;     /* by address */
+} sd_trace_device;
+
+typedef struct sd_trace sd_trace;
+
+/* Replay every device that has trace entries. `s` must outlive the result (frames and
+ * keys point into it or into the result).
+ * @return the replay, or NULL with err (SD_EUSAGE: a bad pattern; SD_ENOMEM). */
+sd_trace *sd_trace_create(const sd_snapshot *s, const sd_trace_options *opts, sd_error *err);
+void sd_trace_free(sd_trace *t);
+
+const sd_snapshot *sd_trace_snapshot(const sd_trace *t);
+const sd_attrib *sd_trace_attrib(const sd_trace *t);
+size_t sd_trace_device_count(const sd_trace *t);
+const sd_trace_device *sd_trace_device_at(const sd_trace *t, size_t i);
+
+#endif

@@ -1,0 +1,579 @@
+/* trace.c - the replay of `device_traces` (trace.h).
+ *
+ * One pass per device over the window's entries: a table of addresses (one record per
+ * address ever seen, its state toggled: nothing, live block, pending free) and figures per
+ * stack id. Keys are computed afterwards, once per stack that allocated, so the string
+ * work is per distinct stack, never per entry.
+ */
+#include <stdlib.h>
+
+#include "base/base.h"
+#include "snapdiff/trace.h"
+
+enum { ADDR_NONE, ADDR_LIVE, ADDR_PENDING };
+
+typedef struct addr_rec {
+    uint64_t addr, size;
+    size_t entry;            /* the live block's alloc */
+    uint32_t stack;
+    uint8_t state;
+} addr_rec;
+
+typedef struct stack_fig {
+    uint64_t alive_bytes, alive_count, alloc_bytes, alloc_count, free_bytes, free_count;
+} stack_fig;
+
+typedef struct group_rec {
+    sd_trace_group pub;
+    uint64_t hash;
+    uint64_t rep_bytes, rep_alloc;
+} group_rec;
+
+struct sd_trace {
+    const sd_snapshot *snap;
+    sd_attrib *attrib;
+    sdp_arena arena;
+    sd_trace_device *devices;
+    size_t n_devices;
+    /* scratch, reused per device */
+    addr_rec *addrs;
+    size_t n_addrs, addrs_cap;
+    sdp_htab addr_index;
+    stack_fig *stacks;       /* per stack id */
+    size_t n_stacks;
+    group_rec *groups;
+    size_t n_groups, groups_cap;
+    sdp_htab group_index;
+    const sd_frame **frames;
+    size_t frames_cap;
+    char *key;
+    size_t key_cap;
+};
+
+const char *sd_trace_warning_name(sd_trace_warning_code c)
+{
+    static const char *const names[] = {"ring-buffer-overflowed", "starts-mid-run",
+                                        "unrecorded-free", "no-times"};
+    return (unsigned)c < SDP_ARRAY_LEN(names) ? names[c] : "unknown";
+}
+
+const char *sd_trace_phase_kind_name(sd_trace_phase_kind k)
+{
+    static const char *const names[] = {"start", "snapshot", "annotate", "scope-start",
+                                        "scope-end"};
+    return (unsigned)k < SDP_ARRAY_LEN(names) ? names[k] : "unknown";
+}
+
+static sd_status nomem(sd_error *err)
+{
+    return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "memory budget exhausted replaying the trace");
+}
+
+/* ---------- the address table ---------- */
+
+static uint64_t addr_hash(uint64_t a) { return sdp_hash_mix(SDP_HASH_SEED, a); }
+
+static uint64_t addr_hash_of_id(const void *ctx, uint32_t id)
+{
+    return addr_hash(((const sd_trace *)ctx)->addrs[id].addr);
+}
+
+/* The record of `addr`, created (state ADDR_NONE) when new. */
+static addr_rec *addr_find(sd_trace *t, uint64_t addr)
+{
+    uint64_t h = addr_hash(addr);
+    size_t j = sdp_htab_first(&t->addr_index, h);
+    for (; t->addr_index.slots[j]; j = sdp_htab_next(&t->addr_index, j)) {
+        addr_rec *r = &t->addrs[t->addr_index.slots[j] - 1];
+        if (r->addr == addr) return r;
+    }
+    if (t->n_addrs >= UINT32_MAX - 1 || sdp_htab_reserve_one(&t->addr_index, addr_hash_of_id, t) ||
+        sdp_grow((void **)&t->addrs, &t->addrs_cap, t->n_addrs + 1, sizeof *t->addrs, &t->arena))
+        return NULL;
+    j = sdp_htab_first(&t->addr_index, h);
+    while (t->addr_index.slots[j]) j = sdp_htab_next(&t->addr_index, j);
+    sdp_htab_put(&t->addr_index, j, (uint32_t)t->n_addrs);
+    addr_rec *r = &t->addrs[t->n_addrs++];
+    memset(r, 0, sizeof *r);
+    r->addr = addr;
+    return r;
+}
+
+/* ---------- the window ---------- */
+
+static size_t bound_index(const sd_device *d, const sd_trace_bound *b, bool upper)
+{
+    size_t n = d->n_trace;
+    if (b->kind == SD_BOUND_NONE) return upper ? n : 0;
+    if (b->kind == SD_BOUND_INDEX)
+        return b->value < 0 ? 0 : (uint64_t)b->value > n ? n : (size_t)b->value;
+    int64_t t = b->value;
+    if (b->kind == SD_BOUND_OFFSET) {
+        size_t i = 0;
+        while (i < n && !d->trace[i].has_time) i++;
+        if (i == n) return upper ? 0 : n;        /* no times: a time window is empty */
+        t = d->trace[i].time_us + b->value;
+    }
+    /* The first entry recorded at or after t (entries are oldest first). */
+    for (size_t i = 0; i < n; i++)
+        if (d->trace[i].has_time && d->trace[i].time_us >= t) return i;
+    return n;
+}
+
+/* ---------- phases ---------- */
+
+static sd_status phase_open(sd_trace *t, sd_trace_phase **ph, size_t *n, size_t *cap,
+                            sd_trace_phase_kind kind, const char *name, size_t entry,
+                            uint64_t live)
+{
+    if (*n && (*ph)[*n - 1].n_entries == 0) {    /* an empty phase: the new marker wins */
+        (*ph)[*n - 1].kind = kind;
+        (*ph)[*n - 1].name = name;
+        return SD_OK;
+    }
+    if (sdp_grow((void **)ph, cap, *n + 1, sizeof **ph, &t->arena)) return SD_ENOMEM;
+    sd_trace_phase *p = &(*ph)[(*n)++];
+    memset(p, 0, sizeof *p);
+    p->kind = kind;
+    p->name = name;
+    p->first_entry = entry;
+    p->live_start = p->live_end = live;
+    return SD_OK;
+}
+
+/* An external annotation of the device being replayed, sorted by time. */
+typedef struct ann_ref { int64_t time_us; size_t index; } ann_ref;
+
+static int cmp_ann(const void *a, const void *b)
+{
+    const ann_ref *x = a, *y = b;
+    if (x->time_us != y->time_us) return x->time_us < y->time_us ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* ---------- keys ---------- */
+
+static uint64_t key_hash_of_id(const void *ctx, uint32_t id)
+{
+    return ((const sd_trace *)ctx)->groups[id].hash;
+}
+
+/* The frames of `stack` into t->frames. */
+static sd_status load_frames(sd_trace *t, uint32_t stack, size_t *n)
+{
+    const uint32_t *ids = sd_snapshot_stack(t->snap, stack, n);
+    if (sdp_grow((void **)&t->frames, &t->frames_cap, *n ? *n : 1, sizeof *t->frames, &t->arena))
+        return SD_ENOMEM;
+    for (size_t i = 0; i < *n; i++) t->frames[i] = sd_snapshot_frame(t->snap, ids[i]);
+    return SD_OK;
+}
+
+/* The key of `stack` into t->key; *focused: it passes the focus patterns. */
+static sd_status stack_key(sd_trace *t, uint32_t stack, bool *focused, size_t *len)
+{
+    size_t n;
+    if (load_frames(t, stack, &n)) return SD_ENOMEM;
+    *focused = !sd_attrib_has_focus(t->attrib);
+    for (size_t i = 0; i < n && !*focused; i++)
+        *focused = sd_attrib_frame_focused(t->attrib, t->frames[i]);
+    for (;;) {
+        size_t need = sd_attrib_key(t->attrib, t->frames, n, t->key, t->key_cap);
+        if (need < t->key_cap) {
+            *len = need;
+            return SD_OK;
+        }
+        if (sdp_grow((void **)&t->key, &t->key_cap, need + 1, 1, &t->arena)) return SD_ENOMEM;
+    }
+}
+
+/* The site frame of `stack`, or NULL. */
+static const sd_frame *stack_site(sd_trace *t, uint32_t stack)
+{
+    size_t n;
+    if (load_frames(t, stack, &n) || n == 0) return NULL;
+    sd_site site;
+    sd_attrib_site(t->attrib, t->frames, n, &site);
+    return site.site >= 0 && (size_t)site.site < n ? t->frames[site.site] : NULL;
+}
+
+static sd_status group_of(sd_trace *t, const char *key, size_t len, group_rec **out)
+{
+    uint64_t h = sdp_hash_bytes(SDP_HASH_SEED, key, len);
+    size_t j = sdp_htab_first(&t->group_index, h);
+    for (; t->group_index.slots[j]; j = sdp_htab_next(&t->group_index, j)) {
+        group_rec *g = &t->groups[t->group_index.slots[j] - 1];
+        if (g->hash == h && strcmp(g->pub.key, key) == 0) {
+            *out = g;
+            return SD_OK;
+        }
+    }
+    if (t->n_groups >= UINT32_MAX - 1 ||
+        sdp_htab_reserve_one(&t->group_index, key_hash_of_id, t) ||
+        sdp_grow((void **)&t->groups, &t->groups_cap, t->n_groups + 1, sizeof *t->groups,
+                 &t->arena))
+        return SD_ENOMEM;
+    char *copy = sdp_arena_strndup(&t->arena, key, len);
+    if (!copy) return SD_ENOMEM;
+    j = sdp_htab_first(&t->group_index, h);
+    while (t->group_index.slots[j]) j = sdp_htab_next(&t->group_index, j);
+    sdp_htab_put(&t->group_index, j, (uint32_t)t->n_groups);
+    group_rec *g = &t->groups[t->n_groups++];
+    memset(g, 0, sizeof *g);
+    g->pub.key = copy;
+    g->hash = h;
+    *out = g;
+    return SD_OK;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    const sd_trace_group *x = a, *y = b;
+    if (x->alive_bytes != y->alive_bytes) return x->alive_bytes > y->alive_bytes ? -1 : 1;
+    if (x->alloc_bytes != y->alloc_bytes) return x->alloc_bytes > y->alloc_bytes ? -1 : 1;
+    return strcmp(x->key, y->key);
+}
+
+static int cmp_block(const void *a, const void *b)
+{
+    const sd_trace_block *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static sd_status make_groups(sd_trace *t, sd_trace_device *dv)
+{
+    t->n_groups = 0;
+    sdp_htab_free(&t->group_index);
+    if (sdp_htab_init(&t->group_index, 64, &t->arena)) return SD_ENOMEM;
+    for (size_t s = 0; s < t->n_stacks; s++) {
+        const stack_fig *f = &t->stacks[s];
+        if (!f->alloc_count) continue;
+        bool focused;
+        size_t len;
+        group_rec *g;
+        if (stack_key(t, (uint32_t)s, &focused, &len)) return SD_ENOMEM;
+        if (!focused) continue;
+        if (group_of(t, t->key, len, &g)) return SD_ENOMEM;
+        g->pub.alive_bytes += f->alive_bytes;
+        g->pub.alive_count += f->alive_count;
+        g->pub.alloc_bytes += f->alloc_bytes;
+        g->pub.alloc_count += f->alloc_count;
+        g->pub.free_bytes += f->free_bytes;
+        g->pub.free_count += f->free_count;
+        /* The representative: the stack with the most alive bytes, then allocated bytes. */
+        if (g->pub.alloc_count == f->alloc_count || f->alive_bytes > g->rep_bytes ||
+            (f->alive_bytes == g->rep_bytes && f->alloc_bytes > g->rep_alloc)) {
+            g->pub.rep_stack = (uint32_t)s;
+            g->rep_bytes = f->alive_bytes;
+            g->rep_alloc = f->alloc_bytes;
+        }
+    }
+    sd_trace_group *out = sdp_arena_alloc(&t->arena, (t->n_groups ? t->n_groups : 1) * sizeof *out);
+    if (!out) return SD_ENOMEM;
+    for (size_t i = 0; i < t->n_groups; i++) {
+        out[i] = t->groups[i].pub;
+        out[i].site = stack_site(t, out[i].rep_stack);
+    }
+    qsort(out, t->n_groups, sizeof *out, cmp_group);
+    dv->groups = out;
+    dv->n_groups = t->n_groups;
+    return SD_OK;
+}
+
+/* ---------- the replay of one device ---------- */
+
+static bool overflowed(const sd_snapshot *s)
+{
+    const sd_setting *rec = sd_snapshot_allocator_settings(s)->recorded;
+    for (size_t i = 0; rec && rec->type == SD_SETTING_DICT && i < rec->n_items; i++) {
+        const sd_setting *x = &rec->items[i];
+        if (!x->key || strcmp(x->key, "trace_alloc_overflowed") != 0) continue;
+        return (x->type == SD_SETTING_BOOL && x->b) || (x->type == SD_SETTING_INT && x->i != 0);
+    }
+    return false;
+}
+
+typedef struct replay {
+    sd_trace_phase *phases;
+    size_t n_phases, phases_cap;
+    uint64_t live;
+    uint64_t unrecorded_count, unrecorded_bytes;
+} replay;
+
+static void release(sd_trace *t, sd_trace_device *dv, replay *r, addr_rec *a)
+{
+    stack_fig *f = &t->stacks[a->stack];
+    f->alive_bytes -= a->size;
+    f->alive_count--;
+    f->free_bytes += a->size;
+    f->free_count++;
+    dv->free_bytes += a->size;
+    dv->free_count++;
+    r->live -= a->size;
+    sd_trace_phase *p = &r->phases[r->n_phases - 1];
+    p->free_bytes += a->size;
+    p->free_count++;
+}
+
+static sd_status step(sd_trace *t, const sd_device *d, sd_trace_device *dv, replay *r, size_t i)
+{
+    const sd_trace_entry *e = &d->trace[i];
+    uint8_t act = e->action < SD_ACT_COUNT ? e->action : SD_ACT_OTHER;
+    dv->count[act]++;
+    addr_rec *a;
+    switch (act) {
+    case SD_ACT_ALLOC: {
+        if (!(a = addr_find(t, e->addr))) return SD_ENOMEM;
+        if (a->state == ADDR_LIVE) {    /* its free was not recorded */
+            r->unrecorded_count++;
+            r->unrecorded_bytes += a->size;
+            release(t, dv, r, a);
+        }
+        uint32_t stack = e->stack < t->n_stacks ? e->stack : 0;
+        *a = (addr_rec){.addr = e->addr, .size = e->size, .entry = i, .stack = stack,
+                        .state = ADDR_LIVE};
+        stack_fig *f = &t->stacks[stack];
+        f->alive_bytes += e->size;
+        f->alive_count++;
+        f->alloc_bytes += e->size;
+        f->alloc_count++;
+        dv->alloc_bytes += e->size;
+        dv->alloc_count++;
+        r->live += e->size;
+        sd_trace_phase *p = &r->phases[r->n_phases - 1];
+        p->alloc_bytes += e->size;
+        p->alloc_count++;
+        if (!dv->has_peak || r->live > dv->peak_bytes) {
+            dv->has_peak = true;
+            dv->peak_bytes = r->live;
+            dv->peak_entry = i;
+            dv->peak_has_time = e->has_time;
+            dv->peak_time_us = e->has_time ? e->time_us : 0;
+            dv->peak_stack = stack;
+        }
+        break;
+    }
+    case SD_ACT_FREE_REQUESTED:
+    case SD_ACT_FREE_COMPLETED:
+        if (!(a = addr_find(t, e->addr))) return SD_ENOMEM;
+        if (a->state == ADDR_LIVE) {
+            release(t, dv, r, a);
+            a->state = act == SD_ACT_FREE_REQUESTED ? ADDR_PENDING : ADDR_NONE;
+        } else if (a->state == ADDR_PENDING && act == SD_ACT_FREE_COMPLETED) {
+            a->state = ADDR_NONE;       /* the requested free, done */
+        } else {                        /* a block from before the window */
+            dv->unknown_free_count++;
+            dv->unknown_free_bytes += e->size;
+            a->state = act == SD_ACT_FREE_REQUESTED ? ADDR_PENDING : ADDR_NONE;
+        }
+        break;
+    case SD_ACT_SEGMENT_ALLOC: case SD_ACT_SEGMENT_FREE:
+    case SD_ACT_SEGMENT_MAP: case SD_ACT_SEGMENT_UNMAP:
+        dv->segment_bytes[act] += e->size;
+        break;
+    default:
+        break;
+    }
+    return SD_OK;
+}
+
+static sd_status replay_device(sd_trace *t, const sd_device *d, sd_trace_device *dv,
+                               const sd_trace_options *o, sd_error *err)
+{
+    dv->device = d->device;
+    dv->total_entries = d->n_trace;
+    size_t lo = bound_index(d, &o->since, false), hi = bound_index(d, &o->until, true);
+    if (hi < lo) hi = lo;
+    dv->first_entry = lo;
+    dv->n_entries = hi - lo;
+
+    t->n_addrs = 0;
+    sdp_htab_free(&t->addr_index);
+    memset(t->stacks, 0, t->n_stacks * sizeof *t->stacks);
+    if (sdp_htab_init(&t->addr_index, 1024, &t->arena)) return nomem(err);
+
+    /* This device's external annotations, by time. */
+    size_t n_ann = 0, ann_cap = 0;
+    ann_ref *ann = NULL;
+    for (size_t k = 0; k < sd_snapshot_annotation_count(t->snap); k++) {
+        const sd_annotation *x = sd_snapshot_annotation(t->snap, k);
+        if (!x->has_time || x->device != d->device) continue;
+        if (sdp_grow((void **)&ann, &ann_cap, n_ann + 1, sizeof *ann, &t->arena)) {
+            free(ann);
+            return nomem(err);
+        }
+        ann[n_ann++] = (ann_ref){x->time_us, k};
+    }
+    if (n_ann > 1) qsort(ann, n_ann, sizeof *ann, cmp_ann);
+
+    replay r = {0};
+    sd_status st = phase_open(t, &r.phases, &r.n_phases, &r.phases_cap, SD_PHASE_START, NULL,
+                              lo, 0);
+    size_t next_ann = 0;
+    bool seen_time = false;
+    for (size_t i = lo; !st && i < hi; i++) {
+        const sd_trace_entry *e = &d->trace[i];
+        if (e->has_time) {
+            /* Annotations before the window's first time are outside it. */
+            while (!seen_time && next_ann < n_ann &&
+                   ann[next_ann].time_us < e->time_us)
+                next_ann++;
+            for (; !st && next_ann < n_ann; next_ann++) {
+                const sd_annotation *x = sd_snapshot_annotation(t->snap, ann[next_ann].index);
+                if (x->time_us > e->time_us) break;
+                st = phase_open(t, &r.phases, &r.n_phases, &r.phases_cap,
+                                x->stage == SD_STAGE_START ? SD_PHASE_SCOPE_START
+                                                           : SD_PHASE_SCOPE_END,
+                                x->name, i, r.live);
+            }
+            seen_time = true;
+            if (!dv->has_span) dv->first_time_us = e->time_us;
+            dv->has_span = true;
+            dv->last_time_us = e->time_us;
+        }
+        if (!st && (e->action == SD_ACT_SNAPSHOT || e->action == SD_ACT_ANNOTATE))
+            st = phase_open(t, &r.phases, &r.n_phases, &r.phases_cap,
+                            e->action == SD_ACT_SNAPSHOT ? SD_PHASE_SNAPSHOT : SD_PHASE_ANNOTATE,
+                            NULL, i, r.live);
+        if (st) break;
+        st = step(t, d, dv, &r, i);
+        sd_trace_phase *p = &r.phases[r.n_phases - 1];
+        p->n_entries++;
+        p->live_end = r.live;
+        if (e->has_time) {
+            if (!p->has_time) p->start_us = e->time_us;
+            p->has_time = true;
+            p->end_us = e->time_us;
+        }
+    }
+    free(ann);
+    dv->phases = r.phases;      /* malloc'd (charged to the budget); freed with the trace */
+    dv->n_phases = r.n_phases;
+    if (st) return nomem(err);
+    for (size_t k = 0; k < r.n_phases; k++)
+        r.phases[k].growth = (int64_t)(r.phases[k].live_end - r.phases[k].live_start);
+    dv->alive_bytes = r.live;
+
+    if (dv->has_span) {
+        dv->span_us = dv->last_time_us - dv->first_time_us;
+        if (dv->span_us > 0) {
+            double sec = (double)dv->span_us / 1e6;
+            dv->has_rates = true;
+            dv->allocs_per_s = (double)dv->alloc_count / sec;
+            dv->alloc_bytes_per_s = (double)dv->alloc_bytes / sec;
+            dv->frees_per_s = (double)dv->free_count / sec;
+        }
+    }
+
+    /* The blocks alive at the end, by address. */
+    size_t n_alive = 0;
+    for (size_t k = 0; k < t->n_addrs; k++) n_alive += t->addrs[k].state == ADDR_LIVE;
+    sd_trace_block *alive = sdp_arena_alloc(&t->arena, (n_alive ? n_alive : 1) * sizeof *alive);
+    if (!alive) return nomem(err);
+    n_alive = 0;
+    for (size_t k = 0; k < t->n_addrs; k++) {
+        const addr_rec *a = &t->addrs[k];
+        if (a->state != ADDR_LIVE) continue;
+        alive[n_alive++] = (sd_trace_block){.addr = a->addr, .size = a->size, .entry = a->entry,
+                                            .stack = a->stack};
+    }
+    qsort(alive, n_alive, sizeof *alive, cmp_block);
+    dv->alive = alive;
+    dv->n_alive = dv->alive_count = n_alive;
+
+    /* Warnings. */
+    sd_trace_warning *w = sdp_arena_alloc(&t->arena, SD_TRACE_WARNING_COUNT * sizeof *w);
+    if (!w) return nomem(err);
+    size_t nw = 0;
+    if (overflowed(t->snap)) w[nw++] = (sd_trace_warning){SD_TRACE_OVERFLOWED, 0, 0};
+    if (dv->unknown_free_count)
+        w[nw++] = (sd_trace_warning){SD_TRACE_STARTS_MID_RUN, dv->unknown_free_count,
+                                     dv->unknown_free_bytes};
+    if (r.unrecorded_count)
+        w[nw++] = (sd_trace_warning){SD_TRACE_UNRECORDED_FREE, r.unrecorded_count,
+                                     r.unrecorded_bytes};
+    if (dv->n_entries && !dv->has_span) w[nw++] = (sd_trace_warning){SD_TRACE_NO_TIMES, 0, 0};
+    dv->warnings = w;
+    dv->n_warnings = nw;
+
+    if (make_groups(t, dv)) return nomem(err);
+    if (dv->has_peak) {
+        bool focused;
+        size_t len;
+        if (stack_key(t, dv->peak_stack, &focused, &len)) return nomem(err);
+        dv->peak_key = sdp_arena_strndup(&t->arena, t->key, len);
+        if (!dv->peak_key) return nomem(err);
+        dv->peak_site = stack_site(t, dv->peak_stack);
+    }
+    return SD_OK;
+}
+
+/* ---------- the handle ---------- */
+
+static sd_status trace_build(sd_trace *t, const sd_trace_options *o, sd_error *err)
+{
+    t->attrib = sd_attrib_create(&o->attrib, err);
+    if (!t->attrib) return err ? err->code : SD_EUSAGE;
+    size_t n = 0;
+    for (size_t i = 0; i < sd_snapshot_device_count(t->snap); i++)
+        n += sd_snapshot_device(t->snap, i)->n_trace > 0;
+    t->n_stacks = sd_snapshot_stack_count(t->snap);
+    if (!t->n_stacks) t->n_stacks = 1;
+    if (!sdp_arena_charge(&t->arena, (uint64_t)t->n_stacks * sizeof *t->stacks))
+        return nomem(err);
+    t->stacks = calloc(t->n_stacks, sizeof *t->stacks);
+    t->devices = sdp_arena_alloc(&t->arena, (n ? n : 1) * sizeof *t->devices);
+    if (!t->stacks || !t->devices) return nomem(err);
+    memset(t->devices, 0, (n ? n : 1) * sizeof *t->devices);
+    for (size_t i = 0; i < sd_snapshot_device_count(t->snap); i++) {
+        const sd_device *d = sd_snapshot_device(t->snap, i);
+        if (!d->n_trace) continue;
+        sd_status st = replay_device(t, d, &t->devices[t->n_devices++], o, err);
+        if (st) return st;
+    }
+    return SD_OK;
+}
+
+sd_trace *sd_trace_create(const sd_snapshot *s, const sd_trace_options *opts, sd_error *err)
+{
+    if (!s || !opts) {
+        sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_trace_create: no snapshot");
+        return NULL;
+    }
+    sd_trace *t = calloc(1, sizeof *t);
+    if (!t) {
+        sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        return NULL;
+    }
+    t->snap = s;
+    sdp_arena_init(&t->arena, opts->max_memory);
+    if (trace_build(t, opts, err) != SD_OK) {
+        sd_trace_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void sd_trace_free(sd_trace *t)
+{
+    if (!t) return;
+    for (size_t i = 0; i < t->n_devices; i++) free((void *)t->devices[i].phases);
+    sd_attrib_free(t->attrib);
+    sdp_htab_free(&t->addr_index);
+    sdp_htab_free(&t->group_index);
+    free(t->addrs);
+    free(t->stacks);
+    free(t->groups);
+    free(t->frames);
+    free(t->key);
+    sdp_arena_free(&t->arena);
+    free(t);
+}
+
+const sd_snapshot *sd_trace_snapshot(const sd_trace *t) { return t->snap; }
+const sd_attrib *sd_trace_attrib(const sd_trace *t) { return t->attrib; }
+size_t sd_trace_device_count(const sd_trace *t) { return t->n_devices; }
+
+const sd_trace_device *sd_trace_device_at(const sd_trace *t, size_t i)
+{
+    return i < t->n_devices ? &t->devices[i] : NULL;
+}

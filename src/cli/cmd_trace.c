@@ -1,0 +1,81 @@
+/* cmd_trace.c - `snapdiff trace FILE`: the recorded allocation history, replayed.
+ *
+ * load -> analyse (sd_trace, trace.h) -> render (text or JSON, src/render/trace_render.h)
+ * -> exit status. This file maps the options (--since/--until parsed here) and nothing else.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "msg.h"
+#include "render/trace_render.h"
+#include "snapdiff/trace.h"
+
+/* "#N" an entry index, "+US" microseconds after the first recorded time, "T" a time_us. */
+static bool parse_bound(const char *name, const char *v, sd_trace_bound *out)
+{
+    out->kind = SD_BOUND_NONE;
+    if (!v) return true;
+    const char *p = v;
+    sd_trace_bound_kind kind = SD_BOUND_TIME;
+    if (*p == '#') { kind = SD_BOUND_INDEX; p++; }
+    else if (*p == '+') { kind = SD_BOUND_OFFSET; p++; }
+    char *end;
+    errno = 0;
+    long long x = (*p >= '0' && *p <= '9') ? strtoll(p, &end, 10) : -1;
+    if (x < 0 || errno || *end) {
+        msg_error("--%s: '%s' is not #N (an entry index), +US (microseconds after the first "
+                  "entry) or a time_us", name, v);
+        return false;
+    }
+    out->kind = kind;
+    out->value = x;
+    return true;
+}
+
+int cmd_trace(const struct cli_opts *o)
+{
+    if (o->group_by == SD_GROUP_ANNOTATION || o->group_by == SD_GROUP_COMPILE_CONTEXT) {
+        /* The replay keys entries by their frames; the recorded context is the diff's. */
+        msg_error("trace groups by frames: --group-by %s works with diff only",
+                  sd_group_by_name(o->group_by));
+        return EXIT_TROUBLE;
+    }
+    sd_trace_options to;
+    memset(&to, 0, sizeof to);
+    to.attrib.group_by = o->group_by;
+    to.attrib.depth = o->depth;
+    to.attrib.hide = o->hide;
+    to.attrib.n_hide = (size_t)o->n_hide;
+    to.attrib.show = o->show;
+    to.attrib.n_show = (size_t)o->n_show;
+    to.attrib.focus = o->focus;
+    to.attrib.n_focus = (size_t)o->n_focus;
+    to.max_memory = o->max_memory;
+    if (!parse_bound("since", o->since, &to.since) || !parse_bound("until", o->until, &to.until))
+        return EXIT_TROUBLE;
+    sd_snapshot *snap = NULL;
+    if (cli_load_each(o->files, 1, o, &snap) != 0) return EXIT_TROUBLE;
+    sd_error err;
+    sd_error_clear(&err);
+    sd_trace *t = sd_trace_create(snap, &to, &err);
+    int status = EXIT_TROUBLE;
+    if (!t) {
+        msg_sd_error(&err);
+    } else {
+        sd_status st;
+        if (o->format == FORMAT_JSON) {
+            st = sdp_render_trace_json(stdout, t);
+            if (st == SD_ENOMEM) msg_error("out of memory while writing JSON");
+        } else {
+            sdp_trace_text_options tt = {.render = {.color = o->color}, .top = (size_t)o->top};
+            st = sdp_render_trace_text(stdout, t, &tt);
+        }
+        status = st == SD_OK || st == SD_EIO ? EXIT_OK : EXIT_TROUBLE;
+    }
+    sd_trace_free(t);
+    sd_snapshot_free(snap);
+    return status;
+}

@@ -1,0 +1,152 @@
+/* trace_json.c - the replay as JSON: schema snapdiff.trace/1 (docs/json-trace.md). */
+#include <jansson.h>
+#include <stdio.h>
+
+#include "render/trace_render.h"
+
+static json_t *jint(uint64_t v) { return json_integer((json_int_t)v); }
+
+static json_t *frame_json(const sd_frame *f)
+{
+    if (!f) return json_null();
+    json_t *o = json_object();
+    json_object_set_new(o, "filename", json_string(f->filename));
+    json_object_set_new(o, "line", json_integer(f->line));
+    json_object_set_new(o, "name", json_string(f->name));
+    return o;
+}
+
+static json_t *time_json(bool has, int64_t us) { return has ? json_integer(us) : json_null(); }
+
+static json_t *stack_json(const sd_snapshot *s, uint32_t stack)
+{
+    json_t *a = json_array();
+    size_t n;
+    const uint32_t *ids = sd_snapshot_stack(s, stack, &n);
+    for (size_t i = 0; i < n; i++) {
+        const sd_frame *f = sd_snapshot_frame(s, ids[i]);
+        if (!sd_frame_is_noise(f)) json_array_append_new(a, frame_json(f));
+    }
+    return a;
+}
+
+static json_t *peak_json(const sd_snapshot *s, const sd_trace_device *d)
+{
+    if (!d->has_peak) return json_null();
+    json_t *o = json_object();
+    json_object_set_new(o, "bytes", jint(d->peak_bytes));
+    json_object_set_new(o, "entry", jint(d->peak_entry));
+    json_object_set_new(o, "time_us", time_json(d->peak_has_time, d->peak_time_us));
+    json_object_set_new(o, "key", json_string(d->peak_key));
+    json_object_set_new(o, "site", frame_json(d->peak_site));
+    json_object_set_new(o, "stack", stack_json(s, d->peak_stack));
+    return o;
+}
+
+static json_t *phase_json(const sd_trace_phase *p)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "kind", json_string(sd_trace_phase_kind_name(p->kind)));
+    json_object_set_new(o, "name", p->name ? json_string(p->name) : json_null());
+    json_object_set_new(o, "first_entry", jint(p->first_entry));
+    json_object_set_new(o, "entries", jint(p->n_entries));
+    json_object_set_new(o, "start_us", time_json(p->has_time, p->start_us));
+    json_object_set_new(o, "end_us", time_json(p->has_time, p->end_us));
+    json_object_set_new(o, "live_start", jint(p->live_start));
+    json_object_set_new(o, "live_end", jint(p->live_end));
+    json_object_set_new(o, "growth", json_integer(p->growth));
+    json_object_set_new(o, "alloc_count", jint(p->alloc_count));
+    json_object_set_new(o, "alloc_bytes", jint(p->alloc_bytes));
+    json_object_set_new(o, "free_count", jint(p->free_count));
+    json_object_set_new(o, "free_bytes", jint(p->free_bytes));
+    return o;
+}
+
+static json_t *group_json(const sd_trace_group *g)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "key", json_string(g->key));
+    json_object_set_new(o, "site", frame_json(g->site));
+    json_object_set_new(o, "alive_bytes", jint(g->alive_bytes));
+    json_object_set_new(o, "alive_count", jint(g->alive_count));
+    json_object_set_new(o, "alloc_count", jint(g->alloc_count));
+    json_object_set_new(o, "alloc_bytes", jint(g->alloc_bytes));
+    json_object_set_new(o, "free_count", jint(g->free_count));
+    json_object_set_new(o, "free_bytes", jint(g->free_bytes));
+    return o;
+}
+
+static json_t *actions_json(const sd_trace_device *d)
+{
+    json_t *o = json_object();
+    for (int a = 0; a < SD_ACT_COUNT; a++)
+        json_object_set_new(o, sd_trace_action_name((sd_trace_action)a), jint(d->count[a]));
+    return o;
+}
+
+static json_t *device_json(const sd_snapshot *s, const sd_trace_device *d)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "device", json_integer(d->device));
+    json_object_set_new(o, "entries", jint(d->n_entries));
+    json_object_set_new(o, "total_entries", jint(d->total_entries));
+    json_object_set_new(o, "first_entry", jint(d->first_entry));
+    json_object_set_new(o, "alive_bytes", jint(d->alive_bytes));
+    json_object_set_new(o, "alive_count", jint(d->alive_count));
+    json_object_set_new(o, "alloc_count", jint(d->alloc_count));
+    json_object_set_new(o, "alloc_bytes", jint(d->alloc_bytes));
+    json_object_set_new(o, "free_count", jint(d->free_count));
+    json_object_set_new(o, "free_bytes", jint(d->free_bytes));
+    json_object_set_new(o, "unknown_free_count", jint(d->unknown_free_count));
+    json_object_set_new(o, "unknown_free_bytes", jint(d->unknown_free_bytes));
+    json_object_set_new(o, "actions", actions_json(d));
+    json_object_set_new(o, "peak_bytes", jint(d->has_peak ? d->peak_bytes : 0));
+    json_object_set_new(o, "peak", peak_json(s, d));
+    json_object_set_new(o, "first_time_us", time_json(d->has_span, d->first_time_us));
+    json_object_set_new(o, "last_time_us", time_json(d->has_span, d->last_time_us));
+    json_object_set_new(o, "time_span_us", time_json(d->has_span, d->span_us));
+    json_t *rates = json_null();
+    if (d->has_rates) {
+        rates = json_object();
+        json_object_set_new(rates, "allocs_per_s", json_real(d->allocs_per_s));
+        json_object_set_new(rates, "alloc_bytes_per_s", json_real(d->alloc_bytes_per_s));
+        json_object_set_new(rates, "frees_per_s", json_real(d->frees_per_s));
+    }
+    json_object_set_new(o, "rates", rates);
+    json_t *w = json_array();
+    for (size_t i = 0; i < d->n_warnings; i++) {
+        json_t *x = json_object();
+        json_object_set_new(x, "code", json_string(sd_trace_warning_name(d->warnings[i].code)));
+        json_object_set_new(x, "count", jint(d->warnings[i].count));
+        json_object_set_new(x, "bytes", jint(d->warnings[i].bytes));
+        json_array_append_new(w, x);
+    }
+    json_object_set_new(o, "warnings", w);
+    json_t *ph = json_array();
+    for (size_t i = 0; i < d->n_phases; i++) json_array_append_new(ph, phase_json(&d->phases[i]));
+    json_object_set_new(o, "phases", ph);
+    json_t *g = json_array();
+    for (size_t i = 0; i < d->n_groups; i++) json_array_append_new(g, group_json(&d->groups[i]));
+    json_object_set_new(o, "groups", g);
+    return o;
+}
+
+sd_status sdp_render_trace_json(FILE *out, const sd_trace *t)
+{
+    const sd_snapshot *s = sd_trace_snapshot(t);
+    const sd_attrib *a = sd_trace_attrib(t);
+    json_t *doc = json_object();
+    json_object_set_new(doc, "schema", json_string("snapdiff.trace/1"));
+    json_object_set_new(doc, "source", json_string(sd_snapshot_source(s)));
+    json_object_set_new(doc, "group_by", json_string(sd_group_by_name(sd_attrib_group_by(a))));
+    json_object_set_new(doc, "depth", json_integer(sd_attrib_depth(a)));
+    json_t *devs = json_array();
+    for (size_t i = 0; i < sd_trace_device_count(t); i++)
+        json_array_append_new(devs, device_json(s, sd_trace_device_at(t, i)));
+    json_object_set_new(doc, "devices", devs);
+    int rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', out);
+    json_decref(doc);
+    if (rc != 0) return SD_ENOMEM;
+    return ferror(out) ? SD_EIO : SD_OK;
+}
