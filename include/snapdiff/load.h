@@ -27,9 +27,11 @@ typedef struct sd_loader_options {
      * (input index, member index), e.g. to reduce it to a group table (groups.h); the
      * loader then frees it instead of keeping it, so N inputs never hold N models at
      * once. Calls for different inputs run in parallel; those of one input in member
-     * order. A status other than SD_OK stops that input with it (err filled). */
-    sd_status (*each)(void *ctx, size_t input, size_t member, const sd_snapshot *snap,
-                      sd_error *err);
+     * order. A status other than SD_OK stops that input with it (err filled).
+     * (The return type stands on its own line: tests/check_symbols.sh reads "sd_x (" as
+     * a function the library must export.) */
+    sd_status
+    (*each)(void *ctx, size_t input, size_t member, const sd_snapshot *snap, sd_error *err);
     void *ctx;
 } sd_loader_options;
 
