@@ -94,7 +94,7 @@ static void group_table(FILE *out, const sd_series *s, const sdp_series_text_opt
     size_t spark_cols = n < SPARK_WIDTH ? n : SPARK_WIDTH;
     fprintf(out, "  %s%-9s %12s", sdp_ansi(color, SDP_BOLD), "VERDICT", "SLOPE/SNAP");
     if (steps) fprintf(out, " %12s", "SLOPE/STEP");
-    fprintf(out, " %6s %11s  %-*s  %s%s%s\n", "CONF", "LAST", (int)spark_cols, "BYTES",
+    fprintf(out, " %7s %11s  %-*s  %s%s%s\n", "CONF", "LAST", (int)spark_cols, "BYTES",
             devs ? "DEV " : "", "GROUP", sdp_ansi(color, SDP_RESET));
     for (size_t i = 0; i < shown; i++) {
         const sd_series_group *g = sd_series_group_at(s, i);
@@ -103,7 +103,7 @@ static void group_table(FILE *out, const sd_series *s, const sdp_series_text_opt
         fprintf(out, "  %s%-9s%s %12s", verdict_colour(color, g->verdict),
                 sd_trend_name(g->verdict), sdp_ansi(color, SDP_RESET), slope_text(g->trend.slope).s);
         if (steps) fprintf(out, " %12s", slope_text(g->trend.slope_per_step).s);
-        fprintf(out, " %5.1f%% %11s  %s  ", 100 * g->trend.confidence,
+        fprintf(out, " %6.2f%% %11s  %s  ", 100 * g->trend.confidence,
                 sdp_fmt_bytes(g->bytes[n - 1]).s, spark);
         if (devs) fprintf(out, "%3" PRId64 " ", g->device);
         size_t len = strlen(g->key);
