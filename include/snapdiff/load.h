@@ -28,8 +28,8 @@ typedef struct sd_loader_options {
      * loader then frees it instead of keeping it, so N inputs never hold N models at
      * once. Calls for different inputs run in parallel; those of one input in member
      * order. A status other than SD_OK stops that input with it (err filled).
-     * (The return type stands on its own line: tests/check_symbols.sh reads "sd_x (" as
-     * a function the library must export.) */
+     * (The return type stands on its own line: tests/check_symbols.sh takes any sd_ name
+     * followed by a parenthesis for a function the library must export.) */
     sd_status
     (*each)(void *ctx, size_t input, size_t member, const sd_snapshot *snap, sd_error *err);
     void *ctx;

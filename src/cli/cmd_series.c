@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "commands.h"
 #include "msg.h"
@@ -165,9 +166,8 @@ static int analyse(const struct cli_opts *o, sd_groups **all, size_t n)
     return st == SD_OK || st == SD_EIO ? EXIT_OK : EXIT_TROUBLE;
 }
 
-int cmd_series(const struct cli_opts *opts)
+static int run_series(const struct cli_opts *opts, const char *const *files, size_t n_in)
 {
-    size_t n_in = (size_t)opts->n_files;
     series_ctx c = {.max_memory = opts->max_memory, .inputs = calloc(n_in ? n_in : 1, sizeof *c.inputs)};
     if (!c.inputs) {
         msg_error("out of memory");
@@ -177,7 +177,7 @@ int cmd_series(const struct cli_opts *opts)
     int status = EXIT_TROUBLE;
     size_t n = 0;
     sd_groups **all = NULL;
-    if (cli_load_stream(opts->files, n_in, opts, reduce, &c) == 0) {
+    if (cli_load_stream(files, n_in, opts, reduce, &c) == 0) {
         for (size_t i = 0; i < n_in; i++) n += c.inputs[i].n;
         all = malloc((n ? n : 1) * sizeof *all);
         if (!all) msg_error("out of memory");
@@ -206,5 +206,67 @@ int cmd_series(const struct cli_opts *opts)
     }
     free(c.inputs);
     free(all);
+    return status;
+}
+
+/* A directory becomes its snapshot files, so that they load in parallel (--jobs) and
+ * within --max-memory by their sizes, like files given one by one; the files it leaves
+ * out as no snapshot are noted here, as the loader notes them. Other specs stay as they
+ * are (a directory that does not open is left to the loader to report). *out holds
+ * owned strings. @return the number of specs, or -1 (printed). */
+static int expand_dirs(const struct cli_opts *o, char ***out)
+{
+    size_t n = 0, cap = 0;
+    char **specs = NULL;
+    for (int i = 0; i < o->n_files; i++) {
+        const char *spec = o->files[i];
+        struct stat st;
+        sd_input *in = NULL;
+        if (stat(spec, &st) == 0 && S_ISDIR(st.st_mode)) {
+            sd_input_options io = {.max_memory = o->max_memory};
+            in = sd_input_open(spec, &io, NULL);
+        }
+        size_t k = in ? sd_input_count(in) : 1;
+        if (n + k > cap) {
+            cap = (n + k) * 2;
+            char **grown = realloc(specs, cap * sizeof *grown);
+            if (!grown) {
+                sd_input_free(in);
+                goto nomem;
+            }
+            specs = grown;
+        }
+        if (in && sd_input_skipped_count(in))
+            msg_note("%s: skipped %zu %s: %s", spec, sd_input_skipped_count(in),
+                     sd_input_skipped_count(in) == 1 ? "file that is not a snapshot"
+                                                     : "files that are not snapshots",
+                     sd_input_skipped(in));
+        for (size_t m = 0; m < k; m++) {
+            specs[n] = strdup(in ? sd_input_name(in, m) : spec);
+            if (!specs[n]) {
+                sd_input_free(in);
+                goto nomem;
+            }
+            n++;
+        }
+        sd_input_free(in);
+    }
+    *out = specs;
+    return (int)n;
+nomem:
+    for (size_t i = 0; i < n; i++) free(specs[i]);
+    free(specs);
+    msg_error("out of memory");
+    return -1;
+}
+
+int cmd_series(const struct cli_opts *opts)
+{
+    char **specs = NULL;
+    int n_specs = expand_dirs(opts, &specs);
+    if (n_specs < 0) return EXIT_TROUBLE;
+    int status = run_series(opts, (const char *const *)specs, (size_t)n_specs);
+    for (int i = 0; i < n_specs; i++) free(specs[i]);
+    free(specs);
     return status;
 }
