@@ -15,13 +15,13 @@ _snapdiff()
     local commands='diff stats frag series dump help'
     local common='--help -h --version -V --no-color --color --max-memory --quiet -q'
     local json='--json -j --jobs'   # diff, stats, frag, series
-    local diff_opts='--format -f --group-by -g --depth -d --hide --show --focus --top -n
-        --steps --capacity --max-growth'
+    local diff_opts='--format -f --output -o --group-by -g --depth -d --hide --show --focus
+        --top -n --steps --capacity --max-growth'
     local frag_opts='--gap-threshold --index-threshold --map --svg'
     local series_opts='--group-by -g --depth -d --hide --show --focus --top -n --steps --capacity
         --sort --steps-between --min-slope --confidence --ascii'
     # Options whose value is the next word.
-    local takes_value='--format|-f|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--sort|--steps-between|--min-slope|--confidence'
+    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--sort|--steps-between|--min-slope|--confidence'
 
     # Values: "--opt VALUE" and "--opt=VALUE" (split at '=' or not).
     local opt=$prev value=$cur prefix=''
@@ -40,9 +40,9 @@ _snapdiff()
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'name time' -- "$value")
             return ;;
         --format|-f)
-            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'text json folded' -- "$value")
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'text json folded pprof' -- "$value")
             return ;;
-        --svg)
+        --svg|--output|-o)
             compopt -o filenames 2>/dev/null
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -f -- "$value")
             return ;;

@@ -20,7 +20,7 @@ enum { FOR_DIFF = 1 << CMD_DIFF, FOR_STATS = 1 << CMD_STATS, FOR_DUMP = 1 << CMD
        FOR_FRAG = 1 << CMD_FRAG, FOR_SERIES = 1 << CMD_SERIES,
        FOR_ALL = FOR_DIFF | FOR_STATS | FOR_DUMP | FOR_FRAG | FOR_SERIES };
 
-enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED };
+enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF };
 
 #define CLI_MAX_PATTERNS 32
 
@@ -34,6 +34,7 @@ struct cli_opts {
     uint64_t max_memory;         /* --max-memory, default a fraction of physical memory */
     bool quiet;                  /* -q: no notes/warnings on stderr */
     unsigned jobs;               /* --jobs N: files loaded at once, 0 = one per core */
+    const char *output;          /* -o FILE: write the result there instead of stdout */
 
     /* diff */
     sd_group_by group_by;        /* --group-by (names: sd_group_by_name) */
