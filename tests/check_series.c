@@ -8,6 +8,7 @@
 
 #include "render/series_render.h"
 #include "snapdiff/groups.h"
+#include "snapdiff/load.h"
 #include "snapdiff/series.h"
 
 #include "check_helpers.h"
@@ -185,6 +186,51 @@ START_TEST(sparklines)
 }
 END_TEST
 
+/* load.h's `each`: every snapshot handed over in its loading thread, then freed. */
+typedef struct each_log {
+    sd_groups *tables[3];
+    size_t calls[3];
+} each_log;
+
+static sd_status reduce_each(void *ctx, size_t input, size_t member, const sd_snapshot *snap,
+                             sd_error *err)
+{
+    each_log *log = ctx;
+    ck_assert_uint_lt(input, 3);
+    ck_assert_uint_eq(member, 0);
+    sd_attrib_options ao = {.group_by = SD_GROUP_SITE};
+    log->tables[input] = sd_groups_create(snap, &ao, 0, err);
+    log->calls[input]++;
+    return log->tables[input] ? SD_OK : err->code;
+}
+
+START_TEST(loader_hands_over_each_snapshot)
+{
+    const char *specs[3] = {SNAPDIFF_TESTDATA "/series/leak/step_0100.pickle",
+                            SNAPDIFF_TESTDATA "/series/leak/step_0200.pickle",
+                            SNAPDIFF_TESTDATA "/series/leak/no-such.pickle"};
+    each_log log = {0};
+    sd_loaded out[3];
+    sd_loader_options lo = {.jobs = 3, .all_members = true, .each = reduce_each, .ctx = &log};
+    ck_assert_int_ne(sd_load_all(specs, 3, &lo, out), SD_OK);
+    for (size_t i = 0; i < 2; i++) {
+        ck_assert_int_eq(out[i].status, SD_OK);
+        ck_assert_uint_eq(out[i].n_snaps, 0);      /* not kept */
+        ck_assert_uint_eq(out[i].n_passed, 1);
+        ck_assert_uint_eq(log.calls[i], 1);
+        ck_assert_ptr_nonnull(log.tables[i]);
+    }
+    ck_assert_int_ne(out[2].status, SD_OK);
+    ck_assert_uint_eq(log.calls[2], 0);
+    /* the leak: 4 MiB, then 5 MiB */
+    const char *leak = "/home/alice/proj/metrics.py:23 update";
+    ck_assert_uint_eq(sd_groups_find(log.tables[0], leak, 0)->bytes, 4u << 20);
+    ck_assert_uint_eq(sd_groups_find(log.tables[1], leak, 0)->bytes, 5u << 20);
+    sd_loaded_free(out, 3);
+    for (size_t i = 0; i < 2; i++) sd_groups_free(log.tables[i]);
+}
+END_TEST
+
 static Suite *make(void)
 {
     Suite *s = suite_create("series");
@@ -195,6 +241,7 @@ static Suite *make(void)
     tcase_add_test(tc, clean_flags_nothing);
     tcase_add_test(tc, refuses_bad_series);
     tcase_add_test(tc, sparklines);
+    tcase_add_test(tc, loader_hands_over_each_snapshot);
     suite_add_tcase(s, tc);
     return s;
 }
