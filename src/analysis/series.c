@@ -250,10 +250,10 @@ static int group_cmp(const void *pa, const void *pb)
 static sd_status analyse_floor(sd_series *se, sd_error *err)
 {
     size_t n = se->n;
-    double *y = malloc(n * sizeof *y), *r = malloc(n * sizeof *r), *x = malloc(n * sizeof *x);
+    double *y = malloc(n * sizeof *y), *x = malloc(n * sizeof *x);
     double *ly = malloc(n * sizeof *ly), *lx = malloc(n * sizeof *lx);
     size_t *idx = malloc(n * sizeof *idx);
-    sd_status st = y && r && x && ly && lx && idx ? SD_OK : nomem(err);
+    sd_status st = y && x && ly && lx && idx ? SD_OK : nomem(err);
     for (size_t i = 0; st == SD_OK && i < n; i++) {
         y[i] = (double)se->snaps[i].reserved;
         x[i] = se->steps ? (double)se->steps[i] : (double)i;
@@ -290,7 +290,11 @@ static sd_status analyse_floor(sd_series *se, sd_error *err)
         f->slope = se->allocated.slope;
         f->first_bytes = f->last_bytes = y[0];
     }
-    free(y); free(r); free(x); free(ly); free(lx); free(idx);
+    free(y);
+    free(x);
+    free(ly);
+    free(lx);
+    free(idx);
     return st;
 }
 
