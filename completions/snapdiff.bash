@@ -12,15 +12,17 @@ _snapdiff()
     local cword=$COMP_CWORD
     COMPREPLY=()
 
-    local commands='diff stats frag trace dump help'
+    local commands='diff stats frag series trace dump help'
     local common='--help -h --version -V --no-color --color --max-memory --quiet -q'
-    local json='--json -j --jobs'   # diff, stats, frag
+    local json='--json -j --jobs'   # diff, stats, frag, series
     local diff_opts='--format -f --output -o --group-by -g --depth -d --hide --show --focus
         --top -n --steps --capacity --max-growth'
     local frag_opts='--gap-threshold --index-threshold --map --svg'
     local trace_opts='--group-by -g --depth -d --hide --show --focus --top -n --since --until'
+    local series_opts='--group-by -g --depth -d --hide --show --focus --top -n --steps --capacity
+        --sort --steps-between --min-slope --confidence --ascii'
     # Options whose value is the next word.
-    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until'
+    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence'
 
     # Values: "--opt VALUE" and "--opt=VALUE" (split at '=' or not).
     local opt=$prev value=$cur prefix=''
@@ -35,6 +37,9 @@ _snapdiff()
         --group-by|-g)
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'site leaf stack file function annotation compile-context' -- "$value")
             return ;;
+        --sort)
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'name time' -- "$value")
+            return ;;
         --format|-f)
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'text json folded pprof' -- "$value")
             return ;;
@@ -42,10 +47,13 @@ _snapdiff()
             compopt -o filenames 2>/dev/null
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -f -- "$value")
             return ;;
+        --min-slope)
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W '64KiB 256KiB 1MiB 16MiB' -- "$value")
+            return ;;
         --max-memory|--capacity|--max-growth)
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -W '8GiB 16GiB 24GiB 40GiB 48GiB 80GiB 96GiB 141GiB' -- "$value")
             return ;;
-        --depth|-d|--top|-n|--steps|--jobs|--gap-threshold|--index-threshold|--hide|--show|--focus|--since|--until)
+        --depth|-d|--top|-n|--steps|--jobs|--gap-threshold|--index-threshold|--hide|--show|--focus|--since|--until|--steps-between|--confidence)
             # A number or a regular expression: nothing sensible to offer.
             return ;;
     esac
@@ -66,7 +74,7 @@ _snapdiff()
             continue
         fi
         case $w in
-            diff|stats|frag|trace|dump|help) cmd=$w ;;
+            diff|stats|frag|series|trace|dump|help) cmd=$w ;;
             *) cmd='diff' ;;   # snapdiff OLD NEW
         esac
         break
@@ -74,18 +82,19 @@ _snapdiff()
 
     # snapdiff help COMMAND: the command names, no files (help is never a file name).
     if [[ $cmd == help ]]; then
-        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag trace dump' -- "$cur")
+        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag series trace dump' -- "$cur")
         return
     fi
 
     if [[ $cur == -* && $seen_files -eq 0 ]]; then
         local opts
         case $cmd in
-            '') opts="$common $json $diff_opts $frag_opts --since --until" ;;
+            '') opts="$common $json $diff_opts $frag_opts --since --until --sort --steps-between --min-slope --confidence --ascii" ;;
             diff) opts="$common $json $diff_opts" ;;
             stats) opts="$common $json" ;;
             frag) opts="$common $json $frag_opts" ;;
             trace) opts="$common $json $trace_opts" ;;
+            series) opts="$common $json $series_opts" ;;
             dump) opts="$common" ;;
         esac
         mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")

@@ -18,11 +18,11 @@ function __snapdiff_command
                 break
             case -f -g -d -n --format --group-by --depth --top --hide --show --focus --steps \
                 --capacity --max-growth --max-memory --jobs --gap-threshold --index-threshold --svg \
-                --since --until
+                --since --until --sort --steps-between --min-slope --confidence
                 set skip 1
             case '-*'
                 continue
-            case diff stats frag trace dump help
+            case diff stats frag series trace dump help
                 echo $w
                 return
             case '*'
@@ -44,11 +44,12 @@ complete -c snapdiff -f
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a diff -d 'what grew between two snapshots, grouped by allocation site'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a stats -d 'totals per device: reserved, allocated, blocks, trace'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a frag -d 'fragmentation: gap, free-block sizes, verdict and advice'
+complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a series -d 'trends over many snapshots: which groups grow, which only swing'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a trace -d 'replay the allocation history: alive at the end, peak, phases'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a dump -d 'the whole pickle as JSON, for jq'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a help -d 'this help, or one command\'s'
 # snapdiff help COMMAND: the command names (help is never a file name).
-complete -c snapdiff -n 'test "$(__snapdiff_command)" = help' -a 'diff stats frag trace dump'
+complete -c snapdiff -n 'test "$(__snapdiff_command)" = help' -a 'diff stats frag series trace dump'
 complete -c snapdiff -n 'test "$(__snapdiff_command)" != help' -F
 
 # Options of every command.
@@ -59,21 +60,21 @@ complete -c snapdiff -l color -d 'colour the output even when it is not a termin
 complete -c snapdiff -l max-memory -x -a '8GiB 16GiB 24GiB 40GiB 48GiB 80GiB 96GiB 141GiB' -d 'memory budget per snapshot (default: half of physical memory)'
 complete -c snapdiff -s q -l quiet -d 'do not print warnings and notes on stderr'
 
-# diff, stats, frag, trace.
-complete -c snapdiff -n '__snapdiff_for diff stats frag trace' -s j -l json -d 'write JSON (versioned schema) instead of text'
-complete -c snapdiff -n '__snapdiff_for diff stats frag trace' -l jobs -x -d 'load up to N files at once (default: one per CPU core)'
+# diff, stats, frag, trace, series.
+complete -c snapdiff -n '__snapdiff_for diff stats frag trace series' -s j -l json -d 'write JSON (versioned schema) instead of text'
+complete -c snapdiff -n '__snapdiff_for diff stats frag trace series' -l jobs -x -d 'load up to N files at once (default: one per CPU core)'
 
 # diff.
 complete -c snapdiff -n '__snapdiff_for diff' -s f -l format -x -a 'text json folded pprof' -d 'output format (folded: collapsed stacks for flame graphs; pprof: go tool pprof)'
 complete -c snapdiff -n '__snapdiff_for diff' -s o -l output -r -F -d 'write the result to FILE instead of stdout'
-complete -c snapdiff -n '__snapdiff_for diff trace' -s g -l group-by -x -a 'site leaf stack file function annotation compile-context' -d 'group live blocks by'
-complete -c snapdiff -n '__snapdiff_for diff trace' -s d -l depth -x -d 'add N caller frames to the site key'
-complete -c snapdiff -n '__snapdiff_for diff trace' -l hide -x -d 'treat matching frames as internal (REGEX, repeatable)'
-complete -c snapdiff -n '__snapdiff_for diff trace' -l show -x -d 'treat matching frames as user code (REGEX, repeatable)'
-complete -c snapdiff -n '__snapdiff_for diff trace' -l focus -x -d 'only blocks with a matching frame (REGEX, repeatable)'
-complete -c snapdiff -n '__snapdiff_for diff trace' -s n -l top -x -d 'show the N largest growing groups (default 20)'
-complete -c snapdiff -n '__snapdiff_for diff' -l steps -x -d 'training steps between the snapshots: growth per step'
-complete -c snapdiff -n '__snapdiff_for diff' -l capacity -x -a '16GiB 24GiB 40GiB 48GiB 80GiB 96GiB 141GiB' -d 'device memory for the steps-until-full estimate'
+complete -c snapdiff -n '__snapdiff_for diff trace series' -s g -l group-by -x -a 'site leaf stack file function annotation compile-context' -d 'group live blocks by'
+complete -c snapdiff -n '__snapdiff_for diff trace series' -s d -l depth -x -d 'add N caller frames to the site key'
+complete -c snapdiff -n '__snapdiff_for diff trace series' -l hide -x -d 'treat matching frames as internal (REGEX, repeatable)'
+complete -c snapdiff -n '__snapdiff_for diff trace series' -l show -x -d 'treat matching frames as user code (REGEX, repeatable)'
+complete -c snapdiff -n '__snapdiff_for diff trace series' -l focus -x -d 'only blocks with a matching frame (REGEX, repeatable)'
+complete -c snapdiff -n '__snapdiff_for diff trace series' -s n -l top -x -d 'show the N largest growing groups (default 20)'
+complete -c snapdiff -n '__snapdiff_for diff series' -l steps -x -d 'training steps between the snapshots: growth per step'
+complete -c snapdiff -n '__snapdiff_for diff series' -l capacity -x -a '16GiB 24GiB 40GiB 48GiB 80GiB 96GiB 141GiB' -d 'device memory for the steps-until-full estimate'
 complete -c snapdiff -n '__snapdiff_for diff' -l max-growth -x -a '0 64MiB 256MiB 1GiB' -d 'CI gate: exit 1 when allocated memory grew by more than SIZE'
 
 # frag.
@@ -85,3 +86,9 @@ complete -c snapdiff -n '__snapdiff_for frag' -l svg -r -F -d 'write the segment
 # trace.
 complete -c snapdiff -n '__snapdiff_for trace' -l since -x -d 'trace window start: #N (entry index), T (time_us) or +US'
 complete -c snapdiff -n '__snapdiff_for trace' -l until -x -d 'trace window end (exclusive): #N, T (time_us) or +US'
+# series.
+complete -c snapdiff -n '__snapdiff_for series' -l sort -x -a 'name time' -d 'order the snapshots by name or time (the trace\'s last time_us)'
+complete -c snapdiff -n '__snapdiff_for series' -l steps-between -x -d 'training steps between consecutive snapshots: slopes per step'
+complete -c snapdiff -n '__snapdiff_for series' -l min-slope -x -a '64KiB 256KiB 1MiB 16MiB' -d 'smallest slope per snapshot that counts as growing (default 256KiB)'
+complete -c snapdiff -n '__snapdiff_for series' -l confidence -x -a '0.9 0.95 0.99' -d 'trend-test confidence needed for growing or shrinking (default 0.99)'
+complete -c snapdiff -n '__snapdiff_for series' -l ascii -d 'draw sparklines in ASCII, not Unicode blocks'

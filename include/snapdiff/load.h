@@ -23,6 +23,16 @@ typedef struct sd_loader_options {
     unsigned jobs;          /* files loaded at once; 0 = the number of online cores */
     bool all_members;       /* load every member of an archive or directory; when false,
                              * an input must hold exactly one snapshot */
+    /* Optional: called in the loading thread with each snapshot as soon as it is built
+     * (input index, member index), e.g. to reduce it to a group table (groups.h); the
+     * loader then frees it instead of keeping it, so N inputs never hold N models at
+     * once. Calls for different inputs run in parallel; those of one input in member
+     * order. A status other than SD_OK stops that input with it (err filled).
+     * (The return type stands on its own line: tests/check_symbols.sh takes any sd_ name
+     * followed by a parenthesis for a function the library must export.) */
+    sd_status
+    (*each)(void *ctx, size_t input, size_t member, const sd_snapshot *snap, sd_error *err);
+    void *ctx;
 } sd_loader_options;
 
 typedef struct sd_loaded {
@@ -33,8 +43,10 @@ typedef struct sd_loaded {
     size_t n_members;             /* members of the opened input; 0 if it did not open */
     char first_member[256];       /* display name of member 0 ("" when none) */
     sd_snapshot **snaps;          /* the snapshots loaded, in member order: all of them,
-                                   * or those before the member that failed */
+                                   * or those before the member that failed (none with
+                                   * `each`) */
     size_t n_snaps;
+    size_t n_passed;              /* with `each`: the snapshots handed to it */
     size_t n_skipped;             /* directory files left out as no snapshot (source.h) */
     char skipped[512];            /* their names: sd_input_skipped */
 } sd_loaded;

@@ -13,6 +13,7 @@ int cmd_stats(const struct cli_opts *opts);
 int cmd_dump(const struct cli_opts *opts);
 int cmd_frag(const struct cli_opts *opts);
 int cmd_trace(const struct cli_opts *opts);
+int cmd_series(const struct cli_opts *opts);
 
 /* Shared by the commands (load.c), both through the library's parallel loader (load.h,
  * --jobs). They print the warnings, or the one error line; -1 means: printed, exit 2.
@@ -25,6 +26,13 @@ int cli_load_each(const char *const *specs, size_t n, const struct cli_opts *opt
 int cli_load_all(const char **specs, int n_specs, const struct cli_opts *opts,
                  sd_snapshot ***out, size_t *n_out);
 void cli_free_all(sd_snapshot **snaps, size_t n);
+/* Every member of every spec handed to `each` in a loading thread as soon as it is built,
+ * then freed (load.h's `each`); the messages are printed afterwards as cli_load_all
+ * prints them. */
+typedef sd_status (*cli_each_fn)(void *ctx, size_t input, size_t member,
+                                 const sd_snapshot *snap, sd_error *err);
+int cli_load_stream(const char *const *specs, size_t n, const struct cli_opts *opts,
+                    cli_each_fn each, void *ctx);
 
 /* Colour helpers: return "" when colour is off. */
 const char *clr_bold(const struct cli_opts *o);

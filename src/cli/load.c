@@ -2,6 +2,7 @@
  * files load in parallel; the messages (warnings, the one error line) are printed here
  * afterwards, in the order the files were given. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "commands.h"
 #include "msg.h"
@@ -88,6 +89,65 @@ int cli_load_all(const char **specs, int n_specs, const struct cli_opts *opts,
     free(res);
     *out = all;
     return all ? 0 : -1;
+}
+
+/* ---------- streaming: each snapshot handed over as it loads ---------- */
+
+typedef struct stream_ctx {
+    cli_each_fn each;
+    void *ctx;
+    char **warnings;          /* per input: its snapshots' warnings, one per line */
+} stream_ctx;
+
+static sd_status stream_each(void *vctx, size_t input, size_t member, const sd_snapshot *snap,
+                             sd_error *err)
+{
+    stream_ctx *c = vctx;
+    for (size_t i = 0; i < sd_snapshot_warning_count(snap); i++) {
+        const char *src = sd_snapshot_source(snap), *w = sd_snapshot_warning(snap, i);
+        char *old = c->warnings[input];
+        size_t had = old ? strlen(old) : 0, add = strlen(src) + strlen(w) + 3;
+        char *grown = realloc(old, had + add + 1);
+        if (!grown) {
+            err->code = SD_ENOMEM;
+            snprintf(err->text, sizeof err->text, "out of memory");
+            return SD_ENOMEM;
+        }
+        snprintf(grown + had, add + 1, "%s: %s\n", src, w);
+        c->warnings[input] = grown;
+    }
+    return c->each(c->ctx, input, member, snap, err);
+}
+
+int cli_load_stream(const char *const *specs, size_t n, const struct cli_opts *opts,
+                    cli_each_fn each, void *ctx)
+{
+    sd_loaded *res = calloc(n ? n : 1, sizeof *res);
+    stream_ctx sc = {.each = each, .ctx = ctx, .warnings = calloc(n ? n : 1, sizeof(char *))};
+    if (!res || !sc.warnings) {
+        free(res);
+        free(sc.warnings);
+        msg_error("out of memory");
+        return -1;
+    }
+    sd_loader_options lo = {.max_memory = opts->max_memory, .jobs = opts->jobs,
+                            .all_members = true, .each = stream_each, .ctx = &sc};
+    sd_load_all(specs, n, &lo, res);
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++) {   /* as if one after another: stop at a failure */
+        for (char *w = sc.warnings[i], *nl; w && *w; w = nl + 1) {
+            nl = strchr(w, '\n');
+            *nl = '\0';
+            msg_warn("%s", w);
+        }
+        report(&res[i]);
+        ok = res[i].status == SD_OK;
+    }
+    for (size_t i = 0; i < n; i++) free(sc.warnings[i]);
+    free(sc.warnings);
+    sd_loaded_free(res, n);
+    free(res);
+    return ok ? 0 : -1;
 }
 
 void cli_free_all(sd_snapshot **snaps, size_t n)

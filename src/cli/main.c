@@ -38,6 +38,7 @@ int main(int argc, char **argv)
     case CMD_DUMP: status = cmd_dump(&opts); break;
     case CMD_FRAG: status = cmd_frag(&opts); break;
     case CMD_TRACE: status = cmd_trace(&opts); break;
+    case CMD_SERIES: status = cmd_series(&opts); break;
     case CMD_NONE: break;
     }
     return finish_stdout(status);

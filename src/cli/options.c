@@ -20,6 +20,7 @@ enum opt_id {
     O_GROUP_BY, O_DEPTH, O_HIDE, O_SHOW, O_FOCUS, O_TOP, O_STEPS, O_CAPACITY, O_MAX_GROWTH,
     O_GAP_THRESHOLD, O_INDEX_THRESHOLD, O_MAP, O_SVG, O_JOBS, O_OUTPUT,
     O_SINCE, O_UNTIL,
+    O_SORT, O_STEPS_BETWEEN, O_MIN_SLOPE, O_CONFIDENCE, O_ASCII,
 };
 
 struct opt_def {
@@ -34,7 +35,7 @@ struct opt_def {
 static const struct opt_def options[] = {
     {"help", 'h', NULL, FOR_ALL, O_HELP, "show this help and exit"},
     {"version", 'V', NULL, FOR_ALL, O_VERSION, "show the version and exit"},
-    {"json", 'j', NULL, FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_TRACE, O_JSON,
+    {"json", 'j', NULL, FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES, O_JSON,
      "write JSON (documented, versioned schema) instead of text"},
     {"format", 'f', "FMT", FOR_DIFF, O_FORMAT,
      "output format: text, json, folded (collapsed stacks for flame graphs) or pprof "
@@ -46,20 +47,22 @@ static const struct opt_def options[] = {
     {"max-memory", 0, "SIZE", FOR_ALL, O_MAX_MEMORY,
      "memory budget per snapshot, e.g. 8GiB (default: half of physical memory)"},
     {"quiet", 'q', NULL, FOR_ALL, O_QUIET, "do not print warnings and notes on stderr"},
-    {"jobs", 0, "N", FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_TRACE, O_JOBS,
+    {"jobs", 0, "N", FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES, O_JOBS,
      "load up to N files at once (default: one per CPU core)"},
-    {"group-by", 'g', "KEY", FOR_DIFF | FOR_TRACE, O_GROUP_BY,
+    {"group-by", 'g', "KEY", FOR_DIFF | FOR_TRACE | FOR_SERIES, O_GROUP_BY,
      "group live blocks by site (default), leaf, stack, file, function, annotation or "
      "compile-context"},
-    {"depth", 'd', "N", FOR_DIFF | FOR_TRACE, O_DEPTH, "add N caller frames to the site key"},
-    {"hide", 0, "REGEX", FOR_DIFF | FOR_TRACE, O_HIDE,
+    {"depth", 'd', "N", FOR_DIFF | FOR_TRACE | FOR_SERIES, O_DEPTH, "add N caller frames to the site key"},
+    {"hide", 0, "REGEX", FOR_DIFF | FOR_TRACE | FOR_SERIES, O_HIDE,
      "treat matching frames as internal (repeatable)"},
-    {"show", 0, "REGEX", FOR_DIFF | FOR_TRACE, O_SHOW,
+    {"show", 0, "REGEX", FOR_DIFF | FOR_TRACE | FOR_SERIES, O_SHOW,
      "treat matching frames as user code, even inside a package (repeatable)"},
-    {"focus", 0, "REGEX", FOR_DIFF | FOR_TRACE, O_FOCUS, "only blocks with a matching frame (repeatable)"},
-    {"top", 'n', "N", FOR_DIFF | FOR_TRACE, O_TOP, "show the N largest growing groups (default 20)"},
-    {"steps", 0, "N", FOR_DIFF, O_STEPS, "training steps between the snapshots: growth per step"},
-    {"capacity", 0, "SIZE", FOR_DIFF, O_CAPACITY,
+    {"focus", 0, "REGEX", FOR_DIFF | FOR_TRACE | FOR_SERIES, O_FOCUS, "only blocks with a matching frame (repeatable)"},
+    {"top", 'n', "N", FOR_DIFF | FOR_TRACE | FOR_SERIES, O_TOP,
+     "show the N largest growing groups (default 20); series, trace: the first N groups"},
+    {"steps", 0, "N", FOR_DIFF | FOR_SERIES, O_STEPS,
+     "training steps between the snapshots: growth per step; series: N1,N2,... one per snapshot"},
+    {"capacity", 0, "SIZE", FOR_DIFF | FOR_SERIES, O_CAPACITY,
      "device memory for the steps-until-full estimate, e.g. 80GiB"},
     {"max-growth", 0, "SIZE", FOR_DIFF, O_MAX_GROWTH,
      "CI gate: exit 1 when allocated memory grew by more than SIZE (0 = any growth)"},
@@ -73,6 +76,15 @@ static const struct opt_def options[] = {
      "trace window start: #N (entry index), T (time_us) or +US (after the first entry)"},
     {"until", 0, "WHEN", FOR_TRACE, O_UNTIL,
      "trace window end (exclusive): #N, T (time_us) or +US"},
+    {"sort", 0, "KEY", FOR_SERIES, O_SORT,
+     "order the snapshots by name or time (the trace's last time_us); default: as given"},
+    {"steps-between", 0, "N", FOR_SERIES, O_STEPS_BETWEEN,
+     "training steps between consecutive snapshots: slopes per step"},
+    {"min-slope", 0, "SIZE", FOR_SERIES, O_MIN_SLOPE,
+     "smallest slope per snapshot that counts as growing (default 256KiB)"},
+    {"confidence", 0, "P", FOR_SERIES, O_CONFIDENCE,
+     "trend-test confidence (0..1) needed for growing or shrinking (default 0.99)"},
+    {"ascii", 0, NULL, FOR_SERIES, O_ASCII, "draw sparklines in ASCII, not Unicode blocks"},
 };
 
 static const struct {
@@ -90,6 +102,8 @@ static const struct {
      "snapdiff frag run.pickle --map"},
     {"trace", CMD_TRACE, "FILE", "replay the allocation history: alive at the end, peak, phases",
      "snapdiff trace run.pickle --since +2000000"},
+    {"series", CMD_SERIES, "FILE...", "trends over many snapshots: which groups grow, which only swing",
+     "snapdiff series run/ --steps-between 100"},
     {"dump", CMD_DUMP, "FILE", "the whole pickle as JSON, for jq",
      "snapdiff dump run.pickle | jq '.segments | length'"},
 };
@@ -293,10 +307,7 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
             return bad_value(o, v, "a positive number", errbuf, errlen);
         opts->top = (int)u;
         break;
-    case O_STEPS:
-        if (!parse_uint(v, UINT64_MAX, &opts->steps) || opts->steps == 0)
-            return bad_value(o, v, "a positive number of steps", errbuf, errlen);
-        break;
+    case O_STEPS: opts->steps_arg = v; break;   /* read once the command is known */
     case O_CAPACITY:
         if (!sd_parse_size(v, &opts->capacity) || opts->capacity == 0)
             return bad_value(o, v, "a size (e.g. 80GiB)", errbuf, errlen);
@@ -315,6 +326,25 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
             return bad_value(o, v, "a number from 0 to 1", errbuf, errlen);
         break;
     case O_MAP: opts->map = true; break;
+    case O_SORT:
+        if (strcmp(v, "name") == 0) opts->sort = SORT_NAME;
+        else if (strcmp(v, "time") == 0) opts->sort = SORT_TIME;
+        else return bad_value(o, v, "name or time", errbuf, errlen);
+        break;
+    case O_STEPS_BETWEEN:
+        if (!parse_uint(v, UINT64_MAX / 1000000, &opts->steps_between) || opts->steps_between == 0)
+            return bad_value(o, v, "a positive number of steps", errbuf, errlen);
+        break;
+    case O_MIN_SLOPE:
+        if (!sd_parse_size(v, &opts->min_slope))
+            return bad_value(o, v, "a size (e.g. 256KiB)", errbuf, errlen);
+        opts->has_min_slope = true;
+        break;
+    case O_CONFIDENCE:
+        if (!parse_double(v, 0, 1, &opts->confidence) || opts->confidence >= 1)
+            return bad_value(o, v, "a number from 0 to below 1 (e.g. 0.99)", errbuf, errlen);
+        break;
+    case O_ASCII: opts->ascii = true; break;
     case O_SVG: opts->svg = v; break;
     case O_OUTPUT: opts->output = v; break;
     case O_SINCE: opts->since = v; break;
@@ -353,6 +383,45 @@ static void set_defaults(struct cli_opts *opts)
     opts->gap_threshold = 30;
     opts->index_threshold = 0.5;
     opts->max_memory = default_max_memory();
+    opts->confidence = -1;
+}
+
+/* --steps: a positive number for the diff; a list N1,N2,... for the series. */
+static enum opt_result parse_steps(struct cli_opts *opts, char *errbuf, size_t errlen)
+{
+    static uint64_t list[4096];
+    const char *v = opts->steps_arg;
+    if (!v) return OPT_OK;
+    if (opts->command != CMD_SERIES) {
+        if (!parse_uint(v, UINT64_MAX, &opts->steps) || opts->steps == 0) {
+            snprintf(errbuf, errlen, "--steps: '%s' is not a positive number of steps", v);
+            return OPT_ERROR;
+        }
+        return OPT_OK;
+    }
+    int n = 0;
+    for (const char *p = v;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[32];
+        bool ok = len > 0 && len < sizeof item && n < (int)(sizeof list / sizeof list[0]);
+        if (ok) {
+            memcpy(item, p, len);
+            item[len] = '\0';
+            ok = parse_uint(item, UINT64_MAX, &list[n]);
+        }
+        if (!ok) {
+            snprintf(errbuf, errlen, "--steps: '%s' is not a list of steps N1,N2,... "
+                     "(one per snapshot)", v);
+            return OPT_ERROR;
+        }
+        n++;
+        if (!comma) break;
+        p = comma + 1;
+    }
+    opts->step_list = list;
+    opts->n_step_list = n;
+    return OPT_OK;
 }
 
 /* One argument that starts with '-'. *i advances past a separate option value. */
@@ -430,7 +499,7 @@ static enum opt_result help_for(const char **pos, int n_pos, struct cli_opts *op
         return OPT_HELP;
     }
     if (n_pos > 2 || (n_pos == 2 && !find_command(pos[1], &opts->command))) {
-        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, trace, dump)",
+        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, series, trace, dump)",
                  pos[n_pos == 2 ? 1 : 2]);
         return OPT_ERROR;
     }
@@ -499,5 +568,10 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
         snprintf(errbuf, errlen, "%s needs at least one snapshot", command_name(opts->command));
         return OPT_ERROR;
     }
-    return check_applicable(opts, used, errbuf, errlen);
+    if (check_applicable(opts, used, errbuf, errlen) != OPT_OK) return OPT_ERROR;
+    if (opts->command == CMD_SERIES && opts->steps_arg && opts->steps_between) {
+        snprintf(errbuf, errlen, "series: give --steps N1,N2,... or --steps-between N, not both");
+        return OPT_ERROR;
+    }
+    return parse_steps(opts, errbuf, errlen);
 }

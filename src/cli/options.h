@@ -13,14 +13,12 @@
 
 #include "snapdiff/attrib.h"
 
-enum cli_command { CMD_NONE, CMD_DIFF, CMD_STATS, CMD_DUMP, CMD_FRAG,
-                   CMD_TRACE };
+enum cli_command { CMD_NONE, CMD_DIFF, CMD_STATS, CMD_DUMP, CMD_FRAG, CMD_TRACE, CMD_SERIES };
 
 /* Bit per command an option applies to. */
 enum { FOR_DIFF = 1 << CMD_DIFF, FOR_STATS = 1 << CMD_STATS, FOR_DUMP = 1 << CMD_DUMP,
-       FOR_FRAG = 1 << CMD_FRAG,
-       FOR_TRACE = 1 << CMD_TRACE,
-       FOR_ALL = FOR_DIFF | FOR_STATS | FOR_DUMP | FOR_FRAG | FOR_TRACE };
+       FOR_FRAG = 1 << CMD_FRAG, FOR_TRACE = 1 << CMD_TRACE, FOR_SERIES = 1 << CMD_SERIES,
+       FOR_ALL = FOR_DIFF | FOR_STATS | FOR_DUMP | FOR_FRAG | FOR_TRACE | FOR_SERIES };
 
 enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF };
 
@@ -58,6 +56,16 @@ struct cli_opts {
 
     /* trace */
     const char *since, *until;   /* --since/--until: #N, T (time_us) or +US; parsed by cmd_trace */
+    /* series (also: the diff's grouping options, --top, --capacity, --jobs) */
+    const char *steps_arg;       /* --steps as given: diff N, series N1,N2,... */
+    const uint64_t *step_list;   /* series --steps N1,N2,...: one per snapshot */
+    int n_step_list;
+    uint64_t steps_between;      /* --steps-between N, 0 = not given */
+    enum cli_sort { SORT_GIVEN, SORT_NAME, SORT_TIME } sort;   /* --sort name|time */
+    bool has_min_slope;          /* --min-slope SIZE (bytes per snapshot) */
+    uint64_t min_slope;
+    double confidence;           /* --confidence P (0..1); < 0 = not given */
+    bool ascii;                  /* --ascii: sparklines in ASCII */
 };
 
 enum opt_result { OPT_OK, OPT_HELP, OPT_VERSION, OPT_ERROR };

@@ -46,7 +46,8 @@ static uint64_t estimate_peak(const char *spec)
 
 /* ---------- one input ---------- */
 
-static sd_status load_members(sd_input *in, const sd_loader_options *o, sd_loaded *r)
+static sd_status load_members(sd_input *in, const sd_loader_options *o, sd_loaded *r,
+                              size_t input)
 {
     sd_load_options lo = {.max_memory = o->max_memory};
     if (!o->all_members && r->n_members != 1) {
@@ -59,12 +60,19 @@ static sd_status load_members(sd_input *in, const sd_loader_options *o, sd_loade
     for (size_t i = 0; i < r->n_members; i++) {
         sd_snapshot *s = sd_snapshot_load_input(in, i, &lo, &r->err);
         if (!s) return r->err.code ? r->err.code : SD_ENOMEM;
+        if (o->each) {   /* handed over, then freed: only one model per input at a time */
+            sd_status st = o->each(o->ctx, input, i, s, &r->err);
+            sd_snapshot_free(s);
+            if (st != SD_OK) return st;
+            r->n_passed++;
+            continue;
+        }
         r->snaps[r->n_snaps++] = s;
     }
     return SD_OK;
 }
 
-static void load_one(const char *spec, const sd_loader_options *o, sd_loaded *r)
+static void load_one(const char *spec, const sd_loader_options *o, sd_loaded *r, size_t input)
 {
     memset(r, 0, sizeof *r);
     r->spec = spec;
@@ -80,7 +88,7 @@ static void load_one(const char *spec, const sd_loader_options *o, sd_loaded *r)
     snprintf(r->skipped, sizeof r->skipped, "%s", sd_input_skipped(in));
     if (r->n_members)
         snprintf(r->first_member, sizeof r->first_member, "%s", sd_input_name(in, 0));
-    r->status = load_members(in, o, r);
+    r->status = load_members(in, o, r, input);
     sd_input_free(in);
 }
 
@@ -107,7 +115,7 @@ static void *worker(void *arg)
         p->in_flight++;
         p->in_flight_bytes += est;
         pthread_mutex_unlock(&p->lock);
-        load_one(p->specs[i], p->opts, &p->out[i]);
+        load_one(p->specs[i], p->opts, &p->out[i], i);
         pthread_mutex_lock(&p->lock);
         p->in_flight--;
         p->in_flight_bytes -= est;
@@ -149,7 +157,7 @@ sd_status sd_load_all(const char *const *specs, size_t n, const sd_loader_option
         pthread_cond_destroy(&p.room);
         pthread_mutex_destroy(&p.lock);
     } else {
-        for (size_t i = 0; i < n; i++) load_one(specs[i], &o, &out[i]);  /* one by one */
+        for (size_t i = 0; i < n; i++) load_one(specs[i], &o, &out[i], i);  /* one by one */
     }
     free(p.estimate);
     for (size_t i = 0; i < n; i++)

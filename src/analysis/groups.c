@@ -1,0 +1,199 @@
+/* groups.c - one snapshot reduced to its group table (groups.h).
+ *
+ * The profile (profile.h) of the one snapshot gives each stack its key; one pass over the
+ * blocks then adds each live block to its (key, device) cell. The rows and every string
+ * they name are copied into the table's arena, and the profile is freed before return.
+ */
+#include <stdlib.h>
+
+#include "base/base.h"
+#include "snapdiff/groups.h"
+#include "snapdiff/profile.h"
+#include "snapdiff/stats.h"
+
+struct sd_groups {
+    sdp_arena arena;            /* strings, rows, devices */
+    char *source;
+    bool has_time;
+    int64_t last_time_us;
+    sd_group_device *devices;
+    size_t n_devices;
+    sd_group_row *rows;
+    size_t n_rows;
+};
+
+static sd_status nomem(sd_error *err)
+{
+    return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "memory budget exhausted while grouping");
+}
+
+static const char *copy(sdp_arena *a, const char *s)
+{
+    return sdp_arena_strndup(a, s ? s : "", s ? strlen(s) : 0);
+}
+
+static bool copy_frame(sdp_arena *a, const sd_frame *f, sd_frame *out)
+{
+    out->filename = copy(a, f->filename);
+    out->name = copy(a, f->name);
+    out->line = f->line;
+    return out->filename && out->name;
+}
+
+static int row_cmp(const void *pa, const void *pb)
+{
+    const sd_group_row *a = pa, *b = pb;
+    int c = strcmp(a->key, b->key);
+    if (c) return c;
+    return (a->device > b->device) - (a->device < b->device);
+}
+
+/* The key's representative site and via, copied. */
+static bool rep_frames(sdp_arena *a, const sd_snapshot *s, const sd_profile_key *k,
+                       sd_group_row *r)
+{
+    if (!k->has_rep) return true;
+    size_t n;
+    const uint32_t *ids = sd_snapshot_stack(s, k->rep_stack, &n);
+    if (k->rep_site.site >= 0 && (size_t)k->rep_site.site < n) {
+        r->has_site = copy_frame(a, sd_snapshot_frame(s, ids[k->rep_site.site]), &r->site);
+        if (!r->has_site) return false;
+    }
+    if (k->rep_site.via >= 0 && (size_t)k->rep_site.via < n) {
+        r->has_via = copy_frame(a, sd_snapshot_frame(s, ids[k->rep_site.via]), &r->via);
+        if (!r->has_via) return false;
+    }
+    return true;
+}
+
+/* Per device, per key: the figures, then the rows of the cells that hold a block. */
+static sd_status fill_rows(sd_groups *g, const sd_snapshot *s, const sd_profile *p,
+                           sd_error *err)
+{
+    size_t nk = sd_profile_key_count(p), nd = g->n_devices, ns = sd_profile_stack_count(p, 0);
+    if (nk && nd > SIZE_MAX / nk / sizeof(sd_profile_figures)) return nomem(err);
+    sd_profile_figures *cells = NULL;
+    if (nk && nd) {
+        if (!sdp_arena_charge(&g->arena, (uint64_t)nk * nd * sizeof *cells)) return nomem(err);
+        cells = calloc(nk * nd, sizeof *cells);
+        if (!cells) return nomem(err);
+    }
+    size_t n_rows = 0;
+    for (size_t d = 0; d < nd; d++) {
+        const sd_device *dev = sd_snapshot_device(s, d);
+        for (size_t i = 0; i < dev->n_blocks; i++) {
+            const sd_block *b = &dev->blocks[i];
+            if (b->state != SD_BLOCK_ALLOCATED) continue;
+            uint32_t k = sd_profile_stack_key(p, 0, b->stack < ns ? b->stack : 0);
+            if (k == SD_PROFILE_NO_KEY) continue;
+            sd_profile_figures *c = &cells[d * nk + k];
+            n_rows += c->blocks == 0;
+            c->bytes += b->size;
+            c->blocks++;
+            c->requested += b->requested_size;
+        }
+    }
+    sd_status st = SD_OK;
+    g->rows = n_rows ? sdp_arena_alloc(&g->arena, n_rows * sizeof *g->rows) : NULL;
+    if (n_rows && !g->rows) st = nomem(err);
+    for (size_t d = 0; d < nd && st == SD_OK; d++)
+        for (size_t k = 0; k < nk && st == SD_OK; k++) {
+            const sd_profile_figures *c = &cells[d * nk + k];
+            if (!c->blocks) continue;
+            const sd_profile_key *pk = sd_profile_key_at(p, k);
+            sd_group_row *r = &g->rows[g->n_rows++];
+            memset(r, 0, sizeof *r);
+            r->key = copy(&g->arena, pk->key);
+            r->device = g->devices[d].device;
+            r->bytes = c->bytes;
+            r->blocks = c->blocks;
+            r->requested = c->requested;
+            if (!r->key || !rep_frames(&g->arena, s, pk, r)) st = nomem(err);
+        }
+    free(cells);
+    sdp_arena_uncharge(&g->arena, (uint64_t)nk * nd * sizeof *cells);
+    if (st == SD_OK && g->n_rows) qsort(g->rows, g->n_rows, sizeof *g->rows, row_cmp);
+    return st;
+}
+
+static sd_status fill_devices(sd_groups *g, const sd_snapshot *s, sd_error *err)
+{
+    g->n_devices = sd_snapshot_device_count(s);
+    if (!g->n_devices) return SD_OK;
+    g->devices = sdp_arena_alloc(&g->arena, g->n_devices * sizeof *g->devices);
+    if (!g->devices) return nomem(err);
+    for (size_t d = 0; d < g->n_devices; d++) {
+        sd_stats st;
+        sd_stats_device(sd_snapshot_device(s, d), &st);
+        g->devices[d] = (sd_group_device){.device = st.device, .allocated = st.allocated_bytes,
+                                          .reserved = st.reserved_bytes,
+                                          .requested = st.requested_bytes};
+        if (st.has_time && (!g->has_time || st.last_time_us > g->last_time_us)) {
+            g->has_time = true;
+            g->last_time_us = st.last_time_us;
+        }
+    }
+    return SD_OK;
+}
+
+sd_groups *sd_groups_create(const sd_snapshot *snap, const sd_attrib_options *attrib,
+                            uint64_t max_memory, sd_error *err)
+{
+    if (!snap || !attrib) {
+        sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_groups_create: no snapshot or options");
+        return NULL;
+    }
+    sd_groups *g = calloc(1, sizeof *g);
+    if (!g) {
+        nomem(err);
+        return NULL;
+    }
+    sdp_arena_init(&g->arena, max_memory);
+    sd_profile_options po = {.attrib = *attrib, .max_memory = max_memory};
+    sd_profile *p = sd_profile_create(&snap, 1, &po, err);
+    sd_status st = p ? SD_OK : SD_ENOMEM;
+    if (st == SD_OK) {
+        g->source = (char *)copy(&g->arena, sd_snapshot_source(snap));
+        st = g->source ? fill_devices(g, snap, err) : nomem(err);
+    }
+    if (st == SD_OK) st = fill_rows(g, snap, p, err);
+    sd_profile_free(p);
+    if (st != SD_OK) {
+        sd_groups_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void sd_groups_free(sd_groups *g)
+{
+    if (!g) return;
+    sdp_arena_free(&g->arena);
+    free(g);
+}
+
+const char *sd_groups_source(const sd_groups *g) { return g->source; }
+
+bool sd_groups_last_time(const sd_groups *g, int64_t *time_us)
+{
+    if (g->has_time && time_us) *time_us = g->last_time_us;
+    return g->has_time;
+}
+
+size_t sd_groups_device_count(const sd_groups *g) { return g->n_devices; }
+const sd_group_device *sd_groups_device(const sd_groups *g, size_t i)
+{
+    return i < g->n_devices ? &g->devices[i] : NULL;
+}
+
+size_t sd_groups_row_count(const sd_groups *g) { return g->n_rows; }
+const sd_group_row *sd_groups_row(const sd_groups *g, size_t i)
+{
+    return i < g->n_rows ? &g->rows[i] : NULL;
+}
+
+const sd_group_row *sd_groups_find(const sd_groups *g, const char *key, int64_t device)
+{
+    sd_group_row probe = {.key = key, .device = device};
+    return g->n_rows ? bsearch(&probe, g->rows, g->n_rows, sizeof *g->rows, row_cmp) : NULL;
+}

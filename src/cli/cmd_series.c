@@ -1,0 +1,272 @@
+/* cmd_series.c - `snapdiff series S1 S2 ... SN`: which groups grow across snapshots and
+ * which only swing.
+ *
+ * load (in parallel; each snapshot is reduced to its group table, groups.h, in the loading
+ * thread and freed at once) -> order (--sort) and steps -> analyse (series.h) -> render
+ * (text or JSON, src/render/series_render.h) -> exit status.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "commands.h"
+#include "msg.h"
+#include "render/series_render.h"
+#include "snapdiff/series.h"
+
+typedef struct input_tables {
+    sd_groups **t;
+    size_t n, cap;
+} input_tables;
+
+typedef struct series_ctx {
+    sd_attrib_options attrib;
+    uint64_t max_memory;
+    input_tables *inputs;       /* per input: its members' tables, in member order */
+} series_ctx;
+
+/* In a loading thread: only this input's slot is written. */
+static sd_status reduce(void *vctx, size_t input, size_t member, const sd_snapshot *snap,
+                        sd_error *err)
+{
+    (void)member;
+    series_ctx *c = vctx;
+    input_tables *in = &c->inputs[input];
+    if (in->n == in->cap) {
+        size_t cap = in->cap ? in->cap * 2 : 4;
+        sd_groups **t = realloc(in->t, cap * sizeof *t);
+        if (!t) {
+            err->code = SD_ENOMEM;
+            snprintf(err->text, sizeof err->text, "out of memory");
+            return SD_ENOMEM;
+        }
+        in->t = t;
+        in->cap = cap;
+    }
+    sd_groups *g = sd_groups_create(snap, &c->attrib, c->max_memory, err);
+    if (!g) return err->code ? err->code : SD_ENOMEM;
+    in->t[in->n++] = g;
+    return SD_OK;
+}
+
+static void attrib_options(const struct cli_opts *o, sd_attrib_options *a)
+{
+    memset(a, 0, sizeof *a);
+    a->group_by = o->group_by;
+    a->depth = o->depth;
+    a->hide = o->hide;
+    a->n_hide = (size_t)o->n_hide;
+    a->show = o->show;
+    a->n_show = (size_t)o->n_show;
+    a->focus = o->focus;
+    a->n_focus = (size_t)o->n_focus;
+}
+
+static int by_name(const void *pa, const void *pb)
+{
+    const sd_groups *a = *(const sd_groups *const *)pa, *b = *(const sd_groups *const *)pb;
+    return strcmp(sd_groups_source(a), sd_groups_source(b));
+}
+
+static int by_time(const void *pa, const void *pb)
+{
+    const sd_groups *a = *(const sd_groups *const *)pa, *b = *(const sd_groups *const *)pb;
+    int64_t ta = 0, tb = 0;
+    sd_groups_last_time(a, &ta);
+    sd_groups_last_time(b, &tb);
+    return (ta > tb) - (ta < tb);
+}
+
+/* --sort time: the snapshots with a trace time are put in time order among the places
+ * they hold; those without one keep their place, and are named. */
+static int sort_by_time(sd_groups **all, size_t n)
+{
+    sd_groups **timed = malloc((n ? n : 1) * sizeof *timed);
+    if (!timed) {
+        msg_error("out of memory");
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (sd_groups_last_time(all[i], NULL)) timed[k++] = all[i];
+        else {
+            msg_note("%s: no trace time_us; kept at place %zu of the series",
+                     sd_groups_source(all[i]), i + 1);
+        }
+    }
+    /* stable (insertion: series are tens of files): equal times keep their order */
+    for (size_t i = 1; i < k; i++)
+        for (size_t j = i; j > 0 && by_time(&timed[j - 1], &timed[j]) > 0; j--) {
+            sd_groups *t = timed[j];
+            timed[j] = timed[j - 1];
+            timed[j - 1] = t;
+        }
+    k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (sd_groups_last_time(all[i], NULL)) all[i] = timed[k++];
+    free(timed);
+    return 0;
+}
+
+static bool utf8_locale(void)
+{
+    const char *vars[] = {"LC_ALL", "LC_CTYPE", "LANG"};
+    for (size_t i = 0; i < 3; i++) {
+        const char *v = getenv(vars[i]);
+        if (!v || !*v) continue;
+        char low[64];
+        size_t k = 0;
+        for (; v[k] && k + 1 < sizeof low; k++) low[k] = (char)tolower((unsigned char)v[k]);
+        low[k] = '\0';
+        return strstr(low, "utf-8") || strstr(low, "utf8");
+    }
+    return false;
+}
+
+static int analyse(const struct cli_opts *o, sd_groups **all, size_t n)
+{
+    uint64_t *steps = NULL;
+    if (o->steps_between || o->step_list) {
+        if (o->step_list && (size_t)o->n_step_list != n) {
+            msg_error("series: --steps names %d steps for %zu snapshots (one per snapshot)",
+                      o->n_step_list, n);
+            return EXIT_TROUBLE;
+        }
+        steps = malloc(n * sizeof *steps);
+        if (!steps) {
+            msg_error("out of memory");
+            return EXIT_TROUBLE;
+        }
+        for (size_t i = 0; i < n; i++) steps[i] = o->step_list ? o->step_list[i] : i * o->steps_between;
+    }
+    sd_series_options so = {.steps = steps,
+                            .min_slope = o->has_min_slope ? o->min_slope : SD_SERIES_DEFAULT_MIN_SLOPE,
+                            .min_confidence = o->confidence >= 0 ? o->confidence
+                                                                 : SD_SERIES_DEFAULT_CONFIDENCE,
+                            .capacity = o->capacity};
+    sd_error err;
+    sd_error_clear(&err);
+    sd_series *s = sd_series_create((const sd_groups *const *)all, n, &so, &err);
+    free(steps);
+    if (!s) {
+        msg_sd_error(&err);
+        return EXIT_TROUBLE;
+    }
+    sd_status st;
+    if (o->format == FORMAT_JSON) {
+        st = sdp_render_series_json(stdout, s);
+    } else {
+        sdp_series_text_options to = {.render = {.color = o->color}, .top = (size_t)o->top,
+                                      .unicode = !o->ascii && utf8_locale()};
+        st = sdp_render_series_text(stdout, s, &to);
+    }
+    if (st == SD_ENOMEM) msg_error("out of memory while writing the report");
+    sd_series_free(s);
+    return st == SD_OK || st == SD_EIO ? EXIT_OK : EXIT_TROUBLE;
+}
+
+static int run_series(const struct cli_opts *opts, const char *const *files, size_t n_in)
+{
+    series_ctx c = {.max_memory = opts->max_memory, .inputs = calloc(n_in ? n_in : 1, sizeof *c.inputs)};
+    if (!c.inputs) {
+        msg_error("out of memory");
+        return EXIT_TROUBLE;
+    }
+    attrib_options(opts, &c.attrib);
+    int status = EXIT_TROUBLE;
+    size_t n = 0;
+    sd_groups **all = NULL;
+    if (cli_load_stream(files, n_in, opts, reduce, &c) == 0) {
+        for (size_t i = 0; i < n_in; i++) n += c.inputs[i].n;
+        all = malloc((n ? n : 1) * sizeof *all);
+        if (!all) msg_error("out of memory");
+    }
+    if (all) {
+        size_t k = 0;
+        for (size_t i = 0; i < n_in; i++)
+            for (size_t m = 0; m < c.inputs[i].n; m++) all[k++] = c.inputs[i].t[m];
+        int sorted = 0;
+        if (opts->sort == SORT_NAME) {
+            /* stable: insertion sort keeps equal names in the order given */
+            for (size_t i = 1; i < n; i++)
+                for (size_t j = i; j > 0 && by_name(&all[j - 1], &all[j]) > 0; j--) {
+                    sd_groups *t = all[j];
+                    all[j] = all[j - 1];
+                    all[j - 1] = t;
+                }
+        } else if (opts->sort == SORT_TIME) {
+            sorted = sort_by_time(all, n);
+        }
+        if (sorted == 0) status = analyse(opts, all, n);
+    }
+    for (size_t i = 0; i < n_in; i++) {
+        for (size_t m = 0; m < c.inputs[i].n; m++) sd_groups_free(c.inputs[i].t[m]);
+        free(c.inputs[i].t);
+    }
+    free(c.inputs);
+    free(all);
+    return status;
+}
+
+/* A directory becomes its snapshot files, so that they load in parallel (--jobs) and
+ * within --max-memory by their sizes, like files given one by one; the files it leaves
+ * out as no snapshot are noted here, as the loader notes them. Other specs stay as they
+ * are (a directory that does not open is left to the loader to report). *out holds
+ * owned strings. @return the number of specs, or -1 (printed). */
+static int expand_dirs(const struct cli_opts *o, char ***out)
+{
+    size_t n = 0, cap = 0;
+    char **specs = NULL;
+    for (int i = 0; i < o->n_files; i++) {
+        const char *spec = o->files[i];
+        struct stat st;
+        sd_input *in = NULL;
+        if (stat(spec, &st) == 0 && S_ISDIR(st.st_mode)) {
+            sd_input_options io = {.max_memory = o->max_memory};
+            in = sd_input_open(spec, &io, NULL);
+        }
+        size_t k = in ? sd_input_count(in) : 1;
+        if (n + k > cap) {
+            cap = (n + k) * 2;
+            char **grown = realloc(specs, cap * sizeof *grown);
+            if (!grown) {
+                sd_input_free(in);
+                goto nomem;
+            }
+            specs = grown;
+        }
+        if (in && sd_input_skipped_count(in))
+            msg_note("%s: skipped %zu %s: %s", spec, sd_input_skipped_count(in),
+                     sd_input_skipped_count(in) == 1 ? "file that is not a snapshot"
+                                                     : "files that are not snapshots",
+                     sd_input_skipped(in));
+        for (size_t m = 0; m < k; m++) {
+            specs[n] = strdup(in ? sd_input_name(in, m) : spec);
+            if (!specs[n]) {
+                sd_input_free(in);
+                goto nomem;
+            }
+            n++;
+        }
+        sd_input_free(in);
+    }
+    *out = specs;
+    return (int)n;
+nomem:
+    for (size_t i = 0; i < n; i++) free(specs[i]);
+    free(specs);
+    msg_error("out of memory");
+    return -1;
+}
+
+int cmd_series(const struct cli_opts *opts)
+{
+    char **specs = NULL;
+    int n_specs = expand_dirs(opts, &specs);
+    if (n_specs < 0) return EXIT_TROUBLE;
+    int status = run_series(opts, (const char *const *)specs, (size_t)n_specs);
+    for (int i = 0; i < n_specs; i++) free(specs[i]);
+    free(specs);
+    return status;
+}
