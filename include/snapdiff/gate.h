@@ -51,6 +51,7 @@ typedef struct sd_limit_result {
     double measured_ratio;    /* SD_UNIT_PERCENT / SD_UNIT_RATIO */
     double limit_ratio;
     bool pass;                /* measured <= limit */
+    bool near;                /* passed, but measured above 90% of a nonzero limit */
 } sd_limit_result;
 
 #define SD_GATE_MAX_OFFENDERS 16

@@ -262,6 +262,12 @@ static bool within(const sd_limit_result *r)
     return r->measured <= 0 || (uint64_t)r->measured <= r->limit;
 }
 
+static bool near_limit(const sd_limit_result *r)
+{
+    if (r->unit != SD_UNIT_BYTES) return r->limit_ratio > 0 && r->measured_ratio > 0.9 * r->limit_ratio;
+    return r->limit > 0 && r->measured > 0 && (double)r->measured > 0.9 * (double)r->limit;
+}
+
 static bool failed(const sd_gate *g, sd_limit_id id)
 {
     for (size_t i = 0; i < g->n_results; i++)
@@ -309,6 +315,7 @@ void sd_gate_diff(const sd_diff *d, const sd_limits *limits, sd_gate *out)
         r->limit_ratio = limits->ratio[def->id];
         def->measure(d, r);
         r->pass = within(r);
+        r->near = r->pass && r->measurable && near_limit(r);
         out->pass = out->pass && r->pass;
     }
     if (out->pass) return;

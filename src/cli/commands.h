@@ -12,6 +12,7 @@ int cmd_diff(const struct cli_opts *opts);
 int cmd_stats(const struct cli_opts *opts);
 int cmd_dump(const struct cli_opts *opts);
 int cmd_frag(const struct cli_opts *opts);
+int cmd_check(const struct cli_opts *opts);
 
 /* Shared by the commands (load.c), both through the library's parallel loader (load.h,
  * --jobs). They print the warnings, or the one error line; -1 means: printed, exit 2.
@@ -24,6 +25,10 @@ int cli_load_each(const char *const *specs, size_t n, const struct cli_opts *opt
 int cli_load_all(const char **specs, int n_specs, const struct cli_opts *opts,
                  sd_snapshot ***out, size_t *n_out);
 void cli_free_all(sd_snapshot **snaps, size_t n);
+/* Every member of each spec, kept apart: out[i] (malloc'd, free with cli_free_all) holds
+ * counts[i] snapshots of specs[i]. All or nothing: -1 (printed) when any input failed. */
+int cli_load_members(const char *const *specs, size_t n, const struct cli_opts *opts,
+                     sd_snapshot ***out, size_t *counts);
 
 /* Colour helpers: return "" when colour is off. */
 const char *clr_bold(const struct cli_opts *o);

@@ -90,6 +90,30 @@ int cli_load_all(const char **specs, int n_specs, const struct cli_opts *opts,
     return all ? 0 : -1;
 }
 
+int cli_load_members(const char *const *specs, size_t n, const struct cli_opts *opts,
+                     sd_snapshot ***out, size_t *counts)
+{
+    sd_loaded *res = load(specs, n, opts, true);
+    if (!res) return -1;
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        report(&res[i]);
+        ok = ok && res[i].status == SD_OK;
+    }
+    for (size_t i = 0; i < n; i++) {
+        out[i] = NULL;
+        counts[i] = 0;
+        if (!ok) continue;
+        out[i] = res[i].snaps;     /* kept: the array moves to the caller */
+        counts[i] = res[i].n_snaps;
+        res[i].snaps = NULL;
+        res[i].n_snaps = 0;
+    }
+    sd_loaded_free(res, n);
+    free(res);
+    return ok ? 0 : -1;
+}
+
 void cli_free_all(sd_snapshot **snaps, size_t n)
 {
     for (size_t i = 0; i < n; i++) sd_snapshot_free(snaps[i]);
