@@ -105,12 +105,17 @@ typedef struct check_run {
     size_t n_pairs;
     sdp_check_member *members;
     sd_diff **diffs;
+    char (*labels)[64];             /* per NEW member: "rank 2", or its name */
+    const char **label_ptrs;
+    sd_rank_spread spread;          /* of NEW's members */
 } check_run;
 
 static void run_free(check_run *c)
 {
     for (size_t i = 0; c->diffs && i < c->n_pairs; i++) sd_diff_free(c->diffs[i]);
     free(c->diffs);
+    free(c->labels);
+    free(c->label_ptrs);
     free(c->members);
     free(c->pairs);
     for (int s = 0; s < 2; s++) {
@@ -132,7 +137,10 @@ static int judge(check_run *c, const struct cli_opts *o, const sd_limits *limits
     c->pairs = calloc(room, sizeof *c->pairs);
     c->members = calloc(room, sizeof *c->members);
     c->diffs = calloc(room, sizeof *c->diffs);
-    if (!c->pairs || !c->members || !c->diffs) goto oom;
+    c->labels = calloc(c->count[1] ? c->count[1] : 1, sizeof *c->labels);
+    c->label_ptrs = calloc(c->count[1] ? c->count[1] : 1, sizeof *c->label_ptrs);
+    if (!c->pairs || !c->members || !c->diffs || !c->labels || !c->label_ptrs) goto oom;
+    sd_rank_spread_of((const sd_snapshot *const *)c->side[1], c->count[1], &c->spread);
     c->n_pairs = sd_ranks_pair(c->names[0], c->count[0], c->names[1], c->count[1], c->pairs);
     sd_diff_options dopts;
     diff_options(o, &dopts);
@@ -142,6 +150,11 @@ static int judge(check_run *c, const struct cli_opts *o, const sd_limits *limits
         bool has_old = p->old_index != SD_RANK_NONE, has_new = p->new_index != SD_RANK_NONE;
         m->name = has_new ? c->names[1][p->new_index] : c->names[0][p->old_index];
         m->old_name = has_old ? c->names[0][p->old_index] : NULL;
+        m->rank = p->rank;
+        if (has_new) {
+            sdp_check_member_label(m, c->labels[p->new_index], sizeof c->labels[p->new_index]);
+            c->label_ptrs[p->new_index] = c->labels[p->new_index];
+        }
         m->missing = !has_old ? SDP_CHECK_NO_OLD : !has_new ? SDP_CHECK_NO_NEW : SDP_CHECK_PAIRED;
         if (m->missing != SDP_CHECK_PAIRED) {
             msg_warn("%s: %s", m->name,
@@ -220,7 +233,8 @@ int cmd_check(const struct cli_opts *opts)
                               .many = c.count[0] > 1 || c.count[1] > 1,
                               .top = (size_t)o.top == 20 ? 0 : (size_t)o.top,
                               .render = {.color = o.color}, .locate = locate,
-                              .locate_ctx = (void *)(o.repo_root ? o.repo_root : ".")};
+                              .locate_ctx = (void *)(o.repo_root ? o.repo_root : "."),
+                              .spread = &c.spread, .spread_names = c.label_ptrs};
         for (size_t i = 0; i < c.n_pairs; i++) r.pass = r.pass && c.members[i].pass;
         status = write_report(&o, &r);
         if (status == EXIT_OK && !r.pass) {

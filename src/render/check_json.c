@@ -63,6 +63,7 @@ static json_t *member_json(const sdp_check_member *m)
 {
     json_t *o = json_object();
     json_object_set_new(o, "member", json_string(m->name));
+    json_object_set_new(o, "rank", m->rank >= 0 ? json_integer(m->rank) : json_null());
     json_object_set_new(o, "old_member", m->old_name ? json_string(m->old_name) : json_null());
     json_object_set_new(o, "pass", json_boolean(m->pass));
     const char *miss = missing_name(m->missing);
@@ -129,6 +130,22 @@ sd_status sdp_render_check_json(FILE *out, const sdp_check_report *r)
         json_object_set_new(doc, "offenders", off);
         json_object_set_new(doc, "failed_members", failed);
         json_object_set_new(doc, "members", members);
+        if (r->spread && r->spread_names && r->spread->n > 1) {
+            const sd_rank_spread *sp = r->spread;
+            json_t *o = json_object();
+            json_object_set_new(o, "ranks", json_integer((json_int_t)sp->n));
+            json_object_set_new(o, "allocated_min", json_integer((json_int_t)sp->allocated_min));
+            json_object_set_new(o, "allocated_median", json_integer((json_int_t)sp->allocated_median));
+            json_object_set_new(o, "allocated_max", json_integer((json_int_t)sp->allocated_max));
+            json_object_set_new(o, "reserved_min", json_integer((json_int_t)sp->reserved_min));
+            json_object_set_new(o, "reserved_median", json_integer((json_int_t)sp->reserved_median));
+            json_object_set_new(o, "reserved_max", json_integer((json_int_t)sp->reserved_max));
+            bool has = sp->furthest != SD_RANK_NONE;
+            json_object_set_new(o, "furthest", has ? json_string(r->spread_names[sp->furthest])
+                                                   : json_null());
+            json_object_set_new(o, "furthest_delta", json_integer(sp->furthest_delta));
+            json_object_set_new(doc, "spread", o);
+        }
     } else {
         json_object_set_new(doc, "limits", limits_json(&r->members[0]));
         offenders_into(off, &r->members[0], false);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "snapdiff/gate.h"
+#include "snapdiff/ranks.h"
 #include "snapdiff/render.h"
 
 typedef enum sdp_check_missing {
@@ -23,6 +24,7 @@ typedef enum sdp_check_missing {
 typedef struct sdp_check_member {
     const char *name;         /* the member as shown: NEW's name, else OLD's */
     const char *old_name;     /* NULL when missing */
+    int64_t rank;             /* the rank number both names carry; -1: paired by name */
     sdp_check_missing missing;
     const sd_diff *diff;      /* NULL when missing */
     sd_gate gate;
@@ -42,7 +44,17 @@ typedef struct sdp_check_report {
     sd_render_options render; /* colour */
     sdp_locate_fn locate;     /* github: may be NULL (no file= ever) */
     void *locate_ctx;
+    const sd_rank_spread *spread;  /* many: NEW's members across ranks; may be NULL */
+    const char *const *spread_names;   /* a label per NEW member ("rank 2") */
 } sdp_check_report;
+
+/* "rank 2" when the member carries a rank number, else its name, into buf. */
+const char *sdp_check_member_label(const sdp_check_member *m, char *buf, size_t size);
+
+/* The spread of a set of snapshots (ranks.h) for people: min, median and max of
+ * allocated and reserved, and the one furthest from the median (`names`: per snapshot). */
+void sdp_render_spread_text(FILE *out, const sd_rank_spread *sp, const char *const *names,
+                            bool color);
 
 sd_status sdp_render_check_text(FILE *out, const sdp_check_report *r);
 sd_status sdp_render_check_json(FILE *out, const sdp_check_report *r);

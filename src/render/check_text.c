@@ -88,6 +88,28 @@ const char *sdp_check_missing_text(sdp_check_missing m)
                                    : "";
 }
 
+const char *sdp_check_member_label(const sdp_check_member *m, char *buf, size_t size)
+{
+    if (m->rank >= 0) snprintf(buf, size, "rank %" PRId64, m->rank);
+    else snprintf(buf, size, "%s", m->name);
+    return buf;
+}
+
+void sdp_render_spread_text(FILE *out, const sd_rank_spread *sp, const char *const *names,
+                            bool color)
+{
+    if (sp->n < 2) return;
+    fprintf(out, "%sAcross %zu ranks%s   %12s  %12s  %12s\n", sdp_ansi(color, SDP_BOLD), sp->n,
+            sdp_ansi(color, SDP_RESET), "min", "median", "max");
+    fprintf(out, "  allocated        %12s  %12s  %12s\n", sdp_fmt_bytes(sp->allocated_min).s,
+            sdp_fmt_bytes(sp->allocated_median).s, sdp_fmt_bytes(sp->allocated_max).s);
+    fprintf(out, "  reserved         %12s  %12s  %12s\n", sdp_fmt_bytes(sp->reserved_min).s,
+            sdp_fmt_bytes(sp->reserved_median).s, sdp_fmt_bytes(sp->reserved_max).s);
+    if (sp->furthest != SD_RANK_NONE)
+        fprintf(out, "  furthest from the median: %s (allocated %s)\n", names[sp->furthest],
+                sdp_fmt_delta(sp->furthest_delta).s);
+}
+
 static void limits_text(FILE *out, const sdp_check_report *r, const sdp_check_member *m,
                         const char *indent)
 {
@@ -101,6 +123,10 @@ static void limits_text(FILE *out, const sdp_check_report *r, const sdp_check_me
         wm = b > wm ? b : wm;
         wl = d > wl ? d : wl;
     }
+    wn = wn < 5 ? 5 : wn;
+    wm = wm < 8 ? 8 : wm;
+    fprintf(out, "%s%s      %-*s  %*s      %*s%s\n", indent, sdp_ansi(c, SDP_DIM), (int)wn,
+            "limit", (int)wm, "measured", (int)wl, "allowed", sdp_ansi(c, SDP_RESET));
     for (size_t i = 0; i < m->gate.n_results; i++) {
         const sd_limit_result *x = &m->gate.results[i];
         const char *mark = x->pass ? "PASS" : "FAIL";
@@ -126,7 +152,7 @@ static void offenders_text(FILE *out, const sdp_check_report *r, const sdp_check
     if (!m->gate.n_offenders) return;
     size_t top = r->top ? r->top : TOP_DEFAULT, shown = 0;
     fprintf(out, "\n%sGroups behind the failures (largest growth first):\n", indent);
-    fprintf(out, "%s  %12s  %12s  %-16s  %s\n", indent, "growth", "now", "limit", "site");
+    fprintf(out, "%s  %12s  %12s  %-16s  %s\n", indent, "growth", "now", "breaks", "site");
     for (size_t i = 0; i < m->gate.n_offenders && shown < top; i++, shown++) {
         const sd_diff_group *g = sd_diff_group_at(m->diff, m->gate.offenders[i].group);
         int klen = (int)strlen(g->key);
@@ -143,10 +169,14 @@ static void member_text(FILE *out, const sdp_check_report *r, const sdp_check_me
 {
     bool c = r->render.color;
     const char *indent = r->many ? "  " : "";
-    if (r->many)
-        fprintf(out, "%s%s%s%s: %s%s%s\n", sdp_ansi(c, SDP_BOLD), m->name,
-                sdp_ansi(c, SDP_RESET), "", sdp_ansi(c, m->pass ? SDP_GREEN : SDP_RED),
+    char label[300];
+    if (r->many) {
+        fprintf(out, "%s%s%s", sdp_ansi(c, SDP_BOLD), sdp_check_member_label(m, label, sizeof label),
+                sdp_ansi(c, SDP_RESET));
+        if (m->rank >= 0) fprintf(out, " (%s)", m->name);
+        fprintf(out, ": %s%s%s\n", sdp_ansi(c, m->pass ? SDP_GREEN : SDP_RED),
                 m->pass ? "PASS" : "FAIL", sdp_ansi(c, SDP_RESET));
+    }
     if (m->missing != SDP_CHECK_PAIRED) {
         fprintf(out, "%s%sFAIL%s  %s\n", indent, sdp_ansi(c, SDP_RED), sdp_ansi(c, SDP_RESET),
                 sdp_check_missing_text(m->missing));
@@ -166,6 +196,10 @@ sd_status sdp_render_check_text(FILE *out, const sdp_check_report *r)
         failed += !r->members[i].pass;
     }
     fputc('\n', out);
+    if (r->many && r->spread && r->spread_names && r->spread->n > 1) {
+        sdp_render_spread_text(out, r->spread, r->spread_names, c);
+        fputc('\n', out);
+    }
     if (r->pass) {
         fprintf(out, "%scheck passed%s", sdp_ansi(c, SDP_GREEN), sdp_ansi(c, SDP_RESET));
         if (r->many) fprintf(out, ": all %zu members within every limit", r->n);
@@ -173,9 +207,24 @@ sd_status sdp_render_check_text(FILE *out, const sdp_check_report *r)
     } else {
         fprintf(out, "%scheck FAILED%s", sdp_ansi(c, SDP_RED), sdp_ansi(c, SDP_RESET));
         if (r->many) {
-            fprintf(out, ": %zu of %zu members:", failed, r->n);
+            bool ranks = r->n && r->members[0].rank >= 0;
+            fprintf(out, ": %zu of %zu %s:", failed, r->n, ranks ? "ranks" : "members");
+            const char *sep = " ";
             for (size_t i = 0; i < r->n; i++)
-                if (!r->members[i].pass) fprintf(out, " %s", r->members[i].name);
+                if (!r->members[i].pass) {
+                    char label[300];
+                    const sdp_check_member *m = &r->members[i];
+                    fprintf(out, "%s%s", sep, sdp_check_member_label(m, label, sizeof label));
+                    if (m->gate.n_offenders) {
+                        const sd_diff_group *g = sd_diff_group_at(m->diff, m->gate.offenders[0].group);
+                        fprintf(out, " (%s at %.*s)", sdp_fmt_delta(g->delta_bytes).s, KEY_SHOWN,
+                                g->key);
+                    } else if (m->missing != SDP_CHECK_PAIRED) {
+                        fprintf(out, " (%s)", m->missing == SDP_CHECK_NO_NEW ? "missing from NEW"
+                                                                              : "not in OLD");
+                    }
+                    sep = ", ";
+                }
         } else {
             fputs(":", out);
             for (size_t i = 0; i < r->members[0].gate.n_results; i++)
