@@ -242,10 +242,13 @@ int cmd_check(const struct cli_opts *opts)
             if (o.format != FORMAT_TEXT || o.output) {
                 char failed[512] = "";
                 size_t k = 0;
-                for (size_t i = 0; i < c.n_pairs && k < sizeof failed; i++)
+                for (size_t i = 0; i < c.n_pairs && k < sizeof failed; i++) {
+                    char label[300];
                     if (!c.members[i].pass)
-                        k += (size_t)snprintf(failed + k, sizeof failed - k, "%s%s",
-                                              k ? ", " : "", c.members[i].name);
+                        k += (size_t)snprintf(failed + k, sizeof failed - k, "%s%s", k ? ", " : "",
+                                              sdp_check_member_label(&c.members[i], label,
+                                                                     sizeof label));
+                }
                 msg_error("check failed%s%s", r.many ? ": " : "", r.many ? failed : "");
             }
         }

@@ -52,8 +52,10 @@ static const sd_frame *site_frame(const sd_diff_group *g)
 static void gh_member(FILE *out, const sdp_check_report *r, const sdp_check_member *m)
 {
     char title[320], msg[600], words[256];
-    const char *who = r->many ? m->name : NULL;
-    snprintf(title, sizeof title, "snapdiff check%s%s", who ? ": " : "", who ? who : "");
+    char label[300];
+    const char *who = r->many ? sdp_check_member_label(m, label, sizeof label) : NULL;
+    snprintf(title, sizeof title, "snapdiff check%s%s%s", who ? " (" : "", who ? who : "",
+             who ? ")" : "");
     if (m->missing != SDP_CHECK_PAIRED) {
         snprintf(msg, sizeof msg, "%s: %s", m->name, sdp_check_missing_text(m->missing));
         gh_line(out, "error", NULL, 0, title, msg);
@@ -108,7 +110,15 @@ static void junit_case(FILE *out, const char *suite, const char *name, bool pass
     fputs(">\n      <failure type=\"snapdiff.check\" message=\"", out);
     xml(out, message);
     fputs("\">", out);
-    xml(out, detail ? detail : message);
+    /* line by line: sdp_put_xml writes a newline as '?' */
+    for (const char *p = detail ? detail : message; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        sdp_put_xml(out, p, n);
+        if (!nl) break;
+        fputc('\n', out);
+        p = nl + 1;
+    }
     fputs("</failure>\n    </testcase>\n", out);
 }
 
@@ -131,7 +141,7 @@ static void offenders_detail(const sdp_check_member *m, sd_limit_id id, const ch
     for (size_t i = 0; i < m->gate.n_offenders && k < size; i++) {
         if (m->gate.offenders[i].limit != id) continue;
         const sd_diff_group *g = sd_diff_group_at(m->diff, m->gate.offenders[i].group);
-        k += (size_t)snprintf(buf + k, size - k, "\n%s (now %s)  %.*s",
+        k += (size_t)snprintf(buf + k, size - k, "\n%s (now %s) at %.*s",
                               sdp_fmt_delta(g->delta_bytes).s, sdp_fmt_bytes(g->new_bytes).s,
                               KEY_SHOWN, g->key);
     }
@@ -152,8 +162,11 @@ sd_status sdp_render_check_junit(FILE *out, const sdp_check_report *r)
         const sdp_check_member *m = &r->members[i];
         size_t f, n = member_cases(m, &f);
         char suite[320];
-        snprintf(suite, sizeof suite, "snapdiff.check%s%s", r->many ? "." : "",
-                 r->many ? m->name : "");
+        if (r->many && m->rank >= 0)
+            snprintf(suite, sizeof suite, "snapdiff.check.rank%" PRId64, m->rank);
+        else
+            snprintf(suite, sizeof suite, "snapdiff.check%s%s", r->many ? "." : "",
+                     r->many ? m->name : "");
         fputs("  <testsuite name=\"", out);
         xml(out, suite);
         fprintf(out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n", n, f);
