@@ -12,14 +12,17 @@ _snapdiff()
     local cword=$COMP_CWORD
     COMPREPLY=()
 
-    local commands='diff stats frag dump help'
+    local commands='diff stats frag check dump help'
     local common='--help -h --version -V --no-color --color --max-memory --quiet -q'
-    local json='--json -j --jobs'   # diff, stats, frag
+    local json='--json -j --jobs'   # diff, stats, frag, check
     local diff_opts='--format -f --group-by -g --depth -d --hide --show --focus --top -n
         --steps --capacity --max-growth'
     local frag_opts='--gap-threshold --index-threshold --map --svg'
+    local check_opts='--format -f --group-by -g --depth -d --hide --show --focus --top -n
+        --steps --max-growth --max-growth-pct --max-group-growth --max-per-step --max-reserved
+        --max-frag-index --fail-on-new-site --config --repo-root --output -o'
     # Options whose value is the next word.
-    local takes_value='--format|-f|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg'
+    local takes_value='--format|-f|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--config|--repo-root|--output|-o'
 
     # Values: "--opt VALUE" and "--opt=VALUE" (split at '=' or not).
     local opt=$prev value=$cur prefix=''
@@ -35,7 +38,22 @@ _snapdiff()
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'site leaf stack file function' -- "$value")
             return ;;
         --format|-f)
-            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'text json folded' -- "$value")
+            local formats='text json folded'
+            [[ " ${words[*]} " == *" check "* ]] && formats='text json github junit'
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "$formats" -- "$value")
+            return ;;
+        --config|--output|-o)
+            compopt -o filenames 2>/dev/null
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -f -- "$value")
+            return ;;
+        --repo-root)
+            compopt -o filenames 2>/dev/null
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -d -- "$value")
+            return ;;
+        --max-group-growth|--max-per-step|--max-reserved|--fail-on-new-site)
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W '0 64MiB 256MiB 1GiB' -- "$value")
+            return ;;
+        --max-growth-pct|--max-frag-index)
             return ;;
         --svg)
             compopt -o filenames 2>/dev/null
@@ -65,7 +83,7 @@ _snapdiff()
             continue
         fi
         case $w in
-            diff|stats|frag|dump|help) cmd=$w ;;
+            diff|stats|frag|check|dump|help) cmd=$w ;;
             *) cmd='diff' ;;   # snapdiff OLD NEW
         esac
         break
@@ -73,17 +91,18 @@ _snapdiff()
 
     # snapdiff help COMMAND: the command names, no files (help is never a file name).
     if [[ $cmd == help ]]; then
-        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag dump' -- "$cur")
+        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag check dump' -- "$cur")
         return
     fi
 
     if [[ $cur == -* && $seen_files -eq 0 ]]; then
         local opts
         case $cmd in
-            '') opts="$common $json $diff_opts $frag_opts" ;;
+            '') opts="$common $json $diff_opts $frag_opts $check_opts" ;;
             diff) opts="$common $json $diff_opts" ;;
             stats) opts="$common $json" ;;
             frag) opts="$common $json $frag_opts" ;;
+            check) opts="$common $json $check_opts" ;;
             dump) opts="$common" ;;
         esac
         mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
