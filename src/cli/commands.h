@@ -3,6 +3,8 @@
 #ifndef SNAPDIFF_CLI_COMMANDS_H
 #define SNAPDIFF_CLI_COMMANDS_H
 
+#include <stdio.h>
+
 #include "options.h"
 #include "snapdiff/snapshot.h"
 
@@ -29,6 +31,10 @@ void cli_free_all(sd_snapshot **snaps, size_t n);
  * counts[i] snapshots of specs[i]. All or nothing: -1 (printed) when any input failed. */
 int cli_load_members(const char *const *specs, size_t n, const struct cli_opts *opts,
                      sd_snapshot ***out, size_t *counts);
+
+/* The spread across several snapshots (min, median, max; the one furthest from the
+ * median), after the members of stats and frag. Nothing for fewer than two. */
+void cli_print_spread(FILE *out, sd_snapshot *const *snaps, size_t n, bool color);
 
 /* Colour helpers: return "" when colour is off. */
 const char *clr_bold(const struct cli_opts *o);

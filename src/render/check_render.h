@@ -52,9 +52,10 @@ typedef struct sdp_check_report {
 const char *sdp_check_member_label(const sdp_check_member *m, char *buf, size_t size);
 
 /* The spread of a set of snapshots (ranks.h) for people: min, median and max of
- * allocated and reserved, and the one furthest from the median (`names`: per snapshot). */
+ * allocated and reserved, and the one furthest from the median (`names`: per snapshot;
+ * `noun`: "ranks" or "snapshots"). Nothing for fewer than two. */
 void sdp_render_spread_text(FILE *out, const sd_rank_spread *sp, const char *const *names,
-                            bool color);
+                            const char *noun, bool color);
 
 sd_status sdp_render_check_text(FILE *out, const sdp_check_report *r);
 sd_status sdp_render_check_json(FILE *out, const sdp_check_report *r);

@@ -96,10 +96,12 @@ const char *sdp_check_member_label(const sdp_check_member *m, char *buf, size_t 
 }
 
 void sdp_render_spread_text(FILE *out, const sd_rank_spread *sp, const char *const *names,
-                            bool color)
+                            const char *noun, bool color)
 {
     if (sp->n < 2) return;
-    fprintf(out, "%sAcross %zu ranks%s   %12s  %12s  %12s\n", sdp_ansi(color, SDP_BOLD), sp->n,
+    char head[64];
+    snprintf(head, sizeof head, "Across %zu %s", sp->n, noun);
+    fprintf(out, "%s%-17s%s  %12s  %12s  %12s\n", sdp_ansi(color, SDP_BOLD), head,
             sdp_ansi(color, SDP_RESET), "min", "median", "max");
     fprintf(out, "  allocated        %12s  %12s  %12s\n", sdp_fmt_bytes(sp->allocated_min).s,
             sdp_fmt_bytes(sp->allocated_median).s, sdp_fmt_bytes(sp->allocated_max).s);
@@ -197,7 +199,8 @@ sd_status sdp_render_check_text(FILE *out, const sdp_check_report *r)
     }
     fputc('\n', out);
     if (r->many && r->spread && r->spread_names && r->spread->n > 1) {
-        sdp_render_spread_text(out, r->spread, r->spread_names, c);
+        sdp_render_spread_text(out, r->spread, r->spread_names,
+                               r->n && r->members[0].rank >= 0 ? "ranks" : "members", c);
         fputc('\n', out);
     }
     if (r->pass) {
