@@ -1,5 +1,5 @@
 # snapdiff check (issue 11): the CI gate, its output formats, the limits file, many ranks.
-foreach(part limits errors config github junit ranks)
+foreach(part limits errors config github junit ranks spread)
   add_test(NAME check_cli_${part}
            COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_check_cli.py
                    --bin ${SNAPDIFF_BIN} --root ${PROJECT_SOURCE_DIR} ${part})

@@ -19,6 +19,8 @@ PART is one of:
   junit    --format junit -o FILE, parsed with xml.etree: one test case per limit per rank
   ranks    the 4-rank archive: the gate fails and names rank 2 and its site; pairing by
            rank across other names, a directory, a missing member, the spread, --jobs
+  spread   diff of two rank archives (rank by rank, text and JSON, --max-growth per rank,
+           a missing member), and the spread after stats and frag
 """
 import argparse
 import json
@@ -386,12 +388,60 @@ def part_ranks():
         check("members" not in doc, "one member each: no members list")
 
 
+def part_spread():
+    old, new = os.path.join(R, "old.zip"), os.path.join(R, "new.zip")
+    exp = json.load(open(os.path.join(R, "expected.json")))
+    leaky = exp["leaky_rank"]
+    with zipfile.ZipFile(new) as z:
+        new_names = sorted(z.namelist())
+    with zipfile.ZipFile(old) as z:
+        old_names = sorted(z.namelist())
+    growth = [truth(old + ":" + o, new + ":" + n)["growth"] for o, n in zip(old_names, new_names)]
+    p = run([old, new, "--no-color"], 0)
+    for r in range(4):
+        check(("=== rank %d (rank%d/step200.pickle)" % (r, r)) in p.stdout, "diff ranks: rank %d" % r)
+    rows = re.findall(r"^\s+(\S+(?: \S+)?)\s+rank (\d)$", p.stdout, re.M)
+    check(len(rows) == 4 and rows[leaky][0] == "+6.0 MiB" and rows[leaky][1] == str(leaky),
+          "diff ranks: growth per rank %s" % rows)
+    doc = run_json([old, new], 0)
+    if doc:
+        check(doc["schema"] == "snapdiff.diff-ranks/1" and len(doc["members"]) == 4,
+              "diff ranks JSON: schema and members")
+        got = [m["diff"]["totals"]["allocated_delta"] for m in doc["members"]]
+        check(got == growth, "diff ranks JSON: growth %s, truth %s" % (got, growth))
+        check(doc["members"][leaky]["diff"]["groups"][0]["key"] == exp["leak_site"],
+              "diff ranks JSON: rank 2's top site")
+    p = run([old, new, "--max-growth", "4MiB"], 1)
+    check("rank %d" % leaky in p.stderr, "diff ranks --max-growth: names rank 2: %r" % p.stderr)
+    run([old, new, "--max-growth", "6MiB"], 0)
+    p = run([old, os.path.join(R, "new_missing.zip"), "--no-color"], 0)
+    check("missing from NEW" in p.stdout and "rank %d" % leaky in p.stderr,
+          "diff ranks: a missing member is reported")
+    run([old, new, "--format", "folded"], 2)
+    # stats and frag: the spread after the members, from CPython's figures.
+    snaps = [truth_stats.load(new + ":" + n) for n in new_names]
+    alloc = [sum(b["size"] for s in x["segments"] for b in s["blocks"]
+                 if b["state"] == "active_allocated") for x in snaps]
+    med = sorted(alloc)[1]
+    far = max(range(4), key=lambda i: (abs(alloc[i] - med), -i))
+    for cmd in ("stats", "frag"):
+        for src in (new, os.path.join(R, "new_dir")):
+            out = run([cmd, src, "--no-color"], 0).stdout
+            check("Across 4 ranks" in out and ("furthest from the median: rank %d" % far) in out,
+                  "%s %s: spread %r" % (cmd, src, out[-400:]))
+            m = re.search(r"^  allocated\s+([\d.]+) MiB\s+([\d.]+) MiB\s+([\d.]+) MiB$", out, re.M)
+            want = tuple("%.1f" % (v / 2**20) for v in (min(alloc), med, max(alloc)))
+            check(m is not None and m.groups() == want, "%s: allocated spread %s, truth %s"
+                  % (cmd, m and m.groups(), want))
+
+
 def main():
     global BIN, ROOT, R
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--root", required=True)
-    ap.add_argument("part", choices=["limits", "errors", "config", "github", "junit", "ranks"])
+    ap.add_argument("part", choices=["limits", "errors", "config", "github", "junit", "ranks",
+                                     "spread"])
     a = ap.parse_args()
     BIN, ROOT = os.path.abspath(a.bin), os.path.abspath(a.root)
     R = os.path.join(ROOT, "testdata", "ranks")

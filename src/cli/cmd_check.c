@@ -50,16 +50,6 @@ static int read_config(const char *path, sd_limits *limits, uint64_t *steps)
     return 0;
 }
 
-/* The member's name inside its input: "rank3.pickle" of "ranks.zip:rank3.pickle". */
-static const char *inner_name(const char *spec, const char *source)
-{
-    size_t n = strlen(spec);
-    if (strncmp(source, spec, n) == 0 && (source[n] == ':' || source[n] == '/'))
-        return source + n + 1;
-    if (n && spec[n - 1] == '/' && strncmp(source, spec, n) == 0) return source + n;
-    return source;
-}
-
 /* --format github: `filename` as a path of the repository at `root`, when that file is
  * there: relative as given, else the longest tail of an absolute path that exists. */
 static bool locate(void *ctx, const char *filename, char *buf, size_t size)
@@ -100,8 +90,7 @@ static void diff_options(const struct cli_opts *o, sd_diff_options *d)
 typedef struct check_run {
     sd_snapshot **side[2];          /* OLD's and NEW's members */
     size_t count[2];
-    const char **names[2];          /* their inner names */
-    sd_rank_pair *pairs;
+    struct cli_pairs pairs;
     size_t n_pairs;
     sdp_check_member *members;
     sd_diff **diffs;
@@ -117,39 +106,30 @@ static void run_free(check_run *c)
     free(c->labels);
     free(c->label_ptrs);
     free(c->members);
-    free(c->pairs);
-    for (int s = 0; s < 2; s++) {
-        free(c->names[s]);
-        cli_free_all(c->side[s], c->count[s]);
-    }
+    cli_pairs_free(&c->pairs);
+    for (int s = 0; s < 2; s++) cli_free_all(c->side[s], c->count[s]);
 }
 
 /* Pair, diff and judge every member. -1: printed. */
 static int judge(check_run *c, const struct cli_opts *o, const sd_limits *limits)
 {
-    for (int s = 0; s < 2; s++) {
-        c->names[s] = calloc(c->count[s] ? c->count[s] : 1, sizeof *c->names[s]);
-        if (!c->names[s]) goto oom;
-        for (size_t i = 0; i < c->count[s]; i++)
-            c->names[s][i] = inner_name(o->files[s], sd_snapshot_source(c->side[s][i]));
-    }
-    size_t room = c->count[0] + c->count[1];
-    c->pairs = calloc(room, sizeof *c->pairs);
+    if (cli_pair_members(o->files, c->side, c->count, &c->pairs) != 0) return -1;
+    size_t room = c->pairs.n ? c->pairs.n : 1;
     c->members = calloc(room, sizeof *c->members);
     c->diffs = calloc(room, sizeof *c->diffs);
     c->labels = calloc(c->count[1] ? c->count[1] : 1, sizeof *c->labels);
     c->label_ptrs = calloc(c->count[1] ? c->count[1] : 1, sizeof *c->label_ptrs);
-    if (!c->pairs || !c->members || !c->diffs || !c->labels || !c->label_ptrs) goto oom;
+    if (!c->members || !c->diffs || !c->labels || !c->label_ptrs) goto oom;
     sd_rank_spread_of((const sd_snapshot *const *)c->side[1], c->count[1], &c->spread);
-    c->n_pairs = sd_ranks_pair(c->names[0], c->count[0], c->names[1], c->count[1], c->pairs);
+    c->n_pairs = c->pairs.n;
     sd_diff_options dopts;
     diff_options(o, &dopts);
     for (size_t i = 0; i < c->n_pairs; i++) {
-        const sd_rank_pair *p = &c->pairs[i];
+        const sd_rank_pair *p = &c->pairs.pairs[i];
         sdp_check_member *m = &c->members[i];
         bool has_old = p->old_index != SD_RANK_NONE, has_new = p->new_index != SD_RANK_NONE;
-        m->name = has_new ? c->names[1][p->new_index] : c->names[0][p->old_index];
-        m->old_name = has_old ? c->names[0][p->old_index] : NULL;
+        m->name = cli_pair_name(&c->pairs, i);
+        m->old_name = has_old ? c->pairs.names[0][p->old_index] : NULL;
         m->rank = p->rank;
         if (has_new) {
             sdp_check_member_label(m, c->labels[p->new_index], sizeof c->labels[p->new_index]);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "options.h"
+#include "snapdiff/ranks.h"
 #include "snapdiff/snapshot.h"
 
 enum { EXIT_OK = 0, EXIT_CHECK_FAILED = 1, EXIT_TROUBLE = 2 };
@@ -15,6 +16,8 @@ int cmd_stats(const struct cli_opts *opts);
 int cmd_dump(const struct cli_opts *opts);
 int cmd_frag(const struct cli_opts *opts);
 int cmd_check(const struct cli_opts *opts);
+/* snapdiff OLD NEW when either holds several snapshots: side[s][0..count[s]) (borrowed). */
+int cmd_diff_ranks(const struct cli_opts *opts, sd_snapshot **const *side, const size_t *count);
 
 /* Shared by the commands (load.c), both through the library's parallel loader (load.h,
  * --jobs). They print the warnings, or the one error line; -1 means: printed, exit 2.
@@ -31,6 +34,20 @@ void cli_free_all(sd_snapshot **snaps, size_t n);
  * counts[i] snapshots of specs[i]. All or nothing: -1 (printed) when any input failed. */
 int cli_load_members(const char *const *specs, size_t n, const struct cli_opts *opts,
                      sd_snapshot ***out, size_t *counts);
+
+/* OLD's and NEW's members paired (pairs.c, ranks.h): by rank number, else by name. */
+struct cli_pairs {
+    const char **names[2];      /* each member's name inside its input */
+    sd_rank_pair *pairs;
+    size_t n;
+    bool many;                  /* either input holds several members */
+    char (*labels)[80];         /* per pair: "rank 2", or the member's name */
+};
+/* side[s][0..count[s]) are the members of specs[s]. -1: printed (out of memory). */
+int cli_pair_members(const char *const *specs, sd_snapshot **const *side, const size_t *count,
+                     struct cli_pairs *out);
+const char *cli_pair_name(const struct cli_pairs *p, size_t i);  /* NEW's name, else OLD's */
+void cli_pairs_free(struct cli_pairs *p);
 
 /* The spread across several snapshots (min, median, max; the one furthest from the
  * median), after the members of stats and frag. Nothing for fewer than two. */
