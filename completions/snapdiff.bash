@@ -18,9 +18,10 @@ _snapdiff()
     local diff_opts='--format -f --group-by -g --depth -d --hide --show --focus --top -n
         --steps --capacity --max-growth'
     local frag_opts='--gap-threshold --index-threshold --map --svg'
-    local check_opts='--format -f --group-by -g --depth -d --hide --show --focus --top -n
-        --steps --max-growth --max-growth-pct --max-group-growth --max-per-step --max-reserved
+    local check_only='--max-growth-pct --max-group-growth --max-per-step --max-reserved
         --max-frag-index --fail-on-new-site --config --repo-root --output -o'
+    local check_opts="--format -f --group-by -g --depth -d --hide --show --focus --top -n
+        --steps --max-growth $check_only"
     # Options whose value is the next word.
     local takes_value='--format|-f|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--config|--repo-root|--output|-o'
 
@@ -98,7 +99,7 @@ _snapdiff()
     if [[ $cur == -* && $seen_files -eq 0 ]]; then
         local opts
         case $cmd in
-            '') opts="$common $json $diff_opts $frag_opts $check_opts" ;;
+            '') opts="$common $json $diff_opts $frag_opts $check_only" ;;
             diff) opts="$common $json $diff_opts" ;;
             stats) opts="$common $json" ;;
             frag) opts="$common $json $frag_opts" ;;

@@ -66,7 +66,7 @@ complete -c snapdiff -n '__snapdiff_for diff stats frag check' -l jobs -x -d 'lo
 
 # diff.
 complete -c snapdiff -n '__snapdiff_for diff' -s f -l format -x -a 'text json folded' -d 'output format (folded: collapsed stacks for flame graphs)'
-complete -c snapdiff -n '__snapdiff_for check' -s f -l format -x -a 'text json github junit' -d 'output format (github: annotations; junit: XML report, with -o)'
+complete -c snapdiff -n 'test "$(__snapdiff_command)" = check' -s f -l format -x -a 'text json github junit' -d 'output format (github: annotations; junit: XML report, with -o)'
 complete -c snapdiff -n '__snapdiff_for diff check' -s g -l group-by -x -a 'site leaf stack file function' -d 'group live blocks by'
 complete -c snapdiff -n '__snapdiff_for diff check' -s d -l depth -x -d 'add N caller frames to the site key'
 complete -c snapdiff -n '__snapdiff_for diff check' -l hide -x -d 'treat matching frames as internal (REGEX, repeatable)'
