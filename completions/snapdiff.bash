@@ -15,15 +15,15 @@ _snapdiff()
     local commands='diff stats frag check dump help'
     local common='--help -h --version -V --no-color --color --max-memory --quiet -q'
     local json='--json -j --jobs'   # diff, stats, frag, check
-    local diff_opts='--format -f --group-by -g --depth -d --hide --show --focus --top -n
-        --steps --capacity --max-growth'
+    local diff_opts='--format -f --output -o --group-by -g --depth -d --hide --show --focus
+        --top -n --steps --capacity --max-growth'
     local frag_opts='--gap-threshold --index-threshold --map --svg'
     local check_only='--max-growth-pct --max-group-growth --max-per-step --max-reserved
-        --max-frag-index --fail-on-new-site --config --repo-root --output -o'
-    local check_opts="--format -f --group-by -g --depth -d --hide --show --focus --top -n
+        --max-frag-index --fail-on-new-site --config --repo-root'
+    local check_opts="--format -f --output -o --group-by -g --depth -d --hide --show --focus --top -n
         --steps --max-growth $check_only"
     # Options whose value is the next word.
-    local takes_value='--format|-f|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--config|--repo-root|--output|-o'
+    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--config|--repo-root'
 
     # Values: "--opt VALUE" and "--opt=VALUE" (split at '=' or not).
     local opt=$prev value=$cur prefix=''
@@ -39,11 +39,11 @@ _snapdiff()
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'site leaf stack file function' -- "$value")
             return ;;
         --format|-f)
-            local formats='text json folded'
+            local formats='text json folded pprof'
             [[ " ${words[*]} " == *" check "* ]] && formats='text json github junit'
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "$formats" -- "$value")
             return ;;
-        --config|--output|-o)
+        --config)
             compopt -o filenames 2>/dev/null
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -f -- "$value")
             return ;;
@@ -56,7 +56,7 @@ _snapdiff()
             return ;;
         --max-growth-pct|--max-frag-index)
             return ;;
-        --svg)
+        --svg|--output|-o)
             compopt -o filenames 2>/dev/null
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -f -- "$value")
             return ;;

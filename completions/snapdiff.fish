@@ -65,7 +65,8 @@ complete -c snapdiff -n '__snapdiff_for diff stats frag check' -s j -l json -d '
 complete -c snapdiff -n '__snapdiff_for diff stats frag check' -l jobs -x -d 'load up to N files at once (default: one per CPU core)'
 
 # diff.
-complete -c snapdiff -n '__snapdiff_for diff' -s f -l format -x -a 'text json folded' -d 'output format (folded: collapsed stacks for flame graphs)'
+complete -c snapdiff -n '__snapdiff_for diff' -s f -l format -x -a 'text json folded pprof' -d 'output format (folded: collapsed stacks for flame graphs; pprof: go tool pprof)'
+complete -c snapdiff -n '__snapdiff_for diff check' -s o -l output -r -F -d 'write the result to FILE instead of stdout'
 complete -c snapdiff -n 'test "$(__snapdiff_command)" = check' -s f -l format -x -a 'text json github junit' -d 'output format (github: annotations; junit: XML report, with -o)'
 complete -c snapdiff -n '__snapdiff_for diff check' -s g -l group-by -x -a 'site leaf stack file function' -d 'group live blocks by'
 complete -c snapdiff -n '__snapdiff_for diff check' -s d -l depth -x -d 'add N caller frames to the site key'
@@ -92,4 +93,3 @@ complete -c snapdiff -n '__snapdiff_for check' -l max-frag-index -x -a '0.5 0.7 
 complete -c snapdiff -n '__snapdiff_for check' -l fail-on-new-site -x -a '0 16MiB 64MiB' -d 'fail when a site absent from OLD holds more than SIZE'
 complete -c snapdiff -n '__snapdiff_for check' -l config -r -F -d 'read limits from FILE (key = value lines)'
 complete -c snapdiff -n '__snapdiff_for check' -l repo-root -x -a '(__fish_complete_directories)' -d 'repository for --format github file= annotations'
-complete -c snapdiff -n '__snapdiff_for check' -s o -l output -r -F -d 'write the report (--format junit) to FILE'

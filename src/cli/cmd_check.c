@@ -167,7 +167,8 @@ static sd_status render(const struct cli_opts *o, const sdp_check_report *r, FIL
     case FORMAT_GITHUB: return sdp_render_check_github(out, r);
     case FORMAT_JUNIT: return sdp_render_check_junit(out, r);
     case FORMAT_TEXT:
-    case FORMAT_FOLDED: break;
+    case FORMAT_FOLDED:
+    case FORMAT_PPROF: break;
     }
     return sdp_render_check_text(out, r);
 }

@@ -6,6 +6,7 @@
  * reported, never skipped; then one line per rank with its growth and the spread of NEW.
  * --max-growth gates every rank: exit 1 when any grew too much (or is missing).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,9 +143,13 @@ static void summary(const struct cli_opts *o, const struct cli_pairs *pp, const 
 
 int cmd_diff_ranks(const struct cli_opts *o, sd_snapshot **const *side, const size_t *count)
 {
-    if (o->format == FORMAT_FOLDED) {
-        msg_error("--format folded takes one snapshot per input; pick a member as "
+    if (o->format != FORMAT_TEXT && o->format != FORMAT_JSON) {
+        msg_error("--format folded and pprof take one snapshot per input; pick a member as "
                   "ARCHIVE:MEMBER");
+        return EXIT_TROUBLE;
+    }
+    if (o->output && !freopen(o->output, "w", stdout)) {   /* main flushes and checks it */
+        msg_error("%s: cannot write: %s", o->output, strerror(errno));
         return EXIT_TROUBLE;
     }
     struct cli_pairs pp;

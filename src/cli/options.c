@@ -18,8 +18,8 @@
 enum opt_id {
     O_HELP, O_VERSION, O_JSON, O_FORMAT, O_NO_COLOR, O_COLOR, O_MAX_MEMORY, O_QUIET,
     O_GROUP_BY, O_DEPTH, O_HIDE, O_SHOW, O_FOCUS, O_TOP, O_STEPS, O_CAPACITY, O_MAX_GROWTH,
-    O_GAP_THRESHOLD, O_INDEX_THRESHOLD, O_MAP, O_SVG, O_JOBS,
-    O_LIMIT, O_CONFIG, O_REPO_ROOT, O_OUTPUT,
+    O_GAP_THRESHOLD, O_INDEX_THRESHOLD, O_MAP, O_SVG, O_JOBS, O_OUTPUT,
+    O_LIMIT, O_CONFIG, O_REPO_ROOT,
 };
 
 struct opt_def {
@@ -37,8 +37,11 @@ static const struct opt_def options[] = {
     {"json", 'j', NULL, FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_CHECK, O_JSON,
      "write JSON (documented, versioned schema) instead of text"},
     {"format", 'f', "FMT", FOR_DIFF | FOR_CHECK, O_FORMAT,
-     "output format: text, json or folded (collapsed stacks for flame graphs); "
+     "output format: text, json, folded (collapsed stacks for flame graphs) or pprof "
+     "(gzipped profile.proto for go tool pprof; needs -o FILE or a redirect); "
      "check: text, json, github or junit"},
+    {"output", 'o', "FILE", FOR_DIFF | FOR_CHECK, O_OUTPUT,
+     "write the result to FILE instead of stdout (check: the JUnit report)"},
     {"no-color", 0, NULL, FOR_ALL, O_NO_COLOR,
      "never colour the output (NO_COLOR is honoured too)"},
     {"color", 0, NULL, FOR_ALL, O_COLOR, "colour the output even when it is not a terminal"},
@@ -76,7 +79,6 @@ static const struct opt_def options[] = {
      "read limits from FILE ('max-growth = 256MiB' lines; the command line wins)"},
     {"repo-root", 0, "DIR", FOR_CHECK, O_REPO_ROOT,
      "--format github: name a site's file when it is in DIR (default: .)"},
-    {"output", 'o', "FILE", FOR_CHECK, O_OUTPUT, "write the report (--format junit) to FILE"},
     {"gap-threshold", 0, "PCT", FOR_FRAG, O_GAP_THRESHOLD,
      "gap (reserved - allocated) in % of reserved that counts as large (default 30)"},
     {"index-threshold", 0, "X", FOR_FRAG, O_INDEX_THRESHOLD,
@@ -263,9 +265,10 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
         if (strcmp(v, "text") == 0) opts->format = FORMAT_TEXT;
         else if (strcmp(v, "json") == 0) opts->format = FORMAT_JSON;
         else if (strcmp(v, "folded") == 0) opts->format = FORMAT_FOLDED;
+        else if (strcmp(v, "pprof") == 0) opts->format = FORMAT_PPROF;
         else if (strcmp(v, "github") == 0) opts->format = FORMAT_GITHUB;
         else if (strcmp(v, "junit") == 0) opts->format = FORMAT_JUNIT;
-        else return bad_value(o, v, "text, json, folded, github or junit", errbuf, errlen);
+        else return bad_value(o, v, "text, json, folded, pprof, github or junit", errbuf, errlen);
         break;
     case O_NO_COLOR: *color_mode = 0; break;
     case O_COLOR: *color_mode = 1; break;
@@ -326,7 +329,6 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
     }
     case O_CONFIG: opts->config = v; break;
     case O_REPO_ROOT: opts->repo_root = v; break;
-    case O_OUTPUT: opts->output = v; break;
     case O_GAP_THRESHOLD:
         if (!parse_double(v, 0, 100, &opts->gap_threshold))
             return bad_value(o, v, "a percentage from 0 to 100", errbuf, errlen);
@@ -337,6 +339,7 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
         break;
     case O_MAP: opts->map = true; break;
     case O_SVG: opts->svg = v; break;
+    case O_OUTPUT: opts->output = v; break;
     }
     return OPT_OK;
 }
@@ -493,15 +496,16 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
     opts->files = positional + first_file;
     opts->n_files = n_pos - first_file;
     opts->color = want_color(color_mode);
-    if (opts->format != FORMAT_TEXT) opts->color = false;
+    if (opts->format != FORMAT_TEXT || opts->output) opts->color = false;
     if (n_pos == 0) {
         snprintf(errbuf, errlen, "no snapshot given");
         return OPT_ERROR;
     }
-    /* --format folded also takes one file: the live blocks of that snapshot. */
-    bool one_ok = opts->format == FORMAT_FOLDED && opts->n_files == 1;
+    /* --format folded and pprof also take one file: the live blocks of that snapshot. */
+    bool one_ok = (opts->format == FORMAT_FOLDED || opts->format == FORMAT_PPROF) &&
+                  opts->n_files == 1;
     if (opts->command == CMD_DIFF && opts->n_files != 2 && !one_ok) {
-        snprintf(errbuf, errlen, "diff needs two snapshots, OLD and NEW (got %d)", opts->n_files);
+        snprintf(errbuf, errlen, "diff needs two snapshots, OLD and NEW (got %d; one is enough with --format folded or pprof)", opts->n_files);
         return OPT_ERROR;
     }
     if (opts->command == CMD_CHECK && opts->n_files != 2) {
@@ -513,8 +517,8 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
         snprintf(errbuf, errlen, "--format github and junit are for 'check'");
         return OPT_ERROR;
     }
-    if (opts->command == CMD_CHECK && opts->format == FORMAT_FOLDED) {
-        snprintf(errbuf, errlen, "check writes text, json, github or junit, not folded");
+    if (opts->command == CMD_CHECK && (opts->format == FORMAT_FOLDED || opts->format == FORMAT_PPROF)) {
+        snprintf(errbuf, errlen, "check writes text, json, github or junit");
         return OPT_ERROR;
     }
     if (opts->format == FORMAT_JUNIT && !opts->output) {

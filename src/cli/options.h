@@ -21,7 +21,8 @@ enum { FOR_DIFF = 1 << CMD_DIFF, FOR_STATS = 1 << CMD_STATS, FOR_DUMP = 1 << CMD
        FOR_FRAG = 1 << CMD_FRAG, FOR_CHECK = 1 << CMD_CHECK,
        FOR_ALL = FOR_DIFF | FOR_STATS | FOR_DUMP | FOR_FRAG | FOR_CHECK };
 
-enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_GITHUB, FORMAT_JUNIT };
+enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF, FORMAT_GITHUB,
+                  FORMAT_JUNIT };
 
 #define CLI_MAX_PATTERNS 32
 
@@ -35,6 +36,7 @@ struct cli_opts {
     uint64_t max_memory;         /* --max-memory, default a fraction of physical memory */
     bool quiet;                  /* -q: no notes/warnings on stderr */
     unsigned jobs;               /* --jobs N: files loaded at once, 0 = one per core */
+    const char *output;          /* -o FILE: write the result there instead of stdout */
 
     /* diff */
     sd_group_by group_by;        /* --group-by (names: sd_group_by_name) */
@@ -52,7 +54,6 @@ struct cli_opts {
     sd_limits limits;            /* --max-growth, --max-growth-pct, ... */
     const char *config;          /* --config FILE: more limits, the command line wins */
     const char *repo_root;       /* --repo-root DIR: where --format github looks for sites */
-    const char *output;          /* -o, --output FILE: the JUnit report */
 
     /* frag */
     double gap_threshold;        /* --gap-threshold PCT (percent of reserved), default 30 */
