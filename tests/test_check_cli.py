@@ -381,6 +381,10 @@ def part_ranks():
     doc = run_json(["check", one, new, "--max-growth", "1GiB"], 0)
     if doc:
         check(len(doc["members"]) == 4, "one baseline: every rank checked")
+    # Several OLD members against one NEW snapshot: ambiguous, one error line.
+    p = run(["check", old, one, "--max-growth", "1GiB"], 2)
+    check("MEMBER" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+          "many OLD, one NEW: %r" % p.stderr)
     # A member picked out of an archive is a single file.
     doc = run_json(["check", old + ":step100_rank2.pickle", new + ":rank2/step200.pickle",
                     "--max-growth", str(limit)], 1)

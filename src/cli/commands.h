@@ -43,7 +43,8 @@ struct cli_pairs {
     bool many;                  /* either input holds several members */
     char (*labels)[80];         /* per pair: "rank 2", or the member's name */
 };
-/* side[s][0..count[s]) are the members of specs[s]. -1: printed (out of memory). */
+/* side[s][0..count[s]) are the members of specs[s]. -1: printed (out of memory, or
+ * several OLD members against one NEW snapshot: ambiguous). */
 int cli_pair_members(const char *const *specs, sd_snapshot **const *side, const size_t *count,
                      struct cli_pairs *out);
 const char *cli_pair_name(const struct cli_pairs *p, size_t i);  /* NEW's name, else OLD's */

@@ -22,6 +22,12 @@ int cli_pair_members(const char *const *specs, sd_snapshot **const *side, const 
                      struct cli_pairs *out)
 {
     memset(out, 0, sizeof *out);
+    if (count[0] > 1 && count[1] == 1) {   /* several OLD members, one NEW: which one? */
+        msg_error("%s: holds %zu snapshots (%s, ...); pick one as %s:MEMBER, or give NEW as "
+                  "an archive or directory of ranks too", specs[0], count[0],
+                  inner_name(specs[0], sd_snapshot_source(side[0][0])), specs[0]);
+        return -1;
+    }
     for (int s = 0; s < 2; s++) {
         out->names[s] = calloc(count[s] ? count[s] : 1, sizeof *out->names[s]);
         if (!out->names[s]) goto oom;
