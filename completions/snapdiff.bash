@@ -12,17 +12,21 @@ _snapdiff()
     local cword=$COMP_CWORD
     COMPREPLY=()
 
-    local commands='diff stats frag series trace dump help'
+    local commands='diff stats frag series trace check dump help'
     local common='--help -h --version -V --no-color --color --max-memory --quiet -q'
-    local json='--json -j --jobs'   # diff, stats, frag, series
+    local json='--json -j --jobs'   # diff, stats, frag, series, trace, check
     local diff_opts='--format -f --output -o --group-by -g --depth -d --hide --show --focus
         --top -n --steps --capacity --max-growth'
     local frag_opts='--gap-threshold --index-threshold --map --svg'
     local trace_opts='--group-by -g --depth -d --hide --show --focus --top -n --since --until'
     local series_opts='--group-by -g --depth -d --hide --show --focus --top -n --steps --capacity
         --sort --steps-between --min-slope --confidence --ascii'
+    local check_only='--max-growth-pct --max-group-growth --max-per-step --max-reserved
+        --max-frag-index --fail-on-new-site --config --repo-root'
+    local check_opts="--format -f --output -o --group-by -g --depth -d --hide --show --focus --top -n
+        --steps --max-growth $check_only"
     # Options whose value is the next word.
-    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence'
+    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--config|--repo-root'
 
     # Values: "--opt VALUE" and "--opt=VALUE" (split at '=' or not).
     local opt=$prev value=$cur prefix=''
@@ -41,7 +45,22 @@ _snapdiff()
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'name time' -- "$value")
             return ;;
         --format|-f)
-            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'text json folded pprof' -- "$value")
+            local formats='text json folded pprof'
+            [[ " ${words[*]} " == *" check "* ]] && formats='text json github junit'
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "$formats" -- "$value")
+            return ;;
+        --config)
+            compopt -o filenames 2>/dev/null
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -f -- "$value")
+            return ;;
+        --repo-root)
+            compopt -o filenames 2>/dev/null
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -d -- "$value")
+            return ;;
+        --max-group-growth|--max-per-step|--max-reserved|--fail-on-new-site)
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W '0 64MiB 256MiB 1GiB' -- "$value")
+            return ;;
+        --max-growth-pct|--max-frag-index)
             return ;;
         --svg|--output|-o)
             compopt -o filenames 2>/dev/null
@@ -74,7 +93,7 @@ _snapdiff()
             continue
         fi
         case $w in
-            diff|stats|frag|series|trace|dump|help) cmd=$w ;;
+            diff|stats|frag|series|trace|check|dump|help) cmd=$w ;;
             *) cmd='diff' ;;   # snapdiff OLD NEW
         esac
         break
@@ -82,19 +101,20 @@ _snapdiff()
 
     # snapdiff help COMMAND: the command names, no files (help is never a file name).
     if [[ $cmd == help ]]; then
-        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag series trace dump' -- "$cur")
+        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag series trace check dump' -- "$cur")
         return
     fi
 
     if [[ $cur == -* && $seen_files -eq 0 ]]; then
         local opts
         case $cmd in
-            '') opts="$common $json $diff_opts $frag_opts --since --until --sort --steps-between --min-slope --confidence --ascii" ;;
+            '') opts="$common $json $diff_opts $frag_opts --since --until --sort --steps-between --min-slope --confidence --ascii $check_only" ;;
             diff) opts="$common $json $diff_opts" ;;
             stats) opts="$common $json" ;;
             frag) opts="$common $json $frag_opts" ;;
             trace) opts="$common $json $trace_opts" ;;
             series) opts="$common $json $series_opts" ;;
+            check) opts="$common $json $check_opts" ;;
             dump) opts="$common" ;;
         esac
         mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")

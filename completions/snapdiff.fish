@@ -18,11 +18,13 @@ function __snapdiff_command
                 break
             case -f -g -d -n --format --group-by --depth --top --hide --show --focus --steps \
                 --capacity --max-growth --max-memory --jobs --gap-threshold --index-threshold --svg \
-                --since --until --sort --steps-between --min-slope --confidence
+                --since --until --sort --steps-between --min-slope --confidence \
+                --max-growth-pct --max-group-growth --max-per-step --max-reserved --max-frag-index \
+                --fail-on-new-site --config --repo-root --output -o
                 set skip 1
             case '-*'
                 continue
-            case diff stats frag series trace dump help
+            case diff stats frag series trace check dump help
                 echo $w
                 return
             case '*'
@@ -46,10 +48,11 @@ complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a stats -d 'totals pe
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a frag -d 'fragmentation: gap, free-block sizes, verdict and advice'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a series -d 'trends over many snapshots: which groups grow, which only swing'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a trace -d 'replay the allocation history: alive at the end, peak, phases'
+complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a check -d 'CI gate: exit 1 when NEW breaks a limit, per rank'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a dump -d 'the whole pickle as JSON, for jq'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a help -d 'this help, or one command\'s'
 # snapdiff help COMMAND: the command names (help is never a file name).
-complete -c snapdiff -n 'test "$(__snapdiff_command)" = help' -a 'diff stats frag series trace dump'
+complete -c snapdiff -n 'test "$(__snapdiff_command)" = help' -a 'diff stats frag series trace check dump'
 complete -c snapdiff -n 'test "$(__snapdiff_command)" != help' -F
 
 # Options of every command.
@@ -60,22 +63,23 @@ complete -c snapdiff -l color -d 'colour the output even when it is not a termin
 complete -c snapdiff -l max-memory -x -a '8GiB 16GiB 24GiB 40GiB 48GiB 80GiB 96GiB 141GiB' -d 'memory budget per snapshot (default: half of physical memory)'
 complete -c snapdiff -s q -l quiet -d 'do not print warnings and notes on stderr'
 
-# diff, stats, frag, trace, series.
-complete -c snapdiff -n '__snapdiff_for diff stats frag trace series' -s j -l json -d 'write JSON (versioned schema) instead of text'
-complete -c snapdiff -n '__snapdiff_for diff stats frag trace series' -l jobs -x -d 'load up to N files at once (default: one per CPU core)'
+# diff, stats, frag, trace, series, check.
+complete -c snapdiff -n '__snapdiff_for diff stats frag trace series check' -s j -l json -d 'write JSON (versioned schema) instead of text'
+complete -c snapdiff -n '__snapdiff_for diff stats frag trace series check' -l jobs -x -d 'load up to N files at once (default: one per CPU core)'
 
 # diff.
 complete -c snapdiff -n '__snapdiff_for diff' -s f -l format -x -a 'text json folded pprof' -d 'output format (folded: collapsed stacks for flame graphs; pprof: go tool pprof)'
-complete -c snapdiff -n '__snapdiff_for diff' -s o -l output -r -F -d 'write the result to FILE instead of stdout'
-complete -c snapdiff -n '__snapdiff_for diff trace series' -s g -l group-by -x -a 'site leaf stack file function annotation compile-context' -d 'group live blocks by'
-complete -c snapdiff -n '__snapdiff_for diff trace series' -s d -l depth -x -d 'add N caller frames to the site key'
-complete -c snapdiff -n '__snapdiff_for diff trace series' -l hide -x -d 'treat matching frames as internal (REGEX, repeatable)'
-complete -c snapdiff -n '__snapdiff_for diff trace series' -l show -x -d 'treat matching frames as user code (REGEX, repeatable)'
-complete -c snapdiff -n '__snapdiff_for diff trace series' -l focus -x -d 'only blocks with a matching frame (REGEX, repeatable)'
-complete -c snapdiff -n '__snapdiff_for diff trace series' -s n -l top -x -d 'show the N largest growing groups (default 20)'
-complete -c snapdiff -n '__snapdiff_for diff series' -l steps -x -d 'training steps between the snapshots: growth per step'
+complete -c snapdiff -n '__snapdiff_for diff check' -s o -l output -r -F -d 'write the result to FILE instead of stdout'
+complete -c snapdiff -n 'test "$(__snapdiff_command)" = check' -s f -l format -x -a 'text json github junit' -d 'output format (github: annotations; junit: XML report, with -o)'
+complete -c snapdiff -n '__snapdiff_for diff trace series check' -s g -l group-by -x -a 'site leaf stack file function annotation compile-context' -d 'group live blocks by'
+complete -c snapdiff -n '__snapdiff_for diff trace series check' -s d -l depth -x -d 'add N caller frames to the site key'
+complete -c snapdiff -n '__snapdiff_for diff trace series check' -l hide -x -d 'treat matching frames as internal (REGEX, repeatable)'
+complete -c snapdiff -n '__snapdiff_for diff trace series check' -l show -x -d 'treat matching frames as user code (REGEX, repeatable)'
+complete -c snapdiff -n '__snapdiff_for diff trace series check' -l focus -x -d 'only blocks with a matching frame (REGEX, repeatable)'
+complete -c snapdiff -n '__snapdiff_for diff trace series check' -s n -l top -x -d 'show the N largest growing groups (default 20)'
+complete -c snapdiff -n '__snapdiff_for diff series check' -l steps -x -d 'training steps between the snapshots: growth per step'
 complete -c snapdiff -n '__snapdiff_for diff series' -l capacity -x -a '16GiB 24GiB 40GiB 48GiB 80GiB 96GiB 141GiB' -d 'device memory for the steps-until-full estimate'
-complete -c snapdiff -n '__snapdiff_for diff' -l max-growth -x -a '0 64MiB 256MiB 1GiB' -d 'CI gate: exit 1 when allocated memory grew by more than SIZE'
+complete -c snapdiff -n '__snapdiff_for diff check' -l max-growth -x -a '0 64MiB 256MiB 1GiB' -d 'CI gate: exit 1 when allocated memory grew by more than SIZE'
 
 # frag.
 complete -c snapdiff -n '__snapdiff_for frag' -l gap-threshold -x -d 'gap in % of reserved that counts as large (default 30)'
@@ -92,3 +96,12 @@ complete -c snapdiff -n '__snapdiff_for series' -l steps-between -x -d 'training
 complete -c snapdiff -n '__snapdiff_for series' -l min-slope -x -a '64KiB 256KiB 1MiB 16MiB' -d 'smallest slope per snapshot that counts as growing (default 256KiB)'
 complete -c snapdiff -n '__snapdiff_for series' -l confidence -x -a '0.9 0.95 0.99' -d 'trend-test confidence needed for growing or shrinking (default 0.99)'
 complete -c snapdiff -n '__snapdiff_for series' -l ascii -d 'draw sparklines in ASCII, not Unicode blocks'
+# check.
+complete -c snapdiff -n '__snapdiff_for check' -l max-growth-pct -x -d 'fail when allocated memory grew by more than P percent of OLD'
+complete -c snapdiff -n '__snapdiff_for check' -l max-group-growth -x -a '0 16MiB 64MiB 256MiB' -d 'fail when any one site grew by more than SIZE'
+complete -c snapdiff -n '__snapdiff_for check' -l max-per-step -x -a '64KiB 1MiB 16MiB' -d 'fail when memory grew by more than SIZE per step (needs --steps)'
+complete -c snapdiff -n '__snapdiff_for check' -l max-reserved -x -a '16GiB 40GiB 80GiB' -d 'fail when NEW reserves more than SIZE'
+complete -c snapdiff -n '__snapdiff_for check' -l max-frag-index -x -a '0.5 0.7 0.9' -d 'fail when the fragmentation index is above F'
+complete -c snapdiff -n '__snapdiff_for check' -l fail-on-new-site -x -a '0 16MiB 64MiB' -d 'fail when a site absent from OLD holds more than SIZE'
+complete -c snapdiff -n '__snapdiff_for check' -l config -r -F -d 'read limits from FILE (key = value lines)'
+complete -c snapdiff -n '__snapdiff_for check' -l repo-root -x -a '(__fish_complete_directories)' -d 'repository for --format github file= annotations'

@@ -1,20 +1,86 @@
-/* gate.c - the table of limits a CI gate can check (gate.h).
+/* gate.c - the table of limits a CI gate can check (gate.h), and the limits file.
  *
- * Adding a limit: an id in gate.h and a row here with its name and how to measure it.
- * Every limit is "measured <= limit"; the measure is signed so that shrinking passes. */
+ * Adding a limit: an id in gate.h and a row here with its name, unit and how to measure
+ * it. Every limit is "measured <= limit"; byte measures are signed so that shrinking
+ * passes. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "base/base.h"
 #include "snapdiff/gate.h"
+#include "snapdiff/units.h"
 
-typedef int64_t (*measure_fn)(const sd_diff *d);
+/* Measure one limit into r (measured / measured_ratio, measurable). */
+typedef void (*measure_fn)(const sd_diff *d, sd_limit_result *r);
 
-static int64_t allocated_growth(const sd_diff *d) { return sd_diff_totals_of(d)->delta.allocated; }
+static void allocated_growth(const sd_diff *d, sd_limit_result *r)
+{
+    r->measured = sd_diff_totals_of(d)->delta.allocated;
+}
+
+static void growth_pct(const sd_diff *d, sd_limit_result *r)
+{
+    const sd_diff_totals *t = sd_diff_totals_of(d);
+    r->measured = t->delta.allocated;
+    if (t->old_stats.allocated_bytes == 0) {
+        r->measurable = false;     /* judged on the growth alone */
+        return;
+    }
+    r->measured_ratio = 100.0 * (double)t->delta.allocated / (double)t->old_stats.allocated_bytes;
+}
+
+static void group_growth(const sd_diff *d, sd_limit_result *r)
+{
+    /* Groups come largest growth first. */
+    r->measured = sd_diff_growth_count(d) ? sd_diff_group_at(d, 0)->delta_bytes : 0;
+}
+
+static void per_step(const sd_diff *d, sd_limit_result *r)
+{
+    const sd_diff_totals *t = sd_diff_totals_of(d);
+    r->measurable = t->has_per_step;
+    r->measured = t->has_per_step ? t->per_step : 0;
+}
+
+static void reserved(const sd_diff *d, sd_limit_result *r)
+{
+    uint64_t v = sd_diff_totals_of(d)->new_stats.reserved_bytes;
+    r->measured = v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+static void frag_index(const sd_diff *d, sd_limit_result *r)
+{
+    r->measured_ratio = sd_diff_totals_of(d)->new_frag.index;
+}
+
+static bool is_new_site(const sd_diff_group *g) { return g->old_blocks == 0 && g->new_bytes > 0; }
+
+static void new_site(const sd_diff *d, sd_limit_result *r)
+{
+    uint64_t most = 0;
+    for (size_t i = 0; i < sd_diff_growth_count(d); i++) {
+        const sd_diff_group *g = sd_diff_group_at(d, i);
+        if (is_new_site(g) && g->new_bytes > most) most = g->new_bytes;
+    }
+    r->measured = most > INT64_MAX ? INT64_MAX : (int64_t)most;
+}
 
 static const struct limit_def {
     sd_limit_id id;
     const char *name;
+    sd_limit_unit unit;
     measure_fn measure;
 } limit_table[SD_LIMIT_COUNT] = {
-    {SD_LIMIT_MAX_GROWTH, "max-growth", allocated_growth},
+    {SD_LIMIT_MAX_GROWTH, "max-growth", SD_UNIT_BYTES, allocated_growth},
+    {SD_LIMIT_MAX_GROWTH_PCT, "max-growth-pct", SD_UNIT_PERCENT, growth_pct},
+    {SD_LIMIT_MAX_GROUP_GROWTH, "max-group-growth", SD_UNIT_BYTES, group_growth},
+    {SD_LIMIT_MAX_PER_STEP, "max-per-step", SD_UNIT_BYTES, per_step},
+    {SD_LIMIT_MAX_RESERVED, "max-reserved", SD_UNIT_BYTES, reserved},
+    {SD_LIMIT_MAX_FRAG_INDEX, "max-frag-index", SD_UNIT_RATIO, frag_index},
+    {SD_LIMIT_FAIL_ON_NEW_SITE, "fail-on-new-site", SD_UNIT_BYTES, new_site},
 };
 
 const char *sd_limit_name(sd_limit_id id)
@@ -22,9 +88,215 @@ const char *sd_limit_name(sd_limit_id id)
     return (unsigned)id < SD_LIMIT_COUNT ? limit_table[id].name : NULL;
 }
 
-static bool within(int64_t measured, uint64_t limit)
+sd_limit_unit sd_limit_unit_of(sd_limit_id id)
 {
-    return measured <= 0 || (uint64_t)measured <= limit;
+    return (unsigned)id < SD_LIMIT_COUNT ? limit_table[id].unit : SD_UNIT_BYTES;
+}
+
+bool sd_limit_find(const char *name, sd_limit_id *out)
+{
+    for (size_t i = 0; i < SD_LIMIT_COUNT; i++)
+        if (strcmp(limit_table[i].name, name) == 0) {
+            *out = limit_table[i].id;
+            return true;
+        }
+    return false;
+}
+
+const char *sd_limit_expects(sd_limit_id id)
+{
+    switch (sd_limit_unit_of(id)) {
+    case SD_UNIT_PERCENT: return "a percentage of at least 0 (e.g. 10 or 2.5)";
+    case SD_UNIT_RATIO: return "a number from 0 to 1 (e.g. 0.5)";
+    case SD_UNIT_BYTES: break;
+    }
+    return "a size (e.g. 512MiB, or 0)";
+}
+
+static bool parse_number(const char *s, double lo, double hi, double *out)
+{
+    if (!s || !*s || isspace((unsigned char)*s)) return false;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !(v >= lo && v <= hi)) return false;
+    *out = v;
+    return true;
+}
+
+bool sd_limit_set(sd_limits *limits, sd_limit_id id, const char *text)
+{
+    if ((unsigned)id >= SD_LIMIT_COUNT || !text) return false;
+    switch (limit_table[id].unit) {
+    case SD_UNIT_BYTES:
+        if (!sd_parse_size(text, &limits->value[id])) return false;
+        break;
+    case SD_UNIT_PERCENT:
+        if (!parse_number(text, 0, 1e12, &limits->ratio[id])) return false;
+        break;
+    case SD_UNIT_RATIO:
+        if (!parse_number(text, 0, 1, &limits->ratio[id])) return false;
+        break;
+    }
+    limits->has[id] = true;
+    return true;
+}
+
+size_t sd_limits_count(const sd_limits *limits)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < SD_LIMIT_COUNT; i++) n += limits->has[i];
+    return n;
+}
+
+/* ---- the limits file ---- */
+
+static const char *trim(char *s, char **end)
+{
+    while (*s == ' ' || *s == '\t') s++;
+    char *e = s + strlen(s);
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
+    *e = '\0';
+    if (end) *end = e;
+    return s;
+}
+
+/* The first bad line: "PATH:LINE: what" (the source carries the line). */
+static sd_status bad_line(sd_error *err, const char *path, size_t line, const char *what)
+{
+    sd_status st = sdp_fail(err, SD_EFORMAT, SD_NO_OFFSET, "%s", what);
+    if (err) snprintf(err->source, sizeof err->source, "%s:%zu", path, line);
+    return st;
+}
+
+/* One line, already cut at '#' and NUL-terminated. */
+static sd_status parse_line(char *text, const char *path, size_t line, sd_limits *file,
+                            uint64_t *steps, bool *has_steps, sd_error *err)
+{
+    const char *s = trim(text, NULL);
+    if (!*s) return SD_OK;
+    char *eq = strchr(s, '=');
+    if (!eq) {
+        char what[200];
+        snprintf(what, sizeof what, "expected 'key = value', got '%.120s'", s);
+        return bad_line(err, path, line, what);
+    }
+    *eq = '\0';
+    const char *key = trim((char *)s, NULL), *value = trim(eq + 1, NULL);
+    if (strcmp(key, "steps") == 0) {
+        char *end;
+        errno = 0;
+        unsigned long long v = *value && *value != '-' ? strtoull(value, &end, 10) : 0;
+        if (!*value || *value == '-' || errno || *end || v == 0)
+        {
+            char what[200];
+            snprintf(what, sizeof what, "steps: '%.120s' is not a positive number", value);
+            return bad_line(err, path, line, what);
+        }
+        *steps = v;
+        *has_steps = true;
+        return SD_OK;
+    }
+    sd_limit_id id;
+    char what[240];
+    if (!sd_limit_find(key, &id)) {
+        size_t k = (size_t)snprintf(what, sizeof what, "unknown limit '%.60s' (", key);
+        for (size_t i = 0; i < SD_LIMIT_COUNT && k < sizeof what; i++)
+            k += (size_t)snprintf(what + k, sizeof what - k, "%s, ", limit_table[i].name);
+        if (k < sizeof what) snprintf(what + k, sizeof what - k, "or steps)");
+        return bad_line(err, path, line, what);
+    }
+    if (file->has[id]) {
+        snprintf(what, sizeof what, "'%s' is set twice", key);
+        return bad_line(err, path, line, what);
+    }
+    if (!sd_limit_set(file, id, value)) {
+        snprintf(what, sizeof what, "%s: '%.80s' is not %s", key, value, sd_limit_expects(id));
+        return bad_line(err, path, line, what);
+    }
+    return SD_OK;
+}
+
+sd_status sd_limits_parse(const char *text, size_t len, const char *path, sd_limits *limits,
+                          uint64_t *steps, sd_error *err)
+{
+    sd_limits file;
+    memset(&file, 0, sizeof file);
+    uint64_t file_steps = 0;
+    bool has_steps = false;
+    char buf[1024];
+    size_t line = 0;
+    for (size_t pos = 0; pos < len;) {
+        line++;
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+        if (n >= sizeof buf)
+            return bad_line(err, path, line, "line longer than 1023 bytes");
+        memcpy(buf, text + pos, n);
+        buf[n] = '\0';
+        pos += n + (nl ? 1 : 0);
+        if (memchr(buf, '\0', n))
+            return bad_line(err, path, line, "a NUL byte: not a text file");
+        char *hash = strchr(buf, '#');
+        if (hash) *hash = '\0';
+        sd_status st = parse_line(buf, path, line, &file, &file_steps, &has_steps, err);
+        if (st != SD_OK) return st;
+    }
+    /* The command line wins: only what it left unset. */
+    for (size_t i = 0; i < SD_LIMIT_COUNT; i++)
+        if (file.has[i] && !limits->has[i]) {
+            limits->has[i] = true;
+            limits->value[i] = file.value[i];
+            limits->ratio[i] = file.ratio[i];
+        }
+    if (steps && has_steps && *steps == 0) *steps = file_steps;
+    return SD_OK;
+}
+
+/* ---- judging ---- */
+
+static bool within(const sd_limit_result *r)
+{
+    if (!r->measurable) return r->id == SD_LIMIT_MAX_PER_STEP ? true : r->measured <= 0;
+    if (r->unit != SD_UNIT_BYTES) return r->measured_ratio <= r->limit_ratio;
+    return r->measured <= 0 || (uint64_t)r->measured <= r->limit;
+}
+
+static bool near_limit(const sd_limit_result *r)
+{
+    if (r->unit != SD_UNIT_BYTES) return r->limit_ratio > 0 && r->measured_ratio > 0.9 * r->limit_ratio;
+    return r->limit > 0 && r->measured > 0 && (double)r->measured > 0.9 * (double)r->limit;
+}
+
+static bool failed(const sd_gate *g, sd_limit_id id)
+{
+    for (size_t i = 0; i < g->n_results; i++)
+        if (g->results[i].id == id) return !g->results[i].pass;
+    return false;
+}
+
+/* Which limit a group offends, if any (the most specific first). */
+static bool offends(const sd_gate *g, const sd_limits *limits, const sd_diff_group *grp,
+                    sd_limit_id *why)
+{
+    static const sd_limit_id totals[] = {SD_LIMIT_MAX_GROWTH, SD_LIMIT_MAX_GROWTH_PCT,
+                                         SD_LIMIT_MAX_PER_STEP, SD_LIMIT_MAX_RESERVED};
+    if (failed(g, SD_LIMIT_FAIL_ON_NEW_SITE) && is_new_site(grp)
+        && grp->new_bytes > limits->value[SD_LIMIT_FAIL_ON_NEW_SITE]) {
+        *why = SD_LIMIT_FAIL_ON_NEW_SITE;
+        return true;
+    }
+    if (failed(g, SD_LIMIT_MAX_GROUP_GROWTH) && grp->delta_bytes > 0
+        && (uint64_t)grp->delta_bytes > limits->value[SD_LIMIT_MAX_GROUP_GROWTH]) {
+        *why = SD_LIMIT_MAX_GROUP_GROWTH;
+        return true;
+    }
+    for (size_t k = 0; k < SDP_ARRAY_LEN(totals); k++)
+        if (failed(g, totals[k]) && grp->delta_bytes > 0) {
+            *why = totals[k];
+            return true;
+        }
+    return false;
 }
 
 void sd_gate_diff(const sd_diff *d, const sd_limits *limits, sd_gate *out)
@@ -37,9 +309,21 @@ void sd_gate_diff(const sd_diff *d, const sd_limits *limits, sd_gate *out)
         sd_limit_result *r = &out->results[out->n_results++];
         r->id = def->id;
         r->name = def->name;
-        r->measured = def->measure(d);
+        r->unit = def->unit;
+        r->measurable = true;
         r->limit = limits->value[def->id];
-        r->pass = within(r->measured, r->limit);
+        r->limit_ratio = limits->ratio[def->id];
+        def->measure(d, r);
+        r->pass = within(r);
+        r->near = r->pass && r->measurable && near_limit(r);
         out->pass = out->pass && r->pass;
+    }
+    if (out->pass) return;
+    for (size_t i = 0; i < sd_diff_growth_count(d); i++) {
+        sd_limit_id why;
+        if (!offends(out, limits, sd_diff_group_at(d, i), &why)) continue;
+        if (out->n_offenders < SD_GATE_MAX_OFFENDERS)
+            out->offenders[out->n_offenders++] = (sd_gate_offender){.group = i, .limit = why};
+        out->n_offenders_total++;
     }
 }

@@ -58,7 +58,7 @@ static sd_frag **analyse_all(sd_snapshot **snaps, size_t n, const struct cli_opt
     return frags;
 }
 
-static int render(sd_frag **frags, size_t n, const struct cli_opts *opts)
+static int render(sd_frag **frags, sd_snapshot **snaps, size_t n, const struct cli_opts *opts)
 {
     if (opts->svg && write_svg(opts->svg, frags, n) != EXIT_OK) return EXIT_TROUBLE;
     sd_status st = SD_OK;
@@ -70,6 +70,7 @@ static int render(sd_frag **frags, size_t n, const struct cli_opts *opts)
             if (i) printf("\n");
             st = sd_render_frag_text(stdout, frags[i], opts->map, &ro);
         }
+        if (st == SD_OK) cli_print_spread(stdout, snaps, n, opts->color);
     }
     return st == SD_OK ? EXIT_OK : EXIT_TROUBLE;
 }
@@ -80,7 +81,7 @@ int cmd_frag(const struct cli_opts *opts)
     size_t n;
     if (cli_load_all(opts->files, opts->n_files, opts, &snaps, &n) != 0) return EXIT_TROUBLE;
     sd_frag **frags = analyse_all(snaps, n, opts);
-    int status = frags ? render(frags, n, opts) : EXIT_TROUBLE;
+    int status = frags ? render(frags, snaps, n, opts) : EXIT_TROUBLE;
     free_frags(frags, n);
     cli_free_all(snaps, n);
     return status;

@@ -19,6 +19,7 @@ int cmd_stats(const struct cli_opts *opts)
             if (i) printf("\n");
             st = sd_render_stats_text(stdout, snaps[i], &ro);
         }
+        if (st == SD_OK) cli_print_spread(stdout, snaps, n, opts->color);
     }
     cli_free_all(snaps, n);
     return st == SD_OK ? EXIT_OK : EXIT_TROUBLE;

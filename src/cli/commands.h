@@ -3,7 +3,10 @@
 #ifndef SNAPDIFF_CLI_COMMANDS_H
 #define SNAPDIFF_CLI_COMMANDS_H
 
+#include <stdio.h>
+
 #include "options.h"
+#include "snapdiff/ranks.h"
 #include "snapdiff/snapshot.h"
 
 enum { EXIT_OK = 0, EXIT_CHECK_FAILED = 1, EXIT_TROUBLE = 2 };
@@ -14,6 +17,10 @@ int cmd_dump(const struct cli_opts *opts);
 int cmd_frag(const struct cli_opts *opts);
 int cmd_trace(const struct cli_opts *opts);
 int cmd_series(const struct cli_opts *opts);
+
+int cmd_check(const struct cli_opts *opts);
+/* snapdiff OLD NEW when either holds several snapshots: side[s][0..count[s]) (borrowed). */
+int cmd_diff_ranks(const struct cli_opts *opts, sd_snapshot **const *side, const size_t *count);
 
 /* Shared by the commands (load.c), both through the library's parallel loader (load.h,
  * --jobs). They print the warnings, or the one error line; -1 means: printed, exit 2.
@@ -33,6 +40,30 @@ typedef sd_status (*cli_each_fn)(void *ctx, size_t input, size_t member,
                                  const sd_snapshot *snap, sd_error *err);
 int cli_load_stream(const char *const *specs, size_t n, const struct cli_opts *opts,
                     cli_each_fn each, void *ctx);
+
+/* Every member of each spec, kept apart: out[i] (malloc'd, free with cli_free_all) holds
+ * counts[i] snapshots of specs[i]. All or nothing: -1 (printed) when any input failed. */
+int cli_load_members(const char *const *specs, size_t n, const struct cli_opts *opts,
+                     sd_snapshot ***out, size_t *counts);
+
+/* OLD's and NEW's members paired (pairs.c, ranks.h): by rank number, else by name. */
+struct cli_pairs {
+    const char **names[2];      /* each member's name inside its input */
+    sd_rank_pair *pairs;
+    size_t n;
+    bool many;                  /* either input holds several members */
+    char (*labels)[80];         /* per pair: "rank 2", or the member's name */
+};
+/* side[s][0..count[s]) are the members of specs[s]. -1: printed (out of memory, or
+ * several OLD members against one NEW snapshot: ambiguous). */
+int cli_pair_members(const char *const *specs, sd_snapshot **const *side, const size_t *count,
+                     struct cli_pairs *out);
+const char *cli_pair_name(const struct cli_pairs *p, size_t i);  /* NEW's name, else OLD's */
+void cli_pairs_free(struct cli_pairs *p);
+
+/* The spread across several snapshots (min, median, max; the one furthest from the
+ * median), after the members of stats and frag. Nothing for fewer than two. */
+void cli_print_spread(FILE *out, sd_snapshot *const *snaps, size_t n, bool color);
 
 /* Colour helpers: return "" when colour is off. */
 const char *clr_bold(const struct cli_opts *o);

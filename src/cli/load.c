@@ -1,12 +1,16 @@
 /* load.c - loading for the commands through the library's N-way loader (load.h): the
  * files load in parallel; the messages (warnings, the one error line) are printed here
  * afterwards, in the order the files were given. */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "msg.h"
+#include "render/check_render.h"
 #include "snapdiff/load.h"
+#include "snapdiff/ranks.h"
 
 static void print_warnings(const sd_snapshot *s)
 {
@@ -150,6 +154,30 @@ int cli_load_stream(const char *const *specs, size_t n, const struct cli_opts *o
     return ok ? 0 : -1;
 }
 
+int cli_load_members(const char *const *specs, size_t n, const struct cli_opts *opts,
+                     sd_snapshot ***out, size_t *counts)
+{
+    sd_loaded *res = load(specs, n, opts, true);
+    if (!res) return -1;
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        report(&res[i]);
+        ok = ok && res[i].status == SD_OK;
+    }
+    for (size_t i = 0; i < n; i++) {
+        out[i] = NULL;
+        counts[i] = 0;
+        if (!ok) continue;
+        out[i] = res[i].snaps;     /* kept: the array moves to the caller */
+        counts[i] = res[i].n_snaps;
+        res[i].snaps = NULL;
+        res[i].n_snaps = 0;
+    }
+    sd_loaded_free(res, n);
+    free(res);
+    return ok ? 0 : -1;
+}
+
 void cli_free_all(sd_snapshot **snaps, size_t n)
 {
     for (size_t i = 0; i < n; i++) sd_snapshot_free(snaps[i]);
@@ -163,3 +191,34 @@ const char *clr_green(const struct cli_opts *o) { return esc(o, "\033[32m"); }
 const char *clr_yellow(const struct cli_opts *o) { return esc(o, "\033[33m"); }
 const char *clr_dim(const struct cli_opts *o) { return esc(o, "\033[2m"); }
 const char *clr_reset(const struct cli_opts *o) { return esc(o, "\033[0m"); }
+
+/* After the members of stats and frag: the spread across them (ranks.h), when several. */
+void cli_print_spread(FILE *out, sd_snapshot *const *snaps, size_t n, bool color)
+{
+    if (n < 2) return;
+    char (*labels)[64] = calloc(n, sizeof *labels);
+    const char **names = calloc(n, sizeof *names);
+    bool ranks = true;
+    for (size_t i = 0; labels && names && i < n; i++) {
+        int64_t r = sd_rank_of_name(sd_snapshot_source(snaps[i]));
+        for (size_t k = 0; k < i && r >= 0; k++)
+            if (sd_rank_of_name(sd_snapshot_source(snaps[k])) == r) r = -1;
+        ranks = ranks && r >= 0;
+    }
+    for (size_t i = 0; labels && names && i < n; i++) {
+        if (ranks)
+            snprintf(labels[i], sizeof labels[i], "rank %" PRId64,
+                     sd_rank_of_name(sd_snapshot_source(snaps[i])));
+        else
+            snprintf(labels[i], sizeof labels[i], "%s", sd_snapshot_source(snaps[i]));
+        names[i] = labels[i];
+    }
+    if (labels && names) {
+        sd_rank_spread sp;
+        sd_rank_spread_of((const sd_snapshot *const *)snaps, n, &sp);
+        fputc('\n', out);
+        sdp_render_spread_text(out, &sp, names, ranks ? "ranks" : "snapshots", color);
+    }
+    free(labels);
+    free(names);
+}

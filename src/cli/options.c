@@ -21,6 +21,7 @@ enum opt_id {
     O_GAP_THRESHOLD, O_INDEX_THRESHOLD, O_MAP, O_SVG, O_JOBS, O_OUTPUT,
     O_SINCE, O_UNTIL,
     O_SORT, O_STEPS_BETWEEN, O_MIN_SLOPE, O_CONFIDENCE, O_ASCII,
+    O_LIMIT, O_CONFIG, O_REPO_ROOT,
 };
 
 struct opt_def {
@@ -35,37 +36,55 @@ struct opt_def {
 static const struct opt_def options[] = {
     {"help", 'h', NULL, FOR_ALL, O_HELP, "show this help and exit"},
     {"version", 'V', NULL, FOR_ALL, O_VERSION, "show the version and exit"},
-    {"json", 'j', NULL, FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES, O_JSON,
+    {"json", 'j', NULL, FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_JSON,
      "write JSON (documented, versioned schema) instead of text"},
-    {"format", 'f', "FMT", FOR_DIFF, O_FORMAT,
+    {"format", 'f', "FMT", FOR_DIFF | FOR_CHECK, O_FORMAT,
      "output format: text, json, folded (collapsed stacks for flame graphs) or pprof "
-     "(gzipped profile.proto for go tool pprof; needs -o FILE or a redirect)"},
-    {"output", 'o', "FILE", FOR_DIFF, O_OUTPUT, "write the result to FILE instead of stdout"},
+     "(gzipped profile.proto for go tool pprof; needs -o FILE or a redirect); "
+     "check: text, json, github or junit"},
+    {"output", 'o', "FILE", FOR_DIFF | FOR_CHECK, O_OUTPUT,
+     "write the result to FILE instead of stdout (check: the JUnit report)"},
     {"no-color", 0, NULL, FOR_ALL, O_NO_COLOR,
      "never colour the output (NO_COLOR is honoured too)"},
     {"color", 0, NULL, FOR_ALL, O_COLOR, "colour the output even when it is not a terminal"},
     {"max-memory", 0, "SIZE", FOR_ALL, O_MAX_MEMORY,
      "memory budget per snapshot, e.g. 8GiB (default: half of physical memory)"},
     {"quiet", 'q', NULL, FOR_ALL, O_QUIET, "do not print warnings and notes on stderr"},
-    {"jobs", 0, "N", FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES, O_JOBS,
+    {"jobs", 0, "N", FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_JOBS,
      "load up to N files at once (default: one per CPU core)"},
-    {"group-by", 'g', "KEY", FOR_DIFF | FOR_TRACE | FOR_SERIES, O_GROUP_BY,
+    {"group-by", 'g', "KEY", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_GROUP_BY,
      "group live blocks by site (default), leaf, stack, file, function, annotation or "
      "compile-context"},
-    {"depth", 'd', "N", FOR_DIFF | FOR_TRACE | FOR_SERIES, O_DEPTH, "add N caller frames to the site key"},
-    {"hide", 0, "REGEX", FOR_DIFF | FOR_TRACE | FOR_SERIES, O_HIDE,
+    {"depth", 'd', "N", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_DEPTH, "add N caller frames to the site key"},
+    {"hide", 0, "REGEX", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_HIDE,
      "treat matching frames as internal (repeatable)"},
-    {"show", 0, "REGEX", FOR_DIFF | FOR_TRACE | FOR_SERIES, O_SHOW,
+    {"show", 0, "REGEX", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_SHOW,
      "treat matching frames as user code, even inside a package (repeatable)"},
-    {"focus", 0, "REGEX", FOR_DIFF | FOR_TRACE | FOR_SERIES, O_FOCUS, "only blocks with a matching frame (repeatable)"},
-    {"top", 'n', "N", FOR_DIFF | FOR_TRACE | FOR_SERIES, O_TOP,
+    {"focus", 0, "REGEX", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_FOCUS, "only blocks with a matching frame (repeatable)"},
+    {"top", 'n', "N", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_TOP,
      "show the N largest growing groups (default 20); series, trace: the first N groups"},
-    {"steps", 0, "N", FOR_DIFF | FOR_SERIES, O_STEPS,
+    {"steps", 0, "N", FOR_DIFF | FOR_SERIES | FOR_CHECK, O_STEPS,
      "training steps between the snapshots: growth per step; series: N1,N2,... one per snapshot"},
     {"capacity", 0, "SIZE", FOR_DIFF | FOR_SERIES, O_CAPACITY,
      "device memory for the steps-until-full estimate, e.g. 80GiB"},
-    {"max-growth", 0, "SIZE", FOR_DIFF, O_MAX_GROWTH,
+    {"max-growth", 0, "SIZE", FOR_DIFF | FOR_CHECK, O_MAX_GROWTH,
      "CI gate: exit 1 when allocated memory grew by more than SIZE (0 = any growth)"},
+    {"max-growth-pct", 0, "P", FOR_CHECK, O_LIMIT,
+     "fail when allocated memory grew by more than P percent of OLD's"},
+    {"max-group-growth", 0, "SIZE", FOR_CHECK, O_LIMIT,
+     "fail when any one group (site) grew by more than SIZE"},
+    {"max-per-step", 0, "SIZE", FOR_CHECK, O_LIMIT,
+     "fail when allocated memory grew by more than SIZE per step (needs --steps)"},
+    {"max-reserved", 0, "SIZE", FOR_CHECK, O_LIMIT,
+     "fail when NEW reserves more than SIZE (all devices)"},
+    {"max-frag-index", 0, "F", FOR_CHECK, O_LIMIT,
+     "fail when NEW's fragmentation index (0..1) is above F"},
+    {"fail-on-new-site", 0, "SIZE", FOR_CHECK, O_LIMIT,
+     "fail when a site absent from OLD holds more than SIZE in NEW"},
+    {"config", 0, "FILE", FOR_CHECK, O_CONFIG,
+     "read limits from FILE ('max-growth = 256MiB' lines; the command line wins)"},
+    {"repo-root", 0, "DIR", FOR_CHECK, O_REPO_ROOT,
+     "--format github: name a site's file when it is in DIR (default: .)"},
     {"gap-threshold", 0, "PCT", FOR_FRAG, O_GAP_THRESHOLD,
      "gap (reserved - allocated) in % of reserved that counts as large (default 30)"},
     {"index-threshold", 0, "X", FOR_FRAG, O_INDEX_THRESHOLD,
@@ -104,6 +123,8 @@ static const struct {
      "snapdiff trace run.pickle --since +2000000"},
     {"series", CMD_SERIES, "FILE...", "trends over many snapshots: which groups grow, which only swing",
      "snapdiff series run/ --steps-between 100"},
+    {"check", CMD_CHECK, "OLD NEW", "CI gate: exit 1 when NEW breaks a limit, per rank",
+     "snapdiff check baseline.pickle new.pickle --max-growth 256MiB --steps 100"},
     {"dump", CMD_DUMP, "FILE", "the whole pickle as JSON, for jq",
      "snapdiff dump run.pickle | jq '.segments | length'"},
 };
@@ -268,7 +289,9 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
         else if (strcmp(v, "json") == 0) opts->format = FORMAT_JSON;
         else if (strcmp(v, "folded") == 0) opts->format = FORMAT_FOLDED;
         else if (strcmp(v, "pprof") == 0) opts->format = FORMAT_PPROF;
-        else return bad_value(o, v, "text, json, folded or pprof", errbuf, errlen);
+        else if (strcmp(v, "github") == 0) opts->format = FORMAT_GITHUB;
+        else if (strcmp(v, "junit") == 0) opts->format = FORMAT_JUNIT;
+        else return bad_value(o, v, "text, json, folded, pprof, github or junit", errbuf, errlen);
         break;
     case O_NO_COLOR: *color_mode = 0; break;
     case O_COLOR: *color_mode = 1; break;
@@ -316,7 +339,16 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
         if (!sd_parse_size(v, &opts->max_growth))
             return bad_value(o, v, "a size (e.g. 512MiB, or 0)", errbuf, errlen);
         opts->has_max_growth = true;
+        sd_limit_set(&opts->limits, SD_LIMIT_MAX_GROWTH, v);
         break;
+    case O_LIMIT: {
+        sd_limit_id id = SD_LIMIT_MAX_GROWTH;
+        if (!sd_limit_find(o->long_name, &id) || !sd_limit_set(&opts->limits, id, v))
+            return bad_value(o, v, sd_limit_expects(id), errbuf, errlen);
+        break;
+    }
+    case O_CONFIG: opts->config = v; break;
+    case O_REPO_ROOT: opts->repo_root = v; break;
     case O_GAP_THRESHOLD:
         if (!parse_double(v, 0, 100, &opts->gap_threshold))
             return bad_value(o, v, "a percentage from 0 to 100", errbuf, errlen);
@@ -499,7 +531,7 @@ static enum opt_result help_for(const char **pos, int n_pos, struct cli_opts *op
         return OPT_HELP;
     }
     if (n_pos > 2 || (n_pos == 2 && !find_command(pos[1], &opts->command))) {
-        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, series, trace, dump)",
+        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, series, trace, check, dump)",
                  pos[n_pos == 2 ? 1 : 2]);
         return OPT_ERROR;
     }
@@ -558,6 +590,23 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
     }
     if (opts->command == CMD_TRACE && opts->n_files != 1) {
         snprintf(errbuf, errlen, "trace takes one snapshot");
+        return OPT_ERROR;
+    }
+    if (opts->command == CMD_CHECK && opts->n_files != 2) {
+        snprintf(errbuf, errlen, "check needs two inputs, OLD and NEW (got %d)", opts->n_files);
+        return OPT_ERROR;
+    }
+    bool for_check = opts->format == FORMAT_GITHUB || opts->format == FORMAT_JUNIT;
+    if (for_check && opts->command != CMD_CHECK) {
+        snprintf(errbuf, errlen, "--format github and junit are for 'check'");
+        return OPT_ERROR;
+    }
+    if (opts->command == CMD_CHECK && (opts->format == FORMAT_FOLDED || opts->format == FORMAT_PPROF)) {
+        snprintf(errbuf, errlen, "check writes text, json, github or junit");
+        return OPT_ERROR;
+    }
+    if (opts->format == FORMAT_JUNIT && !opts->output) {
+        snprintf(errbuf, errlen, "--format junit needs --output FILE");
         return OPT_ERROR;
     }
     if (opts->command == CMD_DUMP && opts->n_files != 1) {

@@ -12,15 +12,20 @@
 #include <stddef.h>
 
 #include "snapdiff/attrib.h"
+#include "snapdiff/gate.h"
 
-enum cli_command { CMD_NONE, CMD_DIFF, CMD_STATS, CMD_DUMP, CMD_FRAG, CMD_TRACE, CMD_SERIES };
+enum cli_command { CMD_NONE, CMD_DIFF, CMD_STATS, CMD_DUMP, CMD_FRAG, CMD_TRACE, CMD_SERIES,
+                   CMD_CHECK };
 
 /* Bit per command an option applies to. */
 enum { FOR_DIFF = 1 << CMD_DIFF, FOR_STATS = 1 << CMD_STATS, FOR_DUMP = 1 << CMD_DUMP,
        FOR_FRAG = 1 << CMD_FRAG, FOR_TRACE = 1 << CMD_TRACE, FOR_SERIES = 1 << CMD_SERIES,
-       FOR_ALL = FOR_DIFF | FOR_STATS | FOR_DUMP | FOR_FRAG | FOR_TRACE | FOR_SERIES };
+       FOR_CHECK = 1 << CMD_CHECK,
+       FOR_ALL = FOR_DIFF | FOR_STATS | FOR_DUMP | FOR_FRAG | FOR_TRACE | FOR_SERIES |
+                 FOR_CHECK };
 
-enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF };
+enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF, FORMAT_GITHUB,
+                  FORMAT_JUNIT };
 
 #define CLI_MAX_PATTERNS 32
 
@@ -47,6 +52,11 @@ struct cli_opts {
     uint64_t capacity;           /* --capacity SIZE, 0 = not given */
     bool has_max_growth;         /* --max-growth SIZE: the CI gate */
     uint64_t max_growth;
+
+    /* check (--max-growth also sets its row) */
+    sd_limits limits;            /* --max-growth, --max-growth-pct, ... */
+    const char *config;          /* --config FILE: more limits, the command line wins */
+    const char *repo_root;       /* --repo-root DIR: where --format github looks for sites */
 
     /* frag */
     double gap_threshold;        /* --gap-threshold PCT (percent of reserved), default 30 */

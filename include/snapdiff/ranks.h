@@ -1,0 +1,46 @@
+/* ranks.h - many ranks at once: an archive or a directory holding one snapshot per rank.
+ *
+ * Pairing the members of an OLD and a NEW input (by rank number when the names carry one,
+ * else by name; a member on one side only is kept as a pair with a missing side, never
+ * dropped), and the spread of a set of snapshots (min, median, max of allocated and
+ * reserved, and the rank furthest from the median). Names only, no I/O.
+ */
+#ifndef SNAPDIFF_RANKS_H
+#define SNAPDIFF_RANKS_H
+
+#include <stdbool.h>
+#include "snapshot.h"
+
+#define SD_RANK_NONE SIZE_MAX
+
+/* The rank number a member name carries: the digits after the last "rank" (any case),
+ * with an optional '_', '-' or '.' between ("rank3.pickle", "job_rank_12.pkl",
+ * "rank0/snapshot.pickle"). @return -1 when none. */
+int64_t sd_rank_of_name(const char *name);
+
+typedef struct sd_rank_pair {
+    size_t old_index;       /* into the OLD names, or SD_RANK_NONE: missing in OLD */
+    size_t new_index;       /* into the NEW names, or SD_RANK_NONE: missing in NEW */
+    int64_t rank;           /* the rank both names carry, -1 when paired by name */
+} sd_rank_pair;
+
+/* Pair OLD's members with NEW's. By rank number when every name on both sides carries a
+ * distinct one; else by equal names. One OLD member against several NEW ones is the
+ * baseline of each. Order: NEW's members in order, then those only in OLD.
+ * `pairs` has room for n_old + n_new. @return the number of pairs. */
+size_t sd_ranks_pair(const char *const *old_names, size_t n_old, const char *const *new_names,
+                     size_t n_new, sd_rank_pair *pairs);
+
+typedef struct sd_rank_spread {
+    size_t n;
+    uint64_t allocated_min, allocated_median, allocated_max;   /* lower median */
+    uint64_t reserved_min, reserved_median, reserved_max;
+    size_t furthest;              /* the snapshot furthest from the median allocated
+                                   * (the first of equals); SD_RANK_NONE when n == 0 */
+    int64_t furthest_delta;       /* its allocated - the median */
+} sd_rank_spread;
+
+/* Totals over every device of each snapshot. Never fails. */
+void sd_rank_spread_of(const sd_snapshot *const *snaps, size_t n, sd_rank_spread *out);
+
+#endif

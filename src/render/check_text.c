@@ -1,0 +1,240 @@
+/* check_text.c - `snapdiff check` for people: one aligned verdict line per limit, then
+ * the groups behind the failures; per member when the inputs hold several ranks. Also
+ * the words every check renderer shares (sdp_check_*_text). */
+#include <inttypes.h>
+#include <string.h>
+
+#include "render/check_render.h"
+#include "render/check_words.h"
+#include "render/format.h"
+
+enum { TOP_DEFAULT = 5, KEY_SHOWN = 100 };
+
+static bool signed_measure(sd_limit_id id)
+{
+    return id == SD_LIMIT_MAX_GROWTH || id == SD_LIMIT_MAX_GROUP_GROWTH
+           || id == SD_LIMIT_MAX_PER_STEP;
+}
+
+sdp_text sdp_check_measured_text(const sd_limit_result *r)
+{
+    sdp_text t;
+    if (!r->measurable) {
+        snprintf(t.s, sizeof t.s, "n/a");
+        return t;
+    }
+    switch (r->unit) {
+    case SD_UNIT_PERCENT: snprintf(t.s, sizeof t.s, "%+.2f%%", r->measured_ratio); return t;
+    case SD_UNIT_RATIO: snprintf(t.s, sizeof t.s, "%.3f", r->measured_ratio); return t;
+    case SD_UNIT_BYTES: break;
+    }
+    return signed_measure(r->id) ? sdp_fmt_delta(r->measured)
+                                 : sdp_fmt_bytes(r->measured < 0 ? 0 : (uint64_t)r->measured);
+}
+
+sdp_text sdp_check_limit_text(const sd_limit_result *r)
+{
+    sdp_text t;
+    switch (r->unit) {
+    case SD_UNIT_PERCENT: snprintf(t.s, sizeof t.s, "%g%%", r->limit_ratio); return t;
+    case SD_UNIT_RATIO: snprintf(t.s, sizeof t.s, "%g", r->limit_ratio); return t;
+    case SD_UNIT_BYTES: break;
+    }
+    return sdp_fmt_bytes(r->limit);
+}
+
+void sdp_check_words(const sd_limit_result *r, char *buf, size_t size)
+{
+    sdp_text m = sdp_check_measured_text(r), l = sdp_check_limit_text(r);
+    const char *rel = r->pass ? "within" : "over";
+    switch (r->id) {
+    case SD_LIMIT_MAX_GROWTH:
+        snprintf(buf, size, "allocated memory grew by %s, %s the limit of %s", m.s, rel, l.s);
+        return;
+    case SD_LIMIT_MAX_GROWTH_PCT:
+        if (!r->measurable)
+            snprintf(buf, size, "OLD allocates nothing: growth of %s (no percentage), %s the "
+                     "limit of %s", sdp_fmt_delta(r->measured).s, rel, l.s);
+        else
+            snprintf(buf, size, "allocated memory grew by %s of OLD's, %s the limit of %s",
+                     m.s, rel, l.s);
+        return;
+    case SD_LIMIT_MAX_GROUP_GROWTH:
+        snprintf(buf, size, "the largest group grew by %s, %s the limit of %s", m.s, rel, l.s);
+        return;
+    case SD_LIMIT_MAX_PER_STEP:
+        snprintf(buf, size, "allocated memory grew by %s per step, %s the limit of %s", m.s,
+                 rel, l.s);
+        return;
+    case SD_LIMIT_MAX_RESERVED:
+        snprintf(buf, size, "NEW reserves %s, %s the limit of %s", m.s, rel, l.s);
+        return;
+    case SD_LIMIT_MAX_FRAG_INDEX:
+        snprintf(buf, size, "NEW's fragmentation index is %s, %s the limit of %s", m.s, rel, l.s);
+        return;
+    case SD_LIMIT_FAIL_ON_NEW_SITE:
+        snprintf(buf, size, "the largest site absent from OLD holds %s, %s the limit of %s", m.s,
+                 rel, l.s);
+        return;
+    case SD_LIMIT_COUNT: break;
+    }
+    snprintf(buf, size, "%s: %s (limit %s)", r->name, m.s, l.s);
+}
+
+const char *sdp_check_missing_text(sdp_check_missing m)
+{
+    return m == SDP_CHECK_NO_OLD ? "only in NEW: no OLD member to compare with"
+           : m == SDP_CHECK_NO_NEW ? "only in OLD: missing from NEW"
+                                   : "";
+}
+
+const char *sdp_check_member_label(const sdp_check_member *m, char *buf, size_t size)
+{
+    if (m->rank >= 0) snprintf(buf, size, "rank %" PRId64, m->rank);
+    else snprintf(buf, size, "%s", m->name);
+    return buf;
+}
+
+void sdp_render_spread_text(FILE *out, const sd_rank_spread *sp, const char *const *names,
+                            const char *noun, bool color)
+{
+    if (sp->n < 2) return;
+    char head[64];
+    snprintf(head, sizeof head, "Across %zu %s", sp->n, noun);
+    fprintf(out, "%s%-17s%s  %12s  %12s  %12s\n", sdp_ansi(color, SDP_BOLD), head,
+            sdp_ansi(color, SDP_RESET), "min", "median", "max");
+    fprintf(out, "  allocated        %12s  %12s  %12s\n", sdp_fmt_bytes(sp->allocated_min).s,
+            sdp_fmt_bytes(sp->allocated_median).s, sdp_fmt_bytes(sp->allocated_max).s);
+    fprintf(out, "  reserved         %12s  %12s  %12s\n", sdp_fmt_bytes(sp->reserved_min).s,
+            sdp_fmt_bytes(sp->reserved_median).s, sdp_fmt_bytes(sp->reserved_max).s);
+    if (sp->furthest != SD_RANK_NONE)
+        fprintf(out, "  furthest from the median: %s (allocated %s)\n", names[sp->furthest],
+                sdp_fmt_delta(sp->furthest_delta).s);
+}
+
+static void limits_text(FILE *out, const sdp_check_report *r, const sdp_check_member *m,
+                        const char *indent)
+{
+    bool c = r->render.color;
+    size_t wn = 0, wm = 0, wl = 0;
+    for (size_t i = 0; i < m->gate.n_results; i++) {
+        const sd_limit_result *x = &m->gate.results[i];
+        size_t a = strlen(x->name), b = strlen(sdp_check_measured_text(x).s),
+               d = strlen(sdp_check_limit_text(x).s);
+        wn = a > wn ? a : wn;
+        wm = b > wm ? b : wm;
+        wl = d > wl ? d : wl;
+    }
+    wn = wn < 5 ? 5 : wn;
+    wm = wm < 8 ? 8 : wm;
+    fprintf(out, "%s%s      %-*s  %*s      %*s%s\n", indent, sdp_ansi(c, SDP_DIM), (int)wn,
+            "limit", (int)wm, "measured", (int)wl, "allowed", sdp_ansi(c, SDP_RESET));
+    for (size_t i = 0; i < m->gate.n_results; i++) {
+        const sd_limit_result *x = &m->gate.results[i];
+        const char *mark = x->pass ? "PASS" : "FAIL";
+        fprintf(out, "%s%s%s%s  %-*s  %*s  %s  %*s", indent,
+                sdp_ansi(c, x->pass ? SDP_GREEN : SDP_RED), mark, sdp_ansi(c, SDP_RESET),
+                (int)wn, x->name, (int)wm, sdp_check_measured_text(x).s,
+                x->pass ? "<=" : "> ", (int)wl, sdp_check_limit_text(x).s);
+        sdp_text a = sdp_check_measured_text(x), b = sdp_check_limit_text(x);
+        if (x->unit == SD_UNIT_BYTES && x->measurable && strstr(a.s, b.s))   /* same rounding */
+            fprintf(out, "  (%s B vs %s B)", sdp_fmt_count_delta(x->measured).s,
+                    sdp_fmt_count(x->limit).s);
+        if (!x->measurable && x->id == SD_LIMIT_MAX_GROWTH_PCT)
+            fprintf(out, "  (OLD allocates nothing; growth %s)", sdp_fmt_delta(x->measured).s);
+        if (x->near) fprintf(out, "  %s(near the limit)%s", sdp_ansi(c, SDP_YELLOW),
+                             sdp_ansi(c, SDP_RESET));
+        fputc('\n', out);
+    }
+}
+
+static void offenders_text(FILE *out, const sdp_check_report *r, const sdp_check_member *m,
+                           const char *indent)
+{
+    if (!m->gate.n_offenders) return;
+    size_t top = r->top ? r->top : TOP_DEFAULT, shown = 0;
+    fprintf(out, "\n%sGroups behind the failures (largest growth first):\n", indent);
+    fprintf(out, "%s  %12s  %12s  %-16s  %s\n", indent, "growth", "now", "breaks", "site");
+    for (size_t i = 0; i < m->gate.n_offenders && shown < top; i++, shown++) {
+        const sd_diff_group *g = sd_diff_group_at(m->diff, m->gate.offenders[i].group);
+        int klen = (int)strlen(g->key);
+        fprintf(out, "%s  %12s  %12s  %-16s  %.*s%s\n", indent, sdp_fmt_delta(g->delta_bytes).s,
+                sdp_fmt_bytes(g->new_bytes).s, sd_limit_name(m->gate.offenders[i].limit),
+                klen > KEY_SHOWN ? KEY_SHOWN : klen, g->key, klen > KEY_SHOWN ? "..." : "");
+    }
+    if (m->gate.n_offenders_total > shown)
+        fprintf(out, "%s  ... and %zu more (snapdiff OLD NEW shows every group)\n", indent,
+                m->gate.n_offenders_total - shown);
+}
+
+static void member_text(FILE *out, const sdp_check_report *r, const sdp_check_member *m)
+{
+    bool c = r->render.color;
+    const char *indent = r->many ? "  " : "";
+    char label[300];
+    if (r->many) {
+        fprintf(out, "%s%s%s", sdp_ansi(c, SDP_BOLD), sdp_check_member_label(m, label, sizeof label),
+                sdp_ansi(c, SDP_RESET));
+        if (m->rank >= 0) fprintf(out, " (%s)", m->name);
+        fprintf(out, ": %s%s%s\n", sdp_ansi(c, m->pass ? SDP_GREEN : SDP_RED),
+                m->pass ? "PASS" : "FAIL", sdp_ansi(c, SDP_RESET));
+    }
+    if (m->missing != SDP_CHECK_PAIRED) {
+        fprintf(out, "%s%sFAIL%s  %s\n", indent, sdp_ansi(c, SDP_RED), sdp_ansi(c, SDP_RESET),
+                sdp_check_missing_text(m->missing));
+        return;
+    }
+    limits_text(out, r, m, indent);
+    offenders_text(out, r, m, indent);
+}
+
+sd_status sdp_render_check_text(FILE *out, const sdp_check_report *r)
+{
+    bool c = r->render.color;
+    size_t failed = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (i && r->many) fputc('\n', out);
+        member_text(out, r, &r->members[i]);
+        failed += !r->members[i].pass;
+    }
+    fputc('\n', out);
+    if (r->many && r->spread && r->spread_names && r->spread->n > 1) {
+        sdp_render_spread_text(out, r->spread, r->spread_names,
+                               r->n && r->members[0].rank >= 0 ? "ranks" : "members", c);
+        fputc('\n', out);
+    }
+    if (r->pass) {
+        fprintf(out, "%scheck passed%s", sdp_ansi(c, SDP_GREEN), sdp_ansi(c, SDP_RESET));
+        if (r->many) fprintf(out, ": all %zu members within every limit", r->n);
+        fputc('\n', out);
+    } else {
+        fprintf(out, "%scheck FAILED%s", sdp_ansi(c, SDP_RED), sdp_ansi(c, SDP_RESET));
+        if (r->many) {
+            bool ranks = r->n && r->members[0].rank >= 0;
+            fprintf(out, ": %zu of %zu %s:", failed, r->n, ranks ? "ranks" : "members");
+            const char *sep = " ";
+            for (size_t i = 0; i < r->n; i++)
+                if (!r->members[i].pass) {
+                    char label[300];
+                    const sdp_check_member *m = &r->members[i];
+                    fprintf(out, "%s%s", sep, sdp_check_member_label(m, label, sizeof label));
+                    if (m->gate.n_offenders) {
+                        const sd_diff_group *g = sd_diff_group_at(m->diff, m->gate.offenders[0].group);
+                        fprintf(out, " (%s at %.*s)", sdp_fmt_delta(g->delta_bytes).s, KEY_SHOWN,
+                                g->key);
+                    } else if (m->missing != SDP_CHECK_PAIRED) {
+                        fprintf(out, " (%s)", m->missing == SDP_CHECK_NO_NEW ? "missing from NEW"
+                                                                              : "not in OLD");
+                    }
+                    sep = ", ";
+                }
+        } else {
+            fputs(":", out);
+            for (size_t i = 0; i < r->members[0].gate.n_results; i++)
+                if (!r->members[0].gate.results[i].pass)
+                    fprintf(out, " --%s", r->members[0].gate.results[i].name);
+        }
+        fputc('\n', out);
+    }
+    return ferror(out) ? SD_EIO : SD_OK;
+}
