@@ -12,6 +12,7 @@ int cmd_diff(const struct cli_opts *opts);
 int cmd_stats(const struct cli_opts *opts);
 int cmd_dump(const struct cli_opts *opts);
 int cmd_frag(const struct cli_opts *opts);
+int cmd_report(const struct cli_opts *opts);
 
 /* Shared by the commands (load.c), both through the library's parallel loader (load.h,
  * --jobs). They print the warnings, or the one error line; -1 means: printed, exit 2.

@@ -37,6 +37,7 @@ int main(int argc, char **argv)
     case CMD_STATS: status = cmd_stats(&opts); break;
     case CMD_DUMP: status = cmd_dump(&opts); break;
     case CMD_FRAG: status = cmd_frag(&opts); break;
+    case CMD_REPORT: status = cmd_report(&opts); break;
     case CMD_NONE: break;
     }
     return finish_stdout(status);

@@ -13,11 +13,12 @@
 
 #include "snapdiff/attrib.h"
 
-enum cli_command { CMD_NONE, CMD_DIFF, CMD_STATS, CMD_DUMP, CMD_FRAG };
+enum cli_command { CMD_NONE, CMD_DIFF, CMD_STATS, CMD_DUMP, CMD_FRAG, CMD_REPORT };
 
 /* Bit per command an option applies to. */
 enum { FOR_DIFF = 1 << CMD_DIFF, FOR_STATS = 1 << CMD_STATS, FOR_DUMP = 1 << CMD_DUMP,
-       FOR_FRAG = 1 << CMD_FRAG, FOR_ALL = FOR_DIFF | FOR_STATS | FOR_DUMP | FOR_FRAG };
+       FOR_FRAG = 1 << CMD_FRAG, FOR_REPORT = 1 << CMD_REPORT,
+       FOR_ALL = FOR_DIFF | FOR_STATS | FOR_DUMP | FOR_FRAG | FOR_REPORT };
 
 enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF };
 
