@@ -462,7 +462,7 @@
     var max = sites.rows.length ? sites.rows[0].bytes : 0;
     s1.appendChild(sortableTable('sd-sites-table', [
       {label: 'bytes', num: true, value: function (r) { return r.bytes; }, text: function (r) { return fmtBytes(r.bytes); }},
-      {label: 'share', num: false, value: function (r) { return r.bytes; },
+      {label: 'share', num: false, value: function (r) { return r.bytes; }, cls: function () { return 'nowrap'; },
         text: function (r) { return [bar(r.bytes, max), ' ' + fmtPct(sites.total_bytes ? 100 * r.bytes / sites.total_bytes : 0)]; }},
       {label: 'blocks', num: true, value: function (r) { return r.blocks; }, text: function (r) { return fmtCount(r.blocks); }},
       {label: 'requested', num: true, value: function (r) { return r.requested; }, text: function (r) { return fmtBytes(r.requested); }},
@@ -520,7 +520,7 @@
     s1.appendChild(sortableTable('sd-growth-table', [
       {label: 'growth', num: true, value: function (g) { return g.delta_bytes; }, text: function (g) { return fmtDelta(g.delta_bytes); },
         cls: function (g) { return g.delta_bytes > 0 ? 'grow' : g.delta_bytes < 0 ? 'shrink' : ''; }},
-      {label: '', value: function (g) { return g.delta_bytes; },
+      {label: '', value: function (g) { return g.delta_bytes; }, cls: function () { return 'nowrap'; },
         text: function (g) { return bar(g.delta_bytes, max, g.delta_bytes > 0 ? 'grow' : ''); }},
       {label: 'old', num: true, value: function (g) { return g.old_bytes; }, text: function (g) { return fmtBytes(g.old_bytes); }},
       {label: 'new', num: true, value: function (g) { return g.new_bytes; }, text: function (g) { return fmtBytes(g.new_bytes); }},
