@@ -12,12 +12,14 @@ _snapdiff()
     local cword=$COMP_CWORD
     COMPREPLY=()
 
-    local commands='diff stats frag dump help'
+    local commands='diff stats frag dump report help'
     local common='--help -h --version -V --no-color --color --max-memory --quiet -q'
     local json='--json -j --jobs'   # diff, stats, frag
     local diff_opts='--format -f --output -o --group-by -g --depth -d --hide --show --focus
         --top -n --steps --capacity --max-growth'
     local frag_opts='--gap-threshold --index-threshold --map --svg'
+    local report_opts='--output -o --jobs --group-by -g --depth -d --hide --show --focus
+        --gap-threshold --index-threshold'
     # Options whose value is the next word.
     local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg'
 
@@ -65,7 +67,7 @@ _snapdiff()
             continue
         fi
         case $w in
-            diff|stats|frag|dump|help) cmd=$w ;;
+            diff|stats|frag|dump|report|help) cmd=$w ;;
             *) cmd='diff' ;;   # snapdiff OLD NEW
         esac
         break
@@ -73,7 +75,7 @@ _snapdiff()
 
     # snapdiff help COMMAND: the command names, no files (help is never a file name).
     if [[ $cmd == help ]]; then
-        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag dump' -- "$cur")
+        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag dump report' -- "$cur")
         return
     fi
 
@@ -85,6 +87,7 @@ _snapdiff()
             stats) opts="$common $json" ;;
             frag) opts="$common $json $frag_opts" ;;
             dump) opts="$common" ;;
+            report) opts="$common $report_opts" ;;
         esac
         mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
         return

@@ -49,8 +49,8 @@ bash_case "leaf" snapdiff diff -g le
 bash_case "function" snapdiff --group-by = fu
 bash_case "--format=folded" snapdiff --format=fo
 bash_case "folded json pprof text" snapdiff --format ""
-bash_case "diff dump frag help new.pickle old.pickle runs stats" snapdiff ""
-bash_case "diff dump frag stats" snapdiff help ""
+bash_case "diff dump frag help new.pickle old.pickle report runs stats" snapdiff ""
+bash_case "diff dump frag report stats" snapdiff help ""
 bash_case "frag" snapdiff help f
 bash_case "stats" snapdiff st
 bash_case "--color --help --jobs --json --max-memory --no-color --quiet --version" snapdiff stats --
@@ -61,6 +61,9 @@ bash_case "--json" snapdiff --top = 5 stats --js
 bash_case "--json" snapdiff --jobs 2 stats --js
 bash_case "runs/rank0.pickle" snapdiff frag --svg runs/r
 bash_case "old.pickle" snapdiff stats o
+bash_case "--color --depth --focus --gap-threshold --group-by --help --hide --index-threshold --jobs --max-memory --no-color --output --quiet --show --version" snapdiff report --
+bash_case "report" snapdiff rep
+bash_case "leaf" snapdiff report -o r.html -g le
 
 # ---- fish -------------------------------------------------------------------------------
 if command -v fish >/dev/null 2>&1; then
@@ -78,11 +81,12 @@ if command -v fish >/dev/null 2>&1; then
     fish_case "--group-by" "snapdiff --gr"
     fish_case "file function leaf site stack" "snapdiff --group-by "
     fish_case "folded json pprof text" "snapdiff --format "
-    fish_case "diff dump frag help new.pickle old.pickle runs/ stats" "snapdiff "
-    fish_case "diff dump frag stats" "snapdiff help "
+    fish_case "diff dump frag help new.pickle old.pickle report runs/ stats" "snapdiff "
+    fish_case "diff dump frag report stats" "snapdiff help "
     fish_case "--color --help --jobs --json --max-memory --no-color --quiet --version" "snapdiff stats --"
     fish_case "--color --gap-threshold --help --index-threshold --jobs --json --map --max-memory --no-color --quiet --svg --version" "snapdiff frag --"
     fish_case "runs/rank0.pickle" "snapdiff frag --svg runs/r"
+    fish_case "--color --depth --focus --gap-threshold --group-by --help --hide --index-threshold --jobs --max-memory --no-color --output --quiet --show --version" "snapdiff report --"
 else
     echo "SKIP fish: not installed"
 fi
@@ -100,7 +104,7 @@ if command -v zsh >/dev/null 2>&1; then
     if zsh -f -c 'zmodload zsh/zpty' 2>/dev/null; then
         expect zsh "snapdiff --gr" "--group-by" "$(zsh_complete 'snapdiff --gr')"
         expect zsh "snapdiff st" "stats" "$(zsh_complete 'snapdiff st')"
-        expect zsh "snapdiff help " "diff dump frag stats" "$(zsh_complete 'snapdiff help ')"
+        expect zsh "snapdiff help " "diff dump frag report stats" "$(zsh_complete 'snapdiff help ')"
         expect zsh "snapdiff --format=" "folded json pprof text" "$(zsh_complete 'snapdiff --format=')"
         expect zsh "snapdiff stats --" "--color --help --jobs --json --max-memory --no-color --quiet --version" \
             "$(zsh_complete 'snapdiff stats --')"
@@ -108,6 +112,8 @@ if command -v zsh >/dev/null 2>&1; then
             "$(zsh_complete 'snapdiff --group-by ')"
         expect zsh "snapdiff frag --" "--color --gap-threshold --help --index-threshold --jobs --json --map --max-memory --no-color --quiet --svg --version" \
             "$(zsh_complete 'snapdiff frag --')"
+        expect zsh "snapdiff report --" "--color --depth --focus --gap-threshold --group-by --help --hide --index-threshold --jobs --max-memory --no-color --output --quiet --show --version" \
+            "$(zsh_complete 'snapdiff report --')"
     else
         echo "SKIP zsh completion runs: no zsh/zpty module"
     fi
