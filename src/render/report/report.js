@@ -590,6 +590,7 @@
 
   function run() {
     var status = document.getElementById('sd-status');
+    var t0 = performance.now();
     try {
       main();
     } catch (e) {
@@ -598,6 +599,9 @@
     document.body.setAttribute('data-sd-errors', String(errors.length));
     status.setAttribute('data-status', errors.length ? 'failed' : 'drawn');
     status.textContent = errors.length ? 'failed' : 'drawn';
+    /* How long drawing took, and the page's whole load (parse + draw), in ms. */
+    status.setAttribute('data-draw-ms', String(Math.round(performance.now() - t0)));
+    status.setAttribute('data-load-ms', String(Math.round(performance.now())));
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', run);
