@@ -34,7 +34,7 @@ _snapdiff()
     fi
     case $opt in
         --group-by|-g)
-            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'site leaf stack file function' -- "$value")
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'site leaf stack file function annotation compile-context' -- "$value")
             return ;;
         --format|-f)
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'text json folded pprof' -- "$value")

@@ -65,7 +65,7 @@ complete -c snapdiff -n '__snapdiff_for diff stats frag report' -l jobs -x -d 'l
 # diff.
 complete -c snapdiff -n '__snapdiff_for diff' -s f -l format -x -a 'text json folded pprof' -d 'output format (folded: collapsed stacks for flame graphs; pprof: go tool pprof)'
 complete -c snapdiff -n '__snapdiff_for diff report' -s o -l output -r -F -d 'write the result to FILE instead of stdout'
-complete -c snapdiff -n '__snapdiff_for diff report' -s g -l group-by -x -a 'site leaf stack file function' -d 'group live blocks by'
+complete -c snapdiff -n '__snapdiff_for diff report' -s g -l group-by -x -a 'site leaf stack file function annotation compile-context' -d 'group live blocks by'
 complete -c snapdiff -n '__snapdiff_for diff report' -s d -l depth -x -d 'add N caller frames to the site key'
 complete -c snapdiff -n '__snapdiff_for diff report' -l hide -x -d 'treat matching frames as internal (REGEX, repeatable)'
 complete -c snapdiff -n '__snapdiff_for diff report' -l show -x -d 'treat matching frames as user code (REGEX, repeatable)'
@@ -77,6 +77,6 @@ complete -c snapdiff -n '__snapdiff_for diff' -l max-growth -x -a '0 64MiB 256Mi
 
 # frag.
 complete -c snapdiff -n '__snapdiff_for frag report' -l gap-threshold -x -d 'gap in % of reserved that counts as large (default 30)'
-complete -c snapdiff -n '__snapdiff_for frag report' -l index-threshold -x -d 'fragmentation index that counts as fragmented (default 0.5)'
-complete -c snapdiff -n '__snapdiff_for frag' -l map -d 'draw a map of the largest segments'
+complete -c snapdiff -n '__snapdiff_for frag report' -l index-threshold -x -d 'stranded index that counts as fragmented (default 0.5)'
+complete -c snapdiff -n '__snapdiff_for frag' -l map -d 'draw a map of the segments with the most free memory stranded'
 complete -c snapdiff -n '__snapdiff_for frag' -l svg -r -F -d 'write the segment map and free-block histogram as SVG'

@@ -15,8 +15,8 @@ each one, and the script checks it with tests/truth_frag.py before writing anyth
                (4 KiB .. 8 MiB) between them, plus a small segment: gap 58%, index 0.98,
                stranded 58%: fragmented; advice expandable_segments, max_split_size_mb and
                bucketing (settings recorded: expandable off, max_split_size unlimited).
-  expandable   expandable_segments:True recorded; one 400 MiB expandable segment (20 MiB
-               pages) with 40 mixed free holes and a 20 MiB free page at its end, one 4 MiB
+  expandable   expandable_segments:True recorded; one 500 MiB expandable segment (20 MiB
+               pages) with 80 mixed free holes and a 20 MiB free page at its end, one 4 MiB
                small expandable segment with a free last page: fragmented, but the advice
                must not suggest expandable_segments again; empty_cache() would return the
                two whole free pages (20 MiB + 2 MiB).
@@ -30,7 +30,7 @@ each one, and the script checks it with tests/truth_frag.py before writing anyth
   oom_many     like oom with 66 oom entries in a row: the oldest two lie beyond the replay
                limit (64) and are judged from the snapshot.
   legacy       torch 1.13 bare list (block history, no block addresses), protocol 2;
-               all-free segment releasable, leak-like (gap 1.6%).
+               all-free segment releasable, full (gap 4.2%).
   multidev     device 0 compact, device 1 fragmented, private pool (1,2) on device 0.
   empty        no segments at all.
 """
@@ -183,25 +183,26 @@ def fragmented():
 
 
 def expandable():
-    # 200 MiB expandable large segment = 10 pages of 20 MiB. 40 pairs of live 2 MiB blocks
-    # and holes cycling MIXED (five cycles: 79.1 MiB), a live block up to 180 MiB, then a
-    # free tail of exactly one page (20 MiB): empty_cache() would unmap that page only
-    # (the holes are smaller than a page). Small expandable segment 4 MiB (2 pages of
-    # 2 MiB): 1.5 MiB live + 0.5 MiB free in page 0, page 1 free: 2 MiB releasable.
-    # reserved 204 MiB, free 101.6 MiB (gap 49.8%), largest 20 MiB: index 0.80;
-    # stranded 79.6 MiB = 39% of reserved: fragmented.
+    # 500 MiB expandable large segment = 25 pages of 20 MiB (under 512 MiB: no large split).
+    # 80 pairs of live 2 MiB blocks and holes cycling twice MIXED (10 cycles: 316.4 MiB;
+    # every hole is smaller than a page, so none holds a whole page), a live block up to
+    # 480 MiB, then a free tail of exactly one page (20 MiB): empty_cache() would unmap that
+    # page only. Small expandable segment 4 MiB (2 pages of 2 MiB): 1.5 MiB live + 0.5 MiB
+    # free in page 0, page 1 free: 2 MiB releasable. reserved 504 MiB, free 338.8 MiB
+    # (gap 67.2%), stranded 316.8 MiB = 62.9% of reserved (over the 256 MiB floor),
+    # largest stranded piece 16 MiB: stranded index 0.95: fragmented.
     s = Snap()
     s.record_settings(expandable=True, max_split=-1, conf="expandable_segments:True")
     blocks, used = [], 0
-    for i in range(40):
-        blocks += [(2 * MiB, ALLOC, [MODEL, ATTN][i % 2]), (MIXED[i % 8], FREE, None)]
-        used += 2 * MiB + MIXED[i % 8]
-    blocks.append((180 * MiB - used, ALLOC, OPTIM))
+    for i in range(80):
+        blocks += [(2 * MiB, ALLOC, [MODEL, ATTN][i % 2]), (2 * MIXED[i % 8], FREE, None)]
+        used += 2 * MiB + 2 * MIXED[i % 8]
+    blocks.append((480 * MiB - used, ALLOC, OPTIM))
     blocks.append((20 * MiB, FREE, None))
     s.segment(BASE, blocks, expandable=True)
     s.segment(BASE + GiB, [(1536 * KiB, ALLOC, BATCH), (512 * KiB + 2 * MiB, FREE, None)],
               small=True, expandable=True)
-    s.trace("segment_map", addr=BASE, size=200 * MiB, frames=MODEL)
+    s.trace("segment_map", addr=BASE, size=500 * MiB, frames=MODEL)
     s.trace("segment_map", addr=BASE + GiB, size=4 * MiB, frames=BATCH)
     return s
 
@@ -238,9 +239,9 @@ def legacy():
     # torch 1.13: 3 segments; 80 MiB large with 78 MiB live + 2 MiB free, a 20 MiB all-free
     # segment (releasable), a 2 MiB small one full. reserved 102 MiB, allocated 80 MiB,
     # gap 22 MiB = 21.6% < 30%; free 22 MiB = 21.6% of reserved, largest 20 MiB: compact?
-    # No: make it leak-like: the all-free segment is 2 MiB small, not 20 MiB large.
+    # No: make it full: the all-free segment is 2 MiB small, not 20 MiB large.
     # reserved 84 MiB (80 + 2 + 2), allocated 80.5 MiB, gap 3.5 MiB = 4.2%; largest free
-    # 2 MiB is not below 2 MiB, but free 3.5 MiB = 4.2% < 5% of reserved: leak-like.
+    # 2 MiB is not below 2 MiB, but free 3.5 MiB = 4.2% < 5% of reserved: full.
     s = Snap(legacy=True)
     s.segment(BASE, [(78 * MiB, ALLOC, MODEL, 78 * MiB - 4096), (1536 * KiB, FREE, None),
                      (512 * KiB, ALLOC, BATCH)])
@@ -281,7 +282,7 @@ SCENARIOS = {
     "oom": (oom, {"verdict": "fragmented"}),
     "oom_broken": (lambda: oom(broken=True), {"verdict": "compact"}),
     "oom_many": (lambda: oom(repeats=66), {"verdict": "fragmented"}),
-    "legacy": (legacy, {"verdict": "leak-like"}),
+    "legacy": (legacy, {"verdict": "full"}),
     "multidev": (multidev, {"verdict": "fragmented"}),
     "empty": (empty, {"verdict": "compact"}),
 }

@@ -44,7 +44,7 @@ bash_case() {   # WANT WORDS...
 reg=$(bash -c 'source "$1"; complete -p snapdiff' _ "$comp/snapdiff.bash")
 expect bash "complete -p snapdiff" "complete -F _snapdiff snapdiff" "$reg"
 bash_case "--group-by" snapdiff --gr
-bash_case "file function leaf site stack" snapdiff --group-by ""
+bash_case "annotation compile-context file function leaf site stack" snapdiff --group-by ""
 bash_case "leaf" snapdiff diff -g le
 bash_case "function" snapdiff --group-by = fu
 bash_case "--format=folded" snapdiff --format=fo
@@ -79,7 +79,7 @@ if command -v fish >/dev/null 2>&1; then
         expect fish "$2" "$1" "$got"
     }
     fish_case "--group-by" "snapdiff --gr"
-    fish_case "file function leaf site stack" "snapdiff --group-by "
+    fish_case "annotation compile-context file function leaf site stack" "snapdiff --group-by "
     fish_case "folded json pprof text" "snapdiff --format "
     fish_case "diff dump frag help new.pickle old.pickle report runs/ stats" "snapdiff "
     fish_case "diff dump frag report stats" "snapdiff help "
@@ -108,7 +108,7 @@ if command -v zsh >/dev/null 2>&1; then
         expect zsh "snapdiff --format=" "folded json pprof text" "$(zsh_complete 'snapdiff --format=')"
         expect zsh "snapdiff stats --" "--color --help --jobs --json --max-memory --no-color --quiet --version" \
             "$(zsh_complete 'snapdiff stats --')"
-        expect zsh "snapdiff --group-by " "file function leaf site stack" \
+        expect zsh "snapdiff --group-by " "annotation compile-context file function leaf site stack" \
             "$(zsh_complete 'snapdiff --group-by ')"
         expect zsh "snapdiff frag --" "--color --gap-threshold --help --index-threshold --jobs --json --map --max-memory --no-color --quiet --svg --version" \
             "$(zsh_complete 'snapdiff frag --')"

@@ -530,7 +530,8 @@ END_TEST
 
 START_TEST(group_by_names)
 {
-    static const char *const want[] = {"site", "leaf", "stack", "file", "function"};
+    static const char *const want[] = {"site", "leaf", "stack", "file", "function",
+                                        "annotation", "compile-context"};
     ck_assert_int_eq(SD_GROUP_BY_COUNT, LEN(want));
     for (int i = 0; i < SD_GROUP_BY_COUNT; i++) {
         sd_group_by by;

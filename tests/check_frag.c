@@ -251,17 +251,19 @@ START_TEST(oom_replay_limit)
 }
 END_TEST
 
-START_TEST(legacy_leak_like)
+START_TEST(legacy_full)
 {
     sd_snapshot *s = load("legacy");
     sd_frag *f = analyse(s);
     const sd_frag_device *d = sd_frag_device_at(f, 0);
-    ck_assert_int_eq(d->verdict, SD_FRAG_LEAK_LIKE);
+    ck_assert_int_eq(d->verdict, SD_FRAG_FULL);
     ck_assert_uint_eq(d->fig.reserved_bytes, 84 * MiB);
     ck_assert_uint_eq(d->fig.empty_cache_releasable_bytes, 2 * MiB);
     /* requested from history[0].real_size: 4096 + 512 bytes of rounding */
     ck_assert_uint_eq(d->fig.internal_waste_bytes, 4096 + 512);
-    ck_assert(has_advice(d, "Growth, not fragmentation"));
+    ck_assert(has_advice(d, "Full, not fragmented"));
+    ck_assert(has_advice(d, "One snapshot cannot show a leak"));
+    ck_assert_ptr_nonnull(strstr(explanation(d).s, "one snapshot cannot show a leak"));
     ck_assert(!has_advice(d, "PYTORCH_CUDA_ALLOC_CONF"));
     sd_frag_free(f);
     sd_snapshot_free(s);
@@ -298,6 +300,16 @@ START_TEST(multidev_total_and_pools)
     ck_assert_uint_eq(dev->segments[idx[3]].total_size, 2 * MiB);
     ck_assert_uint_eq(sd_frag_largest_segments(dev, 1, idx), 1);
     ck_assert_uint_eq(dev->segments[idx[0]].total_size, 60 * MiB);
+    /* the map's order: most stranded first: B (10 MiB free), A (8), the private pool
+     * (2 MiB free, never released), the small segment (0.5 MiB) */
+    ck_assert_uint_eq(sd_frag_stranded_segments(dev, 8, idx), 4);
+    ck_assert_uint_eq(sd_frag_segment_stranded(dev, &dev->segments[idx[0]]), 10 * MiB);
+    ck_assert_uint_eq(sd_frag_segment_stranded(dev, &dev->segments[idx[1]]), 8 * MiB);
+    ck_assert_uint_eq(sd_frag_segment_stranded(dev, &dev->segments[idx[2]]), 2 * MiB);
+    ck_assert_uint_eq(dev->segments[idx[2]].total_size, 20 * MiB);
+    ck_assert_uint_eq(sd_frag_segment_stranded(dev, &dev->segments[idx[3]]), 512 * 1024);
+    ck_assert_uint_eq(d0->map.n_rows, 4);
+    ck_assert_uint_eq(d0->map.rows[0].segment, idx[0]);
     sd_frag_free(f);
     sd_snapshot_free(s);
 }
@@ -345,7 +357,7 @@ END_TEST
 START_TEST(names)
 {
     ck_assert_str_eq(sd_frag_verdict_name(SD_FRAG_COMPACT), "compact");
-    ck_assert_str_eq(sd_frag_verdict_name(SD_FRAG_LEAK_LIKE), "leak-like");
+    ck_assert_str_eq(sd_frag_verdict_name(SD_FRAG_FULL), "full");
     ck_assert_str_eq(sd_frag_verdict_name(SD_FRAG_FRAGMENTED), "fragmented");
     ck_assert_str_eq(sd_oom_cause_name(SD_OOM_FRAGMENTATION), "fragmentation");
     ck_assert_str_eq(sd_oom_cause_name(SD_OOM_CAPACITY), "capacity");
@@ -658,7 +670,7 @@ static Suite *frag_suite(void)
     tcase_add_test(tc, fragmented_verdict_and_advice);
     tcase_add_test(tc, thresholds_move_the_verdict);
     tcase_add_test(tc, expandable_pages_released);
-    tcase_add_test(tc, legacy_leak_like);
+    tcase_add_test(tc, legacy_full);
     tcase_add_test(tc, multidev_total_and_pools);
     tcase_add_test(tc, brief_matches_total);
     tcase_add_test(tc, empty_snapshot);

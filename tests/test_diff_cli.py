@@ -12,7 +12,7 @@ PART is one of:
   folded    --format folded sums: live bytes of one file, growth of two
   errors    bad patterns and inputs: one message, exit 2; --jobs
   real      every snapshot of ../shared/real-snapshots with itself and with its neighbour,
-            site and leaf keys, every group's bytes and blocks against the Python truth
+            site, leaf and stack keys, every group's bytes and blocks against the Python truth
             (exit 77 = skipped when the directory is absent)
 """
 import argparse
@@ -76,17 +76,21 @@ def compare_with_truth(old, new, extra=(), by="site", depth=0, hide=(), show=(),
         return None
     want = truth_diff.compute(load(old), load(new), by, depth, hide, show, focus)
     tag = "%s %s [%s]" % (os.path.basename(old), os.path.basename(new), " ".join(args[2:]))
-    got = {g["key"]: [g["old_bytes"], g["old_blocks"], g["new_bytes"], g["new_blocks"]]
+    got = {(g["key"], g["device"]): [g["old_bytes"], g["old_blocks"], g["new_bytes"], g["new_blocks"],
+                      g["old_requested_bytes"], g["new_requested_bytes"]]
            for g in doc["groups"]}
     check(len(got) == len(doc["groups"]), tag + ": duplicate group keys")
     for k, v in want["groups"].items():
-        check(got.get(k) == v, "%s: group %r: snapdiff %s, truth %s" % (tag, k[:120], got.get(k), v))
+        check(got.get(k) == v, "%s: group %r: snapdiff %s, truth %s"
+              % (tag, str(k)[:120], got.get(k), v))
     for k in got:
-        check(k in want["groups"], "%s: group %r not in truth" % (tag, k[:120]))
-    check([g["key"] for g in doc["groups"]] == want["order"], tag + ": group order differs")
+        check(k in want["groups"], "%s: group %r not in truth" % (tag, str(k)[:120]))
+    check([(g["key"], g["device"]) for g in doc["groups"]] == want["order"],
+          tag + ": group order differs")
     for g in doc["groups"]:
         ok = (g["delta_bytes"] == g["new_bytes"] - g["old_bytes"]
-              and g["delta_blocks"] == g["new_blocks"] - g["old_blocks"])
+              and g["delta_blocks"] == g["new_blocks"] - g["old_blocks"]
+              and g["delta_requested_bytes"] == g["new_requested_bytes"] - g["old_requested_bytes"])
         check(ok, tag + ": delta of %r is not new - old" % g["key"][:80])
     t = doc["totals"]
     for name in ("allocated", "reserved", "active", "requested", "pending_free"):
@@ -358,7 +362,7 @@ def part_real():
                    if f.endswith((".pickle", ".pkl")))
     for i, f in enumerate(files):
         other = files[(i + 1) % len(files)]
-        for by in ("site", "leaf"):
+        for by in ("site", "leaf", "stack"):
             doc = compare_with_truth(f, f, by=by)
             if doc:
                 check(all(g["delta_bytes"] == 0 for g in doc["groups"]),

@@ -28,9 +28,10 @@ FIGURES = ["segments", "blocks", "free_blocks", "reserved_bytes", "allocated_byt
            "gap_bytes", "gap_pct", "internal_waste_bytes", "external_free_bytes",
            "pending_free_bytes", "largest_free_bytes", "fragmentation_index",
            "free_below_1mib_bytes", "median_allocated_bytes", "free_below_median_bytes",
-           "empty_cache_releasable_bytes", "stranded_free_bytes", "free_histogram"]
+           "empty_cache_releasable_bytes", "stranded_free_bytes", "largest_stranded_bytes",
+           "stranded_index", "free_histogram"]
 OOM_KEYS = ["trace_index", "time_us", "request_bytes", "device_free_bytes", "stream", "pool",
-            "largest_free_bytes", "free_bytes", "source", "note", "cause"]
+            "largest_free_bytes", "free_bytes", "source", "note", "cause", "site", "stack"]
 
 
 def check(cond, what):
@@ -168,8 +169,10 @@ def mode_fixtures():
     check(doc["devices"][0]["verdict"] == "compact", "oom_broken: verdict")
 
     d = frag_json(os.path.join(FIX, "legacy.pickle"))
-    check(d["devices"][0]["verdict"] == "leak-like", "legacy: verdict")
-    check("Growth, not fragmentation" in advice_text(d["devices"][0]), "legacy: growth advice")
+    check(d["devices"][0]["verdict"] == "full", "legacy: verdict")
+    check("Full, not fragmented" in advice_text(d["devices"][0])
+          and "One snapshot cannot show a leak" in advice_text(d["devices"][0]), "legacy: full advice")
+    check("one snapshot cannot show a leak" in d["devices"][0]["explanation"], "legacy: full explanation")
     check("expandable_segments" not in advice_text(d["devices"][0]), "legacy: no allocator advice")
     check(d["devices"][0]["empty_cache_releasable_bytes"] == 2 * MiB, "legacy: free segment")
     check(d["settings"]["recorded"] is False, "legacy: settings not recorded")
@@ -189,7 +192,7 @@ def mode_fixtures():
 
     # thresholds move the verdict: the compact fixture is fragmented-free but at a 10%
     # gap threshold and index 0.4 its 15% gap in two 8+10 MiB holes is still not stranded
-    # enough (18.5 MiB < 20 MiB): compact; the expandable one stays fragmented at 40%.
+    # enough (18.5 MiB < the 256 MiB floor): compact.
     d = frag_json(os.path.join(FIX, "compact.pickle"), "--gap-threshold", "10",
                   "--index-threshold", "0.4")["devices"][0]
     check(d["verdict"] == "compact", "compact at 10%%: %s" % d["verdict"])
@@ -240,7 +243,7 @@ def mode_output():
         fills = {r.get("fill") for r in rects}
         check({"#3e6fb0", "#f2b35c"} <= fills, "svg: allocated and free colours drawn")
         texts = " ".join("".join(t.itertext()) for t in root.iter(ns + "text"))
-        for want in ["device 0: fragmented", "Largest segments", "Free blocks by size",
+        for want in ["device 0: fragmented", "Most stranded segments", "Free blocks by size",
                      "empty_cache() would return", "allocated", "free (inactive)", "<1K", "\u22651G",
                      "no segments, nothing is reserved"]:
             check(want in texts, "svg: text %r" % want)

@@ -137,10 +137,10 @@ def decode(data):
 # ---- truth ----------------------------------------------------------------------------------
 
 def stacks(snap):
-    """{frames without noise: [bytes, blocks]} of the live blocks."""
+    """{frames without native noise: [bytes, blocks]} of the live blocks."""
     out = {}
     for _d, _a, size, _r, _st, frames in truth_diff.live(snap):
-        key = tuple(f for f in frames if not truth_diff.is_noise(f))
+        key = tuple(f for f in frames if not truth_diff.is_native_noise(f))
         if not key:
             key = (("", 0, truth_diff.NO_STACK),)
         v = out.setdefault(key, [0, 0])
@@ -300,8 +300,12 @@ def part_real(snapdiff):
             samples = decode(data)["samples"]
             r = run(snapdiff, ["diff", "--json", old, new])
             check(r.returncode == 0, "diff --json %s %s: exit %d" % (old, new, r.returncode))
-            groups = json.loads(r.stdout)["groups"]
-            grew = [g for g in groups if g["delta_bytes"] > 0]
+            # groups are per (key, device); the profile's stacks are not split by device
+            per_key = {}
+            for g in json.loads(r.stdout)["groups"]:
+                per_key[g["key"]] = per_key.get(g["key"], 0) + g["delta_bytes"]
+            grew = sorted(({"key": k, "delta_bytes": v} for k, v in per_key.items() if v > 0),
+                          key=lambda g: (-g["delta_bytes"], g["key"]))
             if not grew:
                 check(not samples, "%s -> %s: nothing grew, yet the profile has samples" % (
                     old, new))

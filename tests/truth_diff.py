@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Independent CPython computation of `snapdiff OLD NEW` (the figures, not the layout).
 
-    truth_diff.py OLD NEW [--group-by site|leaf|stack|file|function] [--depth N]
+    truth_diff.py OLD NEW [--group-by site|leaf|stack|file|function|annotation|compile-context]
+                  [--depth N]
                   [--hide RE]... [--show RE]... [--focus RE]...
 
 Loads both files with pickle.load (test data only: never run it on untrusted files) and
@@ -38,6 +39,18 @@ def load(path):
     return snap
 
 
+class Stack(tuple):
+    """A block's frames (filename, line, name), innermost first; .fwd holds its
+    forward_frames (newer torch, blocks allocated during backward) the same way."""
+    fwd = ()
+    meta = ""
+    cctx = ""
+
+
+def frame_tuples(fr):
+    return tuple((f.get("filename") or "", f.get("line", 0), f.get("name") or "") for f in fr)
+
+
 def frames_of(block):
     if "frames" in block:
         fr = block["frames"]
@@ -45,7 +58,14 @@ def frames_of(block):
         fr = block["history"][0].get("frames", [])
     else:
         fr = []
-    return tuple((f.get("filename", ""), f.get("line", 0), f.get("name", "")) for f in fr)
+    st = Stack(frame_tuples(fr))
+    if isinstance(block.get("forward_frames"), (list, tuple)) and block["forward_frames"]:
+        st.fwd = frame_tuples(block["forward_frames"])
+    if isinstance(block.get("user_metadata"), str):
+        st.meta = block["user_metadata"]
+    if isinstance(block.get("compile_context"), str):
+        st.cctx = block["compile_context"]
+    return st
 
 
 def requested_of(block):
@@ -140,19 +160,76 @@ class Rules:
         return True
 
 
-def site_index(rules, frames):
-    """Index of the site frame, or -1 for an empty stack."""
+# Native frames that never name memory (docs/json-diff.md "Stacks with no Python frame").
+NATIVE_NOISE_NAMES = (
+    "CachingAllocator", "c10::cuda::CUDAAllocator", "c10::Allocator::", "at::detail::empty",
+        "at::detail::_empty", "at::native::empty_",
+    "c10::StorageImpl", "c10::intrusive_ptr<c10::StorageImpl",
+    "c10::make_intrusive<c10::StorageImpl",
+    "torch::unwind::", "torch::CapturedTraceback", "gather_with_cpp",
+    "c10::Dispatcher", "c10::impl::BoxedKernelWrapper", "wrap_kernel_functor",
+    "c10::impl::call_functor_with_args", "c10::impl::make_boxed_from_unboxed_functor",
+    "c10::BoxedKernel", "c10::KernelFunction", "c10::OperatorHandle",
+    "c10::TypedOperatorHandle", "c10::impl::boxed_", "namespace)::wrapper_",
+    "torch::autograd::Engine::", "torch::autograd::Node::operator()",
+    "torch::autograd::call_function", "torch::autograd::python::PythonEngine",
+    "THPVariable_", "THPFunction_", "pybind11::", "torch::PythonArgParser",
+    "cfunction_call", "_PyObject_", "_PyEval_", "_PyFunction_", "method_vectorcall",
+        "PyRun_", "Py_RunMain", "Py_BytesMain", "pyrun_file", "run_mod", "run_eval_code_obj",
+    "start_thread", "__clone", "execute_native_thread_routine", "__libc_start",
+    "std::thread::", "std::_Function_handler")
+NATIVE_NOISE_FILES = ("CUDACachingAllocator.cpp", "pthread_create.c", "clone.S", "clone3.S",
+                      "libc-start.c", "libc_start_call_main.h")
+
+
+def is_native_noise(f):
+    return (is_noise(f) or any(n in f[2] for n in NATIVE_NOISE_NAMES)
+            or any(n in f[0] for n in NATIVE_NOISE_FILES))
+
+
+def native_label(f):
+    """The readable name of an autograd node or ATen op frame, else None."""
+    name = f[2]
+    if name.startswith("torch::autograd::"):
+        i = name.find("::apply")
+        if i >= 0 and name[i + 7:i + 8] in ("(", ""):
+            cls = name[:i].rsplit("::", 1)[-1]
+            if cls == "AccumulateGrad":
+                return "autograd AccumulateGrad (parameter gradients)", "<autograd>"
+            if "Backward" in cls:
+                return "autograd " + cls, "<autograd>"
+        return None
+    if name.startswith("at::_ops::") and "::" in name[10:]:
+        return "aten::" + name[10:].split("::")[0], "<aten>"
+    return None
+
+
+def site_of(rules, frames):
+    """(index, native label or None, is_user) of the site; index -1 for an empty stack."""
     for i, f in enumerate(frames):
         if rules.is_user(f):
-            return i
+            return i, None, True
     for i, f in enumerate(frames):
         if f[0].endswith(".py") and not is_torch(f[0]):
-            return i
+            return i, None, False
     for i, f in enumerate(frames):
         if f[0].endswith(".py"):
-            return i
+            return i, None, False
+    # No Python frame: the innermost autograd node, else the outermost ATen op.
     for i, f in enumerate(frames):
-        if not is_noise(f):
+        lab = native_label(f)
+        if lab and lab[1] == "<autograd>":
+            return i, lab, False
+    for i in range(len(frames) - 1, -1, -1):
+        lab = native_label(frames[i])
+        if lab and lab[1] == "<aten>":
+            return i, lab, False
+    return leaf_index(frames), None, False
+
+
+def leaf_index(frames):
+    for i, f in enumerate(frames):
+        if not is_native_noise(f):
             return i
     return 0 if frames else -1
 
@@ -172,20 +249,34 @@ def is_noise(f):
 
 
 def group_key(rules, by, depth, frames):
-    if not frames:
+    fwd = getattr(frames, "fwd", ())
+    if by == "annotation":
+        return getattr(frames, "meta", "") or "<no annotation>"
+    if by == "compile-context":
+        return getattr(frames, "cctx", "") or "<no compile context>"
+    if not frames and not fwd:
         return NO_STACK
-    if by == "leaf":
-        return frame_text(frames[0])
-    if by == "stack":
-        kept = [frame_text(f) for f in frames if not is_noise(f)]
+    if by == "leaf" and frames:
+        return frame_text(frames[leaf_index(frames)])
+    if by == "stack" and frames:
+        kept = [frame_text(f) for f in frames if not is_native_noise(f)]
         return ";".join(kept) if kept else NO_STACK
-    s = site_index(rules, frames)
+    s, native, is_user = site_of(rules, frames) if frames else (-1, None, False)
+    mark = ""
+    if not is_user and fwd:
+        fs, _n, fuser = site_of(rules, fwd)
+        if fuser:
+            frames, s, native, mark = fwd, fs, None, " [backward]"
+    if s < 0:
+        return NO_STACK
+    if native:
+        return native[1] if by == "file" else native[0]
     f = frames[s]
     if by == "file":
         return f[0]
     if by == "function":
-        return "%s %s" % (f[0], f[2])
-    key = frame_text(f)
+        return "%s %s%s" % (f[0], f[2], mark)
+    key = frame_text(f) + mark
     for c in callers(rules, frames, s, depth):
         key += " <- " + frame_text(c)
     return key
@@ -205,10 +296,11 @@ def kept_count(old_live, new_live):
 
 
 def order(groups):
-    """Growth (largest first), then shrinking (most negative first), then unchanged."""
+    """Growth (largest first), then shrinking (most negative first), then unchanged. A group
+    whose requested bytes did not change is unchanged (allocator rounding moved it)."""
     def delta(k):
         g = groups[k]
-        return g[2] - g[0]
+        return g[2] - g[0] if g[5] != g[4] else 0
     grow = sorted((k for k in groups if delta(k) > 0), key=lambda k: (-delta(k), k))
     shrink = sorted((k for k in groups if delta(k) < 0), key=lambda k: (delta(k), k))
     zero = sorted((k for k in groups if delta(k) == 0), key=lambda k: (-groups[k][2], k))
@@ -221,14 +313,17 @@ def compute(old, new, group_by="site", depth=0, hide=(), show=(), focus=()):
     focus_re = [re.compile(p) for p in focus]
     old_live, new_live = live(old), live(new)
 
+    # groups[(key, device)] = [old bytes, old blocks, new bytes, new blocks, old requested,
+    # new requested]: a site is one group per device, never summed over devices
     groups = {}
     for side, blocks in ((0, old_live), (2, new_live)):
-        for _d, _a, size, _r, _st, frames in blocks:
+        for dev, _a, size, req, _st, frames in blocks:
             if focus_re and not any(r.search(frame_text(f)) for f in frames for r in focus_re):
                 continue
-            g = groups.setdefault(group_key(rules, group_by, depth, frames), [0, 0, 0, 0])
+            g = groups.setdefault((group_key(rules, group_by, depth, frames), dev), [0] * 6)
             g[side] += size
             g[side + 1] += 1
+            g[4 + side // 2] += req
 
     per_old, tot_old = totals(old)
     per_new, tot_new = totals(new)
@@ -246,6 +341,85 @@ def compute(old, new, group_by="site", depth=0, hide=(), show=(), focus=()):
     }
 
 
+# ---- warnings (src/analysis/diff_warn.c) -----------------------------------------------------
+
+FEW_SHARED_PCT = 50.0
+NO_STACK_PCT = 50.0
+
+
+def _settings_differ(a, b):
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return None
+    if a.get("PYTORCH_CUDA_ALLOC_CONF") != b.get("PYTORCH_CUDA_ALLOC_CONF"):
+        return "PYTORCH_CUDA_ALLOC_CONF"
+    for k in ("expandable_segments", "max_split_size", "garbage_collection_threshold"):
+        if k in a and k in b and a[k] != b[k]:
+            return k
+    return None
+
+
+def _overflowed(snap):
+    st = snap.get("allocator_settings")
+    return isinstance(st, dict) and any(bool(st.get(k)) for k in
+                                        ("trace_alloc_overflowed", "trace_overflowed"))
+
+
+def _newest_time(snap):
+    times = [e["time_us"] for t in (snap.get("device_traces") or []) for e in t or []
+             if isinstance(e.get("time_us"), int)]
+    return max(times) if times else None
+
+
+def warnings(old, new, group_by="site"):
+    """The diff's warnings, in the order snapdiff gives them: [{"code", ...}]."""
+    out = []
+    rules = Rules((), ())
+    sides = (live(old), live(new))
+    if group_by != "stack":
+        sites = [{}, {}]
+        for w, blocks in enumerate(sides):
+            for _d, _a, size, _r, _st, frames in blocks:
+                key = group_key(rules, group_by, 0, frames)
+                if key != NO_STACK:
+                    sites[w][key] = sites[w].get(key, 0) + size
+        old_s, new_s = ({k for k, v in s.items() if v} for s in sites)
+        if old_s and new_s:
+            shared = old_s & new_s
+            every = sum(sites[0].values()) + sum(sites[1].values())
+            inside = sum(sites[0][k] + sites[1][k] for k in shared)
+            pct = 100.0 * inside / every if every else 0.0
+            if not shared:
+                out.append({"code": "no_shared_site", "sites": len(old_s | new_s)})
+            elif pct < FEW_SHARED_PCT:
+                out.append({"code": "few_shared_sites", "shared_sites": len(shared),
+                            "sites": len(old_s | new_s), "shared_pct": pct})
+    tot = (totals(old)[0], totals(new)[0])
+    for d in sorted(set(tot[0]) | set(tot[1])):
+        if (d in tot[0]) == (d in tot[1]):
+            continue
+        w = 0 if d in tot[0] else 1
+        t = tot[w][d]
+        if t["reserved"] or t["allocated"]:
+            out.append({"code": "devices_differ", "device": d, "side": ("old", "new")[w],
+                        "allocated_bytes": t["allocated"]})
+    which = _settings_differ(old.get("allocator_settings"), new.get("allocator_settings"))
+    if which:
+        out.append({"code": "settings_differ", "setting": which})
+    for w, snap in enumerate((old, new)):
+        if _overflowed(snap):
+            out.append({"code": "trace_overflowed", "side": ("old", "new")[w]})
+    for w, blocks in enumerate(sides):
+        live_bytes = sum(b[2] for b in blocks)
+        none = sum(b[2] for b in blocks if group_key(rules, group_by, 0, b[5]) == NO_STACK)
+        if none and 100.0 * none / live_bytes > NO_STACK_PCT:
+            out.append({"code": "mostly_no_stack", "side": ("old", "new")[w],
+                        "no_stack_bytes": none, "allocated_bytes": live_bytes})
+    t_old, t_new = _newest_time(old), _newest_time(new)
+    if t_old is not None and t_new is not None and t_new < t_old:
+        out.append({"code": "swapped", "old_newest_time_us": t_old, "new_newest_time_us": t_new})
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("old")
@@ -257,6 +431,8 @@ def main():
     ap.add_argument("--focus", action="append", default=[])
     a = ap.parse_args()
     out = compute(load(a.old), load(a.new), a.group_by, a.depth, a.hide, a.show, a.focus)
+    out["groups"] = {"%s @device %d" % k: v for k, v in out["groups"].items()}
+    out["order"] = ["%s @device %d" % k for k in out["order"]]
     json.dump(out, sys.stdout, indent=1, sort_keys=True)
     sys.stdout.write("\n")
 

@@ -11,7 +11,10 @@ Usage: truth_frag.py [--gap-threshold PCT] [--index-threshold X] FILE...
 import argparse
 import json
 import pickle
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -19,7 +22,7 @@ GIB = 1024 * MIB
 N_BUCKETS = 22                     # < 1 KiB, [1 KiB, 2 KiB) ... [512 MiB, 1 GiB), >= 1 GiB
 ROOM_BYTES = 2 * MIB               # a largest free block below this is "no free room"
 ROOM_PCT = 5                       # ... and so is free memory below 5% of reserved
-MIN_STRANDED = 20 * MIB            # fragmented needs at least this much stranded free memory
+MIN_STRANDED = 256 * MIB           # fragmented needs at least this much stranded free memory
 MIN_STRANDED_PCT = 10              # ... and at least 10% of reserved
 SMALL_PAGE = 2 * MIB               # expandable segment page, small pool
 LARGE_PAGE = 20 * MIB              # expandable segment page, large pool
@@ -125,7 +128,8 @@ def figures(segs):
     f = {"segments": len(segs), "blocks": 0, "free_blocks": 0, "reserved_bytes": 0,
          "allocated_bytes": 0, "internal_waste_bytes": 0, "external_free_bytes": 0,
          "pending_free_bytes": 0, "largest_free_bytes": 0, "free_below_1mib_bytes": 0,
-         "empty_cache_releasable_bytes": 0, "stranded_free_bytes": 0}
+         "empty_cache_releasable_bytes": 0, "stranded_free_bytes": 0,
+         "largest_stranded_bytes": 0}
     hist = [[0, 0] for _ in range(N_BUCKETS)]
     alloc_sizes, free_sizes = [], []
     for s in segs:
@@ -143,7 +147,9 @@ def figures(segs):
                 f["free_blocks"] += 1
                 f["external_free_bytes"] += size
                 f["largest_free_bytes"] = max(f["largest_free_bytes"], size)
-                f["stranded_free_bytes"] += size - released_part(s, (_addr, size, req, state))
+                stranded = size - released_part(s, (_addr, size, req, state))
+                f["stranded_free_bytes"] += stranded
+                f["largest_stranded_bytes"] = max(f["largest_stranded_bytes"], stranded)
                 if size < MIB:
                     f["free_below_1mib_bytes"] += size
                 hist[bucket_of(size)][0] += 1
@@ -153,6 +159,8 @@ def figures(segs):
     f["gap_pct"] = 100.0 * f["gap_bytes"] / f["reserved_bytes"] if f["reserved_bytes"] else 0.0
     free = f["external_free_bytes"]
     f["fragmentation_index"] = 1.0 - f["largest_free_bytes"] / free if free else 0.0
+    stranded = f["stranded_free_bytes"]
+    f["stranded_index"] = 1.0 - f["largest_stranded_bytes"] / stranded if stranded else 0.0
     alloc_sizes.sort()
     median = alloc_sizes[(len(alloc_sizes) - 1) // 2] if alloc_sizes else 0
     f["median_allocated_bytes"] = median
@@ -299,6 +307,19 @@ def snapshot_runs(segs, stream, small):
             for b in s.blocks if b[3] == INACTIVE]
 
 
+def oom_site(e):
+    """The line that asked: the diff's site rule (tests/truth_diff.py) over the entry's
+    frames, and the frames without PyTorch's noise."""
+    import truth_diff
+    frames = truth_diff.frames_of(e)
+    i = truth_diff.site_of(truth_diff.Rules((), ()), list(frames))[0]
+
+    def as_json(f):
+        return {"filename": f[0], "line": f[1], "name": f[2]}
+    return (as_json(frames[i]) if i >= 0 else None,
+            [as_json(f) for f in frames if not truth_diff.is_noise(f)])
+
+
 def oom_events(segs, trace):
     idx = [i for i, e in enumerate(trace) if e.get("action") == "oom"]
     if not idx:
@@ -331,6 +352,7 @@ def oom_events(segs, trace):
                         "stream": stream, "pool": "small" if small else "large",
                         "largest_free_bytes": largest, "free_bytes": free,
                         "source": src, "note": note, "cause": cause}
+            found[i]["site"], found[i]["stack"] = oom_site(e)
         if failure is None:
             failure = rep.undo(i, e)
     return [found[i] for i in idx]
@@ -343,19 +365,21 @@ def verdict(f, ooms, gap_pct, index):
         return "compact"
     if any(o["cause"] == "fragmentation" for o in ooms):
         return "fragmented"
+    # fragmentation is judged on the free memory stranded inside segments that hold live
+    # blocks (not on wholly free cached segments), above a floor, and in small pieces
     stranded = f["stranded_free_bytes"]
-    if f["gap_pct"] >= gap_pct and f["fragmentation_index"] >= index \
-            and stranded >= MIN_STRANDED \
-            and stranded * 100 >= f["reserved_bytes"] * MIN_STRANDED_PCT:
+    if f["gap_pct"] >= gap_pct and stranded >= MIN_STRANDED \
+            and stranded * 100 >= f["reserved_bytes"] * MIN_STRANDED_PCT \
+            and f["stranded_index"] >= index:
         return "fragmented"
     no_room = f["largest_free_bytes"] < ROOM_BYTES \
         or f["external_free_bytes"] * 100 < f["reserved_bytes"] * ROOM_PCT
     if f["gap_pct"] < gap_pct and no_room:
-        return "leak-like"
+        return "full"              # live tensors fill reserved; one snapshot shows no leak
     return "compact"
 
 
-SEVERITY = {"compact": 0, "leak-like": 1, "fragmented": 2}
+SEVERITY = {"compact": 0, "full": 1, "fragmented": 2}
 
 
 def analyse(path, gap_pct, index):

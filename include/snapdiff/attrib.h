@@ -17,14 +17,17 @@
 
 typedef enum sd_group_by {
     SD_GROUP_SITE,       /* "FILE:LINE NAME" of the site (+ --depth user callers) */
-    SD_GROUP_LEAF,       /* "FILE:LINE NAME" of the innermost frame, as written */
-    SD_GROUP_STACK,      /* every frame but PyTorch's noise, "FILE:LINE NAME;..." inner first */
+    SD_GROUP_LEAF,       /* "FILE:LINE NAME" of the innermost frame that is not native noise */
+    SD_GROUP_STACK,      /* every frame but native noise, "FILE:LINE NAME;..." inner first */
     SD_GROUP_FILE,       /* FILE of the site */
     SD_GROUP_FUNCTION,   /* "FILE NAME" of the site */
+    SD_GROUP_ANNOTATION, /* the stack's user_metadata (newer torch), or "<no annotation>" */
+    SD_GROUP_COMPILE_CONTEXT, /* its compile_context, or "<no compile context>" */
     SD_GROUP_BY_COUNT
 } sd_group_by;
 
-/* The one table of group-by names ("site", "leaf", "stack", "file", "function"), in enum
+/* The one table of group-by names ("site", "leaf", "stack", "file", "function",
+ * "annotation", "compile-context"), in enum
  * order: options, help and every renderer take them from here. NULL when out of range. */
 const char *sd_group_by_name(sd_group_by by);
 /* The key named `name`. @return false when no key has that name. */
@@ -42,6 +45,9 @@ typedef enum sd_frame_kind {
 
 /* The key of a block without any frame. */
 #define SD_NO_STACK "<no stack>"
+/* The annotation and compile-context keys of a block that recorded none. */
+#define SD_NO_ANNOTATION "<no annotation>"
+#define SD_NO_COMPILE_CONTEXT "<no compile context>"
 
 typedef struct sd_attrib_options {
     sd_group_by group_by;
@@ -70,22 +76,83 @@ int sd_attrib_depth(const sd_attrib *a);
 bool sd_attrib_has_focus(const sd_attrib *a);       /* any focus pattern given */
 /* PyTorch's own noise filter (_memory_viz.py): unwinder, interpreter, dispatcher frames. */
 bool sd_frame_is_noise(const sd_frame *f);
+/* sd_frame_is_noise, and the native frames that never name memory: the caching
+ * allocator, the unwinder and CapturedTraceback, at::detail::empty*, the dispatcher and
+ * boxing (c10::Dispatcher, BoxedKernelWrapper, wrap_kernel_functor...), the autograd
+ * engine's own loop, Python bindings, libc and thread start-up. `-g leaf`, `-g stack`
+ * and folded stacks skip them. */
+bool sd_frame_is_native_noise(const sd_frame *f);
 /* The part of a library path people recognise, for display only: after site-packages/
  * or dist-packages/, from torch/ on, after lib/pythonX.Y/. Else the path itself. Points
  * into `filename`. */
 const char *sd_frame_short_path(const char *filename);
 
+/* How the site frame names the memory. A stack with no Python frame (the autograd
+ * engine's thread, C++ callers) is named after its most informative native frame:
+ * the autograd node, else the outermost ATen op; never the allocator, the unwinder,
+ * at::detail::empty*, the dispatcher, boxing, Python bindings or thread start-up. */
+typedef enum sd_site_how {
+    SD_SITE_FRAME,            /* the frame as written ("FILE:LINE NAME") */
+    SD_SITE_AUTOGRAD,         /* torch::autograd::...::XBackward0::apply: "autograd XBackward0" */
+    SD_SITE_ACCUMULATE_GRAD,  /* AccumulateGrad::apply: "autograd AccumulateGrad (parameter gradients)" */
+    SD_SITE_ATEN,             /* at::_ops::NAME::call/redispatch: "aten::NAME" */
+} sd_site_how;
+
 typedef struct sd_site {
     int32_t site;     /* index of the site frame; -1 for an empty stack */
     int32_t via;      /* innermost library .py frame below the site, non-torch first */
     bool is_user;     /* false when no frame is user code and a fallback was taken */
+    bool backward;    /* site and via index the stack's forward_frames, not its frames:
+                       * memory allocated in the backward of that user line */
+    uint8_t how;      /* sd_site_how of the site frame */
 } sd_site;
 
 /* Find the site of frames[0..n) (innermost first). When no frame is user code: the first
- * .py frame outside torch, else the innermost .py frame, else the innermost frame that is
- * not PyTorch noise, else the innermost frame. */
+ * .py frame outside torch, else the innermost .py frame; with no .py frame at all, the
+ * innermost autograd node, else the outermost ATen op, else the innermost frame that is
+ * not native noise (sd_frame_is_native_noise), else the innermost frame. */
 void sd_attrib_site(const sd_attrib *a, const sd_frame *const *frames, size_t n,
                     sd_site *out);
+/* The same for a stack of a snapshot, with its forward_frames: when the stack has no user
+ * frame and its forward_frames have one, the site is that user frame, marked backward. */
+void sd_attrib_site_of_stack(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
+                             sd_site *out);
+/* Frame `index` (a site's site or via) of `stack`, read from its forward_frames when the
+ * site is backward. NULL when out of range. */
+const sd_frame *sd_site_frame(const sd_snapshot *s, uint32_t stack, const sd_site *site,
+                              int32_t index);
+
+enum { SD_SITE_LABEL_MAX = 160 };
+
+/* A site as people and JSON read it: {filename, line, name}. A native site has no file:
+ * filename "" and line 0, and its readable label in `label` ("autograd IndexBackward0",
+ * "aten::bmm"); a frame site has label "" and name the frame's name. */
+typedef struct sd_site_label {
+    const char *filename;     /* borrowed from the snapshot; "" for a native site */
+    int64_t line;
+    const char *name;         /* the frame's name (the raw C++ symbol for a native site) */
+    char label[SD_SITE_LABEL_MAX];
+    bool native;              /* how != SD_SITE_FRAME */
+    bool backward;            /* allocated in the backward of this (forward) line */
+} sd_site_label;
+
+/* Fill `out` for the site of `stack`. @return false (out zeroed) for an empty stack. */
+bool sd_site_label_of(const sd_snapshot *s, uint32_t stack, const sd_site *site,
+                      sd_site_label *out);
+/* The name to show: label when native, else the frame's name. */
+const char *sd_site_label_name(const sd_site_label *l);
+/* The readable label of a native frame as `how` names it ("" for SD_SITE_FRAME); the
+ * length, as snprintf returns it. */
+size_t sd_site_native_name(const sd_frame *f, sd_site_how how, char *buf, size_t size);
+/* What a native frame names by itself: SD_SITE_AUTOGRAD, SD_SITE_ACCUMULATE_GRAD,
+ * SD_SITE_ATEN, else SD_SITE_FRAME. */
+sd_site_how sd_frame_native_how(const sd_frame *f);
+/* The innermost frame of frames[0..n) that is not native noise (0 when all are). */
+size_t sd_attrib_leaf(const sd_frame *const *frames, size_t n);
+/* A mode shim torch routes every call through (torch/utils/_device.py,
+ * torch/overrides.py): never shown as `via`. */
+bool sd_frame_is_mode_shim(const sd_frame *f);
+
 /* Write the group key of the stack into buf (always NUL-terminated when size > 0).
  * @return the key's length, as snprintf does: a result >= size means it was cut. */
 size_t sd_attrib_key(const sd_attrib *a, const sd_frame *const *frames, size_t n,

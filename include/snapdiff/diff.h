@@ -101,13 +101,52 @@ typedef struct sd_diff_totals {
 
 typedef struct sd_diff_group {
     const char *key;
+    int64_t device;           /* groups are per (key, device): a site on three GPUs is three
+                               * groups, never summed over devices */
     uint64_t old_bytes, old_blocks, new_bytes, new_blocks;
     int64_t delta_bytes, delta_blocks;
+    /* What the program asked for (requested sizes): a group whose requested bytes did not
+     * change is neither growth nor shrinkage, whatever delta_bytes says (allocator
+     * rounding: the same tensors landed in blocks of other sizes). */
+    uint64_t old_requested_bytes, new_requested_bytes;
+    int64_t delta_requested_bytes;
     /* The stack with the most bytes in the new snapshot (old when none there). */
     const sd_snapshot *rep_snapshot;
     uint32_t rep_stack;
     sd_site rep_site;                   /* site and via indices in that stack */
 } sd_diff_group;
+
+/* ---- Warnings: what makes the comparison itself doubtful (docs/json-diff.md). --------- */
+
+typedef enum sd_diff_warning_code {
+    SD_WARN_NO_SHARED_SITE,   /* the two files share no allocation site: two programs? */
+    SD_WARN_FEW_SHARED_SITES, /* shared sites hold under SD_DIFF_FEW_SHARED_PCT of the bytes */
+    SD_WARN_DEVICES_DIFFER,   /* a device with memory in one file only (device, side) */
+    SD_WARN_SETTINGS_DIFFER,  /* the recorded allocator settings differ (setting) */
+    SD_WARN_TRACE_OVERFLOWED, /* the trace ring buffer of a file overflowed (side) */
+    SD_WARN_MOSTLY_NO_STACK,  /* most live bytes of a file have no stack (side) */
+    SD_WARN_SWAPPED,          /* the traces' times say NEW is older than OLD */
+    SD_WARN_COUNT
+} sd_diff_warning_code;
+
+#define SD_DIFF_FEW_SHARED_PCT 50.0   /* few_shared_sites below this share of live bytes */
+#define SD_DIFF_NO_STACK_PCT 50.0     /* mostly_no_stack above this share of live bytes */
+
+typedef struct sd_diff_warning {
+    sd_diff_warning_code code;
+    int side;                 /* 0 OLD, 1 NEW; -1 when the warning is about both */
+    int64_t device;           /* devices_differ: the device found on `side` only; else -1 */
+    uint64_t count, of_count; /* sites: shared sites, of all sites with live bytes */
+    uint64_t bytes, of_bytes; /* sites: live bytes (both sides) at shared sites, of all;
+                               * mostly_no_stack: bytes without a stack, of the side's */
+    double pct;               /* 100 * bytes / of_bytes */
+    int64_t old_time_us, new_time_us;  /* swapped: the newest trace time of each file */
+    const char *setting;      /* settings_differ: the first setting that differs (static) */
+} sd_diff_warning;
+
+/* "no_shared_site", "few_shared_sites", "devices_differ", "settings_differ",
+ * "trace_overflowed", "mostly_no_stack", "swapped": the stable codes. */
+const char *sd_diff_warning_name(sd_diff_warning_code c);
 
 /* Compare old (may be NULL: an empty baseline) with new. Both must outlive the diff.
  * @return the diff, or NULL with err filled (bad pattern, memory). */
@@ -120,15 +159,25 @@ size_t sd_diff_device_count(const sd_diff *d);          /* union of both, by ord
 const sd_diff_device *sd_diff_device_at(const sd_diff *d, size_t i);
 
 /* Groups in report order: growth (largest first), shrinking (most negative first), then
- * unchanged (largest first); ties by key. */
+ * unchanged (largest first); ties by key. Growth and shrinking are by delta_bytes among
+ * the groups whose requested bytes changed; the rest is unchanged (sd_diff_group_changed). */
 size_t sd_diff_group_count(const sd_diff *d);
 size_t sd_diff_growth_count(const sd_diff *d);
 size_t sd_diff_shrink_count(const sd_diff *d);
 const sd_diff_group *sd_diff_group_at(const sd_diff *d, size_t i);
+/* Devices with live memory in either file; more than one: the text report splits its
+ * tables by device. */
+size_t sd_diff_memory_device_count(const sd_diff *d);
+/* Did the group grow or shrink? false when delta_bytes is 0 or only allocator rounding
+ * moved it (the requested bytes are the same). */
+bool sd_diff_group_changed(const sd_diff_group *g);
 
 /* The two-sided profile the groups come from (side 0 old, side 1 new): per-stack figures
  * for folded stacks and other renderers. */
 const sd_profile *sd_diff_profile(const sd_diff *d);
+/* The warnings about the comparison, in code order. */
+size_t sd_diff_warning_count(const sd_diff *d);
+const sd_diff_warning *sd_diff_warning_at(const sd_diff *d, size_t i);
 const sd_attrib *sd_diff_attrib(const sd_diff *d);
 
 #endif

@@ -11,6 +11,7 @@
 #define SNAPDIFF_FRAG_H
 
 #include <stdbool.h>
+#include "attrib.h"
 #include "snapshot.h"
 
 /* ---- The brief: what `snapdiff OLD NEW` prints as a one-line delta. ------------------ */
@@ -33,10 +34,16 @@ void sd_frag_brief_of(const sd_snapshot *s, sd_frag_brief *out);
 #define SD_FRAG_DEFAULT_GAP_PCT 30.0
 #define SD_FRAG_DEFAULT_INDEX 0.5
 #define SD_FRAG_OOM_REPLAY_LIMIT 64 /* replay figures for the last 64 oom entries per device */
+/* Fragmented needs at least this much stranded free memory (free bytes inside segments
+ * that also hold live blocks), and at least SD_FRAG_MIN_STRANDED_PCT of reserved: less
+ * than that is not worth an engineer's night, and free memory in wholly free segments is
+ * a cache the allocator releases itself before an oom. */
+#define SD_FRAG_MIN_STRANDED (256ULL * 1024 * 1024)
+#define SD_FRAG_MIN_STRANDED_PCT 10
 
 typedef struct sd_frag_options {
     double gap_threshold_pct;   /* fragmented needs gap >= this % of reserved */
-    double index_threshold;     /* ... and fragmentation index >= this */
+    double index_threshold;     /* ... and stranded_index >= this */
     uint64_t max_memory;        /* budget for the analysis' own memory; 0 = unlimited */
 } sd_frag_options;
 
@@ -64,6 +71,8 @@ typedef struct sd_frag_figures {
     uint64_t free_below_median_bytes; /* INACTIVE bytes in blocks < that median */
     uint64_t empty_cache_releasable_bytes; /* what torch.cuda.empty_cache() would release */
     uint64_t stranded_free_bytes;     /* INACTIVE bytes empty_cache() would not release */
+    uint64_t largest_stranded_bytes;  /* largest stranded part of one INACTIVE block */
+    double stranded_index;            /* 1 - largest_stranded / stranded; 0 if none */
     sd_frag_bucket histogram[SD_FRAG_BUCKETS];
 } sd_frag_figures;
 
@@ -80,7 +89,9 @@ typedef struct sd_frag_stream {
 
 typedef enum sd_frag_verdict {
     SD_FRAG_COMPACT,            /* neither of the below */
-    SD_FRAG_LEAK_LIKE,          /* allocated fills reserved, no free room: growth */
+    SD_FRAG_FULL,               /* live tensors fill reserved, no free room: any growth
+                                 * is live memory, not fragmentation (one snapshot cannot
+                                 * show a leak) */
     SD_FRAG_FRAGMENTED,         /* free memory exists, in pieces */
 } sd_frag_verdict;
 
@@ -119,6 +130,11 @@ typedef struct sd_frag_oom {
     uint8_t stop_action;        /* its action (sd_trace_action) */
     uint64_t stop_addr;         /* and its address */
     sd_oom_cause cause;
+    uint32_t stack;             /* the oom entry's frames (sd_snapshot_stack of the frag's
+                                 * snapshot; 0 when it recorded none) */
+    sd_site site;               /* the line that asked, by the diff's site rule
+                                 * (sd_attrib_site, default options): site.site is an
+                                 * index into that stack, -1 when there is none */
 } sd_frag_oom;
 
 /* ---- Why the verdict, and what would help: data, worded by the renderers. ---------- */
@@ -127,12 +143,13 @@ typedef struct sd_frag_oom {
 typedef enum sd_frag_reason {
     SD_FRAG_WHY_NOTHING_RESERVED, /* compact: no memory reserved at all */
     SD_FRAG_WHY_OOM,              /* fragmented: an oom failed with enough free memory */
-    SD_FRAG_WHY_STRANDED,         /* fragmented: gap, index and stranded memory over */
-    SD_FRAG_WHY_TINY_LARGEST,     /* leak-like: gap under, largest free block < room_bytes */
-    SD_FRAG_WHY_LITTLE_FREE,      /* leak-like: gap under, free under free_threshold_pct */
+    SD_FRAG_WHY_STRANDED,         /* fragmented: gap, stranded memory and its index over */
+    SD_FRAG_WHY_TINY_LARGEST,     /* full: gap under, largest free block < room_bytes */
+    SD_FRAG_WHY_LITTLE_FREE,      /* full: gap under, free under free_threshold_pct */
     SD_FRAG_WHY_ROOM_TO_SPARE,    /* compact: gap under its threshold */
-    SD_FRAG_WHY_LARGE_PIECES,     /* compact: gap over, index under its threshold */
-    SD_FRAG_WHY_NOT_STRANDED,     /* compact: gap and index over, too little stranded */
+    SD_FRAG_WHY_LARGE_PIECES,     /* compact: gap and stranded over, stranded index under */
+    SD_FRAG_WHY_NOT_STRANDED,     /* compact: gap over, stranded under the floor or share
+                                   * (the rest is cached in wholly free segments) */
 } sd_frag_reason;
 
 /* The reason with every number it quotes, so that a renderer can word and mark them up. */
@@ -144,10 +161,14 @@ typedef struct sd_frag_why {
     uint64_t reserved_bytes, gap_bytes;
     double gap_pct, gap_threshold_pct;
     bool gap_over;                /* gap_pct >= gap_threshold_pct */
-    double index, index_threshold;
+    double index, index_threshold;  /* index: the stranded_index */
     bool index_over;              /* index >= index_threshold */
-    uint64_t stranded_bytes;
+    uint64_t stranded_bytes, largest_stranded_bytes;
     double stranded_pct, stranded_threshold_pct;   /* of reserved */
+    uint64_t stranded_floor_bytes;/* SD_FRAG_MIN_STRANDED */
+    bool stranded_over;           /* stranded >= the floor and >= the share */
+    uint64_t cached_bytes;        /* free bytes in wholly free segments: what empty_cache()
+                                   * would release */
     uint64_t free_bytes;
     double free_pct, free_threshold_pct;           /* of reserved */
     uint64_t largest_free_bytes;
@@ -161,8 +182,9 @@ typedef enum sd_frag_advice_code {
     SD_ADVICE_FIXED_SHAPES,        /* bucket or pad inputs: free_blocks over n_buckets
                                     * histogram buckets, first_bucket to last_bucket */
     SD_ADVICE_ROUND_SIZES,         /* expandable segments already on: round sizes up */
-    SD_ADVICE_GROWTH,              /* leak-like: compare two snapshots */
-    SD_ADVICE_NO_EMPTY_CACHE,      /* empty_cache() would return only bytes of of_bytes */
+    SD_ADVICE_GROWTH,              /* full: compare two snapshots to see what grows */
+    SD_ADVICE_NO_EMPTY_CACHE,      /* empty_cache() would return only bytes of of_bytes
+                                    * (given only when bytes is under half of of_bytes) */
 } sd_frag_advice_code;
 
 typedef struct sd_frag_advice {
@@ -173,9 +195,10 @@ typedef struct sd_frag_advice {
     size_t n_buckets, first_bucket, last_bucket;
 } sd_frag_advice;
 
-/* ---- The segment map: the largest segments of a device, in pages. ---------------- */
+/* ---- The segment map: the segments of a device with the most free memory stranded,
+ * in pages. ---------------------------------------------------------------------- */
 
-#define SD_FRAG_MAP_SEGMENTS 16     /* a map shows the largest 16 segments */
+#define SD_FRAG_MAP_SEGMENTS 16     /* a map shows 16 segments, most stranded first */
 #define SD_FRAG_MAP_COLUMNS 64      /* and at most 64 pages per segment */
 #define SD_FRAG_POOL_NAME 48
 
@@ -212,9 +235,9 @@ typedef struct sd_frag_map_row {
 } sd_frag_map_row;
 
 typedef struct sd_frag_map {
-    size_t n_segments;            /* segments of the device; the map shows the largest */
+    size_t n_segments;            /* segments of the device; the map shows 16 of them */
     uint64_t page_bytes;          /* 2 MiB times a power of two: the largest row fits */
-    const sd_frag_map_row *rows; size_t n_rows;   /* biggest first */
+    const sd_frag_map_row *rows; size_t n_rows;   /* sd_frag_stranded_segments order */
 } sd_frag_map;
 
 /* One device, or the total (device == -1; no streams, no oom events, no map, pools
@@ -251,6 +274,11 @@ const sd_frag_device *sd_frag_total(const sd_frag *f);
  * address first), for the segment maps. @return how many were written to out. */
 size_t sd_frag_largest_segments(const sd_device *dev, size_t max, uint32_t *out);
 
+/* Indices of the (at most `max`, at most SD_FRAG_MAP_SEGMENTS) segments of `dev` with the most stranded free bytes
+ * (free bytes empty_cache() would not release), then the biggest, then the lower address:
+ * the rows of a segment map. @return how many were written to out. */
+size_t sd_frag_stranded_segments(const sd_device *dev, size_t max, uint32_t *out);
+
 /* Page size of a map whose largest segment is `largest` bytes, `columns` pages at most:
  * 2 MiB times a power of two. */
 uint64_t sd_frag_map_page(uint64_t largest, size_t columns);
@@ -261,6 +289,8 @@ size_t sd_frag_segment_pages(const sd_device *dev, const sd_segment *seg, uint64
 sd_frag_page_fill sd_frag_page_fill_of(const sd_frag_page *p);
 /* INACTIVE bytes of a segment. */
 uint64_t sd_frag_segment_free(const sd_device *dev, const sd_segment *seg);
+/* INACTIVE bytes of a segment that empty_cache() would not release. */
+uint64_t sd_frag_segment_stranded(const sd_device *dev, const sd_segment *seg);
 /* "large", "small" or "pool (a,b)": the pool a segment belongs to (SD_FRAG_POOL_NAME). */
 void sd_frag_pool_name(const sd_segment *seg, char *buf, size_t size);
 
@@ -268,7 +298,7 @@ void sd_frag_pool_name(const sd_segment *seg, char *buf, size_t size);
 size_t sd_frag_bucket_of(uint64_t size);
 void sd_frag_bucket_bounds(size_t i, uint64_t *min_bytes, uint64_t *max_bytes);
 
-const char *sd_frag_verdict_name(sd_frag_verdict v);   /* "compact", "leak-like", ... */
+const char *sd_frag_verdict_name(sd_frag_verdict v);   /* "compact", "full", "fragmented" */
 const char *sd_oom_cause_name(sd_oom_cause c);         /* "fragmentation", ... */
 
 #endif

@@ -31,6 +31,9 @@ size_t sd_frag_explain(const sd_frag_why *why, char *buf, size_t size);
 size_t sd_frag_advice_text(const sd_frag_advice *a, char *buf, size_t size);
 /* Why an oom event was not replayed ("" when it was), the same way. */
 size_t sd_frag_oom_note(const sd_frag_oom *o, char *buf, size_t size);
+/* The line an oom event's request came from, "FILE:LINE NAME" (library paths shortened,
+ * long C++ names cut), "" when its trace entry has no frames; s is the analysed snapshot. */
+size_t sd_frag_oom_site(const sd_snapshot *s, const sd_frag_oom *o, char *buf, size_t size);
 #define SD_FRAG_TEXT_MAX 1024    /* enough for any of them */
 
 #endif

@@ -4,7 +4,8 @@
  * memory_snapshot()), 2.0 blocks with `history`, 2.1+ blocks with `frames`, trace entries
  * with or without frames. Per device: segments, blocks (in segment order, tiling each
  * segment), trace entries. Stacks are interned: identical frame sequences (innermost
- * first) get one stack id, whether or not the pickle shared the object. Stack id 0 is the
+ * first) get one stack id, whether or not the pickle shared the object, unless their
+ * context (forward_frames, user_metadata, compile_context) differs. Stack id 0 is the
  * empty stack. Records are plain read-only structs; the snapshot itself is opaque and
  * self-contained: it keeps nothing of the pickle it was read from.
  */
@@ -151,6 +152,19 @@ size_t sd_snapshot_stack_count(const sd_snapshot *s);
 /* Frames of stack `id`, innermost first, as indices for sd_snapshot_frame. */
 const uint32_t *sd_snapshot_stack(const sd_snapshot *s, uint32_t id, size_t *n_frames);
 const sd_frame *sd_snapshot_frame(const sd_snapshot *s, uint32_t frame_id);
+
+/* What newer torch records beside a block's or trace entry's frames. A stack id carries
+ * it: equal frames with different context get different stack ids (the same frames). */
+typedef struct sd_stack_context {
+    uint32_t forward_stack;       /* forward_frames: the Python stack of the forward op
+                                   * whose autograd node allocated this during backward;
+                                   * 0 when none was recorded */
+    const char *user_metadata;    /* "" when none */
+    const char *compile_context;  /* "" when none */
+} sd_stack_context;
+
+/* The context of stack `id`; never NULL (an empty context when it has none). */
+const sd_stack_context *sd_snapshot_stack_context(const sd_snapshot *s, uint32_t id);
 
 const sd_allocator_settings *sd_snapshot_allocator_settings(const sd_snapshot *s);
 

@@ -126,6 +126,7 @@ int sd_attrib_depth(const sd_attrib *a) { return a->depth; }
 static const char *const group_by_names[SD_GROUP_BY_COUNT] = {
     [SD_GROUP_SITE] = "site", [SD_GROUP_LEAF] = "leaf", [SD_GROUP_STACK] = "stack",
     [SD_GROUP_FILE] = "file", [SD_GROUP_FUNCTION] = "function",
+    [SD_GROUP_ANNOTATION] = "annotation", [SD_GROUP_COMPILE_CONTEXT] = "compile-context",
 };
 
 const char *sd_group_by_name(sd_group_by by)
@@ -258,6 +259,137 @@ const char *sd_frame_short_path(const char *fn)
     return fn;
 }
 
+static bool has_any(const char *s, const char *const *subs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strstr(s, subs[i])) return true;
+    return false;
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool sd_frame_is_native_noise(const sd_frame *f)
+{
+    static const char *const names[] = {
+        /* allocator and tensor construction */
+        "CachingAllocator", "c10::cuda::CUDAAllocator", "c10::Allocator::", "at::detail::empty",
+        "at::detail::_empty", "at::native::empty_",
+        "c10::StorageImpl", "c10::intrusive_ptr<c10::StorageImpl", "c10::make_intrusive<c10::StorageImpl",
+        /* unwinder */
+        "torch::unwind::", "torch::CapturedTraceback", "gather_with_cpp",
+        /* dispatcher and boxing */
+        "c10::Dispatcher", "c10::impl::BoxedKernelWrapper", "wrap_kernel_functor",
+        "c10::impl::call_functor_with_args", "c10::impl::make_boxed_from_unboxed_functor",
+        "c10::BoxedKernel", "c10::KernelFunction", "c10::OperatorHandle",
+        "c10::TypedOperatorHandle", "c10::impl::boxed_", "namespace)::wrapper_",
+        /* the autograd engine's own loop */
+        "torch::autograd::Engine::", "torch::autograd::Node::operator()",
+        "torch::autograd::call_function", "torch::autograd::python::PythonEngine",
+        /* Python bindings and the interpreter */
+        "THPVariable_", "THPFunction_", "pybind11::", "torch::PythonArgParser",
+        "cfunction_call", "_PyObject_", "_PyEval_", "_PyFunction_", "method_vectorcall",
+        "PyRun_", "Py_RunMain", "Py_BytesMain", "pyrun_file", "run_mod", "run_eval_code_obj",
+        /* libc, threads, start-up */
+        "start_thread", "__clone", "execute_native_thread_routine", "__libc_start",
+        "std::thread::", "std::_Function_handler"};
+    static const char *const files[] = {"CUDACachingAllocator.cpp", "pthread_create.c",
+                                        "clone.S", "clone3.S", "libc-start.c",
+                                        "libc_start_call_main.h"};
+    if (sd_frame_is_noise(f)) return true;
+    return has_any(f->name, names, SDP_ARRAY_LEN(names)) ||
+           has_any(f->filename, files, SDP_ARRAY_LEN(files));
+}
+
+bool sd_frame_is_mode_shim(const sd_frame *f)
+{
+    static const char *const files[] = {"torch/utils/_device.py", "torch/overrides.py",
+                                        "torch\\utils\\_device.py", "torch\\overrides.py"};
+    return has_any(f->filename, files, SDP_ARRAY_LEN(files));
+}
+
+/* ---------- native sites ---------- */
+
+/* The class of "torch::autograd::[...::]CLASS::apply(...)", or NULL. */
+static const char *autograd_class(const char *name, size_t *len)
+{
+    if (!starts_with(name, "torch::autograd::")) return NULL;
+    const char *apply = strstr(name, "::apply");
+    if (!apply || (apply[7] != '(' && apply[7] != '\0')) return NULL;
+    const char *cls = name;
+    for (const char *p = strstr(name, "::"); p && p < apply; p = strstr(p + 2, "::"))
+        cls = p + 2;
+    *len = (size_t)(apply - cls);
+    return cls;
+}
+
+sd_site_how sd_frame_native_how(const sd_frame *f)
+{
+    size_t len;
+    const char *cls = autograd_class(f->name, &len);
+    if (cls) {
+        if (len == 14 && memcmp(cls, "AccumulateGrad", 14) == 0) return SD_SITE_ACCUMULATE_GRAD;
+        for (size_t i = 0; i + 8 <= len; i++)
+            if (memcmp(cls + i, "Backward", 8) == 0) return SD_SITE_AUTOGRAD;
+        return SD_SITE_FRAME;
+    }
+    if (starts_with(f->name, "at::_ops::") && strstr(f->name + 10, "::")) return SD_SITE_ATEN;
+    return SD_SITE_FRAME;
+}
+
+size_t sd_site_native_name(const sd_frame *f, sd_site_how how, char *buf, size_t size)
+{
+    size_t len = 0;
+    const char *cls;
+    int n = 0;
+    switch (how) {
+    case SD_SITE_ACCUMULATE_GRAD:
+        n = snprintf(buf, size, "autograd AccumulateGrad (parameter gradients)");
+        break;
+    case SD_SITE_AUTOGRAD:
+        cls = autograd_class(f->name, &len);
+        n = snprintf(buf, size, "autograd %.*s", cls ? (int)len : 0, cls ? cls : "");
+        break;
+    case SD_SITE_ATEN: {
+        const char *op = f->name + 10, *end = strstr(op, "::");
+        n = snprintf(buf, size, "aten::%.*s", end ? (int)(end - op) : 0, op);
+        break;
+    }
+    default:
+        if (size) buf[0] = '\0';
+        break;
+    }
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* Index of the native site of a stack with no .py frame; *how what it is. */
+static size_t native_site(const sd_frame *const *frames, size_t n, uint8_t *how)
+{
+    *how = SD_SITE_FRAME;
+    for (size_t i = 0; i < n; i++) {
+        sd_site_how h = sd_frame_native_how(frames[i]);
+        if (h == SD_SITE_AUTOGRAD || h == SD_SITE_ACCUMULATE_GRAD) {
+            *how = (uint8_t)h;
+            return i;
+        }
+    }
+    for (size_t i = n; i-- > 0;)
+        if (sd_frame_native_how(frames[i]) == SD_SITE_ATEN) {
+            *how = SD_SITE_ATEN;
+            return i;
+        }
+    return sd_attrib_leaf(frames, n);
+}
+
+size_t sd_attrib_leaf(const sd_frame *const *frames, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!sd_frame_is_native_noise(frames[i])) return i;
+    return 0;
+}
+
 /* ---------- sites and keys ---------- */
 
 void sdp_attrib_site_kinds(const sd_frame *const *frames, const uint8_t *kinds, size_t n,
@@ -266,6 +398,8 @@ void sdp_attrib_site_kinds(const sd_frame *const *frames, const uint8_t *kinds, 
     out->site = -1;
     out->via = -1;
     out->is_user = false;
+    out->backward = false;
+    out->how = SD_SITE_FRAME;
     if (n == 0) return;
     size_t site = n;
     for (size_t i = 0; i < n && site == n; i++)
@@ -278,19 +412,20 @@ void sdp_attrib_site_kinds(const sd_frame *const *frames, const uint8_t *kinds, 
             site = i;
     for (size_t i = 0; i < n && site == n; i++)
         if (sdp_frame_is_python(frames[i])) site = i;
-    /* C++ only: the innermost frame that is not the unwinder's own (with stacks="all"
-     * every stack starts with torch::unwind::unwind()). */
-    for (size_t i = 0; i < n && site == n; i++)
-        if (!sd_frame_is_noise(frames[i])) site = i;
-    if (site == n) site = 0;
+    /* No Python frame (the autograd engine's thread, C++ callers): the autograd node, else
+     * the outermost ATen op, else the innermost frame that is not native noise. */
+    if (site == n) site = native_site(frames, n, &out->how);
     out->site = (int32_t)site;
     /* via: where inside the library the allocation happened. The innermost non-torch .py
      * frame names the package the user called (einops/_backends.py einsum); when only
      * torch lies below, its innermost .py frame (nn/modules/linear.py forward) says more
-     * than the module-call plumbing next to the site. */
+     * than the module-call plumbing next to the site. torch's mode shims
+     * (utils/_device.py, overrides.py) sit under every call and say nothing. */
     int32_t any_py = -1;
     for (size_t j = 0; j < site; j++) {
-        if (!sdp_frame_is_python(frames[j]) || kinds[j] == SD_FRAME_USER) continue;
+        if (!sdp_frame_is_python(frames[j]) || kinds[j] == SD_FRAME_USER ||
+            sd_frame_is_mode_shim(frames[j]))
+            continue;
         if (any_py < 0) any_py = (int32_t)j;
         if (!sdp_path_is_torch(frames[j]->filename)) {
             out->via = (int32_t)j;
@@ -300,35 +435,78 @@ void sdp_attrib_site_kinds(const sd_frame *const *frames, const uint8_t *kinds, 
     out->via = any_py;
 }
 
+void sdp_attrib_site_view(const sdp_stack_view *stack, const sdp_stack_view *fwd,
+                          sd_site *out)
+{
+    sdp_attrib_site_kinds(stack->frames, stack->kinds, stack->n, out);
+    if (out->is_user || !fwd || fwd->n == 0) return;
+    sd_site f;
+    sdp_attrib_site_kinds(fwd->frames, fwd->kinds, fwd->n, &f);
+    if (!f.is_user) return;
+    *out = f;
+    out->backward = true;
+}
+
 static void put_stack_key(const sd_frame *const *frames, size_t n, sdp_sbuf *b)
 {
     size_t start = b->len;
     for (size_t i = 0; i < n; i++) {
-        if (sd_frame_is_noise(frames[i])) continue;
+        if (sd_frame_is_native_noise(frames[i])) continue;
         if (b->len > start) sdp_sbuf_put(b, ";", 1);
         sdp_sbuf_put_frame(b, frames[i]);
     }
     if (b->len == start) sdp_sbuf_puts(b, SD_NO_STACK);
 }
 
-void sdp_attrib_key_kinds(const sd_attrib *a, const sd_frame *const *frames,
-                          const uint8_t *kinds, size_t n, sdp_sbuf *b)
+static void put_native_name(sdp_sbuf *b, const sd_frame *f, sd_site_how how)
 {
-    if (n == 0) {
+    char label[SD_SITE_LABEL_MAX];
+    sd_site_native_name(f, how, label, sizeof label);
+    sdp_sbuf_puts(b, label);
+}
+
+void sdp_attrib_key_view(const sd_attrib *a, const sdp_stack_view *stack,
+                         const sdp_stack_view *fwd, sdp_sbuf *b)
+{
+    const sd_frame *const *frames = stack->frames;
+    size_t n = stack->n;
+    /* What the snapshot recorded beside the frames, whatever the frames are. */
+    if (a->group_by == SD_GROUP_ANNOTATION || a->group_by == SD_GROUP_COMPILE_CONTEXT) {
+        bool ann = a->group_by == SD_GROUP_ANNOTATION;
+        const char *v = stack->ctx ? ann ? stack->ctx->user_metadata
+                                         : stack->ctx->compile_context : "";
+        sdp_sbuf_puts(b, v && v[0] ? v : ann ? SD_NO_ANNOTATION : SD_NO_COMPILE_CONTEXT);
+        return;
+    }
+    if (n == 0 && (!fwd || fwd->n == 0)) {
         sdp_sbuf_puts(b, SD_NO_STACK);
         return;
     }
-    if (a->group_by == SD_GROUP_LEAF) {
-        sdp_sbuf_put_frame(b, frames[0]);
+    if (a->group_by == SD_GROUP_LEAF && n) {
+        sdp_sbuf_put_frame(b, frames[sd_attrib_leaf(frames, n)]);
         return;
     }
-    if (a->group_by == SD_GROUP_STACK) {
+    if (a->group_by == SD_GROUP_STACK && n) {
         put_stack_key(frames, n, b);
         return;
     }
     sd_site s;
-    sdp_attrib_site_kinds(frames, kinds, n, &s);
-    const sd_frame *f = frames[s.site];
+    sdp_attrib_site_view(stack, fwd, &s);
+    if (s.site < 0) {
+        sdp_sbuf_puts(b, SD_NO_STACK);
+        return;
+    }
+    const sdp_stack_view *in = s.backward ? fwd : stack;
+    const sd_frame *f = in->frames[s.site];
+    const char *mark = s.backward ? " [backward]" : "";
+    if (s.how != SD_SITE_FRAME) {
+        /* A native site has no file of its own: file keys say what kind of code it is. */
+        if (a->group_by == SD_GROUP_FILE)
+            sdp_sbuf_puts(b, s.how == SD_SITE_ATEN ? "<aten>" : "<autograd>");
+        else
+            put_native_name(b, f, (sd_site_how)s.how);
+        return;
+    }
     if (a->group_by == SD_GROUP_FILE) {
         sdp_sbuf_puts(b, f->filename);
         return;
@@ -337,17 +515,26 @@ void sdp_attrib_key_kinds(const sd_attrib *a, const sd_frame *const *frames,
         sdp_sbuf_puts(b, f->filename);
         sdp_sbuf_put(b, " ", 1);
         sdp_sbuf_puts(b, f->name);
+        sdp_sbuf_puts(b, mark);
         return;
     }
     sdp_sbuf_put_frame(b, f);
+    sdp_sbuf_puts(b, mark);
     /* --depth: the user's callers, not the interpreter frames that sit between them. */
     int added = 0;
-    for (size_t i = (size_t)s.site + 1; i < n && added < a->depth; i++) {
-        if (kinds[i] != SD_FRAME_USER) continue;
+    for (size_t i = (size_t)s.site + 1; i < in->n && added < a->depth; i++) {
+        if (in->kinds[i] != SD_FRAME_USER) continue;
         sdp_sbuf_puts(b, " <- ");
-        sdp_sbuf_put_frame(b, frames[i]);
+        sdp_sbuf_put_frame(b, in->frames[i]);
         added++;
     }
+}
+
+void sdp_attrib_key_kinds(const sd_attrib *a, const sd_frame *const *frames,
+                          const uint8_t *kinds, size_t n, sdp_sbuf *b)
+{
+    sdp_stack_view v = {frames, kinds, n, NULL};
+    sdp_attrib_key_view(a, &v, NULL, b);
 }
 
 /* ---------- the public per-stack helpers (tests, other analyses) ---------- */
@@ -396,4 +583,97 @@ size_t sd_attrib_key(const sd_attrib *a, const sd_frame *const *frames, size_t n
     }
     sdp_sbuf_free(&b);
     return len;
+}
+
+/* ---------- sites of a snapshot's stacks ---------- */
+
+typedef struct view_buf {
+    const sd_frame *small_f[KINDS_ON_STACK];
+    uint8_t small_k[KINDS_ON_STACK];
+    const sd_frame **f;
+    uint8_t *k;
+} view_buf;
+
+static bool view_load(const sd_attrib *a, const sd_snapshot *s, uint32_t stack, view_buf *vb,
+                      sdp_stack_view *v)
+{
+    size_t n;
+    const uint32_t *ids = sd_snapshot_stack(s, stack, &n);
+    vb->f = vb->small_f;
+    vb->k = vb->small_k;
+    if (n > KINDS_ON_STACK) {
+        vb->f = malloc(n * sizeof *vb->f);
+        vb->k = malloc(n);
+        if (!vb->f || !vb->k) {
+            free(vb->f);
+            free(vb->k);
+            vb->f = NULL;
+            vb->k = NULL;
+            return false;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        vb->f[i] = sd_snapshot_frame(s, ids[i]);
+        vb->k[i] = (uint8_t)sd_attrib_classify(a, vb->f[i]);
+    }
+    *v = (sdp_stack_view){vb->f, vb->k, n, sd_snapshot_stack_context(s, stack)};
+    return true;
+}
+
+static void view_free(view_buf *vb)
+{
+    if (vb->f != vb->small_f) free(vb->f);
+    if (vb->k != vb->small_k) free(vb->k);
+}
+
+void sd_attrib_site_of_stack(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
+                             sd_site *out)
+{
+    view_buf *mb = malloc(sizeof *mb), *fb = malloc(sizeof *fb);  /* 2.3 KiB each */
+    sdp_stack_view v = {0}, fv = {0};
+    *out = (sd_site){.site = -1, .via = -1};
+    if (mb && fb && view_load(a, s, stack, mb, &v)) {
+        uint32_t fwd = sd_snapshot_stack_context(s, stack)->forward_stack;
+        bool has_fwd = fwd && view_load(a, s, fwd, fb, &fv);
+        sdp_attrib_site_view(&v, has_fwd ? &fv : NULL, out);
+        if (has_fwd) view_free(fb);
+        view_free(mb);
+    }
+    free(mb);
+    free(fb);
+}
+
+const sd_frame *sd_site_frame(const sd_snapshot *s, uint32_t stack, const sd_site *site,
+                              int32_t index)
+{
+    if (index < 0) return NULL;
+    if (site->backward) stack = sd_snapshot_stack_context(s, stack)->forward_stack;
+    size_t n;
+    const uint32_t *ids = sd_snapshot_stack(s, stack, &n);
+    return (size_t)index < n ? sd_snapshot_frame(s, ids[index]) : NULL;
+}
+
+bool sd_site_label_of(const sd_snapshot *s, uint32_t stack, const sd_site *site,
+                      sd_site_label *out)
+{
+    memset(out, 0, sizeof *out);
+    const sd_frame *f = sd_site_frame(s, stack, site, site->site);
+    if (!f) return false;
+    out->backward = site->backward;
+    out->name = f->name;
+    if (site->how != SD_SITE_FRAME) {
+        out->native = true;
+        out->filename = "";
+        out->line = 0;
+        sd_site_native_name(f, (sd_site_how)site->how, out->label, sizeof out->label);
+    } else {
+        out->filename = f->filename;
+        out->line = f->line;
+    }
+    return true;
+}
+
+const char *sd_site_label_name(const sd_site_label *l)
+{
+    return l->native ? l->label : l->name ? l->name : "";
 }

@@ -18,10 +18,13 @@ struct sd_diff {
     sd_diff_group **sorted;
     size_t n_groups;
     size_t n_growth, n_shrink;
+    size_t devices_with_memory;    /* groups are per device; > 1: the text splits */
 
     sd_diff_device *devices;
     size_t n_devices, devices_cap;
     sd_diff_totals totals;
+    sd_diff_warning *warnings;     /* diff_warn.c */
+    size_t n_warnings;
 };
 
 /* ---------- memory ---------- */
@@ -43,34 +46,101 @@ static void *diff_calloc(sd_diff *d, size_t n, size_t elem)
 
 /* ---------- groups: the profile's keys, compared ---------- */
 
+static size_t device_slot(const sd_diff *d, int64_t ordinal);
+
+/* The devices with live memory in either file, in ordinal order (d->devices is sorted):
+ * groups are split by them, so that a 3-GPU job never sums a site over devices. */
+static size_t memory_devices(const sd_diff *d, size_t *slot_of)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < d->n_devices; i++) {
+        const sd_diff_device *dd = &d->devices[i];
+        bool mem = dd->old_stats.allocated_bytes || dd->new_stats.allocated_bytes;
+        slot_of[i] = mem ? n++ : SIZE_MAX;
+    }
+    return n;
+}
+
+/* Sum the live blocks of one side into the (key, device) groups. */
+static void add_side(sd_diff *d, size_t side, const size_t *slot_of, size_t n_mem)
+{
+    const sd_snapshot *s = d->snaps[side];
+    if (!s) return;
+    for (size_t i = 0; i < sd_snapshot_device_count(s); i++) {
+        const sd_device *dev = sd_snapshot_device(s, i);
+        size_t di = slot_of[device_slot(d, dev->device)];
+        if (di == SIZE_MAX) continue;
+        for (size_t b = 0; b < dev->n_blocks; b++) {
+            const sd_block *blk = &dev->blocks[b];
+            if (blk->state != SD_BLOCK_ALLOCATED) continue;
+            uint32_t k = sd_profile_stack_key(d->profile, side, blk->stack);
+            if (k == SD_PROFILE_NO_KEY) continue;
+            sd_diff_group *g = &d->groups[(size_t)k * n_mem + di];
+            if (side) {
+                g->new_bytes += blk->size;
+                g->new_blocks++;
+                g->new_requested_bytes += blk->requested_size;
+            } else {
+                g->old_bytes += blk->size;
+                g->old_blocks++;
+                g->old_requested_bytes += blk->requested_size;
+            }
+        }
+    }
+}
+
+/* One group per profile key and device with live memory of that key. */
 static sd_status make_groups(sd_diff *d, sd_error *err)
 {
     const sd_profile *p = d->profile;
-    d->n_groups = sd_profile_key_count(p);
-    d->groups = diff_calloc(d, d->n_groups, sizeof *d->groups);
-    if (!d->groups) return nomem(err);
-    for (size_t i = 0; i < d->n_groups; i++) {
-        const sd_profile_key *k = sd_profile_key_at(p, i);
-        sd_diff_group *g = &d->groups[i];
-        g->key = k->key;
-        g->old_bytes = k->sides[0].bytes;
-        g->old_blocks = k->sides[0].blocks;
-        g->new_bytes = k->sides[1].bytes;
-        g->new_blocks = k->sides[1].blocks;
-        g->delta_bytes = delta_of(g->new_bytes, g->old_bytes);
-        g->delta_blocks = delta_of(g->new_blocks, g->old_blocks);
-        g->rep_site = k->rep_site;
-        if (k->has_rep) {
-            g->rep_snapshot = d->snaps[k->rep_side];
-            g->rep_stack = k->rep_stack;
-        }
+    size_t n_keys = sd_profile_key_count(p);
+    size_t *slot_of = calloc(d->n_devices ? d->n_devices : 1, sizeof *slot_of);
+    if (!slot_of) return nomem(err);
+    size_t n_mem = memory_devices(d, slot_of);
+    d->devices_with_memory = n_mem;
+    if (n_mem && n_keys > SIZE_MAX / n_mem) {
+        free(slot_of);
+        return nomem(err);
     }
+    d->groups = diff_calloc(d, n_keys * n_mem, sizeof *d->groups);
+    if (!d->groups) {
+        free(slot_of);
+        return nomem(err);
+    }
+    add_side(d, 0, slot_of, n_mem);
+    add_side(d, 1, slot_of, n_mem);
+    d->n_groups = 0;
+    for (size_t i = 0; i < n_keys * n_mem; i++) {
+        sd_diff_group g = d->groups[i];
+        if (!g.old_blocks && !g.new_blocks) continue;
+        const sd_profile_key *k = sd_profile_key_at(p, i / n_mem);
+        size_t di = i % n_mem;
+        for (size_t s = 0; s < d->n_devices; s++)
+            if (slot_of[s] == di) g.device = d->devices[s].device;
+        g.key = k->key;
+        g.delta_bytes = delta_of(g.new_bytes, g.old_bytes);
+        g.delta_blocks = delta_of(g.new_blocks, g.old_blocks);
+        g.delta_requested_bytes = delta_of(g.new_requested_bytes, g.old_requested_bytes);
+        g.rep_site = k->rep_site;
+        if (k->has_rep) {
+            g.rep_snapshot = d->snaps[k->rep_side];
+            g.rep_stack = k->rep_stack;
+        }
+        d->groups[d->n_groups++] = g;     /* compacting in place: n_groups <= i */
+    }
+    free(slot_of);
     return SD_OK;
+}
+
+bool sd_diff_group_changed(const sd_diff_group *g)
+{
+    return g->delta_bytes != 0 && g->delta_requested_bytes != 0;
 }
 
 static int category(const sd_diff_group *g)
 {
-    return g->delta_bytes > 0 ? 0 : g->delta_bytes < 0 ? 1 : 2;
+    if (!sd_diff_group_changed(g)) return 2;
+    return g->delta_bytes > 0 ? 0 : 1;
 }
 
 static int group_cmp(const void *pa, const void *pb)
@@ -83,7 +153,9 @@ static int group_cmp(const void *pa, const void *pb)
     if (ca == 0 && !same) return a->delta_bytes > b->delta_bytes ? -1 : 1;
     if (ca == 1 && !same) return a->delta_bytes < b->delta_bytes ? -1 : 1;
     if (ca == 2 && a->new_bytes != b->new_bytes) return a->new_bytes > b->new_bytes ? -1 : 1;
-    return strcmp(a->key, b->key);
+    int c = strcmp(a->key, b->key);
+    if (c) return c;
+    return a->device < b->device ? -1 : a->device > b->device;
 }
 
 static sd_status sort_groups(sd_diff *d, sd_error *err)
@@ -250,9 +322,9 @@ static sd_status diff_build(sd_diff *d, const sd_diff_options *opts, sd_error *e
     sd_profile_options po = {.attrib = opts->attrib, .max_memory = opts->max_memory};
     d->profile = sd_profile_create(d->snaps, 2, &po, err);
     if (!d->profile) return SD_ENOMEM;   /* err filled by the profile */
-    sd_status st = make_groups(d, err);
+    sd_status st = collect_devices(d, err);
+    if (!st) st = make_groups(d, err);
     if (!st) st = sort_groups(d, err);
-    if (!st) st = collect_devices(d, err);
     if (!st)
         st = sdp_kept_match(d->snaps[0], d->snaps[1], d->devices, d->n_devices, &d->arena,
                             err);
@@ -281,6 +353,13 @@ sd_diff *sd_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap
         sd_diff_free(d);
         return NULL;
     }
+    d->warnings = diff_calloc(d, sdp_diff_warning_cap(d), sizeof *d->warnings);
+    if (!d->warnings) {
+        nomem(err);
+        sd_diff_free(d);
+        return NULL;
+    }
+    d->n_warnings = sdp_diff_warnings(d, old_snap, new_snap, d->warnings);
     return d;
 }
 
@@ -291,6 +370,7 @@ void sd_diff_free(sd_diff *d)
     free(d->groups);
     free(d->sorted);
     free(d->devices);
+    free(d->warnings);
     sdp_arena_free(&d->arena);
     free(d);
 }
@@ -302,6 +382,13 @@ const sd_diff_device *sd_diff_device_at(const sd_diff *d, size_t i)
     return i < d->n_devices ? &d->devices[i] : NULL;
 }
 size_t sd_diff_group_count(const sd_diff *d) { return d->n_groups; }
+size_t sd_diff_warning_count(const sd_diff *d) { return d->n_warnings; }
+size_t sd_diff_memory_device_count(const sd_diff *d) { return d->devices_with_memory; }
+
+const sd_diff_warning *sd_diff_warning_at(const sd_diff *d, size_t i)
+{
+    return i < d->n_warnings ? &d->warnings[i] : NULL;
+}
 size_t sd_diff_growth_count(const sd_diff *d) { return d->n_growth; }
 size_t sd_diff_shrink_count(const sd_diff *d) { return d->n_shrink; }
 const sd_diff_group *sd_diff_group_at(const sd_diff *d, size_t i)

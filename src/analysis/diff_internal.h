@@ -14,7 +14,20 @@ bool sdp_frame_is_python(const sd_frame *f);
 bool sdp_path_is_torch(const char *filename);
 void sdp_attrib_site_kinds(const sd_frame *const *frames, const uint8_t *kinds, size_t n,
                            sd_site *out);
-/* Append the group key of the stack to b. */
+/* A stack as the attribution reads it: frames and their kinds. */
+typedef struct sdp_stack_view {
+    const sd_frame *const *frames;
+    const uint8_t *kinds;
+    size_t n;
+    const sd_stack_context *ctx;   /* the stack's context; NULL: none */
+} sdp_stack_view;
+/* The site with forward_frames (fwd may be NULL): sd_attrib_site_of_stack's rule. */
+void sdp_attrib_site_view(const sdp_stack_view *stack, const sdp_stack_view *fwd,
+                          sd_site *out);
+/* Append the group key of the stack (and its forward_frames, may be NULL) to b. */
+void sdp_attrib_key_view(const sd_attrib *a, const sdp_stack_view *stack,
+                         const sdp_stack_view *fwd, sdp_sbuf *b);
+/* Append the group key of the stack to b (no forward_frames). */
 void sdp_attrib_key_kinds(const sd_attrib *a, const sd_frame *const *frames,
                           const uint8_t *kinds, size_t n, sdp_sbuf *b);
 
@@ -25,5 +38,12 @@ void sdp_attrib_key_kinds(const sd_attrib *a, const sd_frame *const *frames,
 sd_status sdp_kept_match(const sd_snapshot *old_snap, const sd_snapshot *new_snap,
                          sd_diff_device *devices, size_t n_devices, sdp_arena *arena,
                          sd_error *err);
+
+/* ---- warnings (diff_warn.c) ----
+ * The warnings of a diff whose groups, devices and profile are made, into an array of
+ * at most sdp_diff_warning_cap(d) entries. @return how many. */
+size_t sdp_diff_warning_cap(const sd_diff *d);
+size_t sdp_diff_warnings(const sd_diff *d, const sd_snapshot *old_snap,
+                         const sd_snapshot *new_snap, sd_diff_warning *out);
 
 #endif

@@ -150,7 +150,9 @@ static void add_segment(sd_frag *f, accum *acc, const sd_device *dev, const sd_s
             fig->external_free_bytes += b->size;
             if (b->size > fig->largest_free_bytes) fig->largest_free_bytes = b->size;
             if (b->size < SDP_MIB) fig->free_below_1mib_bytes += b->size;
-            fig->stranded_free_bytes += b->size - released_part(seg, b, all_free);
+            uint64_t stranded = b->size - released_part(seg, b, all_free);
+            fig->stranded_free_bytes += stranded;
+            if (stranded > fig->largest_stranded_bytes) fig->largest_stranded_bytes = stranded;
             sd_frag_bucket *bk = &fig->histogram[sd_frag_bucket_of(b->size)];
             bk->blocks++;
             bk->bytes += b->size;
@@ -176,6 +178,10 @@ static void finish_figures(sd_frag *f, accum *acc)
     fig->fragmentation_index =
         fig->external_free_bytes
             ? 1.0 - (double)fig->largest_free_bytes / (double)fig->external_free_bytes : 0.0;
+    fig->stranded_index =
+        fig->stranded_free_bytes
+            ? 1.0 - (double)fig->largest_stranded_bytes / (double)fig->stranded_free_bytes
+            : 0.0;
     if (acc->n_alloc) {
         qsort(f->alloc_sizes, acc->n_alloc, sizeof *f->alloc_sizes, cmp_u64);
         fig->median_allocated_bytes = f->alloc_sizes[(acc->n_alloc - 1) / 2];
@@ -374,6 +380,17 @@ uint64_t sd_frag_segment_free(const sd_device *dev, const sd_segment *seg)
     return sum;
 }
 
+uint64_t sd_frag_segment_stranded(const sd_device *dev, const sd_segment *seg)
+{
+    bool all_free = segment_all_free(dev, seg);
+    uint64_t sum = 0;
+    for (uint32_t k = 0; k < seg->n_blocks; k++) {
+        const sd_block *b = &dev->blocks[seg->first_block + k];
+        if (b->state == SD_BLOCK_INACTIVE) sum += b->size - released_part(seg, b, all_free);
+    }
+    return sum;
+}
+
 /* Runs of equal state of a segment's blocks, in an array of f's arena. */
 static sd_status segment_runs(sd_frag *f, const sd_device *dev, const sd_segment *seg,
                               sd_frag_map_row *r)
@@ -392,17 +409,21 @@ static sd_status segment_runs(sd_frag *f, const sd_device *dev, const sd_segment
     return SD_OK;
 }
 
-/* The largest segments of a device, each split into pages of one size for all. */
+/* The segments with the most stranded free memory, each split into pages of one size
+ * for all. */
 static sd_status make_map(sd_frag *f, const sd_device *dev, sd_frag_map *map)
 {
     uint32_t idx[SD_FRAG_MAP_SEGMENTS];
-    size_t n = sd_frag_largest_segments(dev, SD_FRAG_MAP_SEGMENTS, idx);
+    size_t n = sd_frag_stranded_segments(dev, SD_FRAG_MAP_SEGMENTS, idx);
     map->n_segments = dev->n_segments;
     if (!n) return SD_OK;
     sd_frag_map_row *rows = sdp_frag_calloc(f, n, sizeof *rows);
     sd_frag_page *pages = sdp_frag_calloc(f, n * SD_FRAG_MAP_COLUMNS, sizeof *pages);
     if (!rows || !pages) return SD_ENOMEM;
-    map->page_bytes = sd_frag_map_page(dev->segments[idx[0]].total_size, SD_FRAG_MAP_COLUMNS);
+    uint64_t biggest = 0;
+    for (size_t i = 0; i < n; i++)
+        if (dev->segments[idx[i]].total_size > biggest) biggest = dev->segments[idx[i]].total_size;
+    map->page_bytes = sd_frag_map_page(biggest, SD_FRAG_MAP_COLUMNS);
     for (size_t i = 0; i < n; i++) {
         const sd_segment *seg = &dev->segments[idx[i]];
         sd_frag_map_row *r = &rows[i];
@@ -475,6 +496,8 @@ sd_frag *sd_frag_create(const sd_snapshot *s, const sd_frag_options *opts, sd_er
     f->snap = s;
     f->opts = o;
     sdp_arena_init(&f->mem, o.max_memory);
+    f->attrib = sd_attrib_create(&(sd_attrib_options){.group_by = SD_GROUP_SITE}, NULL);
+    if (!f->attrib) goto nomem;
     f->n_devices = sd_snapshot_device_count(s);
     size_t nb = snapshot_blocks(s);
     f->devices = sdp_frag_calloc(f, f->n_devices, sizeof *f->devices);
@@ -496,6 +519,7 @@ void sd_frag_free(sd_frag *f)
 {
     if (!f) return;
     sdp_arena_free(&f->mem);
+    sd_attrib_free(f->attrib);
     free(f);
 }
 
@@ -551,6 +575,44 @@ size_t sd_frag_largest_segments(const sd_device *dev, size_t max, uint32_t *out)
             uint32_t t = out[k];
             out[k] = out[k - 1];
             out[k - 1] = t;
+        }
+    }
+    return n;
+}
+
+/* More stranded first; then bigger; then the lower address. */
+static bool stranded_before(const sd_device *dev, uint32_t a, uint64_t sa, uint32_t b,
+                            uint64_t sb)
+{
+    if (sa != sb) return sa > sb;
+    return segment_before(dev, a, b);
+}
+
+size_t sd_frag_stranded_segments(const sd_device *dev, size_t max, uint32_t *out)
+{
+    uint64_t keys[SD_FRAG_MAP_SEGMENTS];
+    if (max > SD_FRAG_MAP_SEGMENTS) max = SD_FRAG_MAP_SEGMENTS;
+    size_t n = 0;
+    for (size_t i = 0; i < dev->n_segments && max; i++) {
+        uint32_t idx = (uint32_t)i;
+        uint64_t key = sd_frag_segment_stranded(dev, &dev->segments[i]);
+        if (n < max) {
+            out[n] = idx;
+            keys[n++] = key;
+        } else if (stranded_before(dev, idx, key, out[n - 1], keys[n - 1])) {
+            out[n - 1] = idx;
+            keys[n - 1] = key;
+        } else {
+            continue;
+        }
+        for (size_t k = n - 1; k > 0 && stranded_before(dev, out[k], keys[k], out[k - 1],
+                                                         keys[k - 1]); k--) {
+            uint32_t t = out[k];
+            uint64_t tk = keys[k];
+            out[k] = out[k - 1];
+            keys[k] = keys[k - 1];
+            out[k - 1] = t;
+            keys[k - 1] = tk;
         }
     }
     return n;

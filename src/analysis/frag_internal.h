@@ -27,6 +27,7 @@ struct sd_frag {
     sd_frag_device *devices;
     size_t n_devices;
     sd_frag_device total;
+    sd_attrib *attrib;          /* the default site rule, for the oom events' sites */
     /* scratch for one group: allocated and free block sizes */
     uint64_t *alloc_sizes, *free_sizes;
 };

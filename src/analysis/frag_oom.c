@@ -333,6 +333,20 @@ static sd_oom_cause cause_of(uint64_t request, const free_sum *fs)
 
 /* ---- the walk --------------------------------------------------------------------- */
 
+/* The line that asked: the site of the entry's stack by the diff's rule (attrib.h). */
+static bool oom_site(sd_frag *f, sd_frag_oom *o)
+{
+    o->site = (sd_site){.site = -1, .via = -1};
+    size_t n = 0;
+    const uint32_t *ids = o->stack ? sd_snapshot_stack(f->snap, o->stack, &n) : NULL;
+    if (!ids || !n) return true;
+    const sd_frame **frames = sdp_frag_calloc(f, n, sizeof *frames);
+    if (!frames) return false;
+    for (size_t k = 0; k < n; k++) frames[k] = sd_snapshot_frame(f->snap, ids[k]);
+    sd_attrib_site(f->attrib, frames, n, &o->site);
+    return true;
+}
+
 static void start_event(sd_frag_oom *o, size_t i, const sd_trace_entry *e)
 {
     memset(o, 0, sizeof *o);
@@ -343,6 +357,7 @@ static void start_event(sd_frag_oom *o, size_t i, const sd_trace_entry *e)
     o->device_free_bytes = e->device_free;
     o->stream = e->stream;
     o->small_pool = e->size <= SDP_FRAG_SMALL_REQUEST;
+    o->stack = e->stack;
 }
 
 sd_status sdp_frag_ooms(sd_frag *f, const sd_device *dev, sd_frag_oom **out, size_t *n)
@@ -368,6 +383,7 @@ sd_status sdp_frag_ooms(sd_frag *f, const sd_device *dev, sd_frag_oom **out, siz
             sd_frag_oom *o = &ooms[--k];
             free_sum fs = {0, 0};
             start_event(o, i, e);
+            if (!oom_site(f, o)) goto nomem;
             if (failure.stop == SD_REPLAY_DONE && count - k <= SD_FRAG_OOM_REPLAY_LIMIT) {
                 if (!replay_free_runs(&r, o->stream, o->small_pool, &fs)) goto nomem;
                 o->replayed = true;

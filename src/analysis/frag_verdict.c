@@ -9,14 +9,18 @@
 #include "base/base.h"
 
 /* A largest free block below 2 MiB, or free memory below 5% of reserved, is "no free
- * room" (the leak-like test). */
+ * room" (the test for full). */
 #define ROOM_BYTES (2 * SDP_MIB)
 #define ROOM_PCT 5
-/* Fragmented needs at least this much stranded free memory (free bytes empty_cache()
- * cannot release), in bytes and in percent of reserved: free memory in wholly free
- * segments is no fragmentation, the allocator releases it itself before an oom. */
-#define MIN_STRANDED (20 * SDP_MIB)
-#define MIN_STRANDED_PCT 10
+/* Fragmented needs SD_FRAG_MIN_STRANDED of stranded free memory (free bytes empty_cache()
+ * cannot release) and SD_FRAG_MIN_STRANDED_PCT of reserved (frag.h): free memory in
+ * wholly free segments is no fragmentation, the allocator releases it itself before an
+ * oom. */
+#define MIN_STRANDED SD_FRAG_MIN_STRANDED
+#define MIN_STRANDED_PCT SD_FRAG_MIN_STRANDED_PCT
+/* "Do not call empty_cache()" is said only when it would return under half of reserved:
+ * the advice must never contradict its own numbers. */
+#define NO_EMPTY_CACHE_PCT 50
 /* Bucketing advice: free blocks this many, spread over this many histogram buckets. */
 #define MIXED_MIN_BLOCKS 32
 #define MIXED_MIN_BUCKETS 4
@@ -53,10 +57,10 @@ static sd_frag_verdict decide(const sd_frag_options *o, const sd_frag_device *d)
     const sd_frag_figures *g = &d->fig;
     if (g->reserved_bytes == 0) return SD_FRAG_COMPACT;
     if (fragmentation_oom(d)) return SD_FRAG_FRAGMENTED;
-    if (g->gap_pct >= o->gap_threshold_pct && g->fragmentation_index >= o->index_threshold &&
-        stranded_enough(g))
+    if (g->gap_pct >= o->gap_threshold_pct && stranded_enough(g) &&
+        g->stranded_index >= o->index_threshold)
         return SD_FRAG_FRAGMENTED;
-    if (g->gap_pct < o->gap_threshold_pct && no_free_room(g)) return SD_FRAG_LEAK_LIKE;
+    if (g->gap_pct < o->gap_threshold_pct && no_free_room(g)) return SD_FRAG_FULL;
     return SD_FRAG_COMPACT;
 }
 
@@ -70,12 +74,16 @@ static sd_frag_why reason(const sd_frag *f, const sd_frag_device *d)
     w.gap_pct = g->gap_pct;
     w.gap_threshold_pct = f->opts.gap_threshold_pct;
     w.gap_over = g->gap_pct >= w.gap_threshold_pct;
-    w.index = g->fragmentation_index;
+    w.index = g->stranded_index;
     w.index_threshold = f->opts.index_threshold;
-    w.index_over = g->fragmentation_index >= w.index_threshold;
+    w.index_over = g->stranded_index >= w.index_threshold;
     w.stranded_bytes = g->stranded_free_bytes;
+    w.largest_stranded_bytes = g->largest_stranded_bytes;
     w.stranded_pct = pct_of(g->stranded_free_bytes, g->reserved_bytes);
     w.stranded_threshold_pct = MIN_STRANDED_PCT;
+    w.stranded_floor_bytes = MIN_STRANDED;
+    w.stranded_over = stranded_enough(g);
+    w.cached_bytes = g->empty_cache_releasable_bytes;
     w.free_bytes = g->external_free_bytes;
     w.free_pct = pct_of(g->external_free_bytes, g->reserved_bytes);
     w.free_threshold_pct = ROOM_PCT;
@@ -89,13 +97,13 @@ static sd_frag_why reason(const sd_frag *f, const sd_frag_device *d)
     }
     switch (d->verdict) {
     case SD_FRAG_FRAGMENTED: w.reason = SD_FRAG_WHY_STRANDED; break;
-    case SD_FRAG_LEAK_LIKE:
+    case SD_FRAG_FULL:
         w.reason = g->largest_free_bytes < ROOM_BYTES ? SD_FRAG_WHY_TINY_LARGEST
                                                        : SD_FRAG_WHY_LITTLE_FREE;
         break;
     case SD_FRAG_COMPACT:
         w.reason = !w.gap_over ? SD_FRAG_WHY_ROOM_TO_SPARE
-                 : !w.index_over ? SD_FRAG_WHY_LARGE_PIECES : SD_FRAG_WHY_NOT_STRANDED;
+                 : !w.stranded_over ? SD_FRAG_WHY_NOT_STRANDED : SD_FRAG_WHY_LARGE_PIECES;
         break;
     }
     return w;
@@ -172,8 +180,9 @@ static void device_advice(const sd_frag *f, const sd_frag_device *d, advice_list
 {
     const sd_frag_figures *g = &d->fig;
     if (d->verdict == SD_FRAG_FRAGMENTED) fix_advice(f, d, l);
-    if (d->verdict == SD_FRAG_LEAK_LIKE) advise(l, &(sd_frag_advice){.code = SD_ADVICE_GROWTH});
-    if (d->verdict != SD_FRAG_COMPACT)
+    if (d->verdict == SD_FRAG_FULL) advise(l, &(sd_frag_advice){.code = SD_ADVICE_GROWTH});
+    if (d->verdict != SD_FRAG_COMPACT &&
+        g->empty_cache_releasable_bytes * 100 < g->reserved_bytes * NO_EMPTY_CACHE_PCT)
         advise(l, &(sd_frag_advice){.code = SD_ADVICE_NO_EMPTY_CACHE,
                                     .bytes = g->empty_cache_releasable_bytes,
                                     .of_bytes = g->reserved_bytes});
@@ -226,7 +235,7 @@ const char *sd_frag_verdict_name(sd_frag_verdict v)
 {
     switch (v) {
     case SD_FRAG_COMPACT: return "compact";
-    case SD_FRAG_LEAK_LIKE: return "leak-like";
+    case SD_FRAG_FULL: return "full";
     case SD_FRAG_FRAGMENTED: return "fragmented";
     }
     return "compact";

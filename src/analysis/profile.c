@@ -42,6 +42,9 @@ struct sd_profile {
     const sd_frame **scratch_frames;   /* one stack's frames while it is keyed */
     uint8_t *scratch_kinds;
     size_t scratch_cap, scratch_kinds_cap;
+    const sd_frame **fwd_frames;       /* its forward_frames, when it has them */
+    uint8_t *fwd_kinds;
+    size_t fwd_cap, fwd_kinds_cap;
     sdp_sbuf key;
 };
 
@@ -192,6 +195,30 @@ static sd_status key_find(sd_profile *p, const char *text, size_t len, uint32_t 
     return SD_OK;
 }
 
+/* The forward_frames of stack `id` into fwd (n = 0 when it has none). */
+static sd_status load_forward(sd_profile *p, prof_side *sd, uint32_t id, sdp_stack_view *fwd)
+{
+    uint32_t f = sd_snapshot_stack_context(sd->snap, id)->forward_stack;
+    size_t n = 0;
+    const uint32_t *ids = f ? sd_snapshot_stack(sd->snap, f, &n) : NULL;
+    *fwd = (sdp_stack_view){NULL, NULL, 0, NULL};
+    if (n == 0) return SD_OK;
+    if (sdp_grow((void **)&p->fwd_frames, &p->fwd_cap, n, sizeof *p->fwd_frames, &p->arena) ||
+        sdp_grow((void **)&p->fwd_kinds, &p->fwd_kinds_cap, n, 1, &p->arena))
+        return SD_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t fid = ids[i];
+        if (side_frame_slots(p, sd, fid)) return SD_ENOMEM;
+        const sd_frame *fr = sd_snapshot_frame(sd->snap, fid);
+        if (sd->frame_kind[fid] == KIND_UNKNOWN)
+            sd->frame_kind[fid] = (uint8_t)sd_attrib_classify(p->attrib, fr);
+        p->fwd_frames[i] = fr;
+        p->fwd_kinds[i] = sd->frame_kind[fid];
+    }
+    *fwd = (sdp_stack_view){p->fwd_frames, p->fwd_kinds, n, NULL};
+    return SD_OK;
+}
+
 /* The key of one stack, or SD_PROFILE_NO_KEY when a focus filter drops it. */
 static sd_status key_of_stack(sd_profile *p, prof_side *sd, uint32_t stack, uint32_t *out,
                               sd_error *err)
@@ -201,8 +228,11 @@ static sd_status key_of_stack(sd_profile *p, prof_side *sd, uint32_t stack, uint
     *out = SD_PROFILE_NO_KEY;
     if (load_stack(p, sd, stack, &n, &focused)) return nomem(err);
     if (!focused) return SD_OK;
+    sdp_stack_view v = {p->scratch_frames, p->scratch_kinds, n,
+                        sd_snapshot_stack_context(sd->snap, stack)}, fwd;
+    if (load_forward(p, sd, stack, &fwd)) return nomem(err);
     sdp_sbuf_reset(&p->key);
-    sdp_attrib_key_kinds(p->attrib, p->scratch_frames, p->scratch_kinds, n, &p->key);
+    sdp_attrib_key_view(p->attrib, &v, &fwd, &p->key);
     if (p->key.failed) return nomem(err);
     return key_find(p, sdp_sbuf_str(&p->key), p->key.len, out, err);
 }
@@ -258,7 +288,9 @@ static sd_status pick_representatives(sd_profile *p, sd_error *err)
         bool focused;
         if (load_stack(p, &p->sides[k->rep_side], k->rep_stack, &n, &focused))
             return nomem(err);
-        sdp_attrib_site_kinds(p->scratch_frames, p->scratch_kinds, n, &k->rep_site);
+        sdp_stack_view v = {p->scratch_frames, p->scratch_kinds, n, NULL}, fwd;
+        if (load_forward(p, &p->sides[k->rep_side], k->rep_stack, &fwd)) return nomem(err);
+        sdp_attrib_site_view(&v, &fwd, &k->rep_site);
     }
     return SD_OK;
 }
@@ -317,6 +349,8 @@ void sd_profile_free(sd_profile *p)
     sdp_htab_free(&p->key_index);
     free(p->scratch_frames);
     free(p->scratch_kinds);
+    free(p->fwd_frames);
+    free(p->fwd_kinds);
     sdp_sbuf_free(&p->key);
     sdp_arena_free(&p->arena);
     free(p);

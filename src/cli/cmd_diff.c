@@ -52,6 +52,16 @@ static int render(FILE *out, const struct cli_opts *o, const sd_diff *d)
     return st == SD_OK || st == SD_EIO ? EXIT_OK : EXIT_TROUBLE;
 }
 
+/* What makes the comparison doubtful, on stderr (--quiet silences it; JSON always has it). */
+static void print_warnings(const sd_diff *d)
+{
+    for (size_t i = 0; i < sd_diff_warning_count(d); i++) {
+        char msg[512];
+        sdp_diff_warning_text(sd_diff_warning_at(d, i), msg, sizeof msg);
+        msg_warn("%s [%s]", msg, sd_diff_warning_name(sd_diff_warning_at(d, i)->code));
+    }
+}
+
 /* -o FILE, else stdout; the report is written, then the file closed and checked. */
 static int render_to_output(const struct cli_opts *o, const sd_diff *d)
 {
@@ -114,8 +124,12 @@ int cmd_diff(const struct cli_opts *opts)
     sd_error_clear(&err);
     sd_diff *d = sd_diff_create(snaps[0], snaps[1], &dopts, &err);
     int status = EXIT_TROUBLE;
-    if (!d) msg_sd_error(&err);
-    else status = apply_gate(opts, d, render_to_output(opts, d));
+    if (!d) {
+        msg_sd_error(&err);
+    } else {
+        if (!one) print_warnings(d);
+        status = apply_gate(opts, d, render_to_output(opts, d));
+    }
     sd_diff_free(d);
     sd_snapshot_free(snaps[1]);
     sd_snapshot_free(snaps[0]);

@@ -48,7 +48,8 @@ static const struct opt_def options[] = {
     {"jobs", 0, "N", FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_REPORT, O_JOBS,
      "load up to N files at once (default: one per CPU core)"},
     {"group-by", 'g', "KEY", FOR_DIFF | FOR_REPORT, O_GROUP_BY,
-     "group live blocks by site (default), leaf, stack, file or function"},
+     "group live blocks by site (default), leaf, stack, file, function, annotation or "
+     "compile-context"},
     {"depth", 'd', "N", FOR_DIFF | FOR_REPORT, O_DEPTH, "add N caller frames to the site key"},
     {"hide", 0, "REGEX", FOR_DIFF | FOR_REPORT, O_HIDE, "treat matching frames as internal (repeatable)"},
     {"show", 0, "REGEX", FOR_DIFF | FOR_REPORT, O_SHOW,
@@ -63,8 +64,8 @@ static const struct opt_def options[] = {
     {"gap-threshold", 0, "PCT", FOR_FRAG | FOR_REPORT, O_GAP_THRESHOLD,
      "gap (reserved - allocated) in % of reserved that counts as large (default 30)"},
     {"index-threshold", 0, "X", FOR_FRAG | FOR_REPORT, O_INDEX_THRESHOLD,
-     "fragmentation index (0..1) that counts as fragmented (default 0.5)"},
-    {"map", 0, NULL, FOR_FRAG, O_MAP, "draw a map of the largest segments"},
+     "stranded index (0..1) that counts as fragmented (default 0.5)"},
+    {"map", 0, NULL, FOR_FRAG, O_MAP, "draw a map of the segments with the most free memory stranded"},
     {"svg", 0, "FILE", FOR_FRAG, O_SVG, "write the segment map and free-block histogram as SVG"},
 };
 

@@ -179,7 +179,7 @@ sd_status sdp_intern_init(sd_snapshot *s)
 {
     sdp_arena *budget = &L(s)->pickle;
     if (sdp_htab_init(&s->string_index, 512, budget) || sdp_htab_init(&s->frame_index, 512, budget) ||
-        sdp_htab_init(&s->stack_index, 512, budget) ||
+        sdp_htab_init(&s->stack_index, 512, budget) || sdp_htab_init(&s->ctx_index, 16, budget) ||
         grow(s, (void **)&s->stack_start, &s->stacks_cap, 2, sizeof *s->stack_start))
         return sdp_fail(L(s)->err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
     /* Stack 0: the empty stack. */
@@ -195,6 +195,8 @@ void sdp_intern_free(sd_snapshot *s)
     free(s->frames);
     free(s->stack_frames);
     free(s->stack_start);
+    free(s->stack_ctx);
+    free(s->ctx_recs);
     sdp_intern_drop_indexes(s);
 }
 
@@ -202,6 +204,8 @@ void sdp_intern_free(sd_snapshot *s)
 void sdp_intern_drop_indexes(sd_snapshot *s)
 {
     s->string_index.budget = s->frame_index.budget = s->stack_index.budget = NULL;
+    s->ctx_index.budget = NULL;
+    sdp_htab_free(&s->ctx_index);
     sdp_htab_free(&s->string_index);
     sdp_htab_free(&s->frame_index);
     sdp_htab_free(&s->stack_index);
@@ -264,4 +268,67 @@ static sd_status intern_stack_slow(sd_snapshot *s, const sd_value *frames, uint3
     sdp_htab_put(t, j, *id);
     c->aux = *id + 1;
     return sdp_htab_reserve_one(t, stack_hash_id, s) ? nomem(s) : SD_OK;
+}
+
+/* ---------- stacks with context ---------- */
+
+static uint64_t ctx_hash(uint32_t base, const sd_stack_context *c)
+{
+    uint64_t h = sdp_hash_mix(SDP_HASH_SEED, base);
+    h = sdp_hash_mix(h, c->forward_stack);
+    h = sdp_hash_mix(h, (uint64_t)(uintptr_t)c->user_metadata);
+    return sdp_hash_mix(h, (uint64_t)(uintptr_t)c->compile_context);
+}
+
+static uint64_t ctx_hash_id(const void *ctx, uint32_t id)
+{
+    const sdp_ctx_rec *r = &((const sd_snapshot *)ctx)->ctx_recs[id];
+    return ctx_hash(r->base, &r->ctx);
+}
+
+sd_status sdp_intern_context(sd_snapshot *s, uint32_t base, uint32_t forward,
+                             const char *user_metadata, const char *compile_context,
+                             uint32_t *id)
+{
+    *id = base;
+    if (!user_metadata) user_metadata = "";
+    if (!compile_context) compile_context = "";
+    if (forward == 0 && !user_metadata[0] && !compile_context[0]) return SD_OK;
+    sd_stack_context c = {forward, user_metadata, compile_context};
+    uint64_t h = ctx_hash(base, &c);
+    sdp_htab *t = &s->ctx_index;
+    size_t j = sdp_htab_first(t, h);
+    for (; t->slots[j]; j = sdp_htab_next(t, j)) {
+        const sdp_ctx_rec *r = &s->ctx_recs[t->slots[j] - 1];
+        if (r->base == base && r->ctx.forward_stack == forward &&
+            r->ctx.user_metadata == user_metadata && r->ctx.compile_context == compile_context) {
+            *id = r->id;
+            return SD_OK;
+        }
+    }
+    if (s->n_stacks >= UINT32_MAX - 2) return sdp_model_fail(s, NULL, "too many distinct stacks");
+    size_t first = s->stack_start[base], n = s->stack_start[base + 1] - first;
+    size_t start = s->n_stack_frames;
+    sd_status st = grow(s, (void **)&s->stack_frames, &s->stack_frames_cap, start + n,
+                        sizeof *s->stack_frames);
+    if (!st) st = grow(s, (void **)&s->stack_start, &s->stacks_cap, s->n_stacks + 2,
+                       sizeof *s->stack_start);
+    if (!st) st = grow(s, (void **)&s->stack_ctx, &s->stack_ctx_cap, s->n_stacks + 1,
+                       sizeof *s->stack_ctx);
+    if (!st) st = grow(s, (void **)&s->ctx_recs, &s->ctx_recs_cap, s->n_ctx_recs + 1,
+                       sizeof *s->ctx_recs);
+    if (st) return st;
+    if (n) memcpy(s->stack_frames + start, s->stack_frames + first, n * sizeof *s->stack_frames);
+    s->n_stack_frames = start + n;
+    uint32_t nid = (uint32_t)s->n_stacks;
+    s->stack_start[nid + 1] = (uint32_t)s->n_stack_frames;
+    s->n_stacks++;
+    static const sd_stack_context none = {0, "", ""};
+    for (size_t k = s->n_stack_ctx; k < nid; k++) s->stack_ctx[k] = none;
+    s->stack_ctx[nid] = c;
+    s->n_stack_ctx = (size_t)nid + 1;
+    s->ctx_recs[s->n_ctx_recs] = (sdp_ctx_rec){.base = base, .id = nid, .ctx = c};
+    sdp_htab_put(t, j, (uint32_t)s->n_ctx_recs++);
+    *id = nid;
+    return sdp_htab_reserve_one(t, ctx_hash_id, s) ? nomem(s) : SD_OK;
 }

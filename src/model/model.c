@@ -106,6 +106,31 @@ typedef struct sdp_raw_segment {
     const sd_value *blocks;  /* list */
 } sdp_raw_segment;
 
+/* An optional context string: its interned copy, "" when absent or not a string. */
+static sd_status context_str(sd_snapshot *s, const sd_value *x, const char **out)
+{
+    *out = "";
+    if (!x || sdp_type(*x) != SDP_STR) return SD_OK;
+    const sdp_blob *b = sdp_blob_of(*x);
+    return b->len ? sdp_intern_string(s, b->data, b->len, out) : SD_OK;
+}
+
+/* forward_frames, user_metadata, compile_context (newer torch) onto the stack id. */
+static sd_status add_context(sd_snapshot *s, const sd_value *forward, const sd_value *meta,
+                             const sd_value *cctx, uint32_t *stack)
+{
+    uint32_t fwd = 0;
+    const char *m, *c;
+    sd_status st = SD_OK;
+    /* Optional: anything but a list of frames (None, a string) is no forward stack. */
+    const sdp_cont *fc = forward ? sdp_cont_of(*forward) : NULL;
+    if (fc && fc->type != SDP_DICT) st = sdp_intern_stack(s, forward, &fwd);
+    if (!st) st = context_str(s, meta, &m);
+    if (!st) st = context_str(s, cctx, &c);
+    if (!st) st = sdp_intern_context(s, *stack, fwd, m, c, stack);
+    return st;
+}
+
 static sd_status read_history(sd_snapshot *s, const sd_value *blk, const sd_value *hist,
                               sd_block *b, bool has_requested)
 {
@@ -136,7 +161,8 @@ static sd_status read_block(sd_snapshot *s, const sd_value *v, sd_block *b, bool
     if (st) return st;
     s->load->ctx_offset = sd_value_offset(v);
     const sdp_cont *c = sdp_cont_of(*v);
-    const sd_value *frames = NULL, *history = NULL;
+    const sd_value *frames = NULL, *history = NULL, *forward = NULL;
+    const sd_value *meta = NULL, *cctx = NULL;
     bool has_size = false, has_requested = false;
     memset(b, 0, sizeof *b);
     b->state = SD_BLOCK_OTHER;
@@ -154,12 +180,16 @@ static sd_status read_block(sd_snapshot *s, const sd_value *v, sd_block *b, bool
         }
         else if (KEY_IS(k, "frames")) frames = x;
         else if (KEY_IS(k, "history")) history = x;
+        else if (KEY_IS(k, "forward_frames")) forward = x;
+        else if (KEY_IS(k, "user_metadata")) meta = x;
+        else if (KEY_IS(k, "compile_context")) cctx = x;
     }
     if (st) return st;
     if (!has_size) return sdp_model_fail(s, v, "block has no 'size'");
     if (!has_requested) b->requested_size = b->size; /* history[0].real_size may refine it */
     if (frames) st = sdp_intern_stack(s, frames, &b->stack);
     if (!st && history) st = read_history(s, v, history, b, has_requested);
+    if (!st && (forward || meta || cctx)) st = add_context(s, forward, meta, cctx, &b->stack);
     return st;
 }
 
@@ -283,13 +313,15 @@ static uint8_t action_of(const sd_value *x)
 
 /* Each trace-entry shape is decoded once into a layout: the field each key position fills.
  * Taking a record is then a switch per value, with no string compares. */
-enum { F_OTHER, F_ACTION, F_ADDR, F_SIZE, F_STREAM, F_DEVICE_FREE, F_TIME, F_FRAMES };
+enum { F_OTHER, F_ACTION, F_ADDR, F_SIZE, F_STREAM, F_DEVICE_FREE, F_TIME, F_FRAMES,
+       F_FORWARD, F_META, F_CCTX };
 
 static uint8_t field_of(const sd_value *k)
 {
     static const struct { const char *key; uint8_t field; } fields[] = {
         {"action", F_ACTION}, {"addr", F_ADDR}, {"size", F_SIZE}, {"stream", F_STREAM},
-        {"device_free", F_DEVICE_FREE}, {"time_us", F_TIME}, {"frames", F_FRAMES}};
+        {"device_free", F_DEVICE_FREE}, {"time_us", F_TIME}, {"frames", F_FRAMES},
+        {"forward_frames", F_FORWARD}, {"user_metadata", F_META}, {"compile_context", F_CCTX}};
     for (size_t i = 0; i < SDP_ARRAY_LEN(fields); i++)
         if (sdp_str_eq(*k, fields[i].key, strlen(fields[i].key))) return fields[i].field;
     return F_OTHER;
@@ -330,7 +362,12 @@ static uint32_t record_kind(void *ctx, const sd_value *keys, uint32_t n)
 
 /* addr and device_free share a slot in sd_trace_entry: both are kept until the action is
  * known, whatever the key order. */
-typedef struct taking { sd_trace_entry *e; uint64_t addr, dfree; bool has_dfree; } taking;
+typedef struct taking {
+    sd_trace_entry *e;
+    uint64_t addr, dfree;
+    bool has_dfree;
+    const sd_value *forward, *meta, *cctx;   /* context, applied once the frames are known */
+} taking;
 
 static sd_status take_field(sd_snapshot *s, uint8_t field, const sd_value *x, taking *t)
 {
@@ -341,6 +378,9 @@ static sd_status take_field(sd_snapshot *s, uint8_t field, const sd_value *x, ta
     switch (field) {
     case F_ACTION: e->action = cached_action(s, x); return SD_OK;
     case F_FRAMES: return sdp_intern_stack(s, x, &e->stack);
+    case F_FORWARD: t->forward = x; return SD_OK;
+    case F_META: t->meta = x; return SD_OK;
+    case F_CCTX: t->cctx = x; return SD_OK;
     case F_OTHER: return SD_OK;
     default: break;
     }
@@ -369,6 +409,7 @@ static sd_status decode_trace(sd_snapshot *s, const uint8_t *layout, const sd_va
         if (st) return st;
     }
     e->addr = e->action == SD_ACT_OOM && t.has_dfree ? t.dfree : t.addr; /* they share a slot */
+    if (t.forward || t.meta || t.cctx) return add_context(s, t.forward, t.meta, t.cctx, &e->stack);
     return SD_OK;
 }
 

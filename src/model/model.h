@@ -26,6 +26,11 @@ typedef struct sdp_id_slot {
 } sdp_id_slot;
 
 /* What a load needs and the loaded model does not. */
+typedef struct sdp_ctx_rec {
+    uint32_t base, id;
+    sd_stack_context ctx;
+} sdp_ctx_rec;
+
 typedef struct sdp_load {
     sdp_arena pickle;              /* the value tree; also the budget the model is charged to */
     sd_value root;
@@ -64,6 +69,15 @@ struct sd_snapshot {
     size_t n_stacks, stacks_cap;
     sdp_htab stack_index;
 
+    /* Stacks with context (forward_frames, user_metadata, compile_context): each distinct
+     * (frames, context) is a stack id of its own, with the frames of its base stack;
+     * stack_ctx[id] holds the context (ids >= n_stack_ctx have none). */
+    sd_stack_context *stack_ctx;
+    size_t n_stack_ctx, stack_ctx_cap;
+    struct sdp_ctx_rec *ctx_recs;  /* the distinct contexts, for the index */
+    size_t n_ctx_recs, ctx_recs_cap;
+    sdp_htab ctx_index;
+
     sd_trace_entry *records;       /* trace entries, taken over while parsing (malloc) */
     size_t n_records, records_cap;
 
@@ -83,6 +97,11 @@ void sdp_intern_free(sd_snapshot *s);
 sd_status sdp_intern_string(sd_snapshot *s, const char *p, size_t n, const char **out);
 /* Stack id of a frames list (cached on the list, so shared lists cost one lookup). */
 sd_status sdp_intern_stack(sd_snapshot *s, const sd_value *frames, uint32_t *id);
+/* The stack id of `base` with a context: `base` itself when the context is empty.
+ * forward is a stack id (0: none); the strings are interned ones (or ""). */
+sd_status sdp_intern_context(sd_snapshot *s, uint32_t base, uint32_t forward,
+                             const char *user_metadata, const char *compile_context,
+                             uint32_t *id);
 /* Free the lookup tables once the load is done. */
 void sdp_intern_drop_indexes(sd_snapshot *s);
 

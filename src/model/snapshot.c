@@ -154,6 +154,12 @@ const sd_frame *sd_snapshot_frame(const sd_snapshot *s, uint32_t frame_id)
     return frame_id < s->n_frames ? &s->frames[frame_id] : NULL;
 }
 
+const sd_stack_context *sd_snapshot_stack_context(const sd_snapshot *s, uint32_t id)
+{
+    static const sd_stack_context none = {0, "", ""};
+    return id < s->n_stack_ctx ? &s->stack_ctx[id] : &none;
+}
+
 const sd_allocator_settings *sd_snapshot_allocator_settings(const sd_snapshot *s)
 {
     return &s->settings;

@@ -77,7 +77,6 @@ static void put_clean(sdp_sbuf *b, const char *s)
  * it: here over every stack that is written. */
 typedef struct user_root { const char *prefix; size_t len; } user_root;
 
-static bool is_sep(char c) { return c == '/' || c == '\\'; }
 
 static void root_add(user_root *u, const char *fn)
 {
@@ -105,13 +104,18 @@ static void find_user_root(const sd_profile *p, size_t side, user_root *u)
             const sd_frame *f = sd_snapshot_frame(snap, ids[i]);
             if (sd_attrib_classify(a, f) == SD_FRAME_USER) root_add(u, f->filename);
         }
+        uint32_t fwd = sd_snapshot_stack_context(snap, s)->forward_stack;
+        ids = sd_snapshot_stack(snap, fwd, &nf);
+        for (size_t i = 0; fwd && i < nf; i++) {
+            const sd_frame *f = sd_snapshot_frame(snap, ids[i]);
+            if (sd_attrib_classify(a, f) == SD_FRAME_USER) root_add(u, f->filename);
+        }
     }
 }
 
 static void root_finish(user_root *u)
 {
-    while (u->len > 0 && !is_sep(u->prefix[u->len - 1])) u->len--;
-    if (u->len <= 1) u->len = 0;
+    u->len = sdp_user_prefix_len(u->prefix, u->len);
 }
 
 static const char *display_path(const sd_attrib *a, const user_root *u, const sd_frame *f)
@@ -121,15 +125,28 @@ static const char *display_path(const sd_attrib *a, const user_root *u, const sd
     return f->filename;
 }
 
-static void stack_text(const sd_snapshot *s, const sd_attrib *a, const user_root *u,
+/* Frames outermost first, native noise dropped; an autograd node or ATen op frame is
+ * written by its readable name ("autograd IndexBackward0", "aten::bmm"). */
+static void put_frames(const sd_snapshot *s, const sd_attrib *a, const user_root *u,
                        uint32_t id, sdp_sbuf *b)
 {
     size_t n;
     const uint32_t *ids = sd_snapshot_stack(s, id, &n);
-    sdp_sbuf_reset(b);
+    char last[SD_SITE_LABEL_MAX] = "";
     for (size_t i = n; i-- > 0;) {
         const sd_frame *f = sd_snapshot_frame(s, ids[i]);
-        if (sd_frame_is_noise(f)) continue;
+        if (sd_frame_is_native_noise(f)) continue;
+        sd_site_how how = sd_frame_native_how(f);
+        if (how != SD_SITE_FRAME) {
+            char label[SD_SITE_LABEL_MAX];
+            sd_site_native_name(f, how, label, sizeof label);
+            if (strcmp(label, last) == 0) continue;   /* call, then redispatch: one op */
+            memcpy(last, label, sizeof last);
+            if (b->len) sdp_sbuf_put(b, ";", 1);
+            put_clean(b, label);
+            continue;
+        }
+        last[0] = '\0';
         if (b->len) sdp_sbuf_put(b, ";", 1);
         put_clean(b, f->name);
         sdp_sbuf_puts(b, " (");
@@ -138,6 +155,20 @@ static void stack_text(const sd_snapshot *s, const sd_attrib *a, const user_root
         sdp_sbuf_put_int(b, f->line);
         sdp_sbuf_put(b, ")", 1);
     }
+}
+
+/* One folded line: with forward_frames, the forward stack that made the autograd node
+ * comes first, then "[backward]", then the backward stack. */
+static void stack_text(const sd_snapshot *s, const sd_attrib *a, const user_root *u,
+                       uint32_t id, sdp_sbuf *b)
+{
+    sdp_sbuf_reset(b);
+    uint32_t fwd = sd_snapshot_stack_context(s, id)->forward_stack;
+    if (fwd) {
+        put_frames(s, a, u, fwd, b);
+        if (b->len) sdp_sbuf_puts(b, ";[backward]");
+    }
+    put_frames(s, a, u, id, b);
     if (!b->len) sdp_sbuf_puts(b, SD_NO_STACK);
 }
 

@@ -72,39 +72,122 @@ static json_t *device_json(const sd_diff_device *dd)
     return o;
 }
 
-/* Frame i of the group's representative stack (borrowed from its snapshot), or NULL. */
-static const sd_frame *stack_frame(const sd_diff_group *g, size_t i)
+/* The site as {filename, line, name, kind}: a native site has filename "" and line 0,
+ * its readable label as name and the raw C++ symbol as `symbol`; a backward site is the
+ * forward line with "backward": true. */
+static json_t *site_json(const sd_attrib *a, const sd_diff_group *g)
 {
+    sd_site_label l;
+    if (!sd_site_label_of(g->rep_snapshot, g->rep_stack, &g->rep_site, &l)) return json_null();
+    json_t *o;
+    if (l.native) {
+        o = json_object();
+        json_object_set_new(o, "filename", json_string(""));
+        json_object_set_new(o, "line", json_integer(0));
+        json_object_set_new(o, "name", json_string(l.label));
+        json_object_set_new(o, "kind", json_string(sd_frame_kind_name(SD_FRAME_NATIVE)));
+        json_object_set_new(o, "symbol", json_string(l.name));
+    } else {
+        o = frame_json(a, sd_site_frame(g->rep_snapshot, g->rep_stack, &g->rep_site,
+                                        g->rep_site.site));
+    }
+    if (l.backward) json_object_set_new(o, "backward", json_true());
+    return o;
+}
+
+static json_t *stack_json(const sd_attrib *a, const sd_snapshot *s, uint32_t stack)
+{
+    json_t *arr = json_array();
     size_t n;
-    const uint32_t *ids = sd_snapshot_stack(g->rep_snapshot, g->rep_stack, &n);
-    return i < n ? sd_snapshot_frame(g->rep_snapshot, ids[i]) : NULL;
+    const uint32_t *ids = sd_snapshot_stack(s, stack, &n);
+    for (size_t i = 0; i < n; i++) {
+        const sd_frame *f = sd_snapshot_frame(s, ids[i]);
+        if (!sd_frame_is_noise(f)) json_array_append_new(arr, frame_json(a, f));
+    }
+    return arr;
 }
 
 static json_t *group_json(const sd_attrib *a, const sd_diff_group *g)
 {
     json_t *o = json_object();
     json_object_set_new(o, "key", json_string(g->key));
-    json_t *site = json_null(), *via = json_null(), *stack = json_array();
+    json_object_set_new(o, "device", json_integer(g->device));
+    json_t *site = json_null(), *via = json_null(), *stack = NULL;
+    const sd_stack_context *ctx = NULL;
     if (g->rep_snapshot) {
-        size_t n;
-        const uint32_t *ids = sd_snapshot_stack(g->rep_snapshot, g->rep_stack, &n);
-        if (g->rep_site.site >= 0) site = frame_json(a, stack_frame(g, (size_t)g->rep_site.site));
-        if (g->rep_site.via >= 0) via = frame_json(a, stack_frame(g, (size_t)g->rep_site.via));
-        for (size_t i = 0; i < n; i++) {
-            const sd_frame *f = sd_snapshot_frame(g->rep_snapshot, ids[i]);
-            if (!sd_frame_is_noise(f)) json_array_append_new(stack, frame_json(a, f));
-        }
+        site = site_json(a, g);
+        const sd_frame *v = sd_site_frame(g->rep_snapshot, g->rep_stack, &g->rep_site,
+                                          g->rep_site.via);
+        if (v) via = frame_json(a, v);
+        stack = stack_json(a, g->rep_snapshot, g->rep_stack);
+        ctx = sd_snapshot_stack_context(g->rep_snapshot, g->rep_stack);
     }
     json_object_set_new(o, "site", site);
     json_object_set_new(o, "via", via);
-    json_object_set_new(o, "stack", stack);
+    json_object_set_new(o, "stack", stack ? stack : json_array());
+    /* Newer torch only, and only when recorded: absent otherwise. */
+    if (ctx && ctx->forward_stack)
+        json_object_set_new(o, "forward_stack",
+                            stack_json(a, g->rep_snapshot, ctx->forward_stack));
+    if (ctx && ctx->user_metadata[0])
+        json_object_set_new(o, "user_metadata", json_string(ctx->user_metadata));
+    if (ctx && ctx->compile_context[0])
+        json_object_set_new(o, "compile_context", json_string(ctx->compile_context));
     json_object_set_new(o, "old_bytes", jint(g->old_bytes));
     json_object_set_new(o, "new_bytes", jint(g->new_bytes));
     json_object_set_new(o, "delta_bytes", json_integer(g->delta_bytes));
     json_object_set_new(o, "old_blocks", jint(g->old_blocks));
     json_object_set_new(o, "new_blocks", jint(g->new_blocks));
     json_object_set_new(o, "delta_blocks", json_integer(g->delta_blocks));
+    json_object_set_new(o, "old_requested_bytes", jint(g->old_requested_bytes));
+    json_object_set_new(o, "new_requested_bytes", jint(g->new_requested_bytes));
+    json_object_set_new(o, "delta_requested_bytes", json_integer(g->delta_requested_bytes));
     return o;
+}
+
+/* The warnings: a stable code, the numbers, and the sentence (docs/json-diff.md). */
+static json_t *warnings_json(const sd_diff *d)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < sd_diff_warning_count(d); i++) {
+        const sd_diff_warning *w = sd_diff_warning_at(d, i);
+        json_t *o = json_object();
+        char msg[512];
+        sdp_diff_warning_text(w, msg, sizeof msg);
+        json_object_set_new(o, "code", json_string(sd_diff_warning_name(w->code)));
+        json_object_set_new(o, "message", json_string(msg));
+        json_object_set_new(o, "side", w->side < 0 ? json_null()
+                                                   : json_string(w->side ? "new" : "old"));
+        switch (w->code) {
+        case SD_WARN_NO_SHARED_SITE:
+        case SD_WARN_FEW_SHARED_SITES:
+            json_object_set_new(o, "shared_sites", jint(w->count));
+            json_object_set_new(o, "sites", jint(w->of_count));
+            json_object_set_new(o, "shared_bytes", jint(w->bytes));
+            json_object_set_new(o, "bytes", jint(w->of_bytes));
+            json_object_set_new(o, "shared_pct", json_real(w->pct));
+            break;
+        case SD_WARN_DEVICES_DIFFER:
+            json_object_set_new(o, "device", json_integer(w->device));
+            json_object_set_new(o, "allocated_bytes", jint(w->bytes));
+            break;
+        case SD_WARN_SETTINGS_DIFFER:
+            json_object_set_new(o, "setting", json_string(w->setting ? w->setting : ""));
+            break;
+        case SD_WARN_MOSTLY_NO_STACK:
+            json_object_set_new(o, "no_stack_bytes", jint(w->bytes));
+            json_object_set_new(o, "allocated_bytes", jint(w->of_bytes));
+            json_object_set_new(o, "no_stack_pct", json_real(w->pct));
+            break;
+        case SD_WARN_SWAPPED:
+            json_object_set_new(o, "old_newest_time_us", json_integer(w->old_time_us));
+            json_object_set_new(o, "new_newest_time_us", json_integer(w->new_time_us));
+            break;
+        default: break;
+        }
+        json_array_append_new(a, o);
+    }
+    return a;
 }
 
 static json_t *diff_json(const sd_diff *d)
@@ -125,6 +208,7 @@ static json_t *diff_json(const sd_diff *d)
     deltas_json(tot, &t->delta, &t->blocks);
     json_object_set_new(tot, "groups_delta", json_integer(t->groups_delta));
     json_object_set_new(doc, "totals", tot);
+    json_object_set_new(doc, "warnings", warnings_json(d));
     json_t *devs = json_array();
     for (size_t i = 0; i < sd_diff_device_count(d); i++)
         json_array_append_new(devs, device_json(sd_diff_device_at(d, i)));

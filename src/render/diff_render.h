@@ -27,6 +27,9 @@ sd_status sdp_render_diff_text(FILE *out, const sd_diff *d, const sdp_diff_text_
  * without an old snapshot. */
 sd_status sdp_render_diff_json(FILE *out, const sd_diff *d);
 
+/* One warning of the diff in English, as snprintf does (diff_warn_words.c). */
+size_t sdp_diff_warning_text(const sd_diff_warning *w, char *buf, size_t size);
+
 /* Collapsed stacks ("outer;...;inner BYTES", sorted by text) of side `to` of a profile
  * minus side `from`: only lines that grew are written. With `from` absent (a NULL
  * snapshot) that is every live stack of `to`. Stacks dropped by a focus pattern are left

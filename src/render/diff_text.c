@@ -5,12 +5,17 @@
  * outlook); this file words them and lays them out.
  */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "render/diff_render.h"
 #include "render/format.h"
 
 enum { STACKS_SHOWN = 5, STACK_FRAMES_SHOWN = 8, NAME_MAX_SHOWN = 60, TOP_DEFAULT = 20 };
+/* Why a group has no stack, and the fix. */
+#define NO_STACK_WHY                                                                       \
+    "allocated before recording began; call "                                             \
+    "torch.cuda.memory._record_memory_history() earlier, before the model is built"
 
 typedef struct text_ctx {
     FILE *out;
@@ -22,6 +27,8 @@ typedef struct text_ctx {
     int depth;
     const char *user_prefix;      /* common directory of user files, stripped on display */
     size_t user_prefix_len;
+    uint64_t *label_hash;         /* -g stack: per group, its label's hash + 1 (0: not yet) */
+    size_t n_label_hash;
 } text_ctx;
 
 static const char *esc(const text_ctx *r, const char *code) { return r->color ? code : ""; }
@@ -31,7 +38,6 @@ static const char *clr_green(const text_ctx *r) { return esc(r, "\033[32m"); }
 static const char *clr_dim(const text_ctx *r) { return esc(r, "\033[2m"); }
 static const char *clr_reset(const text_ctx *r) { return esc(r, "\033[0m"); }
 
-static bool is_sep(char c) { return c == '/' || c == '\\'; }
 
 /* ---------- how frames are shown ---------- */
 
@@ -60,51 +66,149 @@ static void frame_text(const text_ctx *r, const sd_frame *f, char *buf, size_t s
              f->name, ell);
 }
 
-static const sd_frame *stack_frame(const sd_diff_group *g, size_t i)
+/* Frame i of the stack the site lies in (forward_frames for a backward site). */
+static const sd_frame *site_stack_frame(const sd_diff_group *g, int32_t i)
+{
+    return sd_site_frame(g->rep_snapshot, g->rep_stack, &g->rep_site, i);
+}
+
+/* The innermost frame that is not native noise: what -g leaf groups by. */
+static const sd_frame *leaf_frame(const sd_diff_group *g)
 {
     size_t n;
     const uint32_t *ids = sd_snapshot_stack(g->rep_snapshot, g->rep_stack, &n);
-    return i < n ? sd_snapshot_frame(g->rep_snapshot, ids[i]) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        const sd_frame *f = sd_snapshot_frame(g->rep_snapshot, ids[i]);
+        if (!sd_frame_is_native_noise(f)) return f;
+    }
+    return n ? sd_snapshot_frame(g->rep_snapshot, ids[0]) : NULL;
 }
 
-/* What the table shows for a group: its site (and callers, via) in short form. */
+/* The site alone: "model.py:41 forward", "model.py:41 forward [backward]",
+ * "autograd IndexBackward0". */
+static size_t site_text(const text_ctx *r, const sd_diff_group *g, char *buf, size_t size)
+{
+    const sd_site *st = &g->rep_site;
+    const sd_frame *site = site_stack_frame(g, st->site);
+    if (st->how != SD_SITE_FRAME) return sd_site_native_name(site, (sd_site_how)st->how, buf, size);
+    frame_text(r, site, buf, size);
+    size_t len = strlen(buf);
+    if (st->backward && len < size) len += (size_t)snprintf(buf + len, size - len, " [backward]");
+    return len < size ? len : size - 1;
+}
+
+/* What the table shows for a group: its site (via, callers) in short form. */
 static void group_label(const text_ctx *r, const sd_diff_group *g, char *buf, size_t size)
 {
+    if (r->group_by == SD_GROUP_ANNOTATION || r->group_by == SD_GROUP_COMPILE_CONTEXT) {
+        /* The recorded string: one line, control characters shown as '?'. */
+        size_t k = 0;
+        for (const char *p = g->key; *p && k + 1 < size; p++)
+            buf[k++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
+        if (size) buf[k] = '\0';
+        return;
+    }
     if (g->rep_site.site < 0 || !g->rep_snapshot) {
         snprintf(buf, size, "%s", SD_NO_STACK);
         return;
     }
     const sd_attrib *a = sd_diff_attrib(r->diff);
-    const sd_frame *site = stack_frame(g, (size_t)g->rep_site.site);
-    const sd_frame *leaf = stack_frame(g, 0);
-    const sd_frame *shown = r->group_by == SD_GROUP_LEAF ? leaf : site;
-    char f[512];
-    frame_text(r, shown, f, sizeof f);
-    if (r->group_by == SD_GROUP_FILE) {
-        snprintf(buf, size, "%s", display_path(r, site, sd_attrib_classify(a, site)));
+    const sd_site *st = &g->rep_site;
+    const sd_frame *site = site_stack_frame(g, st->site);
+    if (r->group_by == SD_GROUP_LEAF && leaf_frame(g)) {
+        frame_text(r, leaf_frame(g), buf, size);
         return;
     }
-    size_t len = (size_t)snprintf(buf, size, "%s", f);
-    if (r->group_by == SD_GROUP_SITE && r->depth > 0) {
-        size_t n;
-        sd_snapshot_stack(g->rep_snapshot, g->rep_stack, &n);
+    if (r->group_by == SD_GROUP_FILE) {
+        if (st->how != SD_SITE_FRAME)
+            snprintf(buf, size, "%s", st->how == SD_SITE_ATEN ? "<aten>" : "<autograd>");
+        else
+            snprintf(buf, size, "%s", display_path(r, site, sd_attrib_classify(a, site)));
+        return;
+    }
+    if (r->group_by == SD_GROUP_FUNCTION) {
+        /* The group merges every line of the function: no one line (or via) stands for it. */
+        if (st->how != SD_SITE_FRAME)
+            sd_site_native_name(site, (sd_site_how)st->how, buf, size);
+        else
+            snprintf(buf, size, "%s %s%s", display_path(r, site, sd_attrib_classify(a, site)),
+                     site->name, st->backward ? " [backward]" : "");
+        return;
+    }
+    char f[512];
+    size_t len = site_text(r, g, buf, size);
+    /* via belongs to the site: it comes before the callers. */
+    if (st->via >= 0 && len < size) {
+        frame_text(r, site_stack_frame(g, st->via), f, sizeof f);
+        int m = snprintf(buf + len, size - len, " %svia %s%s", clr_dim(r), f, clr_reset(r));
+        len += m > 0 ? (size_t)m : 0;
+    }
+    if (r->group_by == SD_GROUP_SITE && r->depth > 0 && st->how == SD_SITE_FRAME) {
         int added = 0;
-        for (size_t i = (size_t)g->rep_site.site + 1;
-             i < n && added < r->depth && len < size; i++) {
-            const sd_frame *c = stack_frame(g, i);
+        for (int32_t i = st->site + 1; added < r->depth && len < size; i++) {
+            const sd_frame *c = site_stack_frame(g, i);
+            if (!c) break;
             if (sd_attrib_classify(a, c) != SD_FRAME_USER) continue;
             frame_text(r, c, f, sizeof f);
-            len += (size_t)snprintf(buf + len, size - len, " <- %s", f);
+            int m = snprintf(buf + len, size - len, " <- %s", f);
+            len += m > 0 ? (size_t)m : 0;
             added++;
         }
     }
-    if (r->group_by != SD_GROUP_LEAF && g->rep_site.via >= 0 && len < size) {
-        frame_text(r, stack_frame(g, (size_t)g->rep_site.via), f, sizeof f);
-        snprintf(buf + len, size - len, " %svia %s%s", clr_dim(r), f, clr_reset(r));
+}
+
+enum { LABEL_MAX = 1400, DEDUPE_SCAN = 4096 };
+
+/* The hash of group j's label (+ 1, so that 0 means "not computed"), cached. */
+static uint64_t label_hash_of(const text_ctx *r, size_t j)
+{
+    if (j < r->n_label_hash && r->label_hash[j]) return r->label_hash[j];
+    char buf[LABEL_MAX];
+    group_label(r, sd_diff_group_at(r->diff, j), buf, sizeof buf);
+    uint64_t h = sdp_hash_bytes(SDP_HASH_SEED, buf, strlen(buf)) | 1;
+    if (j < r->n_label_hash) r->label_hash[j] = h;
+    return h;
+}
+
+/* The label of row i. With -g stack, stacks that differ only where the label does not
+ * look (torch internals, callers) would print as identical rows: the later ones get
+ * "(stack 2)", "(stack 3)"... in table order. */
+static void row_label(const text_ctx *r, size_t i, char *buf, size_t size)
+{
+    group_label(r, sd_diff_group_at(r->diff, i), buf, size);
+    if (r->group_by != SD_GROUP_STACK) return;
+    size_t same = 0;
+    uint64_t mine = label_hash_of(r, i);
+    char other[LABEL_MAX];
+    size_t from = i > DEDUPE_SCAN ? i - DEDUPE_SCAN : 0;
+    for (size_t j = from; j < i; j++) {
+        if (label_hash_of(r, j) != mine) continue;
+        group_label(r, sd_diff_group_at(r->diff, j), other, sizeof other);
+        same += strcmp(other, buf) == 0;
     }
+    size_t len = strlen(buf);
+    if (same && len < size) snprintf(buf + len, size - len, " (stack %zu)", same + 1);
 }
 
 /* The directory all user files of the shown groups share ("/home/alice/proj/"). */
+static void prefix_add(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
+                       const char **prefix, size_t *len)
+{
+    size_t n;
+    const uint32_t *ids = sd_snapshot_stack(s, stack, &n);
+    for (size_t k = 0; k < n; k++) {
+        const sd_frame *f = sd_snapshot_frame(s, ids[k]);
+        if (sd_attrib_classify(a, f) != SD_FRAME_USER) continue;
+        if (!*prefix) {
+            *prefix = f->filename;
+            *len = strlen(*prefix);
+        }
+        size_t m = 0;
+        while (m < *len && f->filename[m] == (*prefix)[m]) m++;
+        *len = m;
+    }
+}
+
 static void find_user_prefix(text_ctx *r, size_t n_shown)
 {
     const sd_attrib *a = sd_diff_attrib(r->diff);
@@ -113,23 +217,14 @@ static void find_user_prefix(text_ctx *r, size_t n_shown)
     for (size_t i = 0; i < n_shown; i++) {
         const sd_diff_group *g = sd_diff_group_at(r->diff, i);
         if (!g->rep_snapshot || g->rep_site.site < 0) continue;
-        size_t n;
-        const uint32_t *ids = sd_snapshot_stack(g->rep_snapshot, g->rep_stack, &n);
-        for (size_t k = 0; k < n; k++) {
-            const sd_frame *f = sd_snapshot_frame(g->rep_snapshot, ids[k]);
-            if (sd_attrib_classify(a, f) != SD_FRAME_USER) continue;
-            if (!prefix) {
-                prefix = f->filename;
-                len = strlen(prefix);
-            }
-            size_t m = 0;
-            while (m < len && f->filename[m] == prefix[m]) m++;
-            len = m;
-        }
+        prefix_add(a, g->rep_snapshot, g->rep_stack, &prefix, &len);
+        if (g->rep_site.backward)
+            prefix_add(a, g->rep_snapshot,
+                       sd_snapshot_stack_context(g->rep_snapshot, g->rep_stack)->forward_stack,
+                       &prefix, &len);
     }
-    while (len > 0 && !is_sep(prefix[len - 1])) len--;
     r->user_prefix = prefix;
-    r->user_prefix_len = len > 1 ? len : 0;
+    r->user_prefix_len = sdp_user_prefix_len(prefix, len);
 }
 
 /* ---------- text ---------- */
@@ -240,9 +335,9 @@ static void print_rows(const text_ctx *r, size_t from, size_t to, const table_wi
     for (size_t i = from; i < to; i++) {
         const sd_diff_group *g = sd_diff_group_at(r->diff, i);
         row_cells c;
-        char label[1400];
+        char label[LABEL_MAX];
         cells_of(g, &c);
-        group_label(r, g, label, sizeof label);
+        row_label(r, i, label, sizeof label);
         const char *col = g->delta_bytes > 0 ? clr_red(r) : clr_green(r);
         fprintf(r->out, "  %s%*s%s  %*s  %*s  %s\n", col, w->delta, c.delta.s, clr_reset(r),
                 w->now, c.now.s, w->blocks, c.blocks, label);
@@ -284,38 +379,118 @@ static void print_sum_check(const text_ctx *r)
     }
 }
 
+/* Groups whose block bytes moved while their requested bytes did not: the same tensors in
+ * blocks of other sizes (allocator rounding), reported as neither growth nor shrinkage. */
+static void print_rounding(const text_ctx *r, size_t from)
+{
+    size_t n = 0;
+    int64_t sum = 0;
+    for (size_t i = from; i < sd_diff_group_count(r->diff); i++) {
+        const sd_diff_group *g = sd_diff_group_at(r->diff, i);
+        if (g->delta_bytes == 0) continue;
+        n++;
+        sum += g->delta_bytes;
+    }
+    if (n)
+        fprintf(r->out, "%s(%s group%s moved by %s of allocator rounding only: the requested "
+                "bytes did not change)%s\n", clr_dim(r), sdp_fmt_count(n).s, n == 1 ? "" : "s",
+                sdp_fmt_delta(sum).s, clr_reset(r));
+}
+
+static bool is_no_stack(const sd_diff_group *g)
+{
+    return g->rep_site.site < 0 || !g->rep_snapshot;
+}
+
+/* `<no stack>` among the rows shown: say why and what to do. */
+static void print_no_stack_note(const text_ctx *r, size_t shown, size_t growth, size_t shrink)
+{
+    bool any = false;
+    for (size_t i = 0; i < growth + shrink && !any; i++)
+        if (i < shown || i >= growth) any = is_no_stack(sd_diff_group_at(r->diff, i));
+    if (any)
+        fprintf(r->out, "%s: %s\n", SD_NO_STACK, NO_STACK_WHY);
+}
+
 static void print_table_head(const text_ctx *r, const table_widths *w, const char *by)
 {
     fprintf(r->out, "  %*s  %*s  %*s  %s\n", w->delta, "delta", w->now, "new", w->blocks,
             "blocks", by);
 }
 
+/* Rows from..to of one device (or all when !split), at most `max`. @return how many. */
+static size_t print_device_rows(const text_ctx *r, size_t from, size_t to, size_t max,
+                                bool split, int64_t dev, const table_widths *w)
+{
+    size_t n = 0;
+    for (size_t i = from; i < to && n < max; i++) {
+        if (split && sd_diff_group_at(r->diff, i)->device != dev) continue;
+        print_rows(r, i, i + 1, w);
+        n++;
+    }
+    return n;
+}
+
+static size_t count_device(const text_ctx *r, size_t from, size_t to, bool split, int64_t dev)
+{
+    size_t n = 0;
+    for (size_t i = from; i < to; i++)
+        n += !split || sd_diff_group_at(r->diff, i)->device == dev;
+    return n;
+}
+
+/* The growth and shrinking tables of one device, or of all when !split. @return the
+ * number of growth rows shown. */
+static size_t print_tables_of(const text_ctx *r, const table_widths *w, bool split,
+                              int64_t dev)
+{
+    size_t growth = sd_diff_growth_count(r->diff), shrink = sd_diff_shrink_count(r->diff);
+    size_t n_grow = count_device(r, 0, growth, split, dev);
+    size_t n_shrink = count_device(r, growth, growth + shrink, split, dev);
+    size_t n_all = count_device(r, 0, sd_diff_group_count(r->diff), split, dev);
+    size_t shown = n_grow < r->top ? n_grow : r->top;
+    const char *by = sd_group_by_name(r->group_by);
+    char on[48] = "";
+    if (split) snprintf(on, sizeof on, " on device %" PRId64, dev);
+    fprintf(r->out, "\n");
+    if (n_grow == 0) {
+        fprintf(r->out, "%sNo growth%s%s: no %s holds more live memory in NEW than in OLD.\n",
+                clr_bold(r), on, clr_reset(r), by);
+    } else {
+        fprintf(r->out, "%sGrowth by %s%s%s: %s of %s groups grew", clr_bold(r), by, on,
+                clr_reset(r), sdp_fmt_count(n_grow).s, sdp_fmt_count(n_all).s);
+        if (shown < n_grow) fprintf(r->out, ", the top %s shown", sdp_fmt_count(shown).s);
+        fprintf(r->out, "\n");
+        print_table_head(r, w, by);
+        print_device_rows(r, 0, growth, shown, split, dev, w);
+    }
+    if (n_shrink) {
+        fprintf(r->out, "\n%sShrinking%s%s: %s group%s\n", clr_bold(r), on, clr_reset(r),
+                sdp_fmt_count(n_shrink).s, n_shrink == 1 ? "" : "s");
+        print_table_head(r, w, by);   /* every table has its header */
+        print_device_rows(r, growth, growth + shrink, SIZE_MAX, split, dev, w);
+    }
+    return shown;
+}
+
 static void print_table(const text_ctx *r)
 {
     size_t growth = sd_diff_growth_count(r->diff), shrink = sd_diff_shrink_count(r->diff);
-    size_t top = r->top;
-    size_t shown = growth < top ? growth : top;
+    size_t shown = growth < r->top ? growth : r->top;
     table_widths w;
     widths_of(r, growth + shrink, &w);
-    const char *by = sd_group_by_name(r->group_by);
-    fprintf(r->out, "\n");
-    if (growth == 0) {
-        fprintf(r->out, "%sNo growth:%s no %s holds more live memory in NEW than in OLD.\n",
-                clr_bold(r), clr_reset(r), by);
+    /* more than one device with memory: one set of tables per device, never summed */
+    if (sd_diff_memory_device_count(r->diff) > 1) {
+        for (size_t i = 0; i < sd_diff_device_count(r->diff); i++) {
+            const sd_diff_device *dd = sd_diff_device_at(r->diff, i);
+            if (dd->old_stats.allocated_bytes || dd->new_stats.allocated_bytes)
+                print_tables_of(r, &w, true, dd->device);
+        }
     } else {
-        fprintf(r->out, "%sGrowth by %s%s: %s of %s groups grew", clr_bold(r), by, clr_reset(r),
-                sdp_fmt_count(growth).s, sdp_fmt_count(sd_diff_group_count(r->diff)).s);
-        if (shown < growth) fprintf(r->out, ", the top %s shown", sdp_fmt_count(shown).s);
-        fprintf(r->out, "\n");
-        print_table_head(r, &w, by);
-        print_rows(r, 0, shown, &w);
+        print_tables_of(r, &w, false, -1);
     }
-    if (shrink) {
-        fprintf(r->out, "\n%sShrinking%s: %s group%s\n", clr_bold(r), clr_reset(r),
-                sdp_fmt_count(shrink).s, shrink == 1 ? "" : "s");
-        print_table_head(r, &w, by);   /* every table has its header */
-        print_rows(r, growth, growth + shrink, &w);
-    }
+    print_rounding(r, growth + shrink);
+    print_no_stack_note(r, shown, growth, shrink);
     print_sum_check(r);
 }
 
@@ -325,22 +500,24 @@ static void print_folded_count(const text_ctx *r, size_t n, const char *what)
                    clr_reset(r));
 }
 
-/* A few frames of the group's stack, innermost first: the user's frames and `via`. Other
- * frames fold into a count; PyTorch's noise frames (interpreter, unwinder) are dropped. */
-static void print_stack(const text_ctx *r, const sd_diff_group *g)
+/* A few frames of a stack, innermost first: the user's frames, the site and `via`. Other
+ * frames fold into a count; native noise (allocator, unwinder, dispatcher, interpreter)
+ * is dropped. */
+static void print_frames(const text_ctx *r, const sd_snapshot *snap, uint32_t stack,
+                         int32_t site, int32_t via)
 {
     size_t n;
-    const uint32_t *ids = sd_snapshot_stack(g->rep_snapshot, g->rep_stack, &n);
+    const uint32_t *ids = sd_snapshot_stack(snap, stack, &n);
     const sd_attrib *a = sd_diff_attrib(r->diff);
     size_t folded = 0, shown = 0, rest = 0;
     for (size_t i = 0; i < n; i++) {
-        const sd_frame *f = sd_snapshot_frame(g->rep_snapshot, ids[i]);
-        bool keep = (int32_t)i == g->rep_site.site || (int32_t)i == g->rep_site.via ||
+        const sd_frame *f = sd_snapshot_frame(snap, ids[i]);
+        bool keep = (int32_t)i == site || (int32_t)i == via ||
                     sd_attrib_classify(a, f) == SD_FRAME_USER;
         if (shown == STACK_FRAMES_SHOWN) {
             rest++;
         } else if (!keep) {
-            folded += !sd_frame_is_noise(f);
+            folded += !sd_frame_is_native_noise(f);
         } else {
             print_folded_count(r, folded, "internal");
             folded = 0;
@@ -354,6 +531,21 @@ static void print_stack(const text_ctx *r, const sd_diff_group *g)
     print_folded_count(r, rest, "more");
 }
 
+/* The group's stack; for a backward site, then the forward stack that made the node. */
+static void print_stack(const text_ctx *r, const sd_diff_group *g)
+{
+    const sd_site *st = &g->rep_site;
+    if (!st->backward) {
+        print_frames(r, g->rep_snapshot, g->rep_stack, st->site, st->via);
+        return;
+    }
+    print_frames(r, g->rep_snapshot, g->rep_stack, -1, -1);
+    fprintf(r->out, "        %sallocated in the backward of:%s\n", clr_dim(r), clr_reset(r));
+    print_frames(r, g->rep_snapshot,
+                 sd_snapshot_stack_context(g->rep_snapshot, g->rep_stack)->forward_stack,
+                 st->site, st->via);
+}
+
 static void print_stacks(const text_ctx *r)
 {
     size_t growth = sd_diff_growth_count(r->diff);
@@ -363,14 +555,22 @@ static void print_stacks(const text_ctx *r)
     bool any = false;
     for (size_t i = 0; i < n; i++) {
         const sd_diff_group *g = sd_diff_group_at(r->diff, i);
-        if (!g->rep_snapshot || g->rep_site.site < 0) continue;
         if (!any) fprintf(r->out, "\n%sStacks of the top groups%s (innermost frame first)\n",
                           clr_bold(r), clr_reset(r));
         any = true;
-        char label[1400];
-        group_label(r, g, label, sizeof label);
-        fprintf(r->out, "  #%zu %s%s%s  %s\n", i + 1, clr_red(r),
+        if (is_no_stack(g)) {       /* keep the numbering of the table: #1 stays #1 */
+            fprintf(r->out, "  #%zu %s%s%s  %s\n        %s(no frames: %s)%s\n", i + 1,
+                    clr_red(r), sdp_fmt_delta(g->delta_bytes).s, clr_reset(r), SD_NO_STACK,
+                    clr_dim(r), NO_STACK_WHY, clr_reset(r));
+            continue;
+        }
+        char label[LABEL_MAX];
+        row_label(r, i, label, sizeof label);
+        fprintf(r->out, "  #%zu %s%s%s  %s", i + 1, clr_red(r),
                 sdp_fmt_delta(g->delta_bytes).s, clr_reset(r), label);
+        if (sd_diff_memory_device_count(r->diff) > 1)
+            fprintf(r->out, " (device %" PRId64 ")", g->device);
+        fprintf(r->out, "\n");
         print_stack(r, g);
     }
 }
@@ -386,9 +586,16 @@ sd_status sdp_render_diff_text(FILE *out, const sd_diff *d, const sdp_diff_text_
     if (!r.old_snap) return SD_EUSAGE;   /* a one-sided diff has folded stacks only */
     size_t growth = sd_diff_growth_count(d);
     find_user_prefix(&r, (growth < r.top ? growth : r.top) + sd_diff_shrink_count(d));
+    if (r.group_by == SD_GROUP_STACK) {
+        /* Without the cache rows are still told apart, only more slowly. */
+        r.n_label_hash = sd_diff_group_count(d);
+        r.label_hash = calloc(r.n_label_hash ? r.n_label_hash : 1, sizeof *r.label_hash);
+        if (!r.label_hash) r.n_label_hash = 0;
+    }
     print_header(&r);
     print_table(&r);
     print_stacks(&r);
+    free(r.label_hash);
     return ferror(out) ? SD_EIO : SD_OK;
 }
 

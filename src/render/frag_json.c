@@ -41,6 +41,8 @@ static void figures_json(json_t *o, const sd_frag_figures *g)
     json_object_set_new(o, "free_below_median_bytes", u64(g->free_below_median_bytes));
     json_object_set_new(o, "empty_cache_releasable_bytes", u64(g->empty_cache_releasable_bytes));
     json_object_set_new(o, "stranded_free_bytes", u64(g->stranded_free_bytes));
+    json_object_set_new(o, "largest_stranded_bytes", u64(g->largest_stranded_bytes));
+    json_object_set_new(o, "stranded_index", json_real(g->stranded_index));
     json_object_set_new(o, "free_histogram", histogram_json(g));
 }
 
@@ -71,7 +73,29 @@ static json_t *streams_json(const sd_frag_device *d)
     return a;
 }
 
-static json_t *ooms_json(const sd_frag_device *d)
+static json_t *frame_json(const sd_frame *f)
+{
+    if (!f) return json_null();
+    json_t *o = json_object();
+    json_object_set_new(o, "filename", json_string(f->filename));
+    json_object_set_new(o, "line", json_integer(f->line));
+    json_object_set_new(o, "name", json_string(f->name));
+    return o;
+}
+
+/* The oom entry's frames, PyTorch's noise left out (as the diff's stacks). */
+static json_t *oom_stack_json(const sd_snapshot *s, const sd_frag_oom *m)
+{
+    json_t *a = json_array();
+    for (int32_t i = 0;; i++) {
+        const sd_frame *f = sdp_frag_oom_frame(s, m, i);
+        if (!f) break;
+        if (!sd_frame_is_noise(f)) json_array_append_new(a, frame_json(f));
+    }
+    return a;
+}
+
+static json_t *ooms_json(const sd_snapshot *s, const sd_frag_device *d)
 {
     json_t *a = json_array();
     for (size_t i = 0; i < d->n_ooms; i++) {
@@ -89,6 +113,8 @@ static json_t *ooms_json(const sd_frag_device *d)
         json_object_set_new(o, "note", m->replayed ? json_null()
                                                    : json_string(sdp_frag_oom_note_words(m).s));
         json_object_set_new(o, "cause", json_string(sd_oom_cause_name(m->cause)));
+        json_object_set_new(o, "site", frame_json(sdp_frag_oom_frame(s, m, m->site.site)));
+        json_object_set_new(o, "stack", oom_stack_json(s, m));
         json_array_append_new(a, o);
     }
     return a;
@@ -104,7 +130,7 @@ static void verdict_json(json_t *o, const sd_frag_device *d)
     json_object_set_new(o, "advice", adv);
 }
 
-static json_t *device_json(const sd_frag_device *d)
+static json_t *device_json(const sd_snapshot *s, const sd_frag_device *d)
 {
     json_t *o = json_object();
     json_object_set_new(o, "device", json_integer(d->device));
@@ -113,7 +139,7 @@ static json_t *device_json(const sd_frag_device *d)
     json_object_set_new(o, "large_split_free_bytes", u64(d->large_split_free_bytes));
     json_object_set_new(o, "pools", pools_json(d));
     json_object_set_new(o, "streams", streams_json(d));
-    json_object_set_new(o, "oom_events", ooms_json(d));
+    json_object_set_new(o, "oom_events", ooms_json(s, d));
     return o;
 }
 
@@ -138,7 +164,7 @@ json_t *sdp_frag_json(const sd_frag *f, bool with_schema)
                                                    "index", t->index_threshold));
     json_t *devs = json_array();
     for (size_t i = 0; i < sd_frag_device_count(f); i++)
-        json_array_append_new(devs, device_json(sd_frag_device_at(f, i)));
+        json_array_append_new(devs, device_json(sd_frag_snapshot(f), sd_frag_device_at(f, i)));
     json_object_set_new(o, "devices", devs);
     json_object_set_new(o, "total", total_json(sd_frag_total(f)));
     json_object_set_new(o, "settings", sdp_settings_frag_json(sd_snapshot_allocator_settings(s)));

@@ -16,5 +16,8 @@ typedef struct sdp_frag_words { char s[SD_FRAG_TEXT_MAX]; } sdp_frag_words;
 sdp_frag_words sdp_frag_why_words(const sd_frag_why *why);
 sdp_frag_words sdp_frag_advice_words(const sd_frag_advice *a);
 sdp_frag_words sdp_frag_oom_note_words(const sd_frag_oom *o);
+sdp_frag_words sdp_frag_oom_site_words(const sd_snapshot *s, const sd_frag_oom *o);
+/* The frame of stack index i of an oom event (NULL when out of range). */
+const sd_frame *sdp_frag_oom_frame(const sd_snapshot *s, const sd_frag_oom *o, int32_t i);
 
 #endif

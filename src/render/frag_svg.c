@@ -63,7 +63,7 @@ static void text_el(FILE *out, int x, int y, const char *attrs, const char *text
 
 static const char *verdict_fill(sd_frag_verdict v)
 {
-    return v == SD_FRAG_FRAGMENTED ? "#c0392b" : v == SD_FRAG_LEAK_LIKE ? "#b7770b" : "#2e8540";
+    return v == SD_FRAG_FRAGMENTED ? "#c0392b" : v == SD_FRAG_FULL ? "#b7770b" : "#2e8540";
 }
 
 static const char *state_fill(uint8_t state)
@@ -133,8 +133,10 @@ static int header(FILE *out, int y, const sd_snapshot *s, const sd_frag_device *
     size_t first = d->n_ooms > MAX_OOMS ? d->n_ooms - MAX_OOMS : 0;
     for (size_t i = first; i < d->n_ooms; i++, y += 18) {
         const sd_frag_oom *m = &d->ooms[i];
-        snprintf(line, sizeof line, "oom at trace entry %zu: request %s, device free %s; largest "
-                 "free block %s of %s free (%s): %s", m->trace_index, B(m->request_bytes),
+        sdp_frag_words site = sdp_frag_oom_site_words(s, m);
+        if (!site.s[0]) snprintf(site.s, sizeof site.s, "trace entry %zu", m->trace_index);
+        snprintf(line, sizeof line, "oom at %.200s: request %s, device free %s; largest "
+                 "free block %s of %s free (%s): %s", site.s, B(m->request_bytes),
                  B(m->device_free_bytes), B(m->largest_free_bytes), B(m->free_bytes),
                  m->replayed ? "replayed" : "snapshot", sd_oom_cause_name(m->cause));
         text_el(out, MARGIN, y - 2, "font-size=\"13\" fill=\"#c0392b\"", line);
@@ -155,7 +157,7 @@ static void legend(FILE *out, int y)
     }
 }
 
-/* One segment: an outline scaled to the largest, filled with its runs of equal state. */
+/* One segment: an outline scaled to the biggest row, filled with its runs of equal state. */
 static void segment_row(FILE *out, int y, const sd_frag_map_row *r, double scale)
 {
     char label[128];
@@ -190,12 +192,16 @@ static int segment_map(FILE *out, int y, const sd_frag_map *m)
 {
     size_t n = m->n_rows;
     char title[96];
-    snprintf(title, sizeof title, "Largest segments (%zu of %zu), to scale", n, m->n_segments);
+    snprintf(title, sizeof title, "Most stranded segments (%zu of %zu), to scale", n,
+             m->n_segments);
     text_el(out, MARGIN, y, "font-size=\"14\" font-weight=\"bold\" fill=\"#222222\"", title);
     legend(out, y);
     y += 10;
     if (!n) return y + 10;
-    double scale = (double)BAR_W / (double)(m->rows[0].total_size ? m->rows[0].total_size : 1);
+    uint64_t biggest = 1;
+    for (size_t i = 0; i < n; i++)
+        if (m->rows[i].total_size > biggest) biggest = m->rows[i].total_size;
+    double scale = (double)BAR_W / (double)biggest;
     for (size_t i = 0; i < n; i++, y += ROW_H + ROW_GAP) segment_row(out, y, &m->rows[i], scale);
     return y + 14;
 }

@@ -23,7 +23,7 @@ static const char *clr(const ctx *c, sdp_colour k) { return sdp_ansi(c->color, k
 static sdp_colour verdict_colour(sd_frag_verdict v)
 {
     if (v == SD_FRAG_FRAGMENTED) return SDP_RED;
-    if (v == SD_FRAG_LEAK_LIKE) return SDP_YELLOW;
+    if (v == SD_FRAG_FULL) return SDP_YELLOW;
     return SDP_GREEN;
 }
 
@@ -114,15 +114,19 @@ static void print_histogram(const ctx *c, const sd_frag_figures *g)
     }
 }
 
-static void print_oom(const ctx *c, const sd_frag_oom *m)
+static void print_oom(const ctx *c, const sd_snapshot *s, const sd_frag_oom *m)
 {
-    fprintf(c->out, "  oom at trace entry %zu: request %s, device free %s; largest free block "
-            "%s of %s free in stream %s%" PRIx64 "'s %s pool (%s): %s\n", m->trace_index,
-            B(m->request_bytes), B(m->device_free_bytes), B(m->largest_free_bytes),
-            B(m->free_bytes), m->stream ? "0x" : "", m->stream,
+    /* the line that asked first, when the trace entry recorded frames */
+    sdp_frag_words site = sdp_frag_oom_site_words(s, m);
+    if (!site.s[0]) snprintf(site.s, sizeof site.s, "trace entry %zu", m->trace_index);
+    fprintf(c->out, "  oom at %s: request %s, device free %s; largest free block %s of %s "
+            "free in stream %s%" PRIx64 "'s %s pool (%s): %s", site.s, B(m->request_bytes), B(m->device_free_bytes),
+            B(m->largest_free_bytes), B(m->free_bytes), m->stream ? "0x" : "", m->stream,
             m->small_pool ? "small" : "large",
             m->replayed ? "replayed from the trace" : "from the snapshot",
             sd_oom_cause_name(m->cause));
+    if (m->site.site >= 0) fprintf(c->out, " (trace entry %zu)\n", m->trace_index);
+    else fprintf(c->out, "\n");
     if (!m->replayed)
         fprintf(c->out, "    (not replayed: %s)\n", sdp_frag_oom_note_words(m).s);
 }
@@ -151,8 +155,8 @@ static char page_char(const sd_frag_page *p)
 static void print_map(const ctx *c, const sd_frag_map *m)
 {
     if (!m->n_rows) return;
-    fprintf(c->out, "  segment map, %zu largest of %zu segments; one character = %s:\n",
-            m->n_rows, m->n_segments, sdp_fmt_pow2(m->page_bytes).s);
+    fprintf(c->out, "  segment map, %zu of %zu segments, most free memory stranded first; one "
+            "character = %s:\n", m->n_rows, m->n_segments, sdp_fmt_pow2(m->page_bytes).s);
     fprintf(c->out, "    %s'#' >= 75%% allocated, '+' 25-75%%, '-' under 25%%, 'p' "
             "pending-free, '.' free;\n    pool (a,b) a private pool, exp an expandable "
             "segment%s\n", clr(c, SDP_DIM), clr(c, SDP_RESET));
@@ -168,7 +172,8 @@ static void print_map(const ctx *c, const sd_frag_map *m)
     }
 }
 
-static void print_device(const ctx *c, const sd_frag_device *d, bool with_map)
+static void print_device(const ctx *c, const sd_snapshot *s, const sd_frag_device *d,
+                         bool with_map)
 {
     const sd_frag_figures *g = &d->fig;
     fprintf(c->out, "%sdevice %" PRId64 ": %s%s%s\n", clr(c, SDP_BOLD), d->device,
@@ -184,9 +189,10 @@ static void print_device(const ctx *c, const sd_frag_device *d, bool with_map)
             "than the median live allocation (%s)\n", B(g->largest_free_bytes),
             B(g->free_below_1mib_bytes), B(g->free_below_median_bytes),
             B(g->median_allocated_bytes));
-    fprintf(c->out, "  empty_cache() would return %s of %s reserved\n",
-            B(g->empty_cache_releasable_bytes), B(g->reserved_bytes));
-    for (size_t i = 0; i < d->n_ooms; i++) print_oom(c, &d->ooms[i]);
+    fprintf(c->out, "  empty_cache() would return %s of %s reserved; %s of free memory is "
+            "stranded in segments that hold live blocks\n", B(g->empty_cache_releasable_bytes),
+            B(g->reserved_bytes), B(g->stranded_free_bytes));
+    for (size_t i = 0; i < d->n_ooms; i++) print_oom(c, s, &d->ooms[i]);
     if (with_map) {
         fprintf(c->out, "\n");
         print_map(c, &d->map);
@@ -215,7 +221,7 @@ sd_status sd_render_frag_text(FILE *out, const sd_frag *f, bool with_map,
     if (nd == 0) fprintf(out, "  no segments: nothing is reserved\n");
     for (size_t i = 0; i < nd; i++) {
         fprintf(out, "\n");
-        print_device(&c, sd_frag_device_at(f, i), with_map);
+        print_device(&c, s, sd_frag_device_at(f, i), with_map);
     }
     if (nd > 1) print_total(&c, sd_frag_total(f), nd);
     fprintf(out, "\n");

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "render/format.h"
 #include "render/frag_render.h"
@@ -77,19 +78,22 @@ static void say_reason(words *w, const sd_frag_why *y)
     say_gap(w, y);
     switch (y->reason) {
     case SD_FRAG_WHY_STRANDED:
-        say(w, ", fragmentation index %s (%s %g), and %s of free memory (%s%% of reserved) is "
-            "stranded in segments that hold live blocks (largest free block %s)", index.s,
-            cmp(y->index_over), y->index_threshold, B(y->stranded_bytes), stranded.s,
-            B(y->largest_free_bytes));
+        say(w, ", and %s of free memory (%s%% of reserved; fragmentation needs %s and %g%%) is "
+            "stranded in segments that hold live blocks, in small pieces: stranded index %s "
+            "(%s %g), largest stranded piece %s", B(y->stranded_bytes), stranded.s,
+            B(y->stranded_floor_bytes), y->stranded_threshold_pct, index.s,
+            cmp(y->index_over), y->index_threshold, B(y->largest_stranded_bytes));
         break;
     case SD_FRAG_WHY_TINY_LARGEST:
         say(w, " and the largest free block is %s (%llu bytes, under %s): live tensors fill "
-            "what is reserved; growth, not fragmentation", B(y->largest_free_bytes),
+            "what is reserved, so more memory would be live tensors, not fragmentation (one "
+            "snapshot cannot show a leak)", B(y->largest_free_bytes),
             (unsigned long long)y->largest_free_bytes, sdp_fmt_pow2(y->room_bytes).s);
         break;
     case SD_FRAG_WHY_LITTLE_FREE:
         say(w, " and only %s is free (%s%% of reserved, < %g%%): live tensors fill what is "
-            "reserved; growth, not fragmentation", B(y->free_bytes),
+            "reserved, so more memory would be live tensors, not fragmentation (one snapshot "
+            "cannot show a leak)", B(y->free_bytes),
             num_vs(y->free_pct, y->free_threshold_pct, 1).s, y->free_threshold_pct);
         break;
     case SD_FRAG_WHY_ROOM_TO_SPARE:
@@ -97,15 +101,18 @@ static void say_reason(words *w, const sd_frag_why *y)
             B(y->largest_free_bytes), B(y->free_bytes));
         break;
     case SD_FRAG_WHY_LARGE_PIECES:
-        say(w, " but fragmentation index %s (< %g): the free memory is in large pieces "
-            "(largest %s of %s free)", index.s, y->index_threshold, B(y->largest_free_bytes),
-            B(y->free_bytes));
+        say(w, " and %s of free memory (%s%% of reserved) is stranded in segments that hold "
+            "live blocks, but in large pieces: stranded index %s (< %g), largest stranded "
+            "piece %s", B(y->stranded_bytes), stranded.s, index.s, y->index_threshold,
+            B(y->largest_stranded_bytes));
         break;
     case SD_FRAG_WHY_NOT_STRANDED:
-        say(w, " and fragmentation index %s (>= %g), but only %s of free memory (%s%% of "
-            "reserved) is stranded in segments that hold live blocks; the rest sits in wholly "
-            "free segments, which the allocator releases itself before it reports out of "
-            "memory", index.s, y->index_threshold, B(y->stranded_bytes), stranded.s);
+        say(w, ", but only %s of free memory (%s%% of reserved) is stranded in segments that "
+            "hold live blocks (fragmentation needs %s and %g%%); the rest, %s, is cached in "
+            "wholly free segments, which the allocator releases itself before it reports out "
+            "of memory", B(y->stranded_bytes), stranded.s, B(y->stranded_floor_bytes),
+            y->stranded_threshold_pct,
+            B(y->free_bytes > y->stranded_bytes ? y->free_bytes - y->stranded_bytes : 0));
         break;
     default: break;
     }
@@ -158,8 +165,9 @@ size_t sd_frag_advice_text(const sd_frag_advice *a, char *buf, size_t size)
             "(multiples of 8 in the varying dimension) and reuse buffers of fixed shape");
         break;
     case SD_ADVICE_GROWTH:
-        say(&w, "Growth, not fragmentation: allocator settings will not help; compare two "
-            "snapshots (snapdiff OLD NEW) to see which allocation site grows");
+        say(&w, "Full, not fragmented: allocator settings will not help. One snapshot cannot "
+            "show a leak; compare two snapshots (snapdiff OLD NEW) to see which allocation "
+            "site grows");
         break;
     case SD_ADVICE_NO_EMPTY_CACHE:
         say(&w, "Do not call torch.cuda.empty_cache() as a fix: it would return only %s of %s "
@@ -193,6 +201,37 @@ size_t sd_frag_oom_note(const sd_frag_oom *o, char *buf, size_t size)
             sd_trace_action_name((sd_trace_action)o->stop_action),
             (unsigned long long)o->stop_addr, stop_words(o->stop));
     return done(&w);
+}
+
+/* C++ names run to kilobytes: a site shows this much of one. */
+#define SITE_NAME_MAX 80
+
+const sd_frame *sdp_frag_oom_frame(const sd_snapshot *s, const sd_frag_oom *o, int32_t i)
+{
+    size_t n = 0;
+    const uint32_t *ids = o->stack ? sd_snapshot_stack(s, o->stack, &n) : NULL;
+    if (!ids || i < 0 || (size_t)i >= n) return NULL;
+    return sd_snapshot_frame(s, ids[i]);
+}
+
+size_t sd_frag_oom_site(const sd_snapshot *s, const sd_frag_oom *o, char *buf, size_t size)
+{
+    words w = {buf, size, 0};
+    const sd_frame *f = sdp_frag_oom_frame(s, o, o->site.site);
+    if (f) {
+        int len = (int)strlen(f->name);
+        say(&w, "%s:%lld %.*s%s", sd_frame_short_path(f->filename), (long long)f->line,
+            len > SITE_NAME_MAX ? SITE_NAME_MAX : len, f->name,
+            len > SITE_NAME_MAX ? "..." : "");
+    }
+    return done(&w);
+}
+
+sdp_frag_words sdp_frag_oom_site_words(const sd_snapshot *s, const sd_frag_oom *o)
+{
+    sdp_frag_words t;
+    sd_frag_oom_site(s, o, t.s, sizeof t.s);
+    return t;
 }
 
 sdp_frag_words sdp_frag_oom_note_words(const sd_frag_oom *o)

@@ -1,7 +1,7 @@
 /* pprof.c - the profile as pprof's gzipped profile.proto, for `pprof -http`, `-top`,
  * `-focus` and `-diff_base`.
  *
- * One sample per stack (noise frames dropped, as in the folded output; stacks that read
+ * One sample per stack (native noise frames dropped, as in the folded output; stacks that read
  * the same after that are merged), with two values: space/bytes and objects/count. With
  * one side that is the live memory; with two, the growth (to minus from) of the stacks
  * whose bytes grew. Frames go innermost first, as pprof expects; each distinct
@@ -87,7 +87,7 @@ static void stack_key(const sd_snapshot *s, uint32_t id, sdp_sbuf *b)
     sdp_sbuf_reset(b);
     for (size_t i = 0; i < n; i++) {
         const sd_frame *f = sd_snapshot_frame(s, ids[i]);
-        if (sd_frame_is_noise(f)) continue;
+        if (sd_frame_is_native_noise(f)) continue;
         put_field(b, f->filename);
         sdp_sbuf_put(b, "\x1f", 1);
         sdp_sbuf_put_int(b, f->line);
