@@ -12,7 +12,7 @@ _snapdiff()
     local cword=$COMP_CWORD
     COMPREPLY=()
 
-    local commands='diff stats frag series trace check dump help'
+    local commands='diff stats frag series trace check report dump help'
     local common='--help -h --version -V --no-color --color --max-memory --quiet -q'
     local json='--json -j --jobs'   # diff, stats, frag, series, trace, check
     local diff_opts='--format -f --output -o --group-by -g --depth -d --hide --show --focus
@@ -25,6 +25,8 @@ _snapdiff()
         --max-frag-index --fail-on-new-site --config --repo-root'
     local check_opts="--format -f --output -o --group-by -g --depth -d --hide --show --focus --top -n
         --steps --max-growth $check_only"
+    local report_opts='--output -o --jobs --group-by -g --depth -d --hide --show --focus
+        --gap-threshold --index-threshold'
     # Options whose value is the next word.
     local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--config|--repo-root'
 
@@ -93,7 +95,7 @@ _snapdiff()
             continue
         fi
         case $w in
-            diff|stats|frag|series|trace|check|dump|help) cmd=$w ;;
+            diff|stats|frag|series|trace|check|report|dump|help) cmd=$w ;;
             *) cmd='diff' ;;   # snapdiff OLD NEW
         esac
         break
@@ -101,7 +103,7 @@ _snapdiff()
 
     # snapdiff help COMMAND: the command names, no files (help is never a file name).
     if [[ $cmd == help ]]; then
-        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag series trace check dump' -- "$cur")
+        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag series trace check report dump' -- "$cur")
         return
     fi
 
@@ -116,6 +118,7 @@ _snapdiff()
             series) opts="$common $json $series_opts" ;;
             check) opts="$common $json $check_opts" ;;
             dump) opts="$common" ;;
+            report) opts="$common $report_opts" ;;
         esac
         mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
         return

@@ -40,6 +40,7 @@ int main(int argc, char **argv)
     case CMD_TRACE: status = cmd_trace(&opts); break;
     case CMD_SERIES: status = cmd_series(&opts); break;
     case CMD_CHECK: status = cmd_check(&opts); break;
+    case CMD_REPORT: status = cmd_report(&opts); break;
     case CMD_NONE: break;
     }
     return finish_stdout(status);

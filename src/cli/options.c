@@ -42,25 +42,25 @@ static const struct opt_def options[] = {
      "output format: text, json, folded (collapsed stacks for flame graphs) or pprof "
      "(gzipped profile.proto for go tool pprof; needs -o FILE or a redirect); "
      "check: text, json, github or junit"},
-    {"output", 'o', "FILE", FOR_DIFF | FOR_CHECK, O_OUTPUT,
-     "write the result to FILE instead of stdout (check: the JUnit report)"},
+    {"output", 'o', "FILE", FOR_DIFF | FOR_CHECK | FOR_REPORT, O_OUTPUT,
+     "write the result to FILE instead of stdout (check: the JUnit report; report: the page)"},
     {"no-color", 0, NULL, FOR_ALL, O_NO_COLOR,
      "never colour the output (NO_COLOR is honoured too)"},
     {"color", 0, NULL, FOR_ALL, O_COLOR, "colour the output even when it is not a terminal"},
     {"max-memory", 0, "SIZE", FOR_ALL, O_MAX_MEMORY,
      "memory budget per snapshot, e.g. 8GiB (default: half of physical memory)"},
     {"quiet", 'q', NULL, FOR_ALL, O_QUIET, "do not print warnings and notes on stderr"},
-    {"jobs", 0, "N", FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_JOBS,
+    {"jobs", 0, "N", FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_JOBS,
      "load up to N files at once (default: one per CPU core)"},
-    {"group-by", 'g', "KEY", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_GROUP_BY,
+    {"group-by", 'g', "KEY", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_GROUP_BY,
      "group live blocks by site (default), leaf, stack, file, function, annotation or "
      "compile-context"},
-    {"depth", 'd', "N", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_DEPTH, "add N caller frames to the site key"},
-    {"hide", 0, "REGEX", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_HIDE,
+    {"depth", 'd', "N", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_DEPTH, "add N caller frames to the site key"},
+    {"hide", 0, "REGEX", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_HIDE,
      "treat matching frames as internal (repeatable)"},
-    {"show", 0, "REGEX", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_SHOW,
+    {"show", 0, "REGEX", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_SHOW,
      "treat matching frames as user code, even inside a package (repeatable)"},
-    {"focus", 0, "REGEX", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_FOCUS, "only blocks with a matching frame (repeatable)"},
+    {"focus", 0, "REGEX", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_FOCUS, "only blocks with a matching frame (repeatable)"},
     {"top", 'n', "N", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_TOP,
      "show the N largest growing groups (default 20); series, trace: the first N groups"},
     {"steps", 0, "N", FOR_DIFF | FOR_SERIES | FOR_CHECK, O_STEPS,
@@ -85,9 +85,9 @@ static const struct opt_def options[] = {
      "read limits from FILE ('max-growth = 256MiB' lines; the command line wins)"},
     {"repo-root", 0, "DIR", FOR_CHECK, O_REPO_ROOT,
      "--format github: name a site's file when it is in DIR (default: .)"},
-    {"gap-threshold", 0, "PCT", FOR_FRAG, O_GAP_THRESHOLD,
+    {"gap-threshold", 0, "PCT", FOR_FRAG | FOR_REPORT, O_GAP_THRESHOLD,
      "gap (reserved - allocated) in % of reserved that counts as large (default 30)"},
-    {"index-threshold", 0, "X", FOR_FRAG, O_INDEX_THRESHOLD,
+    {"index-threshold", 0, "X", FOR_FRAG | FOR_REPORT, O_INDEX_THRESHOLD,
      "stranded index (0..1) that counts as fragmented (default 0.5)"},
     {"map", 0, NULL, FOR_FRAG, O_MAP, "draw a map of the segments with the most free memory stranded"},
     {"svg", 0, "FILE", FOR_FRAG, O_SVG, "write the segment map and free-block histogram as SVG"},
@@ -127,6 +127,9 @@ static const struct {
      "snapdiff check baseline.pickle new.pickle --max-growth 256MiB --steps 100"},
     {"dump", CMD_DUMP, "FILE", "the whole pickle as JSON, for jq",
      "snapdiff dump run.pickle | jq '.segments | length'"},
+    {"report", CMD_REPORT, "FILE...",
+     "one self-contained HTML page: sites, fragmentation, timeline; growth of two or more",
+     "snapdiff report old.pickle new.pickle -o report.html"},
 };
 
 /* `snapdiff help [COMMAND]`: a word of its own, never a file name. */
@@ -531,7 +534,7 @@ static enum opt_result help_for(const char **pos, int n_pos, struct cli_opts *op
         return OPT_HELP;
     }
     if (n_pos > 2 || (n_pos == 2 && !find_command(pos[1], &opts->command))) {
-        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, series, trace, check, dump)",
+        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, series, trace, check, report, dump)",
                  pos[n_pos == 2 ? 1 : 2]);
         return OPT_ERROR;
     }

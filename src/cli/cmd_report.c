@@ -1,0 +1,127 @@
+/* cmd_report.c - `snapdiff report FILE... -o report.html`: one self-contained HTML page.
+ *
+ * load -> analyse (a frag per snapshot; two files: the diff; one or N files: a profile)
+ * -> render (render/report.c: the page draws from the same JSON the other commands
+ * write) -> exit status. HTML is not written to a terminal: -o FILE or a redirect.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "msg.h"
+#include "render/report_render.h"
+
+static void attrib_options(const struct cli_opts *o, sd_attrib_options *a)
+{
+    memset(a, 0, sizeof *a);
+    a->group_by = o->group_by;
+    a->depth = o->depth;
+    a->hide = o->hide;
+    a->n_hide = (size_t)o->n_hide;
+    a->show = o->show;
+    a->n_show = (size_t)o->n_show;
+    a->focus = o->focus;
+    a->n_focus = (size_t)o->n_focus;
+}
+
+/* The analyses the page needs; on failure the error is printed and -1 returned. */
+static int analyse(sd_snapshot **snaps, size_t n, const struct cli_opts *o, sd_frag **frags,
+                   sd_diff **diff, sd_profile **profile)
+{
+    sd_error err;
+    sd_error_clear(&err);
+    sd_frag_options fo = {o->gap_threshold, o->index_threshold, o->max_memory};
+    for (size_t i = 0; i < n; i++) {
+        frags[i] = sd_frag_create(snaps[i], &fo, &err);
+        if (!frags[i]) {
+            if (!err.source[0])
+                snprintf(err.source, sizeof err.source, "%s", sd_snapshot_source(snaps[i]));
+            msg_sd_error(&err);
+            return -1;
+        }
+    }
+    if (n == 2) {
+        sd_diff_options d;
+        memset(&d, 0, sizeof d);
+        attrib_options(o, &d.attrib);
+        d.max_memory = o->max_memory;
+        *diff = sd_diff_create(snaps[0], snaps[1], &d, &err);
+    } else {
+        sd_profile_options po;
+        memset(&po, 0, sizeof po);
+        attrib_options(o, &po.attrib);
+        po.max_memory = o->max_memory;
+        /* One file: an empty side before it, so that its stacks are the "growth" of the
+         * folded stacks, as `diff --format folded` with one file. */
+        const sd_snapshot *one[2] = {NULL, snaps[0]};
+        *profile = n == 1 ? sd_profile_create(one, 2, &po, &err)
+                          : sd_profile_create((const sd_snapshot *const *)snaps, n, &po, &err);
+    }
+    if (!*diff && !*profile) {
+        msg_sd_error(&err);
+        return -1;
+    }
+    return 0;
+}
+
+static int write_report(FILE *out, sd_snapshot **snaps, size_t n, sd_frag **frags,
+                        const sd_diff *diff, const sd_profile *profile,
+                        const struct cli_opts *o)
+{
+    sdp_report_input in = {(const sd_snapshot *const *)snaps, n,
+                           (const sd_frag *const *)frags, profile, diff, o->max_memory};
+    sd_error err;
+    sd_error_clear(&err);
+    sd_status st = sdp_render_report(out, &in, &err);
+    if (st == SD_OK || st == SD_EIO) return st == SD_OK ? EXIT_OK : EXIT_TROUBLE;
+    msg_sd_error(&err);
+    return EXIT_TROUBLE;
+}
+
+static int render_to_output(sd_snapshot **snaps, size_t n, sd_frag **frags,
+                            const sd_diff *diff, const sd_profile *profile,
+                            const struct cli_opts *o)
+{
+    if (!o->output) return write_report(stdout, snaps, n, frags, diff, profile, o);
+    FILE *f = fopen(o->output, "wb");
+    if (!f) {
+        msg_error("%s: cannot write: %s", o->output, strerror(errno));
+        return EXIT_TROUBLE;
+    }
+    int status = write_report(f, snaps, n, frags, diff, profile, o);
+    if (fclose(f) != 0 && status == EXIT_OK) {
+        msg_error("%s: error writing: %s", o->output, strerror(errno));
+        status = EXIT_TROUBLE;
+    }
+    if (status != EXIT_OK) remove(o->output);
+    return status;
+}
+
+int cmd_report(const struct cli_opts *opts)
+{
+    if (!opts->output && isatty(STDOUT_FILENO)) {
+        msg_error("report writes an HTML page: give -o FILE (e.g. -o report.html) or "
+                  "redirect stdout");
+        return EXIT_TROUBLE;
+    }
+    sd_snapshot **snaps;
+    size_t n;
+    if (cli_load_all(opts->files, opts->n_files, opts, &snaps, &n) != 0) return EXIT_TROUBLE;
+    int status = EXIT_TROUBLE;
+    sd_frag **frags = calloc(n ? n : 1, sizeof *frags);
+    sd_diff *diff = NULL;
+    sd_profile *profile = NULL;
+    if (!frags) msg_error("out of memory");
+    else if (n == 0) msg_error("report: no snapshot in the input");
+    else if (analyse(snaps, n, opts, frags, &diff, &profile) == 0)
+        status = render_to_output(snaps, n, frags, diff, profile, opts);
+    sd_diff_free(diff);
+    sd_profile_free(profile);
+    for (size_t i = 0; frags && i < n; i++) sd_frag_free(frags[i]);
+    free(frags);
+    cli_free_all(snaps, n);
+    return status;
+}

@@ -1,0 +1,647 @@
+/* report.c - the HTML report: a template, its style and script (embedded at build time
+ * from src/render/report/, report_assets.h), and the data the script draws.
+ *
+ * The data are JSON documents in <script type="application/json"> elements, every '<'
+ * written as \u003c so that no text in a snapshot can end the element: the documents the
+ * CLI's --json writes (rendered into memory by the same renderers), and one
+ * snapdiff.report/1 document of aggregates for the pictures (report_render.h lists the
+ * limits). Nothing here decides anything: figures come from the analyses; this file picks
+ * the largest entries and downsamples, as a picture needs.
+ */
+#define _GNU_SOURCE   /* open_memstream */
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "render/diff_render.h"
+#include "render/report_render.h"
+#include "report_assets.h"
+#include "snapdiff/render_frag.h"
+#include "snapdiff/render_stats.h"
+
+static json_t *u64(uint64_t v) { return json_integer((json_int_t)v); }
+
+/* ---- writing ------------------------------------------------------------------------ */
+
+/* JSON text into a script element: '<' as \u003c (valid in and out of JSON strings). */
+static void put_script_json(FILE *out, const char *text, size_t n)
+{
+    size_t start = 0;
+    for (size_t i = 0; i < n; i++)
+        if (text[i] == '<') {
+            fwrite(text + start, 1, i - start, out);
+            fputs("\\u003c", out);
+            start = i + 1;
+        }
+    fwrite(text + start, 1, n - start, out);
+}
+
+static void put_html(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '&': fputs("&amp;", out); break;
+        case '"': fputs("&quot;", out); break;
+        default: fputc(*s, out);
+        }
+    }
+}
+
+typedef sd_status (*doc_writer)(FILE *out, const sdp_report_input *in);
+
+static sd_status write_stats(FILE *out, const sdp_report_input *in)
+{
+    return sd_render_stats_json(out, in->snaps, in->n);
+}
+
+static sd_status write_frag(FILE *out, const sdp_report_input *in)
+{
+    return sd_render_frag_json(out, in->frags, in->n);
+}
+
+static sd_status write_diff(FILE *out, const sdp_report_input *in)
+{
+    return sdp_render_diff_json(out, in->diff);
+}
+
+/* One document rendered into memory, then written as a script element. */
+static sd_status embed_doc(FILE *out, const char *id, doc_writer w, const sdp_report_input *in)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) return SD_ENOMEM;
+    sd_status st = w(mem, in);
+    if (fclose(mem) != 0 && st == SD_OK) st = SD_ENOMEM;
+    if (st == SD_OK) {
+        fprintf(out, "<script type=\"application/json\" id=\"%s\">", id);
+        put_script_json(out, buf, len);
+        fputs("</script>\n", out);
+    }
+    free(buf);
+    return st;
+}
+
+/* ---- aggregates --------------------------------------------------------------------- */
+
+typedef struct ranked {
+    size_t index;
+    uint64_t value;
+} ranked;
+
+static int ranked_desc(const void *pa, const void *pb)
+{
+    const ranked *a = pa, *b = pb;
+    if (a->value != b->value) return a->value < b->value ? 1 : -1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* The display text of a frame: "path:line name", library paths shortened. */
+static json_t *frame_text(const sd_frame *f)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s:%" PRId64 " %s", sd_frame_short_path(f->filename), f->line,
+             f->name);
+    json_t *t = json_string(buf);
+    return t ? t : json_string("(not UTF-8)");
+}
+
+/* The site of stack `id` of `s`, as the diff names it; NULL for an empty stack. */
+static json_t *site_of_stack(const sd_snapshot *s, const sd_attrib *a, uint32_t id)
+{
+    size_t n = 0;
+    const uint32_t *ids = sd_snapshot_stack(s, id, &n);
+    if (!ids || n == 0) return NULL;
+    const sd_frame **frames = malloc(n * sizeof *frames);
+    if (!frames) return NULL;
+    for (size_t i = 0; i < n; i++) frames[i] = sd_snapshot_frame(s, ids[i]);
+    sd_site site;
+    sd_attrib_site(a, frames, n, &site);
+    json_t *t = site.site >= 0 ? frame_text(frames[site.site]) : NULL;
+    free(frames);
+    return t;
+}
+
+/* Live bytes by group key of one side of the profile, largest first. */
+static json_t *sites_json(const sd_profile *p, size_t side)
+{
+    size_t n = sd_profile_key_count(p), used = 0;
+    ranked *r = malloc((n ? n : 1) * sizeof *r);
+    if (!r) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const sd_profile_key *k = sd_profile_key_at(p, i);
+        if (k->sides[side].bytes) r[used++] = (ranked){i, k->sides[side].bytes};
+    }
+    qsort(r, used, sizeof *r, ranked_desc);
+    json_t *rows = json_array(), *o = json_object();
+    uint64_t other_bytes = 0, other_blocks = 0;
+    for (size_t i = 0; i < used; i++) {
+        const sd_profile_key *k = sd_profile_key_at(p, r[i].index);
+        if (i >= SDP_REPORT_MAX_SITES) {
+            other_bytes += k->sides[side].bytes;
+            other_blocks += k->sides[side].blocks;
+            continue;
+        }
+        json_t *row = json_object();
+        json_object_set_new(row, "key", json_string(k->key) ? json_string(k->key)
+                                                              : json_string("?"));
+        json_object_set_new(row, "bytes", u64(k->sides[side].bytes));
+        json_object_set_new(row, "blocks", u64(k->sides[side].blocks));
+        json_object_set_new(row, "requested", u64(k->sides[side].requested));
+        json_array_append_new(rows, row);
+    }
+    free(r);
+    const sd_profile_figures *t = sd_profile_total(p, side);
+    json_object_set_new(o, "groups", u64(used));
+    json_object_set_new(o, "total_bytes", u64(t->bytes));
+    json_object_set_new(o, "total_blocks", u64(t->blocks));
+    json_object_set_new(o, "other_bytes", u64(other_bytes));
+    json_object_set_new(o, "other_blocks", u64(other_blocks));
+    json_object_set_new(o, "rows", rows);
+    return o;
+}
+
+/* ---- the icicle: folded stacks (the flame graph lines), the largest kept ---- */
+
+typedef struct folded_line {
+    char *text;       /* frames, outermost first, ';'-separated; cut at the value */
+    uint64_t bytes;
+} folded_line;
+
+static int folded_desc(const void *pa, const void *pb)
+{
+    const folded_line *a = pa, *b = pb;
+    if (a->bytes != b->bytes) return a->bytes < b->bytes ? 1 : -1;
+    return strcmp(a->text, b->text);
+}
+
+/* The lines of `buf` ("frames BYTES\n" each) split in place. */
+static folded_line *parse_folded(char *buf, size_t len, size_t *n_out)
+{
+    size_t n = 0, cap = 0;
+    folded_line *lines = NULL;
+    char *p = buf, *end = buf + len;
+    while (p < end) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        char *line_end = nl ? nl : end;
+        *line_end = '\0';
+        char *sp = strrchr(p, ' ');
+        if (sp && sp > p) {
+            *sp = '\0';
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 256;
+                folded_line *g = realloc(lines, nc * sizeof *g);
+                if (!g) {
+                    free(lines);
+                    return NULL;
+                }
+                lines = g;
+                cap = nc;
+            }
+            lines[n++] = (folded_line){p, strtoull(sp + 1, NULL, 10)};
+        }
+        p = line_end + 1;
+    }
+    *n_out = n;
+    return lines ? lines : calloc(1, sizeof *lines);
+}
+
+/* {"what", "frames": [text], "stacks": [[bytes, [frame, ...outer first]]], "stacks_total",
+ * "other_bytes", "total_bytes"} from the folded stacks of side `to` minus side `from`. */
+static json_t *tree_json(const sd_profile *p, size_t from, size_t to, const char *what,
+                         uint64_t max_memory, sd_status *st, sd_error *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) {
+        *st = SD_ENOMEM;
+        return NULL;
+    }
+    *st = sdp_render_folded(mem, p, from, to, max_memory, err);
+    if (fclose(mem) != 0 && *st == SD_OK) *st = SD_ENOMEM;
+    size_t n = 0;
+    folded_line *lines = *st == SD_OK ? parse_folded(buf, len, &n) : NULL;
+    if (!lines) {
+        if (*st == SD_OK) *st = SD_ENOMEM;
+        free(buf);
+        return NULL;
+    }
+    qsort(lines, n, sizeof *lines, folded_desc);
+    json_t *o = json_object(), *frames = json_array(), *stacks = json_array();
+    json_t *frame_ids = json_object();    /* frame text -> index into frames */
+    uint64_t total = 0, other = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += lines[i].bytes;
+        if (i >= SDP_REPORT_MAX_STACKS) {
+            other += lines[i].bytes;
+            continue;
+        }
+        const char *parts[SDP_REPORT_MAX_DEPTH];
+        size_t np = 0, skipped = 0;
+        for (char *s = lines[i].text;;) {
+            char *semi = strchr(s, ';');
+            if (semi) *semi = '\0';
+            if (np == SDP_REPORT_MAX_DEPTH) {   /* keep the innermost frames */
+                memmove(parts, parts + 1, (np - 1) * sizeof *parts);
+                np--;
+                skipped++;
+            }
+            parts[np++] = s;
+            if (!semi) break;
+            s = semi + 1;
+        }
+        json_t *ids = json_array();
+        if (skipped) {
+            const char *more = "(outer frames)";
+            json_t *id = json_object_get(frame_ids, more);
+            if (!id) {
+                id = u64(json_array_size(frames));
+                json_object_set_new(frame_ids, more, id);
+                json_array_append_new(frames, json_string(more));
+            }
+            json_array_append(ids, id);
+        }
+        for (size_t k = 0; k < np; k++) {
+            json_t *id = json_object_get(frame_ids, parts[k]);
+            if (!id) {
+                json_t *text = json_string(parts[k]);
+                if (!text) text = json_string("(frame not UTF-8)");
+                id = u64(json_array_size(frames));
+                json_object_set_new(frame_ids, parts[k], id);
+                json_array_append_new(frames, text);
+            }
+            json_array_append(ids, id);
+        }
+        json_t *stack = json_array();
+        json_array_append_new(stack, u64(lines[i].bytes));
+        json_array_append_new(stack, ids);
+        json_array_append_new(stacks, stack);
+    }
+    json_object_set_new(o, "what", json_string(what));
+    json_object_set_new(o, "frames", frames);
+    json_object_set_new(o, "stacks", stacks);
+    json_object_set_new(o, "stacks_total", u64(n));
+    json_object_set_new(o, "total_bytes", u64(total));
+    json_object_set_new(o, "other_bytes", u64(other));
+    json_decref(frame_ids);
+    free(lines);
+    free(buf);
+    return o;
+}
+
+/* ---- segment maps: the frag analysis' pages of the largest segments ---- */
+
+static json_t *segment_maps_json(const sd_frag *f)
+{
+    json_t *devs = json_array();
+    for (size_t d = 0; d < sd_frag_device_count(f); d++) {
+        const sd_frag_device *dev = sd_frag_device_at(f, d);
+        json_t *o = json_object(), *rows = json_array();
+        json_object_set_new(o, "device", json_integer(dev->device));
+        json_object_set_new(o, "segments", u64(dev->map.n_segments));
+        json_object_set_new(o, "page_bytes", u64(dev->map.page_bytes));
+        for (size_t r = 0; r < dev->map.n_rows; r++) {
+            const sd_frag_map_row *row = &dev->map.rows[r];
+            json_t *ro = json_object(), *pages = json_array();
+            json_object_set_new(ro, "address", u64(row->address));
+            json_object_set_new(ro, "total_size", u64(row->total_size));
+            json_object_set_new(ro, "pool", json_string(row->pool) ? json_string(row->pool)
+                                                                   : json_string("?"));
+            json_object_set_new(ro, "expandable", json_boolean(row->expandable));
+            json_object_set_new(ro, "free_bytes", u64(row->free_bytes));
+            json_object_set_new(ro, "blocks", u64(sd_snapshot_device(sd_frag_snapshot(f), d)
+                                                      ->segments[row->segment].n_blocks));
+            for (size_t k = 0; k < row->n_pages; k++) {
+                const sd_frag_page *pg = &row->pages[k];
+                json_t *a = json_array();
+                json_array_append_new(a, u64(pg->allocated));
+                json_array_append_new(a, u64(pg->pending));
+                json_array_append_new(a, u64(pg->free));
+                json_array_append_new(a, u64(pg->span));
+                json_array_append_new(pages, a);
+            }
+            json_object_set_new(ro, "pages", pages);
+            json_array_append_new(rows, ro);
+        }
+        json_object_set_new(o, "rows", rows);
+        json_array_append_new(devs, o);
+    }
+    return devs;
+}
+
+/* ---- trace timelines: live bytes after each entry, downsampled ---- */
+
+static json_t *site_index(json_t *sites, json_t *index, json_t *text)
+{
+    if (!text) return json_null();
+    const char *s = json_string_value(text);
+    json_t *id = json_object_get(index, s);
+    if (!id) {
+        id = u64(json_array_size(sites));
+        json_object_set_new(index, s, id);
+        json_array_append(sites, text);
+    }
+    json_decref(text);
+    return json_incref(id);
+}
+
+/* Live bytes over the trace of one device: alloc adds its size, free_completed takes it
+ * away (free_requested when the trace records no completions). The trace is a window
+ * that ends at the snapshot, so it starts at the snapshot's live bytes minus the
+ * window's net change (0 when that is negative: an incomplete window). Each point is a
+ * bucket of entries: [first entry, time_us or null, highest live, lowest live, site of
+ * the allocation that reached the highest]. */
+static json_t *timeline_device(const sd_snapshot *s, const sd_attrib *a, const sd_device *dev)
+{
+    size_t n = dev->n_trace;
+    bool has_completed = false;
+    uint64_t n_alloc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (dev->trace[i].action == SD_ACT_FREE_COMPLETED) has_completed = true;
+        if (dev->trace[i].action == SD_ACT_ALLOC) n_alloc++;
+    }
+    if (n_alloc == 0) return NULL;
+    uint8_t free_act = has_completed ? SD_ACT_FREE_COMPLETED : SD_ACT_FREE_REQUESTED;
+    int64_t net = 0;
+    for (size_t i = 0; i < n; i++) {
+        const sd_trace_entry *e = &dev->trace[i];
+        if (e->action == SD_ACT_ALLOC) net += (int64_t)e->size;
+        else if (e->action == free_act) net -= (int64_t)e->size;
+    }
+    int64_t live_end = 0;
+    for (size_t b = 0; b < dev->n_blocks; b++)
+        if (dev->blocks[b].state == SD_BLOCK_ALLOCATED ||
+            dev->blocks[b].state == SD_BLOCK_PENDING_FREE)
+            live_end += (int64_t)dev->blocks[b].size;
+    int64_t live = live_end - net > 0 ? live_end - net : 0;
+    size_t per = (n + SDP_REPORT_MAX_POINTS - 1) / SDP_REPORT_MAX_POINTS;
+    if (per == 0) per = 1;
+    json_t *o = json_object(), *points = json_array(), *sites = json_array();
+    json_t *index = json_object();
+    int64_t peak = -1;
+    size_t peak_at = 0;
+    for (size_t start = 0; start < n; start += per) {
+        size_t stop = start + per < n ? start + per : n;
+        int64_t hi = live, lo = live;
+        size_t hi_at = start;
+        bool hi_alloc = false;
+        for (size_t i = start; i < stop; i++) {
+            const sd_trace_entry *e = &dev->trace[i];
+            if (e->action == SD_ACT_ALLOC) live += (int64_t)e->size;
+            else if (e->action == free_act) live -= (int64_t)e->size;
+            if (live > hi || (!hi_alloc && e->action == SD_ACT_ALLOC && live >= hi)) {
+                hi = live;
+                hi_at = i;
+                hi_alloc = e->action == SD_ACT_ALLOC;
+            }
+            if (live < lo) lo = live;
+            if (live > peak) {
+                peak = live;
+                peak_at = i;
+            }
+        }
+        const sd_trace_entry *he = &dev->trace[hi_at];
+        json_t *pt = json_array();
+        json_array_append_new(pt, u64(start));
+        json_array_append_new(pt, he->has_time ? json_integer(he->time_us) : json_null());
+        json_array_append_new(pt, json_integer(hi));
+        json_array_append_new(pt, json_integer(lo));
+        json_array_append_new(pt, hi_alloc ? site_index(sites, index, site_of_stack(s, a, he->stack))
+                                           : json_null());
+        json_array_append_new(points, pt);
+    }
+    const sd_trace_entry *pe = &dev->trace[peak_at];
+    json_t *pk = json_object();
+    json_object_set_new(pk, "entry", u64(peak_at));
+    json_object_set_new(pk, "time_us", pe->has_time ? json_integer(pe->time_us) : json_null());
+    json_object_set_new(pk, "bytes", json_integer(peak));
+    json_object_set_new(pk, "action", json_string(sd_trace_action_name((sd_trace_action)pe->action)));
+    json_object_set_new(pk, "site", pe->action == SD_ACT_ALLOC
+                                        ? site_index(sites, index, site_of_stack(s, a, pe->stack))
+                                        : json_null());
+    json_object_set_new(o, "device", json_integer(dev->device));
+    json_object_set_new(o, "entries", u64(n));
+    json_object_set_new(o, "entries_per_point", u64(per));
+    json_object_set_new(o, "free_action", json_string(sd_trace_action_name((sd_trace_action)free_act)));
+    json_object_set_new(o, "start_bytes", json_integer(live_end - net > 0 ? live_end - net : 0));
+    json_object_set_new(o, "end_bytes", json_integer(live_end));
+    json_object_set_new(o, "peak", pk);
+    json_object_set_new(o, "points", points);
+    json_object_set_new(o, "sites", sites);
+    json_decref(index);
+    return o;
+}
+
+static json_t *timelines_json(const sd_snapshot *s, const sd_attrib *a)
+{
+    json_t *devs = json_array();
+    for (size_t d = 0; d < sd_snapshot_device_count(s); d++) {
+        json_t *t = timeline_device(s, a, sd_snapshot_device(s, d));
+        if (t) json_array_append_new(devs, t);
+    }
+    return devs;
+}
+
+/* The site of each oom entry of each device ({"trace index": "path:line name"}), so that
+ * the page can tie the frag analysis' oom events to their lines; at most 256 a device. */
+static json_t *oom_sites_json(const sd_snapshot *s, const sd_attrib *a)
+{
+    json_t *devs = json_array();
+    for (size_t d = 0; d < sd_snapshot_device_count(s); d++) {
+        const sd_device *dev = sd_snapshot_device(s, d);
+        json_t *o = json_object();
+        size_t kept = 0;
+        for (size_t i = dev->n_trace; i-- > 0 && kept < 256;) {
+            if (dev->trace[i].action != SD_ACT_OOM) continue;
+            json_t *t = site_of_stack(s, a, dev->trace[i].stack);
+            if (!t) continue;
+            char idx[24];
+            snprintf(idx, sizeof idx, "%zu", i);
+            json_object_set_new(o, idx, t);
+            kept++;
+        }
+        json_array_append_new(devs, o);
+    }
+    return devs;
+}
+
+/* ---- N files: per-group bytes over the files ---- */
+
+/* Groups that grew from the first file to the last (the most first), then the largest in
+ * any file, SDP_REPORT_MAX_SERIES in all. `growing`: never shrank from one file to the
+ * next and ended higher than it started. */
+static json_t *series_json(const sd_profile *p)
+{
+    size_t nk = sd_profile_key_count(p), ns = sd_profile_side_count(p);
+    ranked *by_growth = malloc((nk ? nk : 1) * sizeof *by_growth);
+    ranked *by_size = malloc((nk ? nk : 1) * sizeof *by_size);
+    bool *taken = calloc(nk ? nk : 1, sizeof *taken);
+    json_t *o = json_object(), *groups = json_array(), *totals = json_array();
+    if (!by_growth || !by_size || !taken) goto done;
+    size_t ng = 0;
+    for (size_t i = 0; i < nk; i++) {
+        const sd_profile_key *k = sd_profile_key_at(p, i);
+        uint64_t first = k->sides[0].bytes, last = k->sides[ns - 1].bytes, max = 0;
+        for (size_t s = 0; s < ns; s++)
+            if (k->sides[s].bytes > max) max = k->sides[s].bytes;
+        if (last > first) by_growth[ng++] = (ranked){i, last - first};
+        by_size[i] = (ranked){i, max};
+    }
+    qsort(by_growth, ng, sizeof *by_growth, ranked_desc);
+    qsort(by_size, nk, sizeof *by_size, ranked_desc);
+    size_t picked = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        ranked *r = pass == 0 ? by_growth : by_size;
+        size_t n = pass == 0 ? ng : nk;
+        size_t limit = pass == 0 ? SDP_REPORT_MAX_SERIES / 2 : SDP_REPORT_MAX_SERIES;
+        for (size_t j = 0; j < n && picked < limit; j++) {
+            if (taken[r[j].index] || r[j].value == 0) continue;
+            taken[r[j].index] = true;
+            picked++;
+            const sd_profile_key *k = sd_profile_key_at(p, r[j].index);
+            json_t *g = json_object(), *bytes = json_array();
+            bool growing = k->sides[ns - 1].bytes > k->sides[0].bytes;
+            for (size_t s = 0; s < ns; s++) {
+                json_array_append_new(bytes, u64(k->sides[s].bytes));
+                if (s && k->sides[s].bytes < k->sides[s - 1].bytes) growing = false;
+            }
+            json_object_set_new(g, "key", json_string(k->key) ? json_string(k->key)
+                                                               : json_string("?"));
+            json_object_set_new(g, "bytes", bytes);
+            json_object_set_new(g, "delta_bytes",
+                                json_integer((json_int_t)k->sides[ns - 1].bytes -
+                                             (json_int_t)k->sides[0].bytes));
+            json_object_set_new(g, "growing", json_boolean(growing));
+            json_array_append_new(groups, g);
+        }
+    }
+    for (size_t s = 0; s < ns; s++) json_array_append_new(totals, u64(sd_profile_total(p, s)->bytes));
+    json_object_set_new(o, "groups_total", u64(nk));
+    json_object_set_new(o, "growing_total", u64(ng));
+done:
+    json_object_set_new(o, "groups", groups);
+    json_object_set_new(o, "total_bytes", totals);
+    free(by_growth);
+    free(by_size);
+    free(taken);
+    return o;
+}
+
+static json_t *limits_json(void)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "sites", u64(SDP_REPORT_MAX_SITES));
+    json_object_set_new(o, "stacks", u64(SDP_REPORT_MAX_STACKS));
+    json_object_set_new(o, "depth", u64(SDP_REPORT_MAX_DEPTH));
+    json_object_set_new(o, "points", u64(SDP_REPORT_MAX_POINTS));
+    json_object_set_new(o, "series", u64(SDP_REPORT_MAX_SERIES));
+    return o;
+}
+
+/* The snapdiff.report/1 document. */
+static json_t *report_json(const sdp_report_input *in, sd_status *st, sd_error *err)
+{
+    const char *mode = in->diff ? "diff" : in->n == 1 ? "single" : "series";
+    const sd_profile *p = in->diff ? sd_diff_profile(in->diff) : in->profile;
+    const sd_attrib *a = sd_profile_attrib(p);
+    json_t *o = json_object(), *files = json_array();
+    json_object_set_new(o, "schema", json_string("snapdiff.report/1"));
+    json_object_set_new(o, "mode", json_string(mode));
+    for (size_t i = 0; i < in->n; i++) {
+        json_t *f = json_string(sd_snapshot_source(in->snaps[i]));
+        json_array_append_new(files, f ? f : json_string("?"));
+    }
+    json_object_set_new(o, "files", files);
+    json_object_set_new(o, "group_by", json_string(sd_group_by_name(sd_attrib_group_by(a))));
+    json_object_set_new(o, "limits", limits_json());
+    size_t last = sd_profile_side_count(p) - 1;
+    if (!in->diff && in->n == 1) json_object_set_new(o, "sites", sites_json(p, last));
+    if (in->n > 2) json_object_set_new(o, "series", series_json(p));
+    json_t *tree = tree_json(p, 0, last, in->diff || in->n > 2 ? "growth" : "live",
+                             in->max_memory, st, err);
+    if (!tree) {
+        json_decref(o);
+        return NULL;
+    }
+    json_object_set_new(o, "tree", tree);
+    json_t *maps = json_array(), *timelines = json_array(), *ooms = json_array();
+    for (size_t i = 0; i < in->n; i++) {
+        json_array_append_new(maps, segment_maps_json(in->frags[i]));
+        json_array_append_new(timelines, timelines_json(in->snaps[i], a));
+        json_array_append_new(ooms, oom_sites_json(in->snaps[i], a));
+    }
+    json_object_set_new(o, "segment_maps", maps);
+    json_object_set_new(o, "timelines", timelines);
+    json_object_set_new(o, "oom_sites", ooms);
+    return o;
+}
+
+/* ---- the page ----------------------------------------------------------------------- */
+
+static sd_status write_data(FILE *out, const sdp_report_input *in, sd_error *err)
+{
+    sd_status st = embed_doc(out, "sd-stats", write_stats, in);
+    if (st == SD_OK) st = embed_doc(out, "sd-frag", write_frag, in);
+    if (st == SD_OK && in->diff) st = embed_doc(out, "sd-diff", write_diff, in);
+    if (st != SD_OK) return st;
+    json_t *doc = report_json(in, &st, err);
+    if (!doc) return st == SD_OK ? SD_ENOMEM : st;
+    char *text = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    if (!text) return SD_ENOMEM;
+    fputs("<script type=\"application/json\" id=\"sd-report\">", out);
+    put_script_json(out, text, strlen(text));
+    fputs("</script>\n", out);
+    free(text);
+    return SD_OK;
+}
+
+static void write_title(FILE *out, const sdp_report_input *in)
+{
+    fputs("snapdiff report: ", out);
+    for (size_t i = 0; i < in->n && i < 3; i++) {
+        if (i) fputs(in->diff ? " vs " : ", ", out);
+        const char *src = sd_snapshot_source(in->snaps[i]);
+        const char *slash = strrchr(src, '/');
+        put_html(out, slash ? slash + 1 : src);
+    }
+    if (in->n > 3) fprintf(out, " and %zu more", in->n - 3);
+}
+
+sd_status sdp_render_report(FILE *out, const sdp_report_input *in, sd_error *err)
+{
+    if (!in || in->n == 0 || !in->frags || (!in->diff && !in->profile) ||
+        (in->diff && in->n != 2))
+        return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "report: bad arguments");
+    const char *t = (const char *)sdp_report_html;
+    size_t n = sizeof sdp_report_html, start = 0;
+    sd_status st = SD_OK;
+    for (size_t i = 0; i + 1 < n && st == SD_OK; i++) {
+        if (t[i] != '@' || t[i + 1] != '@') continue;
+        const char *name = t + i + 2, *close = memchr(name, '@', n - (i + 2));
+        if (!close || close + 1 >= t + n || close[1] != '@') continue;
+        size_t len = (size_t)(close - name);
+        fwrite(t + start, 1, i - start, out);
+        if (len == 5 && memcmp(name, "STYLE", 5) == 0)
+            fwrite(sdp_report_css, 1, sizeof sdp_report_css, out);
+        else if (len == 6 && memcmp(name, "SCRIPT", 6) == 0)
+            fwrite(sdp_report_js, 1, sizeof sdp_report_js, out);
+        else if (len == 4 && memcmp(name, "DATA", 4) == 0)
+            st = write_data(out, in, err);
+        else if (len == 5 && memcmp(name, "TITLE", 5) == 0)
+            write_title(out, in);
+        else
+            fwrite(t + i, 1, len + 4, out);
+        i += len + 3;
+        start = i + 1;
+    }
+    if (st == SD_OK) fwrite(t + start, 1, n - start, out);
+    if (st == SD_OK && ferror(out)) st = SD_EIO;
+    if (st == SD_ENOMEM && err && !err->text[0]) sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory writing the report");
+    return st;
+}

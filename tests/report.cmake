@@ -1,0 +1,7 @@
+# snapdiff report (issue 12): a self-contained HTML page, rendered by headless Chromium
+# (tests/test_report.py; the browser parts skip, exit 77, where Chromium cannot run).
+foreach(part offline cli browser real)
+  add_test(NAME report_${part}
+           COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_report.py ${SNAPDIFF_BIN} ${part})
+  set_tests_properties(report_${part} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 1200 LABELS report)
+endforeach()

@@ -1,0 +1,433 @@
+#!/usr/bin/env python3
+"""`snapdiff report`: the HTML page, drawn by a real browser, against independent figures.
+
+    test_report.py SNAPDIFF PART      PART: offline | cli | browser | real
+
+  offline  the page is self-contained: no external script, style, image, frame, link or
+           font, no fetch/XMLHttpRequest/import, a Content-Security-Policy that forbids
+           loading anything, and no http(s):// URL but the SVG namespace name (the data of
+           the page is JSON inside script elements, every '<' escaped)
+  cli      -o is needed on a terminal; a redirect works; bad input leaves no file; the
+           embedded JSON documents are the ones `--json` writes
+  browser  headless Chromium renders the example (one file, two files, three files) and
+           fixtures with oom events and traces; the page reports "drawn" and no script
+           error (its own error box and Chromium's console log); the tables hold the groups
+           CPython's pickle finds (tests/truth_diff.py), the icicle's total is the live
+           bytes (one file) or the folded growth (two files), the fragmentation part shows
+           the verdicts of `snapdiff frag --json`
+  real     every snapshot in ../shared/real-snapshots (SNAPDIFF_SHARED), in batches of
+           browsers: the page renders, draws, and logs no script error
+
+Chromium (Debian package `chromium`, tests/deps.sh) is needed for browser and real; where
+it is missing or cannot start, those parts are skipped (exit 77) with the reason.
+"""
+import concurrent.futures
+import html.parser
+import json
+import os
+import pty
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import truth_diff  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+EXAMPLE = os.path.join(ROOT, "testdata", "example")
+FRAG = os.path.join(ROOT, "testdata", "frag")
+LEAK = os.path.join(ROOT, "testdata", "leak")
+SVG_NS = "http://www.w3.org/2000/svg"
+BROWSER_TIMEOUT = 180          # seconds per page: generous, the machine may be loaded
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print("FAIL:", what)
+    return ok
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, timeout=600, **kw)
+
+
+def report(snapdiff, files, out, extra=()):
+    r = run([snapdiff, "report", *files, "-o", out, *extra])
+    check(r.returncode == 0, "report %s: exit %d, %s" % (files, r.returncode, r.stderr.decode()))
+    with open(out, encoding="utf-8") as f:
+        return f.read()
+
+
+def embedded(page, ident):
+    m = re.search(r'<script type="application/json" id="%s">(.*?)</script>' % ident, page, re.S)
+    return json.loads(m.group(1)) if m else None
+
+
+# ---- the browser ------------------------------------------------------------------------
+
+def chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def render(browser, path, tmp):
+    """The DOM after the page's scripts ran, and Chromium's console log (stderr)."""
+    profile = tempfile.mkdtemp(dir=tmp)
+    cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+           "--no-first-run", "--user-data-dir=" + profile, "--enable-logging=stderr", "--v=0",
+           "--virtual-time-budget=5000", "--dump-dom", "file://" + os.path.abspath(path)]
+    try:
+        r = subprocess.run(cmd, capture_output=True, timeout=BROWSER_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return None, "timed out after %d s" % BROWSER_TIMEOUT
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    return r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
+
+
+def browser_or_skip(tmp):
+    browser = chromium()
+    if not browser:
+        print("SKIPPED: chromium is not installed (tests/deps.sh installs Debian's chromium): "
+              "the report was not rendered in a browser")
+        sys.exit(77)
+    probe = os.path.join(tmp, "probe.html")
+    with open(probe, "w") as f:
+        f.write("<!DOCTYPE html><p id=x>x</p><script>document.getElementById('x')"
+                ".textContent='ran'</script>")
+    dom, log = render(browser, probe, tmp)
+    if not dom or "ran</p>" not in dom:
+        print("SKIPPED: %s cannot render a page here (%s): the report was not rendered in "
+              "a browser" % (browser, (log or "").strip().splitlines()[-1:] or "no output"))
+        sys.exit(77)
+    return browser
+
+
+class Dom(html.parser.HTMLParser):
+    """Elements by id, rows by table, svgs by class, and texts we look for."""
+
+    def __init__(self):
+        super().__init__()
+        self.ids = {}
+        self.rows = {}          # table id -> [data-key of each row]
+        self.svgs = []          # attrs of each svg
+        self.verdicts = []      # text of each span.verdict
+        self.frag_devices = []
+        self.oom_rows = []      # data-trace-index of each oom row
+        self.status = None
+        self.errors_hidden = None
+        self.error_text = ""
+        self._table = None
+        self._in = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.ids[a["id"]] = a
+        if tag == "table":
+            self._table = a.get("id")
+            self.rows.setdefault(self._table, [])
+        elif tag == "tr" and "data-trace-index" in a:
+            self.oom_rows.append(int(a["data-trace-index"]))
+        elif tag == "tr" and self._table and "data-key" in a:
+            self.rows[self._table].append(a["data-key"])
+        elif tag == "svg":
+            self.svgs.append(a)
+        elif tag == "span" and "verdict" in a.get("class", "").split():
+            self._in = "verdict"
+        elif tag == "div" and a.get("class") == "frag-device":
+            self.frag_devices.append(a.get("data-device"))
+        if a.get("id") == "sd-status":
+            self.status = a.get("data-status")
+        if a.get("id") == "sd-errors":
+            self.errors_hidden = "hidden" in a
+            self._in = "errors"
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self._table = None
+        if tag in ("span", "pre"):
+            self._in = None
+
+    def handle_data(self, data):
+        if self._in == "verdict":
+            self.verdicts.append(data)
+        elif self._in == "errors":
+            self.error_text += data
+
+    def svg(self, cls=None, ident=None):
+        return [s for s in self.svgs
+                if (cls is None or cls in s.get("class", "").split()) and
+                (ident is None or s.get("id") == ident)]
+
+
+def console_errors(log):
+    return [l for l in log.splitlines()
+            if "CONSOLE" in l and ("Uncaught" in l or "Error" in l or "error" in l)]
+
+
+def drawn(browser, path, tmp, what):
+    """Render; check the page drew and logged no error; return the parsed DOM or None."""
+    dom_text, log = render(browser, path, tmp)
+    if not check(dom_text, "%s: Chromium gave no DOM (%s)" % (what, log)):
+        return None
+    dom = Dom()
+    dom.feed(dom_text)
+    check(dom.status == "drawn", "%s: page status %r, not drawn; errors: %s" %
+          (what, dom.status, dom.error_text.strip()))
+    check(dom.errors_hidden, "%s: script errors shown: %s" % (what, dom.error_text.strip()))
+    errs = console_errors(log)
+    check(not errs, "%s: Chromium's console logged errors: %s" % (what, errs[:3]))
+    return dom
+
+
+# ---- parts --------------------------------------------------------------------------------
+
+EXTERNAL = [
+    (r"<script[^>]*\bsrc\s*=", "an external script"),
+    (r"<link\b", "a link element"),
+    (r"<(img|iframe|embed|object|audio|video|source)\b[^>]*\bsrc\s*=", "an external resource"),
+    (r"\bhref\s*=\s*[\"']?(https?:|//)", "a remote link"),
+    (r"url\(\s*[\"']?(https?:|//)", "a remote url() in the style"),
+    (r"@import", "an @import"),
+    (r"\bfetch\s*\(", "a fetch call"),
+    (r"XMLHttpRequest|WebSocket|EventSource|sendBeacon", "a network API"),
+    (r"\bimport\s*\(", "a dynamic import"),
+]
+
+
+def part_offline(snapdiff, tmp):
+    pages = {
+        "one": report(snapdiff, [os.path.join(EXAMPLE, "new.pickle")], os.path.join(tmp, "1.html")),
+        "two": report(snapdiff, [os.path.join(EXAMPLE, "old.pickle"), os.path.join(EXAMPLE, "new.pickle")],
+                      os.path.join(tmp, "2.html")),
+        "three": report(snapdiff, [os.path.join(LEAK, "churn_old.pickle"), os.path.join(EXAMPLE, "old.pickle"),
+                                   os.path.join(EXAMPLE, "new.pickle")], os.path.join(tmp, "3.html")),
+        "oom": report(snapdiff, [os.path.join(FRAG, "oom.pickle")], os.path.join(tmp, "4.html")),
+    }
+    for name, page in pages.items():
+        for pattern, what in EXTERNAL:
+            m = re.search(pattern, page, re.I)
+            check(not m, "%s: the page holds %s: %r" % (name, what, m and page[max(0, m.start() - 40):m.end() + 40]))
+        urls = set(re.findall(r"(?:https?:)?//[A-Za-z0-9.-]+\.[A-Za-z]{2,}[^\s\"'<>)]*", page))
+        urls = {u for u in urls if not u.startswith("//")}      # comments are not URLs
+        check(urls <= {SVG_NS}, "%s: URLs other than the SVG namespace: %s" % (name, sorted(urls)[:5]))
+        check("default-src 'none'" in page, "%s: no Content-Security-Policy forbidding loads" % name)
+        for ident in ("sd-stats", "sd-frag", "sd-report"):
+            m = re.search(r'<script type="application/json" id="%s">(.*?)</script>' % ident, page, re.S)
+            if check(m, "%s: no %s data" % (name, ident)):
+                check("<" not in m.group(1), "%s: a raw '<' inside %s" % (name, ident))
+        check(page.count("<script") == (5 if name == "two" else 4),
+              "%s: %d script elements" % (name, page.count("<script")))
+
+
+def part_cli(snapdiff, tmp):
+    new = os.path.join(EXAMPLE, "new.pickle")
+    old = os.path.join(EXAMPLE, "old.pickle")
+    # a terminal on stdout without -o: refused, one line, exit 2
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(snapdiff, [snapdiff, "report", new])
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    _, status = os.waitpid(pid, 0)
+    check(os.waitstatus_to_exitcode(status) == 2, "report on a terminal: exit %d" % os.waitstatus_to_exitcode(status))
+    check(b"-o FILE" in out and b"<html" not in out, "report on a terminal: %r" % out[:200])
+    # a redirect works and is the same page as -o
+    r = run([snapdiff, "report", new])
+    check(r.returncode == 0 and r.stdout.startswith(b"<!DOCTYPE html>"), "report > file: exit %d" % r.returncode)
+    page = report(snapdiff, [new], os.path.join(tmp, "o.html"))
+    check(r.stdout.decode() == page, "report > file differs from report -o file")
+    # the embedded documents are those --json writes
+    for ident, cmd in (("sd-stats", ["stats", "--json", new]), ("sd-frag", ["frag", "--json", new])):
+        want = json.loads(run([snapdiff, *cmd]).stdout)
+        check(embedded(page, ident) == want, "%s differs from snapdiff %s" % (ident, " ".join(cmd[:2])))
+    page2 = report(snapdiff, [old, new], os.path.join(tmp, "d.html"))
+    want = json.loads(run([snapdiff, "--json", old, new]).stdout)
+    check(embedded(page2, "sd-diff") == want, "sd-diff differs from snapdiff --json OLD NEW")
+    check(embedded(page2, "sd-stats") == json.loads(run([snapdiff, "stats", "--json", old, new]).stdout),
+          "two files: sd-stats differs from snapdiff stats --json")
+    rep = embedded(page2, "sd-report")
+    check(rep["schema"] == "snapdiff.report/1" and rep["mode"] == "diff", "report document: %s" % rep.get("mode"))
+    # the attribution options apply: --group-by file
+    page3 = report(snapdiff, [old, new], os.path.join(tmp, "f.html"), ["--group-by", "file"])
+    want = json.loads(run([snapdiff, "--json", "--group-by", "file", old, new]).stdout)
+    check(embedded(page3, "sd-diff") == want, "--group-by file: sd-diff differs")
+    # bad input: one error line, exit 2, and no half-written page left behind
+    bad = os.path.join(tmp, "bad.pickle")
+    with open(bad, "wb") as f:
+        f.write(b"\x80\x04\x95\x10\x00\x00")
+    out = os.path.join(tmp, "bad.html")
+    r = run([snapdiff, "report", bad, "-o", out])
+    check(r.returncode == 2 and len(r.stderr.decode().strip().splitlines()) == 1,
+          "bad input: exit %d, %r" % (r.returncode, r.stderr))
+    check(not os.path.exists(out), "bad input: %s was written" % out)
+    r = run([snapdiff, "report", new, "-o", os.path.join(tmp, "no", "such", "dir.html")])
+    check(r.returncode == 2 and b"cannot write" in r.stderr, "unwritable -o: exit %d" % r.returncode)
+    r = run([snapdiff, "report", new, "--top", "3", "-o", out])
+    check(r.returncode == 2 and b"does not apply" in r.stderr, "report --top: exit %d" % r.returncode)
+
+
+def key_of(k):
+    """A group of tests/truth_diff.py: a key, or (key, device) with per-device groups."""
+    return k[0] if isinstance(k, tuple) else k
+
+
+def live_truth(path):
+    """Live bytes per site key of one snapshot (CPython, tests/truth_diff.py), summed over
+    devices as the profile's keys are."""
+    snap = truth_diff.load(path)
+    t = truth_diff.compute(snap, snap)
+    out = {}
+    for k, g in t["groups"].items():
+        if g[2] > 0:
+            out[key_of(k)] = out.get(key_of(k), 0) + g[2]
+    return out
+
+
+def folded_total(snapdiff, files):
+    r = run([snapdiff, "diff", "--format", "folded", *files])
+    return sum(int(l.rsplit(" ", 1)[1]) for l in r.stdout.decode().splitlines() if l.strip())
+
+
+def check_frag(snapdiff, dom, path, what):
+    fj = json.loads(run([snapdiff, "frag", "--json", path]).stdout)
+    want = [str(d["device"]) for d in fj["devices"]]
+    check(dom.frag_devices == want, "%s: fragmentation devices %s, frag --json %s" % (what, dom.frag_devices, want))
+    verdicts = [d["verdict"] for d in fj["devices"]]
+    check(all(v in dom.verdicts for v in verdicts), "%s: verdicts %s not all shown (%s)" % (what, verdicts, dom.verdicts))
+    n_free = sum(1 for d in fj["devices"] if d["free_blocks"] > 0)
+    check(len(dom.svg("histogram")) == n_free, "%s: %d histograms for %d devices with free blocks" %
+          (what, len(dom.svg("histogram")), n_free))
+    segs = [min(16, d["segments"]) for d in fj["devices"] if d["segments"]]
+    got = [int(s["data-rows"]) for s in dom.svg("segmap")]
+    check(got == segs, "%s: segment map rows %s, want %s" % (what, got, segs))
+    return fj
+
+
+def part_browser(snapdiff, tmp):
+    browser = browser_or_skip(tmp)
+    old, new = os.path.join(EXAMPLE, "old.pickle"), os.path.join(EXAMPLE, "new.pickle")
+
+    # one file: live memory by site, the icicle, fragmentation
+    p = os.path.join(tmp, "one.html")
+    report(snapdiff, [new], p)
+    dom = drawn(browser, p, tmp, "one file")
+    if dom:
+        truth = live_truth(new)
+        rows = dom.rows.get("sd-sites-table", [])
+        check(set(rows) == set(truth), "one file: site rows %s, CPython %s" % (sorted(rows), sorted(truth)))
+        top = max(truth.values())
+        check(rows and truth.get(rows[0]) == top, "one file: first row %r is not the largest site" % rows[:1])
+        ic = dom.svg(ident="sd-icicle")
+        check(ic and int(ic[0]["data-total"]) == sum(truth.values()),
+              "one file: icicle total %s, live bytes %d" % (ic and ic[0].get("data-total"), sum(truth.values())))
+        check_frag(snapdiff, dom, new, "one file")
+
+    # two files: the growth table, sorted by growth, and the icicle of the growth
+    p = os.path.join(tmp, "two.html")
+    report(snapdiff, [old, new], p)
+    dom = drawn(browser, p, tmp, "two files")
+    if dom:
+        t = truth_diff.compute(truth_diff.load(old), truth_diff.load(new))
+        rows = dom.rows.get("sd-growth-table", [])
+        keys = {key_of(k) for k in t["groups"]}
+        check(set(rows) == keys, "two files: growth rows %s, CPython %s" % (sorted(rows), sorted(keys)))
+        first = [key_of(k) for k in t["order"][:1]]
+        check(rows[:1] == first, "two files: first row %s, CPython's largest growth %s" % (rows[:1], first))
+        ic = dom.svg(ident="sd-icicle")
+        want = folded_total(snapdiff, [old, new])
+        check(ic and int(ic[0]["data-total"]) == want, "two files: icicle total %s, folded growth %d" %
+              (ic and ic[0].get("data-total"), want))
+
+    # three files: per-group lines, the growing one highlighted
+    p = os.path.join(tmp, "three.html")
+    files = [os.path.join(LEAK, "churn_old.pickle"), old, new]
+    page = report(snapdiff, files, p)
+    dom = drawn(browser, p, tmp, "three files")
+    if dom:
+        ser = dom.svg(ident="sd-series")
+        groups = embedded(page, "sd-report")["series"]["groups"]
+        check(ser and int(ser[0]["data-lines"]) == len(groups) > 0, "three files: %s lines for %d groups" %
+              (ser and ser[0].get("data-lines"), len(groups)))
+        per_file = [live_truth(f) for f in files]
+        for g in groups:
+            want = [pf.get(g["key"], 0) for pf in per_file]
+            check(g["bytes"] == want, "three files: %s bytes %s, CPython %s" % (g["key"], g["bytes"], want))
+            grows = want[-1] > want[0] and all(b >= a for a, b in zip(want, want[1:]))
+            check(g["growing"] == grows, "three files: %s growing %s" % (g["key"], g["growing"]))
+        check(set(dom.rows.get("sd-series-table", [])) == {g["key"] for g in groups}, "three files: series table rows")
+
+    # oom events tied to their lines; a trace timeline with its peak
+    p = os.path.join(tmp, "oom.html")
+    path = os.path.join(FRAG, "oom.pickle")
+    page = report(snapdiff, [path], p)
+    dom = drawn(browser, p, tmp, "oom")
+    if dom:
+        fj = check_frag(snapdiff, dom, path, "oom")
+        want = [o["trace_index"] for d in fj["devices"] for o in d["oom_events"]]
+        check(want and dom.oom_rows == want, "oom: oom rows %s, frag --json %s" % (dom.oom_rows, want))
+    stats = json.loads(run([snapdiff, "stats", "--json", path]).stdout)
+    with_alloc = [d for d in stats["devices"] if d["trace_actions"].get("alloc")]
+    if dom:
+        tl = dom.svg("timeline")
+        check(len(tl) == len(with_alloc), "oom: %d timelines, %d devices with alloc entries" % (len(tl), len(with_alloc)))
+
+
+def part_real(snapdiff, tmp):
+    shared = os.environ.get("SNAPDIFF_SHARED", os.path.join(ROOT, "..", "shared"))
+    real = os.path.join(shared, "real-snapshots")
+    if not os.path.isdir(real):
+        print("SKIPPED: %s is absent: the real-snapshot reports were not rendered" % real)
+        sys.exit(77)
+    browser = browser_or_skip(tmp)
+    snaps = sorted(os.path.join(real, f) for f in os.listdir(real) if not f.endswith((".md", ".json")))
+    pages = []
+    for i, s in enumerate(snaps):
+        out = os.path.join(tmp, "real%d.html" % i)
+        r = run([snapdiff, "report", s, "-o", out])
+        if check(r.returncode == 0, "%s: report exit %d: %s" % (s, r.returncode, r.stderr.decode())):
+            pages.append((out, os.path.basename(s)))
+    # two real snapshots as a diff, three as a series
+    if len(snaps) >= 3:
+        for k, files in ((2, snaps[:2]), (3, snaps[:3])):
+            out = os.path.join(tmp, "real-n%d.html" % k)
+            r = run([snapdiff, "report", *files, "-o", out])
+            if check(r.returncode == 0, "%d real snapshots: exit %d: %s" % (k, r.returncode, r.stderr.decode())):
+                pages.append((out, "%d real snapshots" % k))
+    # batches of browsers at once: each page is a separate process
+    with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+        doms = list(pool.map(lambda pw: drawn(browser, pw[0], tmp, pw[1]), pages))
+    for (out, what), dom in zip(pages, doms):
+        size = os.path.getsize(out)
+        check(size < 8 << 20, "%s: the page is %d bytes" % (what, size))
+    print("real snapshots: %d pages rendered" % len(pages))
+
+
+def main():
+    snapdiff, part = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        {"offline": part_offline, "cli": part_cli, "browser": part_browser, "real": part_real}[part](snapdiff, tmp)
+    if failures:
+        print("%d failure(s)" % len(failures))
+        sys.exit(1)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
