@@ -29,6 +29,8 @@ typedef struct sdp_parser {
     size_t n_marks, marks_cap;
     sd_value *memo;             /* dense; SDP_BITS_UNSET = never set */
     size_t memo_cap;
+    size_t memo_init;           /* slots [0, memo_init) are initialised; the rest are
+                                 * unset and untouched, so unused capacity stays unpaged */
     uint64_t memo_count;        /* entries set: MEMOIZE's index */
     uint64_t n_values;
     sdp_shape *empty_shape;     /* root of every dict's shape tree */
