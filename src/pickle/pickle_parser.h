@@ -76,7 +76,9 @@ static inline sdp_pending *sdp_pending_of(sdp_parser *p, uint64_t bits)
 /* A value fetched again (memo get, DUP): a pending dict seen twice is shared. */
 static inline void sdp_note_reuse(sdp_parser *p, sd_value v)
 {
-    if (!p->n_pending || !sdp_is_ptr(v)) return;
+    /* Only dicts are ever pending: the type byte (of a key string or a frames list,
+     * objects fetched again and again, so in cache) spares the hash for everything else. */
+    if (!p->n_pending || !sdp_is_ptr(v) || *(const uint8_t *)(uintptr_t)v.bits != SDP_DICT) return;
     sdp_pending *e = sdp_pending_of(p, v.bits);
     if (e->bits == v.bits) e->shared = true;
 }
