@@ -253,7 +253,7 @@ static sd_status refuse(sdp_parser *p, uint8_t op)
 static sd_status step(sdp_parser *p, uint8_t op, bool *stop);
 
 /* A mapped input is dropped from memory every RELEASE_STEP bytes parsed. */
-enum { RELEASE_STEP = 4 << 20 };
+enum { RELEASE_STEP = 1 << 20 };
 
 static void release_parsed(sdp_parser *p)
 {
