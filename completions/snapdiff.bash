@@ -15,11 +15,11 @@ _snapdiff()
     local commands='diff stats frag dump help'
     local common='--help -h --version -V --no-color --color --max-memory --quiet -q'
     local json='--json -j --jobs'   # diff, stats, frag
-    local diff_opts='--format -f --group-by -g --depth -d --hide --show --focus --top -n
-        --steps --capacity --max-growth'
+    local diff_opts='--format -f --output -o --group-by -g --depth -d --hide --show --focus
+        --top -n --steps --capacity --max-growth'
     local frag_opts='--gap-threshold --index-threshold --map --svg'
     # Options whose value is the next word.
-    local takes_value='--format|-f|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg'
+    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg'
 
     # Values: "--opt VALUE" and "--opt=VALUE" (split at '=' or not).
     local opt=$prev value=$cur prefix=''
@@ -35,9 +35,9 @@ _snapdiff()
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'site leaf stack file function' -- "$value")
             return ;;
         --format|-f)
-            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'text json folded' -- "$value")
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'text json folded pprof' -- "$value")
             return ;;
-        --svg)
+        --svg|--output|-o)
             compopt -o filenames 2>/dev/null
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -f -- "$value")
             return ;;

@@ -62,7 +62,8 @@ complete -c snapdiff -n '__snapdiff_for diff stats frag' -s j -l json -d 'write 
 complete -c snapdiff -n '__snapdiff_for diff stats frag' -l jobs -x -d 'load up to N files at once (default: one per CPU core)'
 
 # diff.
-complete -c snapdiff -n '__snapdiff_for diff' -s f -l format -x -a 'text json folded' -d 'output format (folded: collapsed stacks for flame graphs)'
+complete -c snapdiff -n '__snapdiff_for diff' -s f -l format -x -a 'text json folded pprof' -d 'output format (folded: collapsed stacks for flame graphs; pprof: go tool pprof)'
+complete -c snapdiff -n '__snapdiff_for diff' -s o -l output -r -F -d 'write the result to FILE instead of stdout'
 complete -c snapdiff -n '__snapdiff_for diff' -s g -l group-by -x -a 'site leaf stack file function' -d 'group live blocks by'
 complete -c snapdiff -n '__snapdiff_for diff' -s d -l depth -x -d 'add N caller frames to the site key'
 complete -c snapdiff -n '__snapdiff_for diff' -l hide -x -d 'treat matching frames as internal (REGEX, repeatable)'

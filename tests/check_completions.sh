@@ -48,7 +48,7 @@ bash_case "file function leaf site stack" snapdiff --group-by ""
 bash_case "leaf" snapdiff diff -g le
 bash_case "function" snapdiff --group-by = fu
 bash_case "--format=folded" snapdiff --format=fo
-bash_case "folded json text" snapdiff --format ""
+bash_case "folded json pprof text" snapdiff --format ""
 bash_case "diff dump frag help new.pickle old.pickle runs stats" snapdiff ""
 bash_case "diff dump frag stats" snapdiff help ""
 bash_case "frag" snapdiff help f
@@ -56,7 +56,7 @@ bash_case "stats" snapdiff st
 bash_case "--color --help --jobs --json --max-memory --no-color --quiet --version" snapdiff stats --
 bash_case "--color --help --max-memory --no-color --quiet --version" snapdiff dump --
 bash_case "--color --gap-threshold --help --index-threshold --jobs --json --map --max-memory --no-color --quiet --svg --version" snapdiff frag --
-bash_case "--capacity --color --depth --focus --format --group-by --help --hide --jobs --json --max-growth --max-memory --no-color --quiet --show --steps --top --version" snapdiff old.pickle new.pickle --
+bash_case "--capacity --color --depth --focus --format --group-by --help --hide --jobs --json --max-growth --max-memory --no-color --output --quiet --show --steps --top --version" snapdiff old.pickle new.pickle --
 bash_case "--json" snapdiff --top = 5 stats --js
 bash_case "--json" snapdiff --jobs 2 stats --js
 bash_case "runs/rank0.pickle" snapdiff frag --svg runs/r
@@ -77,7 +77,7 @@ if command -v fish >/dev/null 2>&1; then
     }
     fish_case "--group-by" "snapdiff --gr"
     fish_case "file function leaf site stack" "snapdiff --group-by "
-    fish_case "folded json text" "snapdiff --format "
+    fish_case "folded json pprof text" "snapdiff --format "
     fish_case "diff dump frag help new.pickle old.pickle runs/ stats" "snapdiff "
     fish_case "diff dump frag stats" "snapdiff help "
     fish_case "--color --help --jobs --json --max-memory --no-color --quiet --version" "snapdiff stats --"
@@ -101,7 +101,7 @@ if command -v zsh >/dev/null 2>&1; then
         expect zsh "snapdiff --gr" "--group-by" "$(zsh_complete 'snapdiff --gr')"
         expect zsh "snapdiff st" "stats" "$(zsh_complete 'snapdiff st')"
         expect zsh "snapdiff help " "diff dump frag stats" "$(zsh_complete 'snapdiff help ')"
-        expect zsh "snapdiff --format=" "folded json text" "$(zsh_complete 'snapdiff --format=')"
+        expect zsh "snapdiff --format=" "folded json pprof text" "$(zsh_complete 'snapdiff --format=')"
         expect zsh "snapdiff stats --" "--color --help --jobs --json --max-memory --no-color --quiet --version" \
             "$(zsh_complete 'snapdiff stats --')"
         expect zsh "snapdiff --group-by " "file function leaf site stack" \

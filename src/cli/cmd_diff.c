@@ -1,12 +1,14 @@
 /* cmd_diff.c - `snapdiff OLD NEW`: what grew, grouped by where it was allocated.
  *
  * load (in parallel, load.h) -> analyse (sd_diff, the --max-growth gate) -> render (text,
- * JSON or folded, src/render/diff_render.h) -> exit status. Every figure and verdict
+ * JSON, folded or pprof, src/render/diff_render.h) -> exit status. Every figure and verdict
  * comes from the library; this file maps options and words the gate's verdict.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "msg.h"
@@ -30,23 +32,41 @@ static void diff_options(const struct cli_opts *o, sd_diff_options *d)
     d->max_memory = o->max_memory;
 }
 
-/* Write the report. A failed write is left to main's check of stdout. */
-static int render(const struct cli_opts *o, const sd_diff *d)
+/* Write the report to `out`. A failed write on stdout is left to main's check of it. */
+static int render(FILE *out, const struct cli_opts *o, const sd_diff *d)
 {
     sd_error err;
     sd_error_clear(&err);
     sd_status st;
-    if (o->format == FORMAT_FOLDED) {
-        st = sdp_render_folded(stdout, sd_diff_profile(d), 0, 1, o->max_memory, &err);
+    if (o->format == FORMAT_FOLDED || o->format == FORMAT_PPROF) {
+        st = (o->format == FORMAT_FOLDED ? sdp_render_folded : sdp_render_pprof)(
+            out, sd_diff_profile(d), 0, 1, o->max_memory, &err);
         if (st != SD_OK && st != SD_EIO) msg_sd_error(&err);
     } else if (o->format == FORMAT_JSON) {
-        st = sdp_render_diff_json(stdout, d);
+        st = sdp_render_diff_json(out, d);
         if (st == SD_ENOMEM) msg_error("out of memory while writing JSON");
     } else {
         sdp_diff_text_options to = {.render = {.color = o->color}, .top = (size_t)o->top};
-        st = sdp_render_diff_text(stdout, d, &to);
+        st = sdp_render_diff_text(out, d, &to);
     }
     return st == SD_OK || st == SD_EIO ? EXIT_OK : EXIT_TROUBLE;
+}
+
+/* -o FILE, else stdout; the report is written, then the file closed and checked. */
+static int render_to_output(const struct cli_opts *o, const sd_diff *d)
+{
+    if (!o->output) return render(stdout, o, d);
+    FILE *f = fopen(o->output, "wb");
+    if (!f) {
+        msg_error("%s: cannot write: %s", o->output, strerror(errno));
+        return EXIT_TROUBLE;
+    }
+    int status = render(f, o, d);
+    if (fclose(f) != 0 && status == EXIT_OK) {
+        msg_error("%s: error writing: %s", o->output, strerror(errno));
+        status = EXIT_TROUBLE;
+    }
+    return status;
 }
 
 /* --max-growth: the CI gate. The report is written either way; the verdict goes to
@@ -74,8 +94,14 @@ static int apply_gate(const struct cli_opts *o, const sd_diff *d, int status)
 int cmd_diff(const struct cli_opts *opts)
 {
     bool one = opts->n_files == 1;
-    if (opts->n_files != 2 && !(one && opts->format == FORMAT_FOLDED)) {
-        msg_error("diff needs two snapshots, OLD and NEW (one is enough with --format folded)");
+    if (opts->n_files != 2 &&
+        !(one && (opts->format == FORMAT_FOLDED || opts->format == FORMAT_PPROF))) {
+        msg_error("diff needs two snapshots, OLD and NEW (one is enough with --format folded "
+                  "or pprof)");
+        return EXIT_TROUBLE;
+    }
+    if (opts->format == FORMAT_PPROF && !opts->output && isatty(STDOUT_FILENO)) {
+        msg_error("--format pprof writes a binary profile: give -o FILE or redirect stdout");
         return EXIT_TROUBLE;
     }
     /* snaps[0] OLD (none with one file: an empty baseline), snaps[1] NEW */
@@ -89,7 +115,7 @@ int cmd_diff(const struct cli_opts *opts)
     sd_diff *d = sd_diff_create(snaps[0], snaps[1], &dopts, &err);
     int status = EXIT_TROUBLE;
     if (!d) msg_sd_error(&err);
-    else status = apply_gate(opts, d, render(opts, d));
+    else status = apply_gate(opts, d, render_to_output(opts, d));
     sd_diff_free(d);
     sd_snapshot_free(snaps[1]);
     sd_snapshot_free(snaps[0]);

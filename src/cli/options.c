@@ -18,7 +18,7 @@
 enum opt_id {
     O_HELP, O_VERSION, O_JSON, O_FORMAT, O_NO_COLOR, O_COLOR, O_MAX_MEMORY, O_QUIET,
     O_GROUP_BY, O_DEPTH, O_HIDE, O_SHOW, O_FOCUS, O_TOP, O_STEPS, O_CAPACITY, O_MAX_GROWTH,
-    O_GAP_THRESHOLD, O_INDEX_THRESHOLD, O_MAP, O_SVG, O_JOBS,
+    O_GAP_THRESHOLD, O_INDEX_THRESHOLD, O_MAP, O_SVG, O_JOBS, O_OUTPUT,
 };
 
 struct opt_def {
@@ -36,7 +36,9 @@ static const struct opt_def options[] = {
     {"json", 'j', NULL, FOR_DIFF | FOR_STATS | FOR_FRAG, O_JSON,
      "write JSON (documented, versioned schema) instead of text"},
     {"format", 'f', "FMT", FOR_DIFF, O_FORMAT,
-     "output format: text, json or folded (collapsed stacks for flame graphs)"},
+     "output format: text, json, folded (collapsed stacks for flame graphs) or pprof "
+     "(gzipped profile.proto for go tool pprof; needs -o FILE or a redirect)"},
+    {"output", 'o', "FILE", FOR_DIFF, O_OUTPUT, "write the result to FILE instead of stdout"},
     {"no-color", 0, NULL, FOR_ALL, O_NO_COLOR,
      "never colour the output (NO_COLOR is honoured too)"},
     {"color", 0, NULL, FOR_ALL, O_COLOR, "colour the output even when it is not a terminal"},
@@ -242,7 +244,8 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
         if (strcmp(v, "text") == 0) opts->format = FORMAT_TEXT;
         else if (strcmp(v, "json") == 0) opts->format = FORMAT_JSON;
         else if (strcmp(v, "folded") == 0) opts->format = FORMAT_FOLDED;
-        else return bad_value(o, v, "text, json or folded", errbuf, errlen);
+        else if (strcmp(v, "pprof") == 0) opts->format = FORMAT_PPROF;
+        else return bad_value(o, v, "text, json, folded or pprof", errbuf, errlen);
         break;
     case O_NO_COLOR: *color_mode = 0; break;
     case O_COLOR: *color_mode = 1; break;
@@ -304,6 +307,7 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
         break;
     case O_MAP: opts->map = true; break;
     case O_SVG: opts->svg = v; break;
+    case O_OUTPUT: opts->output = v; break;
     }
     return OPT_OK;
 }
@@ -460,15 +464,16 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
     opts->files = positional + first_file;
     opts->n_files = n_pos - first_file;
     opts->color = want_color(color_mode);
-    if (opts->format == FORMAT_JSON || opts->format == FORMAT_FOLDED) opts->color = false;
+    if (opts->format != FORMAT_TEXT || opts->output) opts->color = false;
     if (n_pos == 0) {
         snprintf(errbuf, errlen, "no snapshot given");
         return OPT_ERROR;
     }
-    /* --format folded also takes one file: the live blocks of that snapshot. */
-    bool one_ok = opts->format == FORMAT_FOLDED && opts->n_files == 1;
+    /* --format folded and pprof also take one file: the live blocks of that snapshot. */
+    bool one_ok = (opts->format == FORMAT_FOLDED || opts->format == FORMAT_PPROF) &&
+                  opts->n_files == 1;
     if (opts->command == CMD_DIFF && opts->n_files != 2 && !one_ok) {
-        snprintf(errbuf, errlen, "diff needs two snapshots, OLD and NEW (got %d)", opts->n_files);
+        snprintf(errbuf, errlen, "diff needs two snapshots, OLD and NEW (got %d; one is enough with --format folded or pprof)", opts->n_files);
         return OPT_ERROR;
     }
     if (opts->command == CMD_DUMP && opts->n_files != 1) {

@@ -19,7 +19,7 @@ enum cli_command { CMD_NONE, CMD_DIFF, CMD_STATS, CMD_DUMP, CMD_FRAG };
 enum { FOR_DIFF = 1 << CMD_DIFF, FOR_STATS = 1 << CMD_STATS, FOR_DUMP = 1 << CMD_DUMP,
        FOR_FRAG = 1 << CMD_FRAG, FOR_ALL = FOR_DIFF | FOR_STATS | FOR_DUMP | FOR_FRAG };
 
-enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED };
+enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF };
 
 #define CLI_MAX_PATTERNS 32
 
@@ -33,6 +33,7 @@ struct cli_opts {
     uint64_t max_memory;         /* --max-memory, default a fraction of physical memory */
     bool quiet;                  /* -q: no notes/warnings on stderr */
     unsigned jobs;               /* --jobs N: files loaded at once, 0 = one per core */
+    const char *output;          /* -o FILE: write the result there instead of stdout */
 
     /* diff */
     sd_group_by group_by;        /* --group-by (names: sd_group_by_name) */

@@ -34,4 +34,10 @@ sd_status sdp_render_diff_json(FILE *out, const sd_diff *d);
 sd_status sdp_render_folded(FILE *out, const sd_profile *p, size_t from, size_t to,
                             uint64_t max_memory, sd_error *err);
 
+/* The same stacks as pprof's profile.proto, gzipped (src/render/pprof.c): one sample per
+ * stack with space/bytes and objects/count; with `from` absent the live memory of `to`,
+ * else the growth of the stacks that grew. Frames innermost first, noise dropped. */
+sd_status sdp_render_pprof(FILE *out, const sd_profile *p, size_t from, size_t to,
+                           uint64_t max_memory, sd_error *err);
+
 #endif
