@@ -234,9 +234,11 @@ static sd_status intern_stack_slow(sd_snapshot *s, const sd_value *frames, uint3
         c->aux = 1;
         return SD_OK;
     }
+    sd_status st = sdp_model_items(s, c);
+    if (st) return st;
     /* Append the frame ids at the end of the pool; drop them again if the stack exists. */
     size_t start = s->n_stack_frames;
-    sd_status st = grow(s, (void **)&s->stack_frames, &s->stack_frames_cap, start + c->n,
+    st = grow(s, (void **)&s->stack_frames, &s->stack_frames_cap, start + c->n,
                         sizeof *s->stack_frames);
     if (st) return st;
     for (uint32_t i = 0; i < c->n; i++) {

@@ -11,6 +11,7 @@
 
 #include "model/model.h"
 
+#define SDP_TRY_MODEL(x) do { sd_status st_ = (x); if (st_ != SD_OK) return st_; } while (0)
 #define KEY_IS(k, lit) sdp_str_eq(*(k), lit, sizeof(lit) - 1)
 
 void *sdp_model_alloc(sd_snapshot *s, size_t size)
@@ -59,6 +60,16 @@ sd_status sdp_model_fail(sd_snapshot *s, const sd_value *where, const char *fmt,
     va_end(ap);
     uint64_t off = where && sdp_cont_of(*where) ? sd_value_offset(where) : s->load->ctx_offset;
     return sdp_fail(s->load->err, SD_ESNAPSHOT, off, "%s", text);
+}
+
+sd_status sdp_model_items(sd_snapshot *s, const sdp_cont *c)
+{
+    if (!c->run) return SD_OK;
+    /* The tree belongs to the load, which is what is reading it: giving a run its items
+     * changes how the list is stored, not what it holds. */
+    sd_status st = sdp_cont_flatten(&s->load->pickle, (sdp_cont *)(uintptr_t)c, 0);
+    if (st) return sdp_fail(s->load->err, st, c->offset, "memory budget exhausted reading a list");
+    return SD_OK;
 }
 
 /* ---------- typed field readers ---------- */
@@ -137,6 +148,7 @@ static sd_status read_history(sd_snapshot *s, const sd_value *blk, const sd_valu
     const sdp_cont *hc = sdp_cont_of(*hist);
     if (!hc || hc->type != SDP_LIST) return sdp_model_fail(s, blk, "'history' should be a list");
     if (hc->n == 0) return SD_OK;
+    SDP_TRY_MODEL(sdp_model_items(s, hc));
     const sd_value *h0 = &hc->items[0]; /* newest first: the allocation of record */
     if (sdp_type(*h0) != SDP_DICT) return sdp_model_fail(s, blk, "a 'history' entry is not a dict");
     const sd_value *real = sd_value_dict_get(h0, "real_size");
@@ -201,6 +213,7 @@ static sd_status read_pool_id(sd_snapshot *s, const sd_value *seg, const sd_valu
     const sdp_cont *c = sdp_cont_of(*x);
     if (!c || c->type == SDP_DICT || c->n != 2)
         return sdp_model_fail(s, seg, "'segment_pool_id' should be a pair of integers");
+    SDP_TRY_MODEL(sdp_model_items(s, c));
     for (int i = 0; i < 2; i++) {
         sd_status st = get_int(s, seg, &c->items[i], "segment_pool_id", &out->pool_id[i]);
         if (st) return st;
@@ -256,6 +269,7 @@ static sd_status build_segment_blocks(sd_snapshot *s, sdp_raw_segment *r, sd_blo
 {
     const sdp_cont *bl = r->blocks ? sdp_cont_of(*r->blocks) : NULL;
     size_t n = bl ? bl->n : 0;
+    if (bl) SDP_TRY_MODEL(sdp_model_items(s, bl));
     uint64_t cursor = r->seg.address, sum = 0;
     bool outside = false, gap = false;
     uint64_t gap_at = 0, gap_expected = 0; /* the first block not where the last one ended */
@@ -494,6 +508,7 @@ static sd_device *append_device(sd_snapshot *s, int64_t dev, size_t *cap)
 static sd_status build_segments(sd_snapshot *s, const sd_value *list, size_t *dev_cap)
 {
     size_t n = sdp_cont_of(*list)->n;
+    SDP_TRY_MODEL(sdp_model_items(s, sdp_cont_of(*list)));
     sdp_raw_segment *raw = n ? malloc(n * sizeof *raw) : NULL;
     if (n && (!raw || !sdp_arena_charge(&s->load->pickle, n * sizeof *raw))) {
         free(raw);
@@ -552,6 +567,7 @@ static sd_status build_segments(sd_snapshot *s, const sd_value *list, size_t *de
  * trace is a slice of the record array and nothing is copied. */
 static sd_trace_entry *records_in_order(sd_snapshot *s, const sdp_cont *list)
 {
+    if (list->run) return s->records + list->cap;
     uint32_t first = 0;
     for (uint32_t i = 0; i < list->n; i++) {
         if (sdp_type(list->items[i]) != SDP_RECORD) return NULL;
@@ -578,6 +594,7 @@ static sd_status build_traces(sd_snapshot *s, const sd_value *traces, size_t *de
     const sdp_cont *c = sdp_cont_of(*traces);
     if (!c || c->type != SDP_LIST)
         return sdp_model_fail(s, traces, "'device_traces' should be a list of lists");
+    SDP_TRY_MODEL(sdp_model_items(s, c));
     for (uint32_t dev = 0; dev < c->n; dev++) {
         const sd_value *list = &c->items[dev];
         const sdp_cont *lc = sdp_cont_of(*list);
@@ -636,6 +653,7 @@ static sd_status copy_setting(sd_snapshot *s, const sd_value *v, int depth, size
     for (uint32_t i = 0; depth > 0 && i < c->n; i++)
         n += c->type != SDP_DICT || sdp_type(*sdp_dict_key(c, i)) == SDP_STR;
     if (n > *budget) n = *budget;
+    if (c->type != SDP_DICT && n) SDP_TRY_MODEL(sdp_model_items(s, c));
     *budget -= n;
     if (!n) return SD_OK;
     sd_setting *items = sdp_model_alloc(s, n * sizeof *items);

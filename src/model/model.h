@@ -117,5 +117,9 @@ sd_status sdp_model_grow(sd_snapshot *s, void **buf, size_t *cap, size_t need, s
 void sdp_model_warn(sd_snapshot *s, const char *fmt, ...) SDP_PRINTF(2, 3);
 sd_status sdp_model_fail(sd_snapshot *s, const sd_value *where, const char *fmt, ...)
     SDP_PRINTF(3, 4);
+/* Make c->items readable: a run of records (sdp_cont.run) gets its array, from the load's
+ * arena. Every reader of a list's items calls it first; a device's trace, the one list
+ * that is a run in practice, is read as a run instead (records_in_order). */
+sd_status sdp_model_items(sd_snapshot *s, const sdp_cont *c);
 
 #endif

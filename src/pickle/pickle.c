@@ -68,10 +68,11 @@ static sd_status memo_put(sdp_parser *p, uint64_t idx)
     if (idx >= (uint64_t)p->cur.len + 16)
         return sdp_pp_fail(p, SD_ELIMIT, "memo index %llu is beyond what a %zu-byte input can hold",
                     (unsigned long long)idx, p->cur.len);
-    if (idx >= p->memo_cap) {
-        size_t old = p->memo_cap;
+    if (idx >= p->memo_cap)
         SDP_TRY(sdp_pp_grow(p, (void **)&p->memo, &p->memo_cap, (size_t)idx + 1, sizeof *p->memo));
-        for (size_t i = old; i < p->memo_cap; i++) p->memo[i].bits = SDP_BITS_UNSET;
+    if (idx >= p->memo_init) {
+        for (size_t i = p->memo_init; i <= idx; i++) p->memo[i].bits = SDP_BITS_UNSET;
+        p->memo_init = (size_t)idx + 1;
     }
     if (p->memo[idx].bits == SDP_BITS_UNSET) p->memo_count++;
     p->memo[idx] = p->stack[p->sp - 1];
@@ -81,7 +82,7 @@ static sd_status memo_put(sdp_parser *p, uint64_t idx)
 
 static sd_status memo_get(sdp_parser *p, uint64_t idx)
 {
-    if (idx >= p->memo_cap || p->memo[idx].bits == SDP_BITS_UNSET)
+    if (idx >= p->memo_init || p->memo[idx].bits == SDP_BITS_UNSET)
         return sdp_pp_fail(p, SD_EFORMAT, "memo get of index %llu, which was never set",
                     (unsigned long long)idx);
     sdp_note_reuse(p, p->memo[idx]);
@@ -251,7 +252,8 @@ static sd_status refuse(sdp_parser *p, uint8_t op)
 
 static sd_status step(sdp_parser *p, uint8_t op, bool *stop);
 
-enum { RELEASE_STEP = 16 << 20 };
+/* A mapped input is dropped from memory every RELEASE_STEP bytes parsed. */
+enum { RELEASE_STEP = 1 << 20 };
 
 static void release_parsed(sdp_parser *p)
 {
@@ -263,97 +265,136 @@ static void release_parsed(sdp_parser *p)
     p->released = p->cur.pos;
 }
 
-/* The opcodes that make up most of a snapshot pickle (memo gets of shared keys and
- * frames, small ints, MEMOIZE, MARK), decoded here without the general dispatch. Returns
- * false for anything else, or when bytes are short: step() then reports properly. */
-static inline bool fast_op(sdp_parser *p, uint8_t op)
+static inline uint64_t load_le64(const uint8_t *b)
 {
-    const uint8_t *b = p->cur.base + p->cur.pos;
-    size_t left = p->cur.len - p->cur.pos;
-    uint64_t idx;
-    sd_value v;
-    switch (op) {
-    case SDP_OP_BINGET:
-        if (left < 1) return false;
-        idx = b[0];
-        break;
-    case SDP_OP_LONG_BINGET:
-        if (left < 4) return false;
-        idx = (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24;
-        break;
-    case SDP_OP_BININT1:
-        if (left < 1 || p->sp == p->stack_cap) return false;
-        v.bits = ((uint64_t)b[0] << 3) | SDP_TAG_INT;
-        p->stack[p->sp++] = v;
-        p->n_values++;
-        p->cur.pos += 1;
-        return true;
-    case SDP_OP_BININT2:
-        if (left < 2 || p->sp == p->stack_cap) return false;
-        v.bits = (((uint64_t)b[0] | (uint64_t)b[1] << 8) << 3) | SDP_TAG_INT;
-        p->stack[p->sp++] = v;
-        p->n_values++;
-        p->cur.pos += 2;
-        return true;
-    case SDP_OP_BININT:
-        if (left < 4 || p->sp == p->stack_cap) return false;
-        v.bits = ((uint64_t)(int64_t)(int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 |
-                                               (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24) << 3) |
-                 SDP_TAG_INT;
-        p->stack[p->sp++] = v;
-        p->n_values++;
-        p->cur.pos += 4;
-        return true;
-    case SDP_OP_LONG1: { /* addresses and timestamps: up to 7 bytes fit an inline int */
-        if (left < 1 || left - 1 < b[0] || b[0] == 0 || b[0] > 7 || p->sp == p->stack_cap)
-            return false;
-        unsigned n = b[0];
-        uint64_t x = 0;
-        for (unsigned i = n; i > 0; i--) x = x << 8 | b[i];
-        if (b[n] & 0x80) x |= ~(uint64_t)0 << (8 * n); /* sign-extend */
-        int64_t sx = (int64_t)x;
-        if (sx < SDP_SMALL_MIN || sx > SDP_SMALL_MAX) return false;
-        v.bits = ((uint64_t)sx << 3) | SDP_TAG_INT;
-        p->stack[p->sp++] = v;
-        p->n_values++;
-        p->cur.pos += 1 + n;
-        return true;
-    }
-    case SDP_OP_MEMOIZE:
-        if (p->sp == sdp_mark_base(p) || p->memo_count >= p->memo_cap) return false;
-        if (p->memo[p->memo_count].bits != SDP_BITS_UNSET) return false;
-        p->memo[p->memo_count] = p->stack[p->sp - 1];
-        if (p->hook) sdp_pp_note_memo_put(p, p->memo[p->memo_count], p->memo_count);
-        p->memo_count++;
-        return true;
-    case SDP_OP_MARK:
-        if (p->n_marks == p->marks_cap) return false;
-        p->marks[p->n_marks++] = p->sp;
-        return true;
-    default:
-        return false;
-    }
-    /* BINGET / LONG_BINGET */
-    if (idx >= p->memo_cap || p->memo[idx].bits == SDP_BITS_UNSET || p->sp == p->stack_cap)
-        return false;
-    sdp_note_reuse(p, p->memo[idx]);
-    p->stack[p->sp++] = p->memo[idx];
-    p->n_values++;
-    p->cur.pos += op == SDP_OP_BINGET ? 1 : 4;
-    return true;
+    uint64_t v;
+    memcpy(&v, b, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
 }
 
+/* The loop. The opcodes that make up most of a snapshot pickle (memo gets of shared keys
+ * and frames, small ints, addresses and times, MEMOIZE, MARK, empty containers) are
+ * decoded in an inner loop that keeps the cursor and the stack in locals. Anything else,
+ * and any of those whose bytes are short or whose memo slot or stack is not ready, leaves
+ * the inner loop with the opcode unread: step() then decodes it, or reports it properly. */
 static sd_status run(sdp_parser *p, sd_value *root)
 {
+    const uint8_t *const in = p->cur.base;
+    const size_t len = p->cur.len;
+    size_t release_at = p->release_behind ? RELEASE_STEP : SIZE_MAX;
     bool stop = false;
     while (!stop) {
-        if (p->release_behind && p->cur.pos - p->released >= RELEASE_STEP) release_parsed(p);
+        size_t pos = p->cur.pos, sp = p->sp;
+        const size_t cap = p->stack_cap;
+        sd_value *const stack = p->stack;
+        sd_value *const memo = p->memo;
+        size_t memo_init = p->memo_init, memo_count = p->memo_count;
+        uint64_t pushed = 0;
+        for (;;) {
+            if (pos >= len) break;
+            const uint8_t *b = in + pos + 1;
+            size_t left = len - pos - 1; /* argument bytes available */
+            uint64_t idx;
+            sd_value v;
+            switch (in[pos]) {
+            case SDP_OP_BINGET:
+                if (left < 1) goto slow;
+                idx = b[0];
+                goto get;
+            case SDP_OP_LONG_BINGET:
+                if (left < 4) goto slow;
+                idx = (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 |
+                      (uint64_t)b[3] << 24;
+                goto get;
+            case SDP_OP_BININT1:
+                if (left < 1 || sp == cap) goto slow;
+                stack[sp++].bits = ((uint64_t)b[0] << 3) | SDP_TAG_INT;
+                pushed++;
+                pos += 2;
+                continue;
+            case SDP_OP_BININT2:
+                if (left < 2 || sp == cap) goto slow;
+                stack[sp++].bits = (((uint64_t)b[0] | (uint64_t)b[1] << 8) << 3) | SDP_TAG_INT;
+                pushed++;
+                pos += 3;
+                continue;
+            case SDP_OP_BININT:
+                if (left < 4 || sp == cap) goto slow;
+                stack[sp++].bits = ((uint64_t)(int64_t)(int32_t)((uint32_t)b[0] |
+                                    (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                                    (uint32_t)b[3] << 24) << 3) | SDP_TAG_INT;
+                pushed++;
+                pos += 5;
+                continue;
+            case SDP_OP_LONG1: { /* addresses and timestamps: one 8-byte load */
+                unsigned n = left ? b[0] : 0;
+                if (n == 0 || n > 8 || left < 9 || sp == cap) goto slow;
+                uint64_t x = load_le64(b + 1);
+                if (n < 8) {
+                    unsigned sh = 64 - 8 * n; /* keep n bytes, sign-extend from the top one */
+                    x = (uint64_t)((int64_t)(x << sh) >> sh);
+                }
+                int64_t sx = (int64_t)x;
+                if (sx < SDP_SMALL_MIN || sx > SDP_SMALL_MAX) goto slow;
+                stack[sp++].bits = ((uint64_t)sx << 3) | SDP_TAG_INT;
+                pushed++;
+                pos += 2 + n;
+                continue;
+            }
+            case SDP_OP_MEMOIZE:
+                idx = memo_count;
+                if (sp == sdp_mark_base(p) || idx >= p->memo_cap || idx != memo_init) goto slow;
+                v = stack[sp - 1];
+                memo[idx] = v;
+                p->memo_init = memo_init = idx + 1;
+                p->memo_count = memo_count = idx + 1;
+                if (p->hook && sdp_is_ptr(v) && *(const uint8_t *)(uintptr_t)v.bits == SDP_DICT)
+                    sdp_pp_note_memo_put(p, v, idx);
+                pos += 1;
+                continue;
+            case SDP_OP_MARK:
+                if (p->n_marks == p->marks_cap) goto slow;
+                p->marks[p->n_marks++] = sp;
+                pos += 1;
+                continue;
+            case SDP_OP_EMPTY_DICT: case SDP_OP_EMPTY_LIST: {
+                if (sp == cap) goto slow;
+                p->op_start = pos;
+                sd_status st = sdp_pp_new_cont(p, in[pos] == SDP_OP_EMPTY_DICT ? SDP_DICT : SDP_LIST,
+                                               &v);
+                if (st) return st;
+                stack[sp++] = v;
+                pushed++;
+                pos += 1;
+                continue;
+            }
+            default:
+                goto slow;
+            }
+        get:
+            if (idx >= memo_init || memo[idx].bits == SDP_BITS_UNSET || sp == cap) goto slow;
+            v = memo[idx];
+            sdp_note_reuse(p, v);
+            stack[sp++] = v;
+            pushed++;
+            pos += in[pos] == SDP_OP_BINGET ? 2 : 5;
+        }
+    slow:
+        p->cur.pos = pos;
+        p->sp = sp;
+        p->n_values += pushed;
+        if (pos >= release_at) {
+            release_parsed(p);
+            release_at = pos + RELEASE_STEP;
+        }
         p->op_start = p->cur.pos;
         uint8_t op;
         if (!sdp_cur_u8(&p->cur, &op))
             return sdp_pp_fail(p, SD_ETRUNC, "truncated: expected an opcode or STOP, input ends at "
                         "byte %zu", p->cur.len);
-        if (fast_op(p, op)) continue;
         SDP_TRY(step(p, op, &stop));
     }
     if (p->sp == 0) return sdp_pp_fail(p, SD_EFORMAT, "STOP with an empty stack");

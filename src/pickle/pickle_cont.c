@@ -139,14 +139,18 @@ void sdp_pp_note_memo_put(sdp_parser *p, sd_value v, uint64_t idx)
 {
     sdp_cont *c = sdp_cont_of(v);
     if (!c || c->type != SDP_DICT || !c->open || c->n || c->memoized > 1) return;
-    sdp_pending *e = sdp_pending_of(p, v.bits);
     if (c->memoized) { /* a second memo slot: shared (or its entry was evicted) */
-        if (e->bits == v.bits) e->shared = true;
+        sdp_pending *e = sdp_pending_find(p, v.bits);
+        if (e) e->shared = true;
         return;
     }
     c->memoized = 1;
+    /* A free way of the set, else the older entry goes (an evicted dict stays in place).
+     * Two ways: a trace entry stays pending while the frame dicts inside it come and go. */
+    sdp_pending *e = sdp_pending_set(p, v.bits);
+    if (e[0].bits && (!e[1].bits || e[1].memo_idx < e[0].memo_idx)) e++;
     if (!e->bits) p->n_pending++;
-    *e = (sdp_pending){.bits = v.bits, .memo_idx = idx}; /* an evicted dict stays in place */
+    *e = (sdp_pending){.bits = v.bits, .memo_idx = idx};
 }
 
 void sdp_pp_note_dup(sdp_parser *p, sd_value v)
@@ -163,8 +167,8 @@ static void settle_record(sdp_parser *p, sdp_cont *c, sd_value *slot)
 {
     p->took = false;
     uint64_t bits = slot->bits;
-    sdp_pending *e = c->memoized ? sdp_pending_of(p, bits) : NULL;
-    bool known = e && e->bits == bits;
+    sdp_pending *e = c->memoized ? sdp_pending_find(p, bits) : NULL;
+    bool known = e != NULL;
     bool recycle = !c->memoized ||
                    (c->memoized == 1 && known && !e->shared && p->memo[e->memo_idx].bits == bits);
     sd_value rec = {((uint64_t)p->took_index << 3) | SDP_TAG_RECORD};
@@ -188,8 +192,8 @@ static void settle_record(sdp_parser *p, sdp_cont *c, sd_value *slot)
 static void settle_dict(sdp_parser *p, sdp_cont *c, sd_value v)
 {
     if (c->memoized != 1 || !p->n_pending) return;
-    sdp_pending *e = sdp_pending_of(p, v.bits);
-    if (e->bits != v.bits) return;
+    sdp_pending *e = sdp_pending_find(p, v.bits);
+    if (!e) return;
     *e = (sdp_pending){0};
     p->n_pending--;
 }
@@ -227,8 +231,33 @@ static sd_status dict_add(sdp_parser *p, sdp_cont *c, const sd_value *kv, size_t
     return SD_OK;
 }
 
+/* Whether items[0..k) are the records that continue the run of list c (or start one). */
+static bool run_continues(const sdp_cont *c, const sd_value *items, size_t k)
+{
+    if (!k || (items[0].bits & SDP_TAG_MASK) != SDP_TAG_RECORD) return false;
+    uint64_t next = c->run ? (uint64_t)c->cap + c->n : items[0].bits >> 3;
+    for (size_t i = 0; i < k; i++, next++)
+        if (items[i].bits != ((next << 3) | SDP_TAG_RECORD)) return false;
+    return true;
+}
+
 static sd_status seq_add(sdp_parser *p, sdp_cont *c, const sd_value *items, size_t k)
 {
+    if (p->hook && c->type == SDP_LIST && (c->run || (!c->n && !c->cap)) &&
+        run_continues(c, items, k)) {
+        if (k > UINT32_MAX - c->n) return sdp_pp_fail(p, SD_ELIMIT, "container of more than 2^32 items");
+        if (!c->run) {
+            c->run = 1;
+            c->cap = (uint32_t)(items[0].bits >> 3);
+        }
+        c->n += (uint32_t)k;
+        return SD_OK;
+    }
+    if (c->run) {
+        sd_status st = sdp_cont_flatten(p->arena, c, k);
+        if (st == SD_ENOMEM) return sdp_pp_fail_nomem(p);
+        if (st) return sdp_pp_fail(p, st, "container of more than 2^32 items");
+    }
     SDP_TRY(cont_reserve(p, c, k, 1));
     memcpy(c->items + c->n, items, k * sizeof *items);
     c->n += (uint32_t)k;

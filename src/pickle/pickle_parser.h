@@ -15,7 +15,7 @@ typedef struct sdp_pending {
     uint64_t memo_idx;
     bool shared;
 } sdp_pending;
-enum { SDP_PENDING_LOG2 = 6, SDP_FREE_DICTS = 16 };
+enum { SDP_PENDING_LOG2 = 6, SDP_FREE_DICTS = 16 }; /* 2^6 sets of 2 ways */
 
 typedef struct sdp_parser {
     sdp_cursor cur;
@@ -29,6 +29,8 @@ typedef struct sdp_parser {
     size_t n_marks, marks_cap;
     sd_value *memo;             /* dense; SDP_BITS_UNSET = never set */
     size_t memo_cap;
+    size_t memo_init;           /* slots [0, memo_init) are initialised; the rest are
+                                 * unset and untouched, so unused capacity stays unpaged */
     uint64_t memo_count;        /* entries set: MEMOIZE's index */
     uint64_t n_values;
     sdp_shape *empty_shape;     /* root of every dict's shape tree */
@@ -38,7 +40,7 @@ typedef struct sdp_parser {
     uint64_t last_keys[SDP_SHAPE_MAX_KEYS];
     size_t last_k;
     sdp_shape *last_shape;
-    sdp_pending pending[1 << SDP_PENDING_LOG2]; /* direct-mapped by container address */
+    sdp_pending pending[2 << SDP_PENDING_LOG2]; /* 2-way sets by container address */
     size_t n_pending;
     sdp_cont *free_dicts[SDP_FREE_DICTS];       /* recycled containers of taken dicts */
     size_t n_free_dicts;
@@ -66,17 +68,27 @@ static inline sd_status sdp_push(sdp_parser *p, sd_value v)
     return SD_OK;
 }
 
-static inline sdp_pending *sdp_pending_of(sdp_parser *p, uint64_t bits)
+/* The two ways of the set a container address falls in. */
+static inline sdp_pending *sdp_pending_set(sdp_parser *p, uint64_t bits)
 {
-    return &p->pending[(size_t)((bits >> 3) * 0x9e3779b97f4a7c15ull >> (64 - SDP_PENDING_LOG2))];
+    return &p->pending[2 * (size_t)((bits >> 3) * 0x9e3779b97f4a7c15ull >> (64 - SDP_PENDING_LOG2))];
+}
+
+/* The entry of a pending dict, NULL when it is not (or no longer) tracked. */
+static inline sdp_pending *sdp_pending_find(sdp_parser *p, uint64_t bits)
+{
+    sdp_pending *e = sdp_pending_set(p, bits);
+    return e[0].bits == bits ? &e[0] : e[1].bits == bits ? &e[1] : NULL;
 }
 
 /* A value fetched again (memo get, DUP): a pending dict seen twice is shared. */
 static inline void sdp_note_reuse(sdp_parser *p, sd_value v)
 {
-    if (!p->n_pending || !sdp_is_ptr(v)) return;
-    sdp_pending *e = sdp_pending_of(p, v.bits);
-    if (e->bits == v.bits) e->shared = true;
+    /* Only dicts are ever pending: the type byte (of a key string or a frames list,
+     * objects fetched again and again, so in cache) spares the hash for everything else. */
+    if (!p->n_pending || !sdp_is_ptr(v) || *(const uint8_t *)(uintptr_t)v.bits != SDP_DICT) return;
+    sdp_pending *e = sdp_pending_find(p, v.bits);
+    if (e) e->shared = true;
 }
 
 /* Height of the stack above the innermost mark: values an opcode may consume. */

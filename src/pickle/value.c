@@ -90,10 +90,25 @@ size_t sd_value_len(const sd_value *v)
     return b && b->type != SDP_BIGINT ? b->len : 0;
 }
 
+sd_status sdp_cont_flatten(sdp_arena *a, sdp_cont *c, size_t extra)
+{
+    if (!c->run) return SD_OK;
+    if (extra > UINT32_MAX - c->n) return SD_ELIMIT;
+    size_t need = (size_t)c->n + extra;
+    sd_value *items = sdp_arena_alloc(a, (need ? need : 1) * sizeof *items);
+    if (!items) return SD_ENOMEM;
+    for (uint32_t i = 0; i < c->n; i++)
+        items[i].bits = (((uint64_t)c->cap + i) << 3) | SDP_TAG_RECORD;
+    c->items = items;
+    c->cap = (uint32_t)need;
+    c->run = 0;
+    return SD_OK;
+}
+
 const sd_value *sd_value_item(const sd_value *v, size_t i)
 {
     const sdp_cont *c = v ? sdp_cont_of(*v) : NULL;
-    if (!c || c->type == SDP_DICT || i >= c->n) return NULL;
+    if (!c || c->type == SDP_DICT || c->run || i >= c->n) return NULL;
     return &c->items[i];
 }
 

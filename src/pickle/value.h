@@ -58,9 +58,13 @@ typedef struct sdp_cont {
     uint8_t type;             /* SDP_LIST / SDP_TUPLE / SDP_DICT */
     uint8_t open;             /* can still receive items while parsing */
     uint8_t memoized;         /* a memo slot holds it (see sdp_parser.pending) */
-    uint8_t pad;
+    uint8_t run;              /* lists only: a run of records (below) */
     uint32_t aux;             /* free for analyses: the model caches interned ids here */
     uint32_t n, cap;          /* items (lists) or pairs (dicts) */
+    /* A list filled only with records taken one after another (a device's trace, millions
+     * of entries) keeps no items: `run` is set, items is NULL and the list is the records
+     * cap, cap + 1, ..., cap + n - 1. Only a parse with a record hook makes runs; the
+     * model gives one its items (sdp_cont_flatten) before reading it as values. */
     uint64_t offset;          /* where the opcode that made it starts */
     sd_value *items;          /* lists: n items; shaped dicts: n values; other dicts: 2n */
     sdp_shape *shape;         /* dicts only: NULL once a dict outgrows shapes */
@@ -120,6 +124,9 @@ static inline const sd_value *sdp_dict_val(const sdp_cont *c, uint32_t i)
 {
     return c->shape ? &c->items[i] : &c->items[2 * (size_t)i + 1];
 }
+
+/* Give a run list (sdp_cont.run) an items array with room for `extra` more. */
+sd_status sdp_cont_flatten(sdp_arena *a, sdp_cont *c, size_t extra);
 
 /* A hook that lets the model take over small dicts as they complete, so that the
  * millions of trace entries of a big snapshot never exist as generic dicts. kind() looks
