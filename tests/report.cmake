@@ -5,3 +5,6 @@ foreach(part offline cli browser real)
            COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_report.py ${SNAPDIFF_BIN} ${part})
   set_tests_properties(report_${part} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 1200 LABELS report)
 endforeach()
+# Every real snapshot in a browser takes a minute and a half on 2 cores: part of the full
+# run (tests/full.sh asan runs it), not of the 5-minute test command (tests/run.sh).
+set_tests_properties(report_real PROPERTIES LABELS "report;full")

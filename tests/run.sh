@@ -19,8 +19,8 @@ run sh tests/deps.sh
 say "build (-Werror) into build/"
 run cmake -S . -B build -DSNAPDIFF_WERROR=ON
 run cmake --build build -j "$jobs"
-say "the suite, without valgrind (ctest -L valgrind, or tests/full.sh valgrind, runs it)"
-run ctest --test-dir build --output-on-failure -j "$jobs" -LE valgrind
+say "the suite, without valgrind and the label full (tests/full.sh runs those)"
+run ctest --test-dir build --output-on-failure -j "$jobs" -LE "valgrind|full"
 echo
 echo "tests/run.sh: all passed in $((SECONDS - start)) s"
 echo "tests/run.sh: the full run (ASan+UBSan, valgrind, fuzzing) is: bash tests/full.sh"
