@@ -100,6 +100,13 @@ static int ranked_desc(const void *pa, const void *pb)
     return a->index < b->index ? -1 : a->index > b->index;
 }
 
+/* A JSON string of s, or of `fallback` when s is not UTF-8. */
+static json_t *string_or(const char *s, const char *fallback)
+{
+    json_t *t = json_string(s);
+    return t ? t : json_string(fallback);
+}
+
 /* The display text of a frame: "path:line name", library paths shortened. */
 static json_t *frame_text(const sd_frame *f)
 {
@@ -147,8 +154,7 @@ static json_t *sites_json(const sd_profile *p, size_t side)
             continue;
         }
         json_t *row = json_object();
-        json_object_set_new(row, "key", json_string(k->key) ? json_string(k->key)
-                                                              : json_string("?"));
+        json_object_set_new(row, "key", string_or(k->key, "?"));
         json_object_set_new(row, "bytes", u64(k->sides[side].bytes));
         json_object_set_new(row, "blocks", u64(k->sides[side].blocks));
         json_object_set_new(row, "requested", u64(k->sides[side].requested));
@@ -310,8 +316,7 @@ static json_t *segment_maps_json(const sd_frag *f)
             json_t *ro = json_object(), *pages = json_array();
             json_object_set_new(ro, "address", u64(row->address));
             json_object_set_new(ro, "total_size", u64(row->total_size));
-            json_object_set_new(ro, "pool", json_string(row->pool) ? json_string(row->pool)
-                                                                   : json_string("?"));
+            json_object_set_new(ro, "pool", string_or(row->pool, "?"));
             json_object_set_new(ro, "expandable", json_boolean(row->expandable));
             json_object_set_new(ro, "free_bytes", u64(row->free_bytes));
             json_object_set_new(ro, "blocks", u64(sd_snapshot_device(sd_frag_snapshot(f), d)
@@ -510,8 +515,7 @@ static json_t *series_json(const sd_profile *p)
                 json_array_append_new(bytes, u64(k->sides[s].bytes));
                 if (s && k->sides[s].bytes < k->sides[s - 1].bytes) growing = false;
             }
-            json_object_set_new(g, "key", json_string(k->key) ? json_string(k->key)
-                                                               : json_string("?"));
+            json_object_set_new(g, "key", string_or(k->key, "?"));
             json_object_set_new(g, "bytes", bytes);
             json_object_set_new(g, "delta_bytes",
                                 json_integer((json_int_t)k->sides[ns - 1].bytes -
