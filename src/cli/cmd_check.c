@@ -72,21 +72,6 @@ static bool locate(void *ctx, const char *filename, char *buf, size_t size)
     return false;
 }
 
-static void diff_options(const struct cli_opts *o, sd_diff_options *d)
-{
-    memset(d, 0, sizeof *d);
-    d->attrib.group_by = o->group_by;
-    d->attrib.depth = o->depth;
-    d->attrib.hide = o->hide;
-    d->attrib.n_hide = (size_t)o->n_hide;
-    d->attrib.show = o->show;
-    d->attrib.n_show = (size_t)o->n_show;
-    d->attrib.focus = o->focus;
-    d->attrib.n_focus = (size_t)o->n_focus;
-    d->steps = o->steps;
-    d->max_memory = o->max_memory;
-}
-
 typedef struct check_run {
     sd_snapshot **side[2];          /* OLD's and NEW's members */
     size_t count[2];
@@ -123,7 +108,7 @@ static int judge(check_run *c, const struct cli_opts *o, const sd_limits *limits
     sd_rank_spread_of((const sd_snapshot *const *)c->side[1], c->count[1], &c->spread);
     c->n_pairs = c->pairs.n;
     sd_diff_options dopts;
-    diff_options(o, &dopts);
+    cli_diff_options(o, &dopts);
     for (size_t i = 0; i < c->n_pairs; i++) {
         const sd_rank_pair *p = &c->pairs.pairs[i];
         sdp_check_member *m = &c->members[i];

@@ -16,22 +16,6 @@
 #include "render/format.h"
 #include "snapdiff/gate.h"
 
-static void diff_options(const struct cli_opts *o, sd_diff_options *d)
-{
-    memset(d, 0, sizeof *d);
-    d->attrib.group_by = o->group_by;
-    d->attrib.depth = o->depth;
-    d->attrib.hide = o->hide;
-    d->attrib.n_hide = (size_t)o->n_hide;
-    d->attrib.show = o->show;
-    d->attrib.n_show = (size_t)o->n_show;
-    d->attrib.focus = o->focus;
-    d->attrib.n_focus = (size_t)o->n_focus;
-    d->steps = o->steps;
-    d->capacity = o->capacity;
-    d->max_memory = o->max_memory;
-}
-
 /* Write the report to `out`. A failed write on stdout is left to main's check of it. */
 static int render(FILE *out, const struct cli_opts *o, const sd_diff *d)
 {
@@ -130,7 +114,7 @@ int cmd_diff(const struct cli_opts *opts)
         return EXIT_TROUBLE;
     }
     sd_diff_options dopts;
-    diff_options(opts, &dopts);
+    cli_diff_options(opts, &dopts);
     sd_error err;
     sd_error_clear(&err);
     sd_diff *d = sd_diff_create(snaps[0], snaps[1], &dopts, &err);

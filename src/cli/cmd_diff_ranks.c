@@ -18,22 +18,6 @@
 #include "render/format.h"
 #include "snapdiff/gate.h"
 
-static void diff_options(const struct cli_opts *o, sd_diff_options *d)
-{
-    memset(d, 0, sizeof *d);
-    d->attrib.group_by = o->group_by;
-    d->attrib.depth = o->depth;
-    d->attrib.hide = o->hide;
-    d->attrib.n_hide = (size_t)o->n_hide;
-    d->attrib.show = o->show;
-    d->attrib.n_show = (size_t)o->n_show;
-    d->attrib.focus = o->focus;
-    d->attrib.n_focus = (size_t)o->n_focus;
-    d->steps = o->steps;
-    d->capacity = o->capacity;
-    d->max_memory = o->max_memory;
-}
-
 static const char *missing_text(const sd_rank_pair *p)
 {
     return p->old_index == SD_RANK_NONE ? "only in NEW: no OLD member to compare with"
@@ -77,7 +61,7 @@ static int one_pair(const struct cli_opts *o, const struct cli_pairs *pp, size_t
         return EXIT_OK;
     }
     sd_diff_options dopts;
-    diff_options(o, &dopts);
+    cli_diff_options(o, &dopts);
     sd_error err;
     sd_error_clear(&err);
     sd_diff *d = sd_diff_create(side[0][p->old_index], side[1][p->new_index], &dopts, &err);

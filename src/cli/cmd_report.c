@@ -14,19 +14,6 @@
 #include "msg.h"
 #include "render/report_render.h"
 
-static void attrib_options(const struct cli_opts *o, sd_attrib_options *a)
-{
-    memset(a, 0, sizeof *a);
-    a->group_by = o->group_by;
-    a->depth = o->depth;
-    a->hide = o->hide;
-    a->n_hide = (size_t)o->n_hide;
-    a->show = o->show;
-    a->n_show = (size_t)o->n_show;
-    a->focus = o->focus;
-    a->n_focus = (size_t)o->n_focus;
-}
-
 /* The analyses the page needs; on failure the error is printed and -1 returned. */
 static int analyse(sd_snapshot **snaps, size_t n, const struct cli_opts *o, sd_frag **frags,
                    sd_diff **diff, sd_profile **profile)
@@ -46,13 +33,13 @@ static int analyse(sd_snapshot **snaps, size_t n, const struct cli_opts *o, sd_f
     if (n == 2) {
         sd_diff_options d;
         memset(&d, 0, sizeof d);
-        attrib_options(o, &d.attrib);
+        cli_attrib_options(o, &d.attrib);
         d.max_memory = o->max_memory;
         *diff = sd_diff_create(snaps[0], snaps[1], &d, &err);
     } else {
         sd_profile_options po;
         memset(&po, 0, sizeof po);
-        attrib_options(o, &po.attrib);
+        cli_attrib_options(o, &po.attrib);
         po.max_memory = o->max_memory;
         /* One file: an empty side before it, so that its stacks are the "growth" of the
          * folded stacks, as `diff --format folded` with one file. */

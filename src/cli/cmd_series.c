@@ -50,19 +50,6 @@ static sd_status reduce(void *vctx, size_t input, size_t member, const sd_snapsh
     return SD_OK;
 }
 
-static void attrib_options(const struct cli_opts *o, sd_attrib_options *a)
-{
-    memset(a, 0, sizeof *a);
-    a->group_by = o->group_by;
-    a->depth = o->depth;
-    a->hide = o->hide;
-    a->n_hide = (size_t)o->n_hide;
-    a->show = o->show;
-    a->n_show = (size_t)o->n_show;
-    a->focus = o->focus;
-    a->n_focus = (size_t)o->n_focus;
-}
-
 static int by_name(const void *pa, const void *pb)
 {
     const sd_groups *a = *(const sd_groups *const *)pa, *b = *(const sd_groups *const *)pb;
@@ -173,7 +160,7 @@ static int run_series(const struct cli_opts *opts, const char *const *files, siz
         msg_error("out of memory");
         return EXIT_TROUBLE;
     }
-    attrib_options(opts, &c.attrib);
+    cli_attrib_options(opts, &c.attrib);
     int status = EXIT_TROUBLE;
     size_t n = 0;
     sd_groups **all = NULL;

@@ -45,14 +45,7 @@ int cmd_trace(const struct cli_opts *o)
     }
     sd_trace_options to;
     memset(&to, 0, sizeof to);
-    to.attrib.group_by = o->group_by;
-    to.attrib.depth = o->depth;
-    to.attrib.hide = o->hide;
-    to.attrib.n_hide = (size_t)o->n_hide;
-    to.attrib.show = o->show;
-    to.attrib.n_show = (size_t)o->n_show;
-    to.attrib.focus = o->focus;
-    to.attrib.n_focus = (size_t)o->n_focus;
+    cli_attrib_options(o, &to.attrib);
     to.max_memory = o->max_memory;
     if (!parse_bound("since", o->since, &to.since) || !parse_bound("until", o->until, &to.until))
         return EXIT_TROUBLE;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "options.h"
+#include "snapdiff/diff.h"
 #include "snapdiff/ranks.h"
 #include "snapdiff/snapshot.h"
 
@@ -34,6 +35,11 @@ int cli_load_each(const char *const *specs, size_t n, const struct cli_opts *opt
 int cli_load_all(const char **specs, int n_specs, const struct cli_opts *opts,
                  sd_snapshot ***out, size_t *n_out);
 void cli_free_all(sd_snapshot **snaps, size_t n);
+
+/* The attribution options (-g, -d, --hide, --show, --focus) as the library takes them;
+ * the diff's add --steps, --capacity and --max-memory. The strings stay borrowed. */
+void cli_attrib_options(const struct cli_opts *o, sd_attrib_options *a);
+void cli_diff_options(const struct cli_opts *o, sd_diff_options *d);
 /* Every member of every spec handed to `each` in a loading thread as soon as it is built,
  * then freed (load.h's `each`); the messages are printed afterwards as cli_load_all
  * prints them. */

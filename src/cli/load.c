@@ -178,6 +178,28 @@ int cli_load_members(const char *const *specs, size_t n, const struct cli_opts *
     return ok ? 0 : -1;
 }
 
+void cli_attrib_options(const struct cli_opts *o, sd_attrib_options *a)
+{
+    memset(a, 0, sizeof *a);
+    a->group_by = o->group_by;
+    a->depth = o->depth;
+    a->hide = o->hide;
+    a->n_hide = (size_t)o->n_hide;
+    a->show = o->show;
+    a->n_show = (size_t)o->n_show;
+    a->focus = o->focus;
+    a->n_focus = (size_t)o->n_focus;
+}
+
+void cli_diff_options(const struct cli_opts *o, sd_diff_options *d)
+{
+    memset(d, 0, sizeof *d);
+    cli_attrib_options(o, &d->attrib);
+    d->steps = o->steps;
+    d->capacity = o->capacity;
+    d->max_memory = o->max_memory;
+}
+
 void cli_free_all(sd_snapshot **snaps, size_t n)
 {
     for (size_t i = 0; i < n; i++) sd_snapshot_free(snaps[i]);
