@@ -24,7 +24,7 @@ function __snapdiff_command
                 set skip 1
             case '-*'
                 continue
-            case diff stats frag series trace check report dump help
+            case diff stats frag series trace check report summarize dump help
                 echo $w
                 return
             case '*'
@@ -51,9 +51,10 @@ complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a trace -d 'replay th
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a check -d 'CI gate: exit 1 when NEW breaks a limit, per rank'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a dump -d 'the whole pickle as JSON, for jq'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a report -d 'one self-contained HTML page: sites, fragmentation, timeline; growth of two or more'
+complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a summarize -d 'a small baseline summary to commit: diff, check and series take it as a snapshot'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a help -d 'this help, or one command\'s'
 # snapdiff help COMMAND: the command names (help is never a file name).
-complete -c snapdiff -n 'test "$(__snapdiff_command)" = help' -a 'diff stats frag series trace check report dump'
+complete -c snapdiff -n 'test "$(__snapdiff_command)" = help' -a 'diff stats frag series trace check report summarize dump'
 complete -c snapdiff -n 'test "$(__snapdiff_command)" != help' -F
 
 # Options of every command.
@@ -66,11 +67,11 @@ complete -c snapdiff -s q -l quiet -d 'do not print warnings and notes on stderr
 
 # diff, stats, frag, trace, series, check.
 complete -c snapdiff -n '__snapdiff_for diff stats frag trace series check' -s j -l json -d 'write JSON (versioned schema) instead of text'
-complete -c snapdiff -n '__snapdiff_for diff stats frag trace series check report' -l jobs -x -d 'load up to N files at once (default: one per CPU core)'
+complete -c snapdiff -n '__snapdiff_for diff stats frag trace series check report summarize' -l jobs -x -d 'load up to N files at once (default: one per CPU core)'
 
 # diff.
 complete -c snapdiff -n '__snapdiff_for diff' -s f -l format -x -a 'text json folded pprof' -d 'output format (folded: collapsed stacks for flame graphs; pprof: go tool pprof)'
-complete -c snapdiff -n '__snapdiff_for diff check report' -s o -l output -r -F -d 'write the result to FILE instead of stdout'
+complete -c snapdiff -n '__snapdiff_for diff check report summarize' -s o -l output -r -F -d 'write the result to FILE instead of stdout'
 complete -c snapdiff -n 'test "$(__snapdiff_command)" = check' -s f -l format -x -a 'text json github junit' -d 'output format (github: annotations; junit: XML report, with -o)'
 complete -c snapdiff -n '__snapdiff_for diff trace series check report' -s g -l group-by -x -a 'site leaf stack file function annotation compile-context' -d 'group live blocks by'
 complete -c snapdiff -n '__snapdiff_for diff trace series check report' -s d -l depth -x -d 'add N caller frames to the site key'

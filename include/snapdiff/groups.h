@@ -34,6 +34,9 @@ typedef struct sd_group_row {
     sd_frame site;            /* its site frame (strings owned by the table) */
     bool has_via;
     sd_frame via;             /* the innermost library frame below the site */
+    bool has_rep;
+    uint32_t rep_stack;       /* the representative stack: a stack id of the snapshot the
+                               * table was made from (meaningful only beside it) */
 } sd_group_row;
 
 typedef struct sd_group_device {

@@ -156,6 +156,15 @@ void sd_snapshot_free(sd_snapshot *s);
 
 const char *sd_snapshot_source(const sd_snapshot *s);
 bool sd_snapshot_is_legacy_list(const sd_snapshot *s);  /* top level was a bare list */
+/* Read from a snapdiff summary (summary.h), not a snapshot: the model holds only part of
+ * the trace, so replays and trace counts need the snapshot itself. */
+bool sd_snapshot_is_summary(const sd_snapshot *s);
+/* The snapshot it was read from: for a summary, the snapshot the summary was made from (as
+ * named when it was made); else sd_snapshot_source. */
+const char *sd_snapshot_origin(const sd_snapshot *s);
+/* How many trace entries the snapshot recorded for device i: n_trace, except for a
+ * summary, which keeps fewer than its snapshot had. */
+uint64_t sd_snapshot_trace_recorded(const sd_snapshot *s, size_t i);
 
 size_t sd_snapshot_device_count(const sd_snapshot *s);   /* sorted by device ordinal */
 const sd_device *sd_snapshot_device(const sd_snapshot *s, size_t i);

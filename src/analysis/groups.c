@@ -53,6 +53,8 @@ static bool rep_frames(sdp_arena *a, const sd_snapshot *s, const sd_profile_key 
                        sd_group_row *r)
 {
     if (!k->has_rep) return true;
+    r->has_rep = true;
+    r->rep_stack = k->rep_stack;
     size_t n;
     const uint32_t *ids = sd_snapshot_stack(s, k->rep_stack, &n);
     if (k->rep_site.site >= 0 && (size_t)k->rep_site.site < n) {

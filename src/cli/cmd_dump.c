@@ -1,17 +1,30 @@
 /* cmd_dump.c - `snapdiff dump FILE`: the whole pickle as JSON, for jq. Any plain-data
- * pickle dumps, snapshot-shaped or not. */
+ * pickle dumps, snapshot-shaped or not; a snapdiff summary dumps as its msgpack. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "commands.h"
 #include "msg.h"
 #include "snapdiff/pickle.h"
+#include "snapdiff/snapshot.h"
+#include "snapdiff/summary.h"
 
 static int dump_bytes(const uint8_t *data, size_t len, const char *name,
                       const struct cli_opts *opts)
 {
     sd_error err;
     sd_error_clear(&err);
+    if (sd_summary_sniff(data, len)) {
+        /* A baseline summary: its msgpack as JSON, once the model reads it (so a corrupt
+         * one is refused here as everywhere else, not shown). */
+        sd_load_options lo = {.max_memory = opts->max_memory};
+        sd_snapshot *s = sd_snapshot_load_buffer(data, len, name, &lo, &err);
+        sd_snapshot_free(s);
+        if (s && sd_summary_write_json(data, len, stdout, &err) == SD_OK) return EXIT_OK;
+        if (!err.source[0]) snprintf(err.source, sizeof err.source, "%s", name);
+        msg_sd_error(&err);
+        return EXIT_TROUBLE;
+    }
     sd_pickle_options po = {.max_memory = opts->max_memory};
     sd_pickle *p = sd_pickle_parse(data, len, &po, &err);
     sd_status st = p ? SD_OK : err.code;

@@ -23,6 +23,7 @@ int cmd_check(const struct cli_opts *opts);
 /* snapdiff OLD NEW when either holds several snapshots: side[s][0..count[s]) (borrowed). */
 int cmd_diff_ranks(const struct cli_opts *opts, sd_snapshot **const *side, const size_t *count);
 int cmd_report(const struct cli_opts *opts);
+int cmd_summarize(const struct cli_opts *opts);
 
 /* Shared by the commands (load.c), both through the library's parallel loader (load.h,
  * --jobs). They print the warnings, or the one error line; -1 means: printed, exit 2.

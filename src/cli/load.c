@@ -18,20 +18,38 @@ static void print_warnings(const sd_snapshot *s)
         msg_warn("%s: %s", sd_snapshot_source(s), sd_snapshot_warning(s, i));
 }
 
-/* The warnings of what loaded, then why the rest did not. */
-static void report(const sd_loaded *r)
+/* A summary keeps only part of the trace (summary.h): the commands that show or replay
+ * the trace, or count its entries, need the snapshot itself. */
+static bool takes_summaries(enum cli_command c)
+{
+    return c == CMD_DIFF || c == CMD_CHECK || c == CMD_SERIES || c == CMD_SUMMARIZE;
+}
+
+/* The warnings of what loaded, then why the rest did not. @return whether it loaded and
+ * the command can use what it loaded. */
+static bool report(const sd_loaded *r, const struct cli_opts *o)
 {
     if (r->n_skipped)
         msg_note("%s: skipped %zu %s: %s", r->spec, r->n_skipped,
                  r->n_skipped == 1 ? "file that is not a snapshot" : "files that are not snapshots",
                  r->skipped);
     for (size_t k = 0; k < r->n_snaps; k++) print_warnings(r->snaps[k]);
-    if (r->status == SD_OK) return;
-    if (r->ambiguous)
-        msg_error("%s: holds %zu snapshots (%s, ...); pick one as %s:MEMBER", r->spec,
-                  r->n_members, r->first_member, r->spec);
-    else
-        msg_sd_error(&r->err);
+    if (r->status != SD_OK) {
+        if (r->ambiguous)
+            msg_error("%s: holds %zu snapshots (%s, ...); pick one as %s:MEMBER", r->spec,
+                      r->n_members, r->first_member, r->spec);
+        else
+            msg_sd_error(&r->err);
+        return false;
+    }
+    for (size_t k = 0; k < r->n_snaps; k++) {
+        if (!sd_snapshot_is_summary(r->snaps[k]) || takes_summaries(o->command)) continue;
+        msg_error("%s: is a snapdiff summary, which keeps only part of the trace; '%s' needs "
+                  "the snapshot itself (summaries are baselines for diff, check and series)",
+                  sd_snapshot_source(r->snaps[k]), cli_command_name(o->command));
+        return false;
+    }
+    return true;
 }
 
 static sd_loaded *load(const char *const *specs, size_t n, const struct cli_opts *opts,
@@ -54,10 +72,7 @@ int cli_load_each(const char *const *specs, size_t n, const struct cli_opts *opt
     sd_loaded *res = load(specs, n, opts, false);
     if (!res) return -1;
     bool ok = true;
-    for (size_t i = 0; i < n; i++) {
-        report(&res[i]);
-        ok = ok && res[i].status == SD_OK;
-    }
+    for (size_t i = 0; i < n; i++) ok = report(&res[i], opts) && ok;
     for (size_t i = 0; i < n; i++) {
         out[i] = ok ? res[i].snaps[0] : NULL;
         if (ok) res[i].snaps[0] = NULL;     /* kept: not freed below */
@@ -78,9 +93,9 @@ int cli_load_all(const char **specs, int n_specs, const struct cli_opts *opts,
     /* As if loaded one after another: stop at the first input that failed. */
     size_t total = 0, good = 0;
     for (; good < n; good++) {
-        report(&res[good]);
+        bool fine = report(&res[good], opts);
         total += res[good].n_snaps;
-        if (res[good].status != SD_OK) break;
+        if (!fine) break;
     }
     sd_snapshot **all = good == n ? malloc((total ? total : 1) * sizeof *all) : NULL;
     if (good == n && !all) msg_error("out of memory");
@@ -144,8 +159,7 @@ int cli_load_stream(const char *const *specs, size_t n, const struct cli_opts *o
             *nl = '\0';
             msg_warn("%s", w);
         }
-        report(&res[i]);
-        ok = res[i].status == SD_OK;
+        ok = report(&res[i], opts);
     }
     for (size_t i = 0; i < n; i++) free(sc.warnings[i]);
     free(sc.warnings);
@@ -160,10 +174,7 @@ int cli_load_members(const char *const *specs, size_t n, const struct cli_opts *
     sd_loaded *res = load(specs, n, opts, true);
     if (!res) return -1;
     bool ok = true;
-    for (size_t i = 0; i < n; i++) {
-        report(&res[i]);
-        ok = ok && res[i].status == SD_OK;
-    }
+    for (size_t i = 0; i < n; i++) ok = report(&res[i], opts) && ok;
     for (size_t i = 0; i < n; i++) {
         out[i] = NULL;
         counts[i] = 0;

@@ -42,15 +42,16 @@ static const struct opt_def options[] = {
      "output format: text, json, folded (collapsed stacks for flame graphs) or pprof "
      "(gzipped profile.proto for go tool pprof; needs -o FILE or a redirect); "
      "check: text, json, github or junit"},
-    {"output", 'o', "FILE", FOR_DIFF | FOR_CHECK | FOR_REPORT, O_OUTPUT,
-     "write the result to FILE instead of stdout (check: the JUnit report; report: the page)"},
+    {"output", 'o', "FILE", FOR_DIFF | FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE, O_OUTPUT,
+     "write the result to FILE instead of stdout (check: the JUnit report; report: the page; "
+     "summarize: the summary, or a directory for an input of several snapshots)"},
     {"no-color", 0, NULL, FOR_ALL, O_NO_COLOR,
      "never colour the output (NO_COLOR is honoured too)"},
     {"color", 0, NULL, FOR_ALL, O_COLOR, "colour the output even when it is not a terminal"},
     {"max-memory", 0, "SIZE", FOR_ALL, O_MAX_MEMORY,
      "memory budget per snapshot, e.g. 8GiB (default: half of physical memory)"},
     {"quiet", 'q', NULL, FOR_ALL, O_QUIET, "do not print warnings and notes on stderr"},
-    {"jobs", 0, "N", FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_JOBS,
+    {"jobs", 0, "N", FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE, O_JOBS,
      "load up to N files at once (default: one per CPU core)"},
     {"group-by", 'g', "KEY", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_GROUP_BY,
      "group live blocks by site (default), leaf, stack, file, function, annotation or "
@@ -125,8 +126,11 @@ static const struct {
      "snapdiff series run/ --steps-between 100"},
     {"check", CMD_CHECK, "OLD NEW", "CI gate: exit 1 when NEW breaks a limit, per rank",
      "snapdiff check baseline.pickle new.pickle --max-growth 256MiB --steps 100"},
-    {"dump", CMD_DUMP, "FILE", "the whole pickle as JSON, for jq",
+    {"dump", CMD_DUMP, "FILE", "the whole pickle (or summary) as JSON, for jq",
      "snapdiff dump run.pickle | jq '.segments | length'"},
+    {"summarize", CMD_SUMMARIZE, "FILE",
+     "a small baseline summary to commit: diff, check and series take it as a snapshot",
+     "snapdiff summarize step1200.pickle -o baseline.sdsum"},
     {"report", CMD_REPORT, "FILE...",
      "one self-contained HTML page: sites, fragmentation, timeline; growth of two or more",
      "snapdiff report old.pickle new.pickle -o report.html"},
@@ -135,7 +139,7 @@ static const struct {
 /* `snapdiff help [COMMAND]`: a word of its own, never a file name. */
 #define HELP_WORD "help"
 
-static const char *command_name(enum cli_command c)
+const char *cli_command_name(enum cli_command c)
 {
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (commands[i].cmd == c) return commands[i].name;
@@ -183,8 +187,8 @@ static void print_global_help(FILE *out)
             "anything in them, and tells what grew, where it was allocated, and whether it is\n"
             "a leak or fragmentation.\n\nCommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-6s %-9s %s\n", commands[i].name, commands[i].usage, commands[i].help);
-    fprintf(out, "  %-6s %-9s %s\n", HELP_WORD, "[COMMAND]", "this help, or one command's");
+        fprintf(out, "  %-9s %-9s %s\n", commands[i].name, commands[i].usage, commands[i].help);
+    fprintf(out, "  %-9s %-9s %s\n", HELP_WORD, "[COMMAND]", "this help, or one command's");
     fprintf(out, "\nOptions:\n");
     for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
         print_option(out, &options[i], true);
@@ -506,7 +510,7 @@ static enum opt_result check_applicable(const struct cli_opts *opts, const unsig
     for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
         if (!used[i] || (options[i].commands & (1u << opts->command))) continue;
         snprintf(errbuf, errlen, "option '--%s' does not apply to '%s'", options[i].long_name,
-                 command_name(opts->command));
+                 cli_command_name(opts->command));
         return OPT_ERROR;
     }
     return OPT_OK;
@@ -534,7 +538,7 @@ static enum opt_result help_for(const char **pos, int n_pos, struct cli_opts *op
         return OPT_HELP;
     }
     if (n_pos > 2 || (n_pos == 2 && !find_command(pos[1], &opts->command))) {
-        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, series, trace, check, report, dump)",
+        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, series, trace, check, report, summarize, dump)",
                  pos[n_pos == 2 ? 1 : 2]);
         return OPT_ERROR;
     }
@@ -612,12 +616,17 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
         snprintf(errbuf, errlen, "--format junit needs --output FILE");
         return OPT_ERROR;
     }
+    if (opts->command == CMD_SUMMARIZE && opts->n_files != 1) {
+        snprintf(errbuf, errlen, "summarize takes one input (a snapshot, or an archive or "
+                 "directory of ranks)");
+        return OPT_ERROR;
+    }
     if (opts->command == CMD_DUMP && opts->n_files != 1) {
         snprintf(errbuf, errlen, "dump takes one snapshot");
         return OPT_ERROR;
     }
     if (opts->n_files < 1) {
-        snprintf(errbuf, errlen, "%s needs at least one snapshot", command_name(opts->command));
+        snprintf(errbuf, errlen, "%s needs at least one snapshot", cli_command_name(opts->command));
         return OPT_ERROR;
     }
     if (check_applicable(opts, used, errbuf, errlen) != OPT_OK) return OPT_ERROR;

@@ -15,14 +15,15 @@
 #include "snapdiff/gate.h"
 
 enum cli_command { CMD_NONE, CMD_DIFF, CMD_STATS, CMD_DUMP, CMD_FRAG, CMD_TRACE, CMD_SERIES,
-                   CMD_CHECK, CMD_REPORT };
+                   CMD_CHECK, CMD_REPORT, CMD_SUMMARIZE };
 
 /* Bit per command an option applies to. */
 enum { FOR_DIFF = 1 << CMD_DIFF, FOR_STATS = 1 << CMD_STATS, FOR_DUMP = 1 << CMD_DUMP,
        FOR_FRAG = 1 << CMD_FRAG, FOR_TRACE = 1 << CMD_TRACE, FOR_SERIES = 1 << CMD_SERIES,
        FOR_CHECK = 1 << CMD_CHECK, FOR_REPORT = 1 << CMD_REPORT,
+       FOR_SUMMARIZE = 1 << CMD_SUMMARIZE,
        FOR_ALL = FOR_DIFF | FOR_STATS | FOR_DUMP | FOR_FRAG | FOR_TRACE | FOR_SERIES |
-                 FOR_CHECK | FOR_REPORT };
+                 FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE };
 
 enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF, FORMAT_GITHUB,
                   FORMAT_JUNIT };
@@ -86,5 +87,7 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
 /* Write the generated help: the global one for CMD_NONE, else that command's (its usage,
  * the options that apply to it, an example). After OPT_HELP, opts->command says which. */
 void cli_print_help(FILE *out, enum cli_command cmd);
+/* "diff", "stats", ...: a command's name, for messages. */
+const char *cli_command_name(enum cli_command cmd);
 
 #endif

@@ -90,6 +90,9 @@ struct sd_snapshot {
     uint64_t warnings_dropped;
 
     sdp_load *load;                /* during a load only */
+    bool is_summary;               /* read from a snapdiff summary (summary_read.c) */
+    const char *origin;            /* a summary's: the snapshot it was made from (arena) */
+    uint64_t *trace_recorded;      /* a summary's, per device: the entries its snapshot had */
 };
 
 /* intern.c */
@@ -121,5 +124,8 @@ sd_status sdp_model_fail(sd_snapshot *s, const sd_value *where, const char *fmt,
  * arena. Every reader of a list's items calls it first; a device's trace, the one list
  * that is a run in practice, is read as a run instead (records_in_order). */
 sd_status sdp_model_items(sd_snapshot *s, const sdp_cont *c);
+
+/* summary_read.c: fill s from a summary's bytes (s->load set up as for a pickle). */
+sd_status sdp_summary_build(sd_snapshot *s, const uint8_t *data, size_t len, sd_error *err);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "model/model.h"
 #include "snapdiff/stats.h"
+#include "snapdiff/summary.h"
 
 /* The end of a load: the value tree and every lookup structure go, the model stays. */
 static void load_end(sd_snapshot *s)
@@ -67,6 +68,13 @@ static sd_snapshot *load_impl(const uint8_t *data, size_t len, const char *sourc
                  "torch.save zips and archives of snapshots)");
         return load_fail(s, err, source);
     }
+    if (sd_summary_sniff(data, len)) {   /* a baseline summary: no pickle to parse */
+        sd_status st = sdp_summary_build(s, data, len, err);
+        if (consumed) sd_bytes_release(consumed);
+        if (st != SD_OK) return load_fail(s, err, source);
+        load_end(s);
+        return s;
+    }
     sdp_record_hook hook = sdp_model_record_hook(s);
     uint64_t n_values = 0;
     sd_status st = sdp_intern_init(s);
@@ -129,6 +137,14 @@ void sd_snapshot_free(sd_snapshot *s)
 
 const char *sd_snapshot_source(const sd_snapshot *s) { return s->source; }
 bool sd_snapshot_is_legacy_list(const sd_snapshot *s) { return s->legacy_list; }
+bool sd_snapshot_is_summary(const sd_snapshot *s) { return s->is_summary; }
+const char *sd_snapshot_origin(const sd_snapshot *s) { return s->origin ? s->origin : s->source; }
+
+uint64_t sd_snapshot_trace_recorded(const sd_snapshot *s, size_t i)
+{
+    if (i >= s->n_devices) return 0;
+    return s->trace_recorded ? s->trace_recorded[i] : s->devices[i].n_trace;
+}
 size_t sd_snapshot_device_count(const sd_snapshot *s) { return s->n_devices; }
 
 const sd_device *sd_snapshot_device(const sd_snapshot *s, size_t i)

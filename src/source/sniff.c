@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "snapdiff/summary.h"
 #include "source/source_internal.h"
 
 enum { SNIFF_WINDOW = 512, SNIFF_MAX_OPS = 64 };
@@ -166,9 +167,18 @@ static const char *text_kind(const uint8_t *b, size_t n)
     return "text";
 }
 
+/* A summary opens a msgpack array (of 3 items in version 1; any small count in later
+ * ones) whose first item is the 16-byte string "snapdiff.summary" (fixstr 0xb0). */
+bool sd_summary_sniff(const uint8_t *b, size_t n)
+{
+    static const char tag[] = "\xb0" SD_SUMMARY_MAGIC;
+    return n >= sizeof tag && b[0] >= 0x91 && b[0] <= 0x9f && memcmp(b + 1, tag, sizeof tag - 1) == 0;
+}
+
 const char *sdp_sniff_not_pickle(const uint8_t *b, size_t n)
 {
     if (n == 0 || b[0] == 0x80) return NULL;      /* empty: the reader says so; PROTO */
+    if (sd_summary_sniff(b, n)) return NULL;      /* a snapdiff summary: the model reads it */
     const char *sig = binary_signature(b, n);
     if (sig) return sig;
     size_t w = n < SNIFF_WINDOW ? n : SNIFF_WINDOW;

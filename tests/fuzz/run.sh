@@ -13,7 +13,7 @@ set -eu
 
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-"fuzz_pickle fuzz_load"}
+targets=${*:-"fuzz_pickle fuzz_load fuzz_summary"}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${FUZZ_BUILD:-$root/build-fuzz}
@@ -30,16 +30,23 @@ echo "run.sh: building $targets in $build"
 CC=${CC:-clang} cmake -S "$root" -B "$build" -DSNAPDIFF_FUZZ=ON -DSNAPDIFF_TESTS=OFF \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 # shellcheck disable=SC2086
-cmake --build "$build" -j "$(nproc)" --target $targets >/dev/null
+cmake --build "$build" -j "$(nproc)" --target snapdiff $targets >/dev/null
 
 mkdir -p "$out/artifacts" "$out/logs"
 rm -rf "$out/seeds"
 "$python" "$here/make_seeds.py" "$out/seeds"
+# The summary reader's seeds: summaries of the fixtures, written by this build's CLI.
+mkdir -p "$out/seeds/summary"
+find "$root/testdata" -name '*.pickle' -size -64k | sort | while read -r f; do
+    name=$(printf '%s' "${f#"$root"/testdata/}" | tr '/' '_')
+    "$build/src/snapdiff" summarize "$f" -o "$out/seeds/summary/$name.sdsum" 2>/dev/null || true
+done
 
 status=0
 for t in $targets; do
     case $t in
         fuzz_pickle) seeds=$out/seeds/pickle ;;
+        fuzz_summary) seeds=$out/seeds/summary ;;
         *) seeds=$out/seeds/load ;;
     esac
     corpus=$out/corpus/$t
