@@ -18,7 +18,8 @@ PART is one of:
            file is in --repo-root
   junit    --format junit -o FILE, parsed with xml.etree: one test case per limit per rank
   ranks    the 4-rank archive: the gate fails and names rank 2 and its site; pairing by
-           rank across other names, a directory, a missing member, the spread, --jobs
+           rank across other names, a directory, a directory of rank folders, a missing
+           member, the spread, --jobs; offenders carry the diff's pattern and hint
   spread   diff of two rank archives (rank by rank, text and JSON, --max-growth per rank,
            a missing member), and the spread after stats and frag
 """
@@ -299,7 +300,47 @@ def part_junit():
              os.path.join(tmp, "no", "such", "dir.xml")], 2)
 
 
+def rank_folders(old, new, limit, leaky):
+    """NEW unpacked as a CI artifact often is, one folder per rank (rank0/step200.pickle,
+    ...): the same gate, the same rank named."""
+    with tempfile.TemporaryDirectory() as tmp:
+        with zipfile.ZipFile(new) as z:
+            z.extractall(tmp)
+        check(all(os.path.isdir(os.path.join(tmp, "rank%d" % r)) for r in range(4)),
+              "rank folders: new.zip holds rank0/ ... rank3/")
+        a = run_json(["check", old, new, "--max-growth", str(limit)], 1)
+        b = run_json(["check", old, tmp, "--max-growth", str(limit)], 1)
+        if a and b:
+            check([(m["rank"], m["pass"], m["limits"]) for m in a["members"]] ==
+                  [(m["rank"], m["pass"], m["limits"]) for m in b["members"]],
+                  "rank folders: per-rank verdicts as with the archive")
+        p = run(["check", old, tmp, "--max-growth", str(limit)], 1)
+        check("rank %d" % leaky in p.stdout.strip().splitlines()[-1],
+              "rank folders: the last line names rank %d" % leaky)
+
+
+def offender_hints():
+    """Offenders carry the diff's pattern and hint (text and JSON)."""
+    pat = os.path.join(ROOT, "testdata", "patterns")
+    old, new = os.path.join(pat, "optimizer_state_old.pickle"), os.path.join(pat, "optimizer_state_new.pickle")
+    diff = json.loads(run(["diff", old, new, "--json"]).stdout)
+    by_key = {(g["key"], g["device"]): g for g in diff["groups"]}
+    doc = run_json(["check", old, new, "--max-growth", "0"], 1)
+    text = run(["check", old, new, "--max-growth", "0", "--no-color"], 1).stdout
+    if not doc:
+        return
+    check(len(doc["offenders"]) > 0, "hints: there are offenders")
+    for o in doc["offenders"]:
+        g = [v for (k, _), v in by_key.items() if k == o["key"]]
+        check(g and o["pattern"] == g[0]["pattern"] and o["hint"] == g[0]["hint"],
+              "hints: offender %s carries the diff's pattern %r" % (o["key"], g and g[0]["pattern"]))
+        if o["pattern"]:
+            check("[%s] %s" % (o["pattern"], o["hint"]) in text,
+                  "hints: the text shows [%s] under %s" % (o["pattern"], o["key"]))
+
+
 def part_ranks():
+    offender_hints()
     old, new = os.path.join(R, "old.zip"), os.path.join(R, "new.zip")
     exp = json.load(open(os.path.join(R, "expected.json")))
     leaky = exp["leaky_rank"]
@@ -315,6 +356,7 @@ def part_ranks():
         growth[r] = truth(old + ":" + o, new + ":" + n)
     check([r for r in growth if growth[r]["growth"] > 0] == [leaky], "truth: one rank leaks")
     limit = growth[leaky]["growth"] - 1
+    rank_folders(old, new, limit, leaky)
     p = run(["check", old, new, "--max-growth", str(limit)], 1)
     last = p.stdout.strip().splitlines()[-1]
     check("rank %d" % leaky in last and growth[leaky]["group_key"] in last

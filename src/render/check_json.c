@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "render/check_render.h"
+#include "render/diff_render.h"
 #include "render/check_words.h"
 
 static json_t *measured_json(const sd_limit_result *x)
@@ -50,6 +51,9 @@ static void offenders_into(json_t *a, const sdp_check_member *m, bool name_membe
         json_object_set_new(o, "new_bytes", json_integer((json_int_t)g->new_bytes));
         json_object_set_new(o, "delta_bytes", json_integer(g->delta_bytes));
         json_object_set_new(o, "delta_blocks", json_integer(g->delta_blocks));
+        const char *code = sd_pattern_code(g->pattern), *hint = sdp_pattern_hint(g->pattern);
+        json_object_set_new(o, "pattern", code ? json_string(code) : json_null());
+        json_object_set_new(o, "hint", hint ? json_string(hint) : json_null());
         json_array_append_new(a, o);
     }
 }

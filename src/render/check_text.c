@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "render/check_render.h"
+#include "render/diff_render.h"
 #include "render/check_words.h"
 #include "render/format.h"
 
@@ -161,6 +162,12 @@ static void offenders_text(FILE *out, const sdp_check_report *r, const sdp_check
         fprintf(out, "%s  %12s  %12s  %-16s  %.*s%s\n", indent, sdp_fmt_delta(g->delta_bytes).s,
                 sdp_fmt_bytes(g->new_bytes).s, sd_limit_name(m->gate.offenders[i].limit),
                 klen > KEY_SHOWN ? KEY_SHOWN : klen, g->key, klen > KEY_SHOWN ? "..." : "");
+        /* The diff's pattern and fix under the site, as `snapdiff OLD NEW` shows it. */
+        const char *code = sd_pattern_code(g->pattern);
+        if (code && g->delta_bytes > 0)
+            fprintf(out, "%s  %12s  %12s  %-16s  %s[%s] %s%s\n", indent, "", "", "",
+                    sdp_ansi(r->render.color, SDP_DIM), code, sdp_pattern_hint(g->pattern),
+                    sdp_ansi(r->render.color, SDP_RESET));
     }
     if (m->gate.n_offenders_total > shown)
         fprintf(out, "%s  ... and %zu more (snapdiff OLD NEW shows every group)\n", indent,

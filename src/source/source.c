@@ -355,17 +355,32 @@ static bool dir_skips(sd_input *in, const char *name, const char *full)
     return got > 0 && sdp_sniff_skip(in, name, head, (size_t)got);
 }
 
-static sd_status open_dir(sd_input *in, const char *path, bool skip_others, sd_error *err)
+/* A job's artifact directory often holds one folder per rank (rank0/..., rank1/...):
+ * folders are read too, this many levels down. Symbolic links to folders are not
+ * followed, so a link back up cannot loop. */
+enum { DIR_MAX_DEPTH = 4 };
+
+static sd_status walk_dir(sd_input *in, const char *top, const char *path, int depth,
+                          bool skip_others, sd_error *err)
 {
     DIR *d = opendir(path);
-    if (!d) return fail_io(err, path, "cannot open directory");
+    if (!d) return depth == 0 ? fail_io(err, path, "cannot open directory") : SD_OK;
     struct dirent *e;
     sd_status st = SD_OK;
-    while ((e = readdir(d)) != NULL) {
+    while (st == SD_OK && (e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.') continue;
         char *full = sdp_src_join2(path, sdp_src_ends_with(path, "/") ? "" : "/", e->d_name);
-        struct stat sb;
-        if (!full || stat(full, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        struct stat sb, lsb;
+        if (!full) {
+            st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+            break;
+        }
+        if (lstat(full, &lsb) == 0 && S_ISDIR(lsb.st_mode)) {
+            if (depth < DIR_MAX_DEPTH) st = walk_dir(in, top, full, depth + 1, skip_others, err);
+            free(full);
+            continue;
+        }
+        if (stat(full, &sb) != 0 || !S_ISREG(sb.st_mode)) {
             free(full);
             continue;
         }
@@ -375,17 +390,21 @@ static sd_status open_dir(sd_input *in, const char *path, bool skip_others, sd_e
         }
         if (in->n_members >= in->max_members) {
             free(full);
-            sdp_error_set_source(err, path);
+            sdp_error_set_source(err, top);
             st = sdp_fail(err, SD_ELIMIT, SD_NO_OFFSET, "directory has more than %u files",
                           in->max_members);
             break;
         }
-        if (!sdp_src_add_member(in, dup_str(full), full, 0)) {
+        if (!sdp_src_add_member(in, dup_str(full), full, 0))
             st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
-            break;
-        }
     }
     closedir(d);
+    return st;
+}
+
+static sd_status open_dir(sd_input *in, const char *path, bool skip_others, sd_error *err)
+{
+    sd_status st = walk_dir(in, path, path, 0, skip_others, err);
     if (st == SD_OK && in->n_members == 0) {
         sdp_sniff_sort_skipped(in);
         sdp_error_set_source(err, path);
