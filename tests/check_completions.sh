@@ -108,7 +108,7 @@ if command -v zsh >/dev/null 2>&1; then
     expect zsh "source _snapdiff after compinit" "_snapdiff" "$got"
     # Real completion needs a terminal: tests/zsh_complete.zsh drives one through zpty.
     zsh_complete() {   # LINE
-        timeout 30 zsh -f "$here/zsh_complete.zsh" "$comp" "$1" | sort -u | tr '\n' ' ' |
+        timeout 120 zsh -f "$here/zsh_complete.zsh" "$comp" "$1" | sort -u | tr '\n' ' ' |
             sed 's/ $//'
     }
     if zsh -f -c 'zmodload zsh/zpty' 2>/dev/null; then

@@ -1,16 +1,17 @@
-/* load.h - load N inputs at once: one thread per file, as many as `jobs`, within the
- * memory budget. Every command that reads snapshots loads through here (diff now; series,
- * ranks and check next).
+/* load.h - load N inputs at once: one thread per snapshot, as many as `jobs`, within the
+ * memory budget. Every command that reads snapshots loads through here.
  *
- * Each input is opened (source.h) and its snapshots built (snapshot.h) independently, so
- * the loads run in parallel; results come back per input, in the order given, whatever
- * order the threads finished in. Nothing is printed: the caller reports errors and
- * warnings from the results (first error first, if it stops there).
+ * Each input is opened (source.h) to learn its members (an archive or directory of ranks
+ * holds several), then every member is built (snapshot.h) independently, so the members
+ * of one archive load in parallel as well as separate files; results come back per input
+ * and member, in the order given, whatever order the threads finished in. Nothing is
+ * printed: the caller reports errors and warnings from the results (first error first,
+ * if it stops there).
  *
  * Memory: each snapshot keeps its own budget (max_memory, as sd_load_options). On top,
- * a file only starts loading while the estimated peak of the loads in flight (three
- * times each file's size) stays within max_memory, so N large files do not multiply the
- * budget by N; one file always proceeds, however large.
+ * a member only starts loading while the estimated peak of the loads in flight (three
+ * times its share of its file's size) stays within max_memory, so N large files do not
+ * multiply the budget by N; one load always proceeds, however large.
  */
 #ifndef SNAPDIFF_LOAD_H
 #define SNAPDIFF_LOAD_H
@@ -20,18 +21,24 @@
 
 typedef struct sd_loader_options {
     uint64_t max_memory;    /* per snapshot, and the bound on loads in flight; 0 = none */
-    unsigned jobs;          /* files loaded at once; 0 = the number of online cores */
+    unsigned jobs;          /* snapshots loaded at once; 0 = the number of online cores */
     bool all_members;       /* load every member of an archive or directory; when false,
                              * an input must hold exactly one snapshot */
     /* Optional: called in the loading thread with each snapshot as soon as it is built
      * (input index, member index), e.g. to reduce it to a group table (groups.h); the
      * loader then frees it instead of keeping it, so N inputs never hold N models at
-     * once. Calls for different inputs run in parallel; those of one input in member
-     * order. A status other than SD_OK stops that input with it (err filled).
+     * once. Calls run in parallel, for the members of one input too, in no set order
+     * (each member once). A status other than SD_OK fails that input with it (err
+     * filled), as the first member that failed.
      * (The return type stands on its own line: tests/check_symbols.sh takes any sd_ name
      * followed by a parenthesis for a function the library must export.) */
     sd_status
     (*each)(void *ctx, size_t input, size_t member, const sd_snapshot *snap, sd_error *err);
+    /* Optional: called in the calling thread once per input that opened, before any of
+     * the inputs' members loads, for callers that plan from the member names (pairing
+     * ranks) before the snapshots arrive. A status other than SD_OK fails that input. */
+    sd_status
+    (*opened)(void *ctx, size_t input, const sd_input *in, sd_error *err);
     void *ctx;
 } sd_loader_options;
 

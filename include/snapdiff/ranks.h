@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include "snapshot.h"
+#include "stats.h"
 
 #define SD_RANK_NONE SIZE_MAX
 
@@ -42,5 +43,8 @@ typedef struct sd_rank_spread {
 
 /* Totals over every device of each snapshot. Never fails. */
 void sd_rank_spread_of(const sd_snapshot *const *snaps, size_t n, sd_rank_spread *out);
+/* The same from each snapshot's totals (sd_stats_total), for callers that keep those and
+ * free the snapshots. */
+void sd_rank_spread_of_totals(const sd_stats *totals, size_t n, sd_rank_spread *out);
 
 #endif

@@ -88,20 +88,18 @@ static void spread(const uint64_t *v, uint64_t *tmp, size_t n, uint64_t *lo, uin
     *hi = tmp[n - 1];
 }
 
-void sd_rank_spread_of(const sd_snapshot *const *snaps, size_t n, sd_rank_spread *out)
+void sd_rank_spread_of_totals(const sd_stats *totals, size_t n, sd_rank_spread *out)
 {
     memset(out, 0, sizeof *out);
     out->n = n;
     out->furthest = SD_RANK_NONE;
     if (n == 0) return;
     uint64_t *buf = malloc(3 * n * sizeof *buf);
-    if (!buf) return;   /* n snapshots are loaded: this is their size / 1000 at most */
+    if (!buf) return;   /* n snapshots were loaded: this is their size / 1000 at most */
     uint64_t *alloc = buf, *res = buf + n, *tmp = buf + 2 * n;
     for (size_t i = 0; i < n; i++) {
-        sd_stats st;
-        sd_stats_total(snaps[i], &st);
-        alloc[i] = st.allocated_bytes;
-        res[i] = st.reserved_bytes;
+        alloc[i] = totals[i].allocated_bytes;
+        res[i] = totals[i].reserved_bytes;
     }
     spread(alloc, tmp, n, &out->allocated_min, &out->allocated_median, &out->allocated_max);
     spread(res, tmp, n, &out->reserved_min, &out->reserved_median, &out->reserved_max);
@@ -116,4 +114,18 @@ void sd_rank_spread_of(const sd_snapshot *const *snaps, size_t n, sd_rank_spread
         }
     }
     free(buf);
+}
+
+void sd_rank_spread_of(const sd_snapshot *const *snaps, size_t n, sd_rank_spread *out)
+{
+    sd_stats *totals = calloc(n ? n : 1, sizeof *totals);
+    if (!totals) {
+        memset(out, 0, sizeof *out);
+        out->n = n;
+        out->furthest = SD_RANK_NONE;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) sd_stats_total(snaps[i], &totals[i]);
+    sd_rank_spread_of_totals(totals, n, out);
+    free(totals);
 }

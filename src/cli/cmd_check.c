@@ -1,12 +1,14 @@
 /* cmd_check.c - `snapdiff check OLD NEW [limits]`: the CI memory gate.
  *
- * Limits from the options and --config FILE (the command line wins) -> load every member
- * of both inputs (in parallel, load.h) -> pair them (ranks.h: by rank, by name) -> a diff
- * and a gate per pair (gate.h) -> render (text, JSON, GitHub annotations, JUnit XML:
+ * Limits from the options and --config FILE (the command line wins) -> load OLD's members
+ * -> open NEW and pair its members with OLD's by name (ranks.h: by rank, by name) -> load
+ * NEW's members in parallel (load.h), each judged by a diff and a gate (gate.h) and freed
+ * in its loading thread -> render (text, JSON, GitHub annotations, JUnit XML:
  * render/check_render.h) -> exit 0 all hold, 1 a limit is exceeded or a member is missing,
  * 2 error. Every measure and verdict comes from the library.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,13 +74,22 @@ static bool locate(void *ctx, const char *filename, char *buf, size_t size)
     return false;
 }
 
+/* OLD's members are loaded first and kept (a baseline: often small summaries); NEW's are
+ * then streamed: each is judged against its OLD member in its loading thread, reduced to
+ * the gate's verdicts and copied offenders, and freed, so that a job of many large ranks
+ * holds OLD plus one NEW model per loading thread, never every rank at once. */
 typedef struct check_run {
-    sd_snapshot **side[2];          /* OLD's and NEW's members */
-    size_t count[2];
+    const struct cli_opts *o;
+    const sd_limits *limits;
+    sd_diff_options dopts;
+    sd_snapshot **old;              /* OLD's members */
+    size_t n_old;
+    char **new_names;               /* NEW's members' names (owned), from `opened` */
+    size_t n_new;
     struct cli_pairs pairs;
-    size_t n_pairs;
-    sdp_check_member *members;
-    sd_diff **diffs;
+    size_t *pair_of_new;            /* NEW member -> its pair */
+    sdp_check_member *members;      /* per pair */
+    sd_stats *new_totals;           /* per NEW member, for the spread */
     char (*labels)[64];             /* per NEW member: "rank 2", or its name */
     const char **label_ptrs;
     sd_rank_spread spread;          /* of NEW's members */
@@ -86,63 +97,133 @@ typedef struct check_run {
 
 static void run_free(check_run *c)
 {
-    for (size_t i = 0; c->diffs && i < c->n_pairs; i++) sd_diff_free(c->diffs[i]);
-    free(c->diffs);
+    for (size_t i = 0; c->members && i < c->pairs.n; i++) sdp_check_member_release(&c->members[i]);
+    free(c->members);
+    free(c->pair_of_new);
+    free(c->new_totals);
     free(c->labels);
     free(c->label_ptrs);
-    free(c->members);
     cli_pairs_free(&c->pairs);
-    for (int s = 0; s < 2; s++) cli_free_all(c->side[s], c->count[s]);
+    for (size_t i = 0; c->new_names && i < c->n_new; i++) free(c->new_names[i]);
+    free(c->new_names);
+    cli_free_all(c->old, c->n_old);
 }
 
-/* Pair, diff and judge every member. -1: printed. */
-static int judge(check_run *c, const struct cli_opts *o, const sd_limits *limits)
+static void error_text(sd_error *err, sd_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void error_text(sd_error *err, sd_status code, const char *fmt, ...)
 {
-    if (cli_pair_members(o->files, c->side, c->count, &c->pairs) != 0) return -1;
-    size_t room = c->pairs.n ? c->pairs.n : 1;
-    c->members = calloc(room, sizeof *c->members);
-    c->diffs = calloc(room, sizeof *c->diffs);
-    c->labels = calloc(c->count[1] ? c->count[1] : 1, sizeof *c->labels);
-    c->label_ptrs = calloc(c->count[1] ? c->count[1] : 1, sizeof *c->label_ptrs);
-    if (!c->members || !c->diffs || !c->labels || !c->label_ptrs) goto oom;
-    sd_rank_spread_of((const sd_snapshot *const *)c->side[1], c->count[1], &c->spread);
-    c->n_pairs = c->pairs.n;
-    sd_diff_options dopts;
-    cli_diff_options(o, &dopts);
-    for (size_t i = 0; i < c->n_pairs; i++) {
+    va_list ap;
+    va_start(ap, fmt);
+    err->code = code;
+    vsnprintf(err->text, sizeof err->text, fmt, ap);
+    va_end(ap);
+}
+
+static sd_status nomem(sd_error *err)
+{
+    error_text(err, SD_ENOMEM, "out of memory");
+    return SD_ENOMEM;
+}
+
+/* NEW is open: its members' names pair them with OLD's before any is loaded. */
+static sd_status plan(void *ctx, size_t input, const sd_input *in, sd_error *err)
+{
+    (void)input;
+    check_run *c = ctx;
+    c->n_new = sd_input_count(in);
+    size_t room = c->n_new ? c->n_new : 1;
+    c->new_names = calloc(room, sizeof *c->new_names);
+    c->new_totals = calloc(room, sizeof *c->new_totals);
+    c->pair_of_new = calloc(room, sizeof *c->pair_of_new);
+    c->labels = calloc(room, sizeof *c->labels);
+    c->label_ptrs = calloc(room, sizeof *c->label_ptrs);
+    const char **old_names = calloc(c->n_old ? c->n_old : 1, sizeof *old_names);
+    if (!c->new_names || !c->new_totals || !c->pair_of_new || !c->labels || !c->label_ptrs ||
+        !old_names) {
+        free(old_names);
+        return nomem(err);
+    }
+    for (size_t i = 0; i < c->n_new; i++)
+        if (!(c->new_names[i] = strdup(sd_input_name(in, i)))) {
+            free(old_names);
+            return nomem(err);
+        }
+    for (size_t i = 0; i < c->n_old; i++) old_names[i] = sd_snapshot_source(c->old[i]);
+    if (c->n_old > 1 && c->n_new == 1) {   /* cli_pair_names would print it: one line */
+        free(old_names);
+        error_text(err, SD_EUSAGE, "OLD (%s) holds %zu snapshots: pick one as %s:MEMBER, "
+                       "or give NEW as an archive or directory of ranks too", c->o->files[0],
+                       c->n_old, c->o->files[0]);
+        return SD_EUSAGE;
+    }
+    const char *const *sources[2] = {old_names, (const char *const *)c->new_names};
+    size_t count[2] = {c->n_old, c->n_new};
+    int rc = cli_pair_names(c->o->files, sources, count, &c->pairs);
+    free(old_names);   /* the pairs point at the names themselves, not at this array */
+    if (rc != 0) {   /* printed */
+        err->code = SD_EUSAGE;
+        snprintf(err->text, sizeof err->text, "cannot pair the members");
+        return SD_EUSAGE;
+    }
+    c->members = calloc(c->pairs.n ? c->pairs.n : 1, sizeof *c->members);
+    if (!c->members) return nomem(err);
+    for (size_t i = 0; i < c->pairs.n; i++) {
         const sd_rank_pair *p = &c->pairs.pairs[i];
         sdp_check_member *m = &c->members[i];
         bool has_old = p->old_index != SD_RANK_NONE, has_new = p->new_index != SD_RANK_NONE;
         m->name = cli_pair_name(&c->pairs, i);
         m->old_name = has_old ? c->pairs.names[0][p->old_index] : NULL;
         m->rank = p->rank;
+        m->missing = !has_old ? SDP_CHECK_NO_OLD : !has_new ? SDP_CHECK_NO_NEW : SDP_CHECK_PAIRED;
         if (has_new) {
+            c->pair_of_new[p->new_index] = i;
             sdp_check_member_label(m, c->labels[p->new_index], sizeof c->labels[p->new_index]);
             c->label_ptrs[p->new_index] = c->labels[p->new_index];
         }
-        m->missing = !has_old ? SDP_CHECK_NO_OLD : !has_new ? SDP_CHECK_NO_NEW : SDP_CHECK_PAIRED;
-        if (m->missing != SDP_CHECK_PAIRED) {
+    }
+    return SD_OK;
+}
+
+/* In a loading thread, with one NEW member: its totals, and its pair's diff and gate.
+ * Only this member's slots are written. */
+static sd_status judge_one(void *ctx, size_t input, size_t member, const sd_snapshot *snap,
+                           sd_error *err)
+{
+    (void)input;
+    check_run *c = ctx;
+    sd_stats_total(snap, &c->new_totals[member]);
+    sdp_check_member *m = &c->members[c->pair_of_new[member]];
+    const sd_rank_pair *p = &c->pairs.pairs[c->pair_of_new[member]];
+    if (m->missing != SDP_CHECK_PAIRED) return SD_OK;
+    sd_diff *d = sd_diff_create(c->old[p->old_index], snap, &c->dopts, err);
+    if (!d) return err->code ? err->code : SD_ENOMEM;
+    sd_gate_diff(d, c->limits, &m->gate);
+    m->pass = m->gate.pass;
+    sd_status st = sdp_check_member_take(m, d);
+    sd_diff_free(d);
+    return st == SD_OK ? SD_OK : nomem(err);
+}
+
+/* Load OLD, then stream NEW through plan() and judge_one(). -1: printed. */
+static int judge(check_run *c, const struct cli_opts *o, const sd_limits *limits)
+{
+    c->o = o;
+    c->limits = limits;
+    cli_diff_options(o, &c->dopts);
+    size_t n_old = 0;
+    if (cli_load_members(o->files, 1, o, &c->old, &n_old) != 0) return -1;
+    c->n_old = n_old;
+    if (cli_load_stream_planned(o->files + 1, 1, o, plan, judge_one, c) != 0) return -1;
+    for (size_t i = 0; i < c->pairs.n; i++) {
+        const sdp_check_member *m = &c->members[i];
+        if (m->missing != SDP_CHECK_PAIRED)
             msg_warn("%s: %s", m->name,
                      m->missing == SDP_CHECK_NO_OLD ? "only in NEW, no OLD member to compare with"
                                                     : "only in OLD, missing from NEW");
-            continue;
-        }
-        sd_error err;
-        sd_error_clear(&err);
-        c->diffs[i] = sd_diff_create(c->side[0][p->old_index], c->side[1][p->new_index], &dopts,
-                                     &err);
-        if (!c->diffs[i]) {
-            msg_sd_error(&err);
-            return -1;
-        }
-        m->diff = c->diffs[i];
-        sd_gate_diff(m->diff, limits, &m->gate);
-        m->pass = m->gate.pass;
     }
+    sd_rank_spread_of_totals(c->new_totals, c->n_new, &c->spread);
     return 0;
-oom:
-    msg_error("out of memory");
-    return -1;
 }
 
 static sd_status render(const struct cli_opts *o, const sdp_check_report *r, FILE *out)
@@ -189,26 +270,22 @@ int cmd_check(const struct cli_opts *opts)
     }
     check_run c;
     memset(&c, 0, sizeof c);
-    sd_snapshot **loaded[2];
-    if (cli_load_members(o.files, 2, &o, loaded, c.count) != 0) return EXIT_TROUBLE;
-    c.side[0] = loaded[0];
-    c.side[1] = loaded[1];
     int status = EXIT_TROUBLE;
     if (judge(&c, &o, &o.limits) == 0) {
-        sdp_check_report r = {.members = c.members, .n = c.n_pairs, .pass = true,
-                              .many = c.count[0] > 1 || c.count[1] > 1,
+        sdp_check_report r = {.members = c.members, .n = c.pairs.n, .pass = true,
+                              .many = c.n_old > 1 || c.n_new > 1,
                               .top = (size_t)o.top == 20 ? 0 : (size_t)o.top,
                               .render = {.color = o.color}, .locate = locate,
                               .locate_ctx = (void *)(o.repo_root ? o.repo_root : "."),
                               .spread = &c.spread, .spread_names = c.label_ptrs};
-        for (size_t i = 0; i < c.n_pairs; i++) r.pass = r.pass && c.members[i].pass;
+        for (size_t i = 0; i < c.pairs.n; i++) r.pass = r.pass && c.members[i].pass;
         status = write_report(&o, &r);
         if (status == EXIT_OK && !r.pass) {
             status = EXIT_CHECK_FAILED;
             if (o.format != FORMAT_TEXT || o.output) {
                 char failed[512] = "";
                 size_t k = 0;
-                for (size_t i = 0; i < c.n_pairs && k < sizeof failed; i++) {
+                for (size_t i = 0; i < c.pairs.n && k < sizeof failed; i++) {
                     char label[300];
                     if (!c.members[i].pass)
                         k += (size_t)snprintf(failed + k, sizeof failed - k, "%s%s", k ? ", " : "",

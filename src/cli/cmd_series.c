@@ -6,6 +6,7 @@
  * (text or JSON, src/render/series_render.h) -> exit status.
  */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,31 +24,44 @@ typedef struct input_tables {
 typedef struct series_ctx {
     sd_attrib_options attrib;
     uint64_t max_memory;
-    input_tables *inputs;       /* per input: its members' tables, in member order */
+    input_tables *inputs;       /* per input: its members' tables, by member index */
+    pthread_mutex_t lock;       /* the loading threads file their tables under it */
 } series_ctx;
 
-/* In a loading thread: only this input's slot is written. */
+/* In a loading thread (the members of one input load in parallel too): the table is
+ * made outside the lock, then filed under its member index. */
 static sd_status reduce(void *vctx, size_t input, size_t member, const sd_snapshot *snap,
                         sd_error *err)
 {
-    (void)member;
     series_ctx *c = vctx;
     input_tables *in = &c->inputs[input];
-    if (in->n == in->cap) {
-        size_t cap = in->cap ? in->cap * 2 : 4;
-        sd_groups **t = realloc(in->t, cap * sizeof *t);
-        if (!t) {
-            err->code = SD_ENOMEM;
-            snprintf(err->text, sizeof err->text, "out of memory");
-            return SD_ENOMEM;
-        }
-        in->t = t;
-        in->cap = cap;
-    }
     sd_groups *g = sd_groups_create(snap, &c->attrib, c->max_memory, err);
     if (!g) return err->code ? err->code : SD_ENOMEM;
-    in->t[in->n++] = g;
-    return SD_OK;
+    sd_status st = SD_OK;
+    pthread_mutex_lock(&c->lock);
+    if (member >= in->cap) {
+        size_t cap = in->cap ? in->cap : 4;
+        while (cap <= member) cap *= 2;
+        sd_groups **t = realloc(in->t, cap * sizeof *t);
+        if (t) {
+            memset(t + in->cap, 0, (cap - in->cap) * sizeof *t);
+            in->t = t;
+            in->cap = cap;
+        } else {
+            st = SD_ENOMEM;
+        }
+    }
+    if (st == SD_OK) {
+        in->t[member] = g;
+        if (member + 1 > in->n) in->n = member + 1;
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (st != SD_OK) {
+        sd_groups_free(g);
+        err->code = SD_ENOMEM;
+        snprintf(err->text, sizeof err->text, "out of memory");
+    }
+    return st;
 }
 
 static int by_name(const void *pa, const void *pb)
@@ -160,11 +174,18 @@ static int run_series(const struct cli_opts *opts, const char *const *files, siz
         msg_error("out of memory");
         return EXIT_TROUBLE;
     }
+    if (pthread_mutex_init(&c.lock, NULL) != 0) {
+        free(c.inputs);
+        msg_error("out of memory");
+        return EXIT_TROUBLE;
+    }
     cli_attrib_options(opts, &c.attrib);
     int status = EXIT_TROUBLE;
     size_t n = 0;
     sd_groups **all = NULL;
-    if (cli_load_stream(files, n_in, opts, reduce, &c) == 0) {
+    int loaded = cli_load_stream(files, n_in, opts, reduce, &c);
+    pthread_mutex_destroy(&c.lock);
+    if (loaded == 0) {
         for (size_t i = 0; i < n_in; i++) n += c.inputs[i].n;
         all = malloc((n ? n : 1) * sizeof *all);
         if (!all) msg_error("out of memory");

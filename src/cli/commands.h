@@ -48,6 +48,11 @@ typedef sd_status (*cli_each_fn)(void *ctx, size_t input, size_t member,
                                  const sd_snapshot *snap, sd_error *err);
 int cli_load_stream(const char *const *specs, size_t n, const struct cli_opts *opts,
                     cli_each_fn each, void *ctx);
+/* The same, with `opened` called (in this thread) for each input once it is open and
+ * before any of its members loads: to plan from the member names (load.h's `opened`). */
+typedef sd_status (*cli_opened_fn)(void *ctx, size_t input, const sd_input *in, sd_error *err);
+int cli_load_stream_planned(const char *const *specs, size_t n, const struct cli_opts *opts,
+                            cli_opened_fn opened, cli_each_fn each, void *ctx);
 
 /* Every member of each spec, kept apart: out[i] (malloc'd, free with cli_free_all) holds
  * counts[i] snapshots of specs[i]. All or nothing: -1 (printed) when any input failed. */
@@ -66,6 +71,10 @@ struct cli_pairs {
  * several OLD members against one NEW snapshot: ambiguous). */
 int cli_pair_members(const char *const *specs, sd_snapshot **const *side, const size_t *count,
                      struct cli_pairs *out);
+/* The same from each member's source name (sources[s][i], as sd_snapshot_source or
+ * sd_input_name give it; borrowed: they must outlive the pairs). */
+int cli_pair_names(const char *const *specs, const char *const *const *sources,
+                   const size_t *count, struct cli_pairs *out);
 const char *cli_pair_name(const struct cli_pairs *p, size_t i);  /* NEW's name, else OLD's */
 void cli_pairs_free(struct cli_pairs *p);
 

@@ -2,6 +2,7 @@
  * files load in parallel; the messages (warnings, the one error line) are printed here
  * afterwards, in the order the files were given. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,20 +115,30 @@ int cli_load_all(const char **specs, int n_specs, const struct cli_opts *opts,
 
 typedef struct stream_ctx {
     cli_each_fn each;
+    cli_opened_fn opened;
     void *ctx;
     char **warnings;          /* per input: its snapshots' warnings, one per line */
+    pthread_mutex_t lock;     /* members of one input load in parallel: for `warnings` */
 } stream_ctx;
+
+static sd_status stream_opened(void *vctx, size_t input, const sd_input *in, sd_error *err)
+{
+    stream_ctx *c = vctx;
+    return c->opened(c->ctx, input, in, err);
+}
 
 static sd_status stream_each(void *vctx, size_t input, size_t member, const sd_snapshot *snap,
                              sd_error *err)
 {
     stream_ctx *c = vctx;
+    pthread_mutex_lock(&c->lock);
     for (size_t i = 0; i < sd_snapshot_warning_count(snap); i++) {
         const char *src = sd_snapshot_source(snap), *w = sd_snapshot_warning(snap, i);
         char *old = c->warnings[input];
         size_t had = old ? strlen(old) : 0, add = strlen(src) + strlen(w) + 3;
         char *grown = realloc(old, had + add + 1);
         if (!grown) {
+            pthread_mutex_unlock(&c->lock);
             err->code = SD_ENOMEM;
             snprintf(err->text, sizeof err->text, "out of memory");
             return SD_ENOMEM;
@@ -135,23 +146,33 @@ static sd_status stream_each(void *vctx, size_t input, size_t member, const sd_s
         snprintf(grown + had, add + 1, "%s: %s\n", src, w);
         c->warnings[input] = grown;
     }
+    pthread_mutex_unlock(&c->lock);
     return c->each(c->ctx, input, member, snap, err);
 }
 
 int cli_load_stream(const char *const *specs, size_t n, const struct cli_opts *opts,
                     cli_each_fn each, void *ctx)
 {
+    return cli_load_stream_planned(specs, n, opts, NULL, each, ctx);
+}
+
+int cli_load_stream_planned(const char *const *specs, size_t n, const struct cli_opts *opts,
+                            cli_opened_fn opened, cli_each_fn each, void *ctx)
+{
     sd_loaded *res = calloc(n ? n : 1, sizeof *res);
     stream_ctx sc = {.each = each, .ctx = ctx, .warnings = calloc(n ? n : 1, sizeof(char *))};
-    if (!res || !sc.warnings) {
+    if (!res || !sc.warnings || pthread_mutex_init(&sc.lock, NULL) != 0) {
         free(res);
         free(sc.warnings);
         msg_error("out of memory");
         return -1;
     }
     sd_loader_options lo = {.max_memory = opts->max_memory, .jobs = opts->jobs,
-                            .all_members = true, .each = stream_each, .ctx = &sc};
+                            .all_members = true, .each = stream_each,
+                            .opened = opened ? stream_opened : NULL, .ctx = &sc};
+    sc.opened = opened;
     sd_load_all(specs, n, &lo, res);
+    pthread_mutex_destroy(&sc.lock);
     bool ok = true;
     for (size_t i = 0; i < n && ok; i++) {   /* as if one after another: stop at a failure */
         for (char *w = sc.warnings[i], *nl; w && *w; w = nl + 1) {

@@ -21,18 +21,35 @@ static const char *inner_name(const char *spec, const char *source)
 int cli_pair_members(const char *const *specs, sd_snapshot **const *side, const size_t *count,
                      struct cli_pairs *out)
 {
+    const char **sources[2] = {calloc(count[0] ? count[0] : 1, sizeof(char *)),
+                               calloc(count[1] ? count[1] : 1, sizeof(char *))};
+    int rc = -1;
+    if (sources[0] && sources[1]) {
+        for (int s = 0; s < 2; s++)
+            for (size_t i = 0; i < count[s]; i++) sources[s][i] = sd_snapshot_source(side[s][i]);
+        rc = cli_pair_names(specs, (const char *const *const *)sources, count, out);
+    } else {
+        msg_error("out of memory");
+    }
+    free(sources[0]);
+    free(sources[1]);
+    return rc;
+}
+
+int cli_pair_names(const char *const *specs, const char *const *const *sources,
+                   const size_t *count, struct cli_pairs *out)
+{
     memset(out, 0, sizeof *out);
     if (count[0] > 1 && count[1] == 1) {   /* several OLD members, one NEW: which one? */
         msg_error("%s: holds %zu snapshots (%s, ...); pick one as %s:MEMBER, or give NEW as "
                   "an archive or directory of ranks too", specs[0], count[0],
-                  inner_name(specs[0], sd_snapshot_source(side[0][0])), specs[0]);
+                  inner_name(specs[0], sources[0][0]), specs[0]);
         return -1;
     }
     for (int s = 0; s < 2; s++) {
         out->names[s] = calloc(count[s] ? count[s] : 1, sizeof *out->names[s]);
         if (!out->names[s]) goto oom;
-        for (size_t i = 0; i < count[s]; i++)
-            out->names[s][i] = inner_name(specs[s], sd_snapshot_source(side[s][i]));
+        for (size_t i = 0; i < count[s]; i++) out->names[s][i] = inner_name(specs[s], sources[s][i]);
     }
     size_t room = count[0] + count[1];
     out->pairs = calloc(room ? room : 1, sizeof *out->pairs);

@@ -1,10 +1,15 @@
-/* loader.c - the one N-way loader (load.h): inputs loaded by a few threads at once.
+/* loader.c - the one N-way loader (load.h): snapshots loaded by a few threads at once.
  *
- * Workers take the next input in order from a shared counter. Before starting one they
- * wait until its estimated peak fits beside the loads in flight (or nothing is in
- * flight), so parallelism never costs more memory than the budget allows. Each worker
- * writes only its own result slot; nothing is printed, so the caller reports in input
- * order whatever order the loads finished in.
+ * First every input is opened, in this thread, to learn its members (a file is one, an
+ * archive or directory of ranks many); then each member is one piece of work. Workers
+ * take the next piece in order from a shared counter, and before starting one wait until
+ * its estimated peak fits beside the loads in flight (or nothing is in flight), so
+ * parallelism never costs more memory than the budget allows. A piece of an input with
+ * several members opens the input again for itself (libzip's handles are not shared
+ * between threads); the only member of an input reads through the handle opened first
+ * (so that standard input, which cannot be opened twice, works). Each worker writes only
+ * its own slot; nothing is printed, so the caller reports in input order whatever order
+ * the loads finished in.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -19,15 +24,22 @@
  * blocks and few trace entries keep more of a value tree, and 3x leaves room for them. */
 enum { PEAK_PER_FILE_BYTE = 3 };
 
+typedef struct load_item {
+    size_t input, member;
+    uint64_t estimate;             /* its estimated peak, 0 when unknown */
+    sd_status status;
+    sd_error err;
+} load_item;
+
 typedef struct load_pool {
-    const char *const *specs;
-    size_t n;
     const sd_loader_options *opts;
+    sd_input **inputs;             /* per input: the handle opened first (NULL: failed) */
     sd_loaded *out;
-    uint64_t *estimate;            /* per input: its estimated peak, 0 when unknown */
+    load_item *items;
+    size_t n_items;
     pthread_mutex_t lock;
     pthread_cond_t room;           /* signalled when a load finishes */
-    size_t next;                   /* the next input to start */
+    size_t next;                   /* the next item to start */
     size_t in_flight;
     uint64_t in_flight_bytes;
 } load_pool;
@@ -38,62 +50,71 @@ unsigned sd_loader_default_jobs(void)
     return n > 0 ? (unsigned)n : 1;
 }
 
-static uint64_t estimate_peak(const char *spec)
+static uint64_t file_size(const char *spec)
 {
     struct stat st;
     if (stat(spec, &st) != 0 || !S_ISREG(st.st_mode)) return 0;  /* "-", DIR, ARCHIVE:m */
-    return (uint64_t)st.st_size * PEAK_PER_FILE_BYTE;
+    return (uint64_t)st.st_size;
 }
 
-/* ---------- one input ---------- */
+/* ---------- opening the inputs ---------- */
 
-static sd_status load_members(sd_input *in, const sd_loader_options *o, sd_loaded *r,
-                              size_t input)
-{
-    sd_load_options lo = {.max_memory = o->max_memory};
-    if (!o->all_members && r->n_members != 1) {
-        r->ambiguous = true;
-        return sdp_fail(&r->err, SD_EUSAGE, SD_NO_OFFSET, "holds %zu snapshots; pick one",
-                        r->n_members);
-    }
-    r->snaps = calloc(r->n_members ? r->n_members : 1, sizeof *r->snaps);
-    if (!r->snaps) return sdp_fail(&r->err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
-    for (size_t i = 0; i < r->n_members; i++) {
-        sd_snapshot *s = sd_snapshot_load_input(in, i, &lo, &r->err);
-        if (!s) return r->err.code ? r->err.code : SD_ENOMEM;
-        if (o->each) {   /* handed over, then freed: only one model per input at a time */
-            sd_status st = o->each(o->ctx, input, i, s, &r->err);
-            sd_snapshot_free(s);
-            if (st != SD_OK) return st;
-            r->n_passed++;
-            continue;
-        }
-        r->snaps[r->n_snaps++] = s;
-    }
-    return SD_OK;
-}
-
-static void load_one(const char *spec, const sd_loader_options *o, sd_loaded *r, size_t input)
+static void open_one(const char *spec, const sd_loader_options *o, sd_loaded *r, sd_input **in)
 {
     memset(r, 0, sizeof *r);
     r->spec = spec;
     sd_error_clear(&r->err);
     sd_input_options io = {.max_memory = o->max_memory};
-    sd_input *in = sd_input_open(spec, &io, &r->err);
-    if (!in) {
+    *in = sd_input_open(spec, &io, &r->err);
+    if (!*in) {
         r->status = r->err.code ? r->err.code : SD_EIO;
         return;
     }
-    r->n_members = sd_input_count(in);
-    r->n_skipped = sd_input_skipped_count(in);
-    snprintf(r->skipped, sizeof r->skipped, "%s", sd_input_skipped(in));
+    r->n_members = sd_input_count(*in);
+    r->n_skipped = sd_input_skipped_count(*in);
+    snprintf(r->skipped, sizeof r->skipped, "%s", sd_input_skipped(*in));
     if (r->n_members)
-        snprintf(r->first_member, sizeof r->first_member, "%s", sd_input_name(in, 0));
-    r->status = load_members(in, o, r, input);
-    sd_input_free(in);
+        snprintf(r->first_member, sizeof r->first_member, "%s", sd_input_name(*in, 0));
+    if (!o->all_members && r->n_members != 1) {
+        r->ambiguous = true;
+        r->status = sdp_fail(&r->err, SD_EUSAGE, SD_NO_OFFSET, "holds %zu snapshots; pick one",
+                             r->n_members);
+        return;
+    }
+    r->snaps = calloc(r->n_members ? r->n_members : 1, sizeof *r->snaps);
+    if (!r->snaps) r->status = sdp_fail(&r->err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
 }
 
-/* ---------- the pool ---------- */
+/* ---------- one member ---------- */
+
+static sd_status load_item_now(load_pool *p, load_item *it)
+{
+    const sd_loader_options *o = p->opts;
+    sd_loaded *r = &p->out[it->input];
+    sd_input *in = p->inputs[it->input], *own = NULL;
+    if (r->n_members > 1) {   /* a handle of its own: see the top of the file */
+        sd_input_options io = {.max_memory = o->max_memory};
+        own = sd_input_open(r->spec, &io, &it->err);
+        if (!own) return it->err.code ? it->err.code : SD_EIO;
+        if (sd_input_count(own) != r->n_members) {
+            sd_input_free(own);
+            sdp_error_set_source(&it->err, r->spec);
+            return sdp_fail(&it->err, SD_EIO, SD_NO_OFFSET, "changed while it was read");
+        }
+        in = own;
+    }
+    sd_load_options lo = {.max_memory = o->max_memory};
+    sd_snapshot *s = sd_snapshot_load_input(in, it->member, &lo, &it->err);
+    sd_input_free(own);
+    if (!s) return it->err.code ? it->err.code : SD_ENOMEM;
+    if (o->each) {   /* handed over, then freed: no model is kept */
+        sd_status st = o->each(o->ctx, it->input, it->member, s, &it->err);
+        sd_snapshot_free(s);
+        return st;
+    }
+    r->snaps[it->member] = s;
+    return SD_OK;
+}
 
 static bool fits(const load_pool *p, uint64_t est)
 {
@@ -105,21 +126,20 @@ static void *worker(void *arg)
 {
     load_pool *p = arg;
     pthread_mutex_lock(&p->lock);
-    while (p->next < p->n) {
-        size_t i = p->next;
-        uint64_t est = p->estimate[i];
-        if (!fits(p, est)) {
+    while (p->next < p->n_items) {
+        load_item *it = &p->items[p->next];
+        if (!fits(p, it->estimate)) {
             pthread_cond_wait(&p->room, &p->lock);
             continue;   /* another worker may have taken it meanwhile */
         }
         p->next++;
         p->in_flight++;
-        p->in_flight_bytes += est;
+        p->in_flight_bytes += it->estimate;
         pthread_mutex_unlock(&p->lock);
-        load_one(p->specs[i], p->opts, &p->out[i], i);
+        it->status = load_item_now(p, it);
         pthread_mutex_lock(&p->lock);
         p->in_flight--;
-        p->in_flight_bytes -= est;
+        p->in_flight_bytes -= it->estimate;
         pthread_cond_broadcast(&p->room);
     }
     pthread_mutex_unlock(&p->lock);
@@ -139,28 +159,91 @@ static void run_pool(load_pool *p, unsigned jobs)
     for (size_t i = 0; i < started; i++) pthread_join(threads[i], NULL);
 }
 
+/* ---------- results, as if loaded one after another ---------- */
+
+/* Each input: the first member that failed decides its status and error; the snapshots
+ * before it are kept, those after it freed (a member loaded in parallel with a failing
+ * one is not reported past the failure). */
+static void settle(load_pool *p, size_t n_inputs)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n_inputs; i++) {
+        sd_loaded *r = &p->out[i];
+        size_t n = r->status == SD_OK ? r->n_members : 0;
+        bool failed = false;
+        for (size_t m = 0; m < n; m++, k++) {
+            load_item *it = &p->items[k];
+            if (failed) {
+                sd_snapshot_free(r->snaps[m]);
+                r->snaps[m] = NULL;
+                continue;
+            }
+            if (it->status != SD_OK) {
+                failed = true;
+                r->status = it->status;
+                r->err = it->err;
+                continue;
+            }
+            if (p->opts->each) r->n_passed++;
+            else r->n_snaps++;
+        }
+    }
+}
+
 sd_status sd_load_all(const char *const *specs, size_t n, const sd_loader_options *opts,
                       sd_loaded *out)
 {
     sd_loader_options o = opts ? *opts : (sd_loader_options){0};
     unsigned jobs = o.jobs ? o.jobs : sd_loader_default_jobs();
-    if (jobs > n) jobs = (unsigned)n;
-    load_pool p = {.specs = specs, .n = n, .opts = &o, .out = out};
-    p.estimate = calloc(n ? n : 1, sizeof *p.estimate);
-    bool pooled = p.estimate && pthread_mutex_init(&p.lock, NULL) == 0;
+    load_pool p = {.opts = &o, .out = out};
+    p.inputs = calloc(n ? n : 1, sizeof *p.inputs);
+    size_t total = 0;
+    for (size_t i = 0; p.inputs && i < n; i++) {
+        open_one(specs[i], &o, &out[i], &p.inputs[i]);
+        if (out[i].status == SD_OK && o.opened) {
+            out[i].status = o.opened(o.ctx, i, p.inputs[i], &out[i].err);
+            if (out[i].status != SD_OK && !out[i].err.source[0])
+                sdp_error_set_source(&out[i].err, specs[i]);
+        }
+        if (out[i].status == SD_OK) total += out[i].n_members;
+    }
+    p.items = p.inputs ? calloc(total ? total : 1, sizeof *p.items) : NULL;
+    if (!p.items) {
+        for (size_t i = 0; i < n; i++) {
+            if (p.inputs) sd_input_free(p.inputs[i]);
+            if (out[i].status == SD_OK)
+                out[i].status = sdp_fail(&out[i].err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        }
+        free(p.inputs);
+        return n ? out[0].status : SD_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (out[i].status != SD_OK) continue;
+        uint64_t each_est = file_size(specs[i]) * PEAK_PER_FILE_BYTE /
+                            (out[i].n_members ? out[i].n_members : 1);
+        for (size_t m = 0; m < out[i].n_members; m++) {
+            load_item *it = &p.items[p.n_items++];
+            *it = (load_item){.input = i, .member = m, .estimate = each_est};
+            sd_error_clear(&it->err);
+        }
+    }
+    if (jobs > p.n_items) jobs = p.n_items ? (unsigned)p.n_items : 1;
+    bool pooled = pthread_mutex_init(&p.lock, NULL) == 0;
     if (pooled && pthread_cond_init(&p.room, NULL) != 0) {
         pthread_mutex_destroy(&p.lock);
         pooled = false;
     }
     if (pooled) {
-        for (size_t i = 0; i < n; i++) p.estimate[i] = estimate_peak(specs[i]);
         run_pool(&p, jobs);
         pthread_cond_destroy(&p.room);
         pthread_mutex_destroy(&p.lock);
     } else {
-        for (size_t i = 0; i < n; i++) load_one(specs[i], &o, &out[i], i);  /* one by one */
+        for (size_t k = 0; k < p.n_items; k++) p.items[k].status = load_item_now(&p, &p.items[k]);
     }
-    free(p.estimate);
+    settle(&p, n);
+    for (size_t i = 0; i < n; i++) sd_input_free(p.inputs[i]);
+    free(p.inputs);
+    free(p.items);
     for (size_t i = 0; i < n; i++)
         if (out[i].status != SD_OK) return out[i].status;
     return SD_OK;

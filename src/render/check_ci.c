@@ -40,15 +40,6 @@ static void gh_line(FILE *out, const char *level, const char *file, int64_t line
     fputc('\n', out);
 }
 
-static const sd_frame *site_frame(const sd_diff_group *g)
-{
-    if (!g->rep_snapshot || g->rep_site.site < 0) return NULL;
-    size_t n;
-    const uint32_t *ids = sd_snapshot_stack(g->rep_snapshot, g->rep_stack, &n);
-    return (size_t)g->rep_site.site < n ? sd_snapshot_frame(g->rep_snapshot, ids[g->rep_site.site])
-                                        : NULL;
-}
-
 static void gh_member(FILE *out, const sdp_check_report *r, const sdp_check_member *m)
 {
     char title[320], msg[600], words[256];
@@ -69,16 +60,16 @@ static void gh_member(FILE *out, const sdp_check_report *r, const sdp_check_memb
         gh_line(out, x->pass ? "warning" : "error", NULL, 0, title, msg);
     }
     for (size_t i = 0; i < m->gate.n_offenders; i++) {
-        const sd_diff_group *g = sd_diff_group_at(m->diff, m->gate.offenders[i].group);
-        const sd_frame *f = site_frame(g);
+        const sdp_check_offender *g = &m->offenders[i];
         char path[1024];
-        bool here = f && r->locate && r->locate(r->locate_ctx, f->filename, path, sizeof path);
+        bool here = g->has_site && r->locate &&
+                    r->locate(r->locate_ctx, g->site_file, path, sizeof path);
         int klen = (int)strlen(g->key);
         snprintf(msg, sizeof msg, "%s allocated here (now %s) behind --%s: %.*s%s",
                  sdp_fmt_delta(g->delta_bytes).s, sdp_fmt_bytes(g->new_bytes).s,
-                 sd_limit_name(m->gate.offenders[i].limit), klen > KEY_SHOWN ? KEY_SHOWN : klen,
+                 sd_limit_name(g->limit), klen > KEY_SHOWN ? KEY_SHOWN : klen,
                  g->key, klen > KEY_SHOWN ? "..." : "");
-        gh_line(out, "error", here ? path : NULL, here ? f->line : 0, title, msg);
+        gh_line(out, "error", here ? path : NULL, here ? g->site_line : 0, title, msg);
     }
 }
 
@@ -140,7 +131,7 @@ static void offenders_detail(const sdp_check_member *m, sd_limit_id id, const ch
     size_t k = (size_t)snprintf(buf, size, "%s", first);
     for (size_t i = 0; i < m->gate.n_offenders && k < size; i++) {
         if (m->gate.offenders[i].limit != id) continue;
-        const sd_diff_group *g = sd_diff_group_at(m->diff, m->gate.offenders[i].group);
+        const sdp_check_offender *g = &m->offenders[i];
         k += (size_t)snprintf(buf + k, size - k, "\n%s (now %s) at %.*s",
                               sdp_fmt_delta(g->delta_bytes).s, sdp_fmt_bytes(g->new_bytes).s,
                               KEY_SHOWN, g->key);

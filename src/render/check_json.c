@@ -42,10 +42,10 @@ static json_t *limits_json(const sdp_check_member *m)
 static void offenders_into(json_t *a, const sdp_check_member *m, bool name_member)
 {
     for (size_t i = 0; i < m->gate.n_offenders; i++) {
-        const sd_diff_group *g = sd_diff_group_at(m->diff, m->gate.offenders[i].group);
+        const sdp_check_offender *g = &m->offenders[i];
         json_t *o = json_object();
         if (name_member) json_object_set_new(o, "member", json_string(m->name));
-        json_object_set_new(o, "limit", json_string(sd_limit_name(m->gate.offenders[i].limit)));
+        json_object_set_new(o, "limit", json_string(sd_limit_name(g->limit)));
         json_object_set_new(o, "key", json_string(g->key));
         json_object_set_new(o, "old_bytes", json_integer((json_int_t)g->old_bytes));
         json_object_set_new(o, "new_bytes", json_integer((json_int_t)g->new_bytes));

@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 
+#include "snapdiff/diff.h"
 #include "snapdiff/gate.h"
 #include "snapdiff/ranks.h"
 #include "snapdiff/render.h"
@@ -21,15 +22,33 @@ typedef enum sdp_check_missing {
     SDP_CHECK_NO_NEW,         /* only in OLD: fails (the rank is gone) */
 } sdp_check_missing;
 
+/* One offending group, copied out of its diff so that the diff and both snapshots can be
+ * freed as soon as the pair is judged (check holds one pair of models per loading
+ * thread, not every rank's). */
+typedef struct sdp_check_offender {
+    sd_limit_id limit;        /* the limit it is behind */
+    char *key;                /* the group key (owned) */
+    uint64_t old_bytes, new_bytes;
+    int64_t delta_bytes, delta_blocks;
+    sd_pattern pattern;       /* the diff's pattern of the group (pattern.h) */
+    bool has_site;
+    char *site_file;          /* the representative stack's site frame (owned) */
+    int64_t site_line;
+} sdp_check_offender;
+
 typedef struct sdp_check_member {
     const char *name;         /* the member as shown: NEW's name, else OLD's */
     const char *old_name;     /* NULL when missing */
     int64_t rank;             /* the rank number both names carry; -1: paired by name */
     sdp_check_missing missing;
-    const sd_diff *diff;      /* NULL when missing */
-    sd_gate gate;
+    sd_gate gate;             /* its offenders' `group` indices are the diff's, now freed */
+    sdp_check_offender *offenders;   /* [gate.n_offenders], for the renderers */
     bool pass;                /* gate.pass and paired */
 } sdp_check_member;
+
+/* Copy the offenders of m->gate out of `d` (the diff the gate judged). SD_ENOMEM. */
+sd_status sdp_check_member_take(sdp_check_member *m, const sd_diff *d);
+void sdp_check_member_release(sdp_check_member *m);
 
 /* Where a site's file is in the repository being checked, for annotations: the path
  * relative to the repository written into buf, or false when it is not there. */

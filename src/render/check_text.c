@@ -157,10 +157,10 @@ static void offenders_text(FILE *out, const sdp_check_report *r, const sdp_check
     fprintf(out, "\n%sGroups behind the failures (largest growth first):\n", indent);
     fprintf(out, "%s  %12s  %12s  %-16s  %s\n", indent, "growth", "now", "breaks", "site");
     for (size_t i = 0; i < m->gate.n_offenders && shown < top; i++, shown++) {
-        const sd_diff_group *g = sd_diff_group_at(m->diff, m->gate.offenders[i].group);
+        const sdp_check_offender *g = &m->offenders[i];
         int klen = (int)strlen(g->key);
         fprintf(out, "%s  %12s  %12s  %-16s  %.*s%s\n", indent, sdp_fmt_delta(g->delta_bytes).s,
-                sdp_fmt_bytes(g->new_bytes).s, sd_limit_name(m->gate.offenders[i].limit),
+                sdp_fmt_bytes(g->new_bytes).s, sd_limit_name(g->limit),
                 klen > KEY_SHOWN ? KEY_SHOWN : klen, g->key, klen > KEY_SHOWN ? "..." : "");
         /* The diff's pattern and fix under the site, as `snapdiff OLD NEW` shows it. */
         const char *code = sd_pattern_code(g->pattern);
@@ -226,7 +226,7 @@ sd_status sdp_render_check_text(FILE *out, const sdp_check_report *r)
                     const sdp_check_member *m = &r->members[i];
                     fprintf(out, "%s%s", sep, sdp_check_member_label(m, label, sizeof label));
                     if (m->gate.n_offenders) {
-                        const sd_diff_group *g = sd_diff_group_at(m->diff, m->gate.offenders[0].group);
+                        const sdp_check_offender *g = &m->offenders[0];
                         fprintf(out, " (%s at %.*s)", sdp_fmt_delta(g->delta_bytes).s, KEY_SHOWN,
                                 g->key);
                     } else if (m->missing != SDP_CHECK_PAIRED) {
