@@ -261,8 +261,7 @@ static sd_status make_pools(sd_frag *f, size_t first, size_t n, sd_frag_device *
     size_t n_segs = 0;
     for (size_t d = first; d < first + n; d++) n_segs += sd_snapshot_device(f->snap, d)->n_segments;
     int64_t (*ids)[2] = sdp_frag_calloc(f, n_segs, sizeof *ids);
-    sd_frag_pool *pools = sdp_frag_calloc(f, n_segs + 2, sizeof *pools);
-    if (!ids || !pools) return SD_ENOMEM;
+    if (!ids) return SD_ENOMEM;
     bool has_large = false, has_small = false;
     size_t n_ids = 0;
     for (size_t d = first; d < first + n; d++) {
@@ -280,6 +279,11 @@ static sd_status make_pools(sd_frag *f, size_t first, size_t n, sd_frag_device *
         }
     }
     qsort(ids, n_ids, sizeof *ids, cmp_pool_id);
+    /* Rows for the pools there are (a pool row is ~1 KiB: not one per segment). */
+    size_t distinct = 0;
+    for (size_t i = 0; i < n_ids; i++) distinct += i == 0 || cmp_pool_id(ids[i], ids[i - 1]) != 0;
+    sd_frag_pool *pools = sdp_frag_calloc(f, distinct + 2, sizeof *pools);
+    if (!pools) return SD_ENOMEM;
     size_t np = 0;
     seg_filter flt = {.by_pool = true};
     if (has_large) {
@@ -309,10 +313,13 @@ static sd_status make_streams(sd_frag *f, size_t d, sd_frag_device *out)
 {
     const sd_device *dev = sd_snapshot_device(f->snap, d);
     uint64_t *streams = sdp_frag_calloc(f, dev->n_segments, sizeof *streams);
-    sd_frag_stream *rows = sdp_frag_calloc(f, dev->n_segments, sizeof *rows);
-    if (!streams || !rows) return SD_ENOMEM;
+    if (!streams) return SD_ENOMEM;
     for (size_t i = 0; i < dev->n_segments; i++) streams[i] = dev->segments[i].stream;
     qsort(streams, dev->n_segments, sizeof *streams, cmp_u64);
+    size_t distinct = 0;   /* a row per stream there is, not per segment */
+    for (size_t i = 0; i < dev->n_segments; i++) distinct += i == 0 || streams[i] != streams[i - 1];
+    sd_frag_stream *rows = sdp_frag_calloc(f, distinct ? distinct : 1, sizeof *rows);
+    if (!rows) return SD_ENOMEM;
     size_t nr = 0;
     seg_filter flt = {.by_stream = true};
     for (size_t i = 0; i < dev->n_segments; i++) {
