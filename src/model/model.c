@@ -660,6 +660,8 @@ typedef struct taking {
     sd_trace_entry *e;
     uint64_t addr, dfree;
     bool has_dfree;
+    bool may_defer;           /* frames may be left for the next take (record_take) */
+    uint64_t deferred;        /* the frames so left (value bits), 0 when none */
     const sd_value *forward, *meta, *cctx;   /* context, applied once the frames are known */
 } taking;
 
@@ -671,7 +673,13 @@ static sd_status take_field(sd_snapshot *s, uint8_t field, const sd_value *x, ta
                                         "time_us", "frames"};
     switch (field) {
     case F_ACTION: e->action = cached_action(s, x); return SD_OK;
-    case F_FRAMES: return sdp_intern_stack(s, x, &e->stack);
+    case F_FRAMES:
+        if (t->may_defer && sdp_is_ptr(*x)) {
+            t->deferred = x->bits;
+            return SD_OK;
+        }
+        t->deferred = 0;
+        return sdp_intern_stack(s, x, &e->stack);
     case F_FORWARD: t->forward = x; return SD_OK;
     case F_META: t->meta = x; return SD_OK;
     case F_CCTX: t->cctx = x; return SD_OK;
@@ -693,17 +701,36 @@ static sd_status take_field(sd_snapshot *s, uint8_t field, const sd_value *x, ta
  * by the layout of its keys. The record hook calls it for entries taken while parsing; the
  * model build for the few that stayed dicts (protocol 0/1, entries filled piecemeal). */
 static sd_status decode_trace(sd_snapshot *s, const uint8_t *layout, const sd_value *vals,
-                              size_t stride, size_t n, sd_trace_entry *e)
+                              size_t stride, size_t n, sd_trace_entry *e, uint64_t *defer)
 {
     memset(e, 0, sizeof *e);
     e->action = SD_ACT_OTHER;
-    taking t = {.e = e};
+    taking t = {.e = e, .may_defer = defer != NULL};
     for (size_t i = 0; i < n; i++) {
-        sd_status st = take_field(s, layout[i], &vals[i * stride], &t);
+        const sd_value *x = &vals[i * stride];
+        if ((x->bits & SDP_TAG_MASK) == SDP_TAG_INT) { /* most values: a small int, inline */
+            int64_t v = (int64_t)x->bits >> 3;
+            switch (layout[i]) {
+            case F_ADDR: t.addr = (uint64_t)v; continue;
+            case F_SIZE: e->size = (uint64_t)v; continue;
+            case F_STREAM: e->stream = (uint64_t)v; continue;
+            case F_TIME: e->time_us = v; e->has_time = true; continue;
+            default: break;
+            }
+        }
+        sd_status st = take_field(s, layout[i], x, &t);
         if (st) return st;
     }
     e->addr = e->action == SD_ACT_OOM && t.has_dfree ? t.dfree : t.addr; /* they share a slot */
-    if (t.forward || t.meta || t.cctx) return add_context(s, t.forward, t.meta, t.cctx, &e->stack);
+    if (t.forward || t.meta || t.cctx) {
+        if (t.deferred) { /* the context needs the stack now */
+            sd_value frames = {t.deferred};
+            sd_status st = sdp_intern_stack(s, &frames, &e->stack);
+            if (st) return st;
+        }
+        return add_context(s, t.forward, t.meta, t.cctx, &e->stack);
+    }
+    if (defer) *defer = t.deferred;
     return SD_OK;
 }
 
@@ -742,10 +769,27 @@ void sdp_model_free_records(sd_snapshot *s)
     s->n_records = s->records_cap = 0;
 }
 
+/* Intern the frames the last trace entry left for later: entries are taken in file order,
+ * so stacks are interned in the order they always were. */
+static sd_status record_flush(void *ctx)
+{
+    sd_snapshot *s = ctx;
+    sdp_load *L = s->load;
+    if (!L->deferred) return SD_OK;
+    L->deferred = false;
+    L->ctx_offset = L->defer_offset;
+    sd_value frames = {L->defer_frames};
+    return sdp_intern_stack(s, &frames, &s->records[L->defer_rec].stack);
+}
+
 static sd_status record_take(void *ctx, uint32_t kind, const sd_value *kv, size_t n_pairs,
                              uint64_t offset, sd_value *rec)
 {
     sd_snapshot *s = ctx;
+    if (s->load->deferred) {
+        sd_status st = record_flush(s);
+        if (st) return st;
+    }
     if (kind & BLOCK_KIND)
         return block_take(s, s->load->layouts[(kind & ~BLOCK_KIND) - 1], kv, n_pairs, offset, rec);
     if (kind & SEGMENT_KIND)
@@ -760,9 +804,18 @@ static sd_status record_take(void *ctx, uint32_t kind, const sd_value *kv, size_
                            sizeof *s->records, &s->load->pickle, &s->records_region) != SD_OK)
         return sdp_fail(s->load->err, SD_ENOMEM, s->load->ctx_offset,
                         "memory budget exhausted building the model");
+    uint64_t frames = 0;
     sd_status st = decode_trace(s, s->load->layouts[kind - 1], kv + 1, 2, n_pairs,
-                                &s->records[s->n_records]);
+                                &s->records[s->n_records], &frames);
     if (st) return st;
+    if (frames) {
+        sdp_load *L = s->load;
+        L->deferred = true;
+        L->defer_rec = (uint32_t)s->n_records;
+        L->defer_frames = frames;
+        L->defer_offset = offset;
+        sdp_intern_prefetch(s, frames);
+    }
     *rec = sdp_record_value(SDP_REC_TRACE, s->n_records++);
     return SD_OK;
 }
@@ -778,7 +831,8 @@ static sd_status read_trace_entry(sd_snapshot *s, const sd_value *v, sd_trace_en
     uint8_t *layout = c->n ? malloc(c->n) : NULL;
     if (c->n && !layout) return sdp_fail(s->load->err, SD_ENOMEM, c->offset, "out of memory");
     for (uint32_t i = 0; i < c->n; i++) layout[i] = field_of(sdp_dict_key(c, i));
-    st = decode_trace(s, layout, c->n ? sdp_dict_val(c, 0) : NULL, c->shape ? 1 : 2, c->n, e);
+    st = decode_trace(s, layout, c->n ? sdp_dict_val(c, 0) : NULL, c->shape ? 1 : 2, c->n, e,
+                      NULL);
     free(layout);
     return st;
 }
@@ -786,7 +840,7 @@ static sd_status read_trace_entry(sd_snapshot *s, const sd_value *v, sd_trace_en
 sdp_record_hook sdp_model_record_hook(sd_snapshot *s)
 {
     return (sdp_record_hook){.ctx = s, .begin = record_begin, .kind = record_kind,
-                             .take = record_take};
+                             .take = record_take, .flush = record_flush};
 }
 
 /* ---------- devices ---------- */
@@ -837,14 +891,15 @@ typedef struct sdp_seg_side {
 } sdp_seg_side;
 
 /* Order segs (and side) by (device, address), as the model keeps them. Files list them
- * in that order already (torch does): then nothing moves and nothing is allocated. */
+ * in that order already (torch does): then nothing moves and nothing is allocated, and
+ * equal keys keep their order, as the (merge) sort below keeps them. */
 static sd_status sort_segments(sd_snapshot *s, const sd_value *list, sd_segment *segs,
                                sdp_seg_side *side, size_t n)
 {
     bool sorted = true;
     for (size_t i = 1; i < n && sorted; i++)
         sorted = side[i - 1].device < side[i].device ||
-                 (side[i - 1].device == side[i].device && segs[i - 1].address < segs[i].address);
+                 (side[i - 1].device == side[i].device && segs[i - 1].address <= segs[i].address);
     if (sorted) return SD_OK;
     sdp_raw_segment *raw = malloc(n * sizeof *raw);
     if (!raw || !sdp_arena_charge(&s->load->pickle, n * sizeof *raw)) {

@@ -56,6 +56,11 @@ typedef struct sdp_load {
     /* Blocks and segments taken while parsing (model.c), in chunks of the value tree's
      * arena: read into the model's arrays by the build, in the order it always read them. */
     sdp_rec_store blocks, segments;
+    /* The last trace entry's frames, interned at the next take (model.c, record_take):
+     * the stack cache line it needs is fetched meanwhile instead of waited for. */
+    bool deferred;
+    uint32_t defer_rec;
+    uint64_t defer_frames, defer_offset;
 } sdp_load;
 
 struct sd_snapshot {
@@ -110,6 +115,8 @@ void sdp_intern_free(sd_snapshot *s);
 sd_status sdp_intern_string(sd_snapshot *s, const char *p, size_t n, const char **out);
 /* Stack id of a frames list (cached on the list, so shared lists cost one lookup). */
 sd_status sdp_intern_stack(sd_snapshot *s, const sd_value *frames, uint32_t *id);
+/* Start fetching the cache line that sdp_intern_stack will look at for these frames. */
+void sdp_intern_prefetch(sd_snapshot *s, uint64_t frames_bits);
 /* The stack id of `base` with a context: `base` itself when the context is empty.
  * forward is a stack id (0: none); the strings are interned ones (or ""). */
 sd_status sdp_intern_context(sd_snapshot *s, uint32_t base, uint32_t forward,

@@ -25,6 +25,10 @@ sd_status sdp_pp_fail(sdp_parser *p, sd_status code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    if (p->hook && p->hook->flush) {
+        sd_status st = p->hook->flush(p->hook->ctx);
+        if (st) return st;
+    }
     return sdp_fail(p->err, code, p->op_start, "%s", text);
 }
 
@@ -178,6 +182,7 @@ static sd_status memo_put(sdp_parser *p, uint64_t idx)
         SDP_TRY(memo_unpack(p, (size_t)(idx >> SDP_MEMO_WIN_LOG2)));
     }
     if (p->memo[idx].bits == SDP_BITS_UNSET) p->memo_count++;
+    else if (p->memo[idx].bits != p->stack[p->sp - 1].bits) p->memo_epoch++;
     p->memo[idx] = p->stack[p->sp - 1];
     if (p->hook) sdp_pp_note_memo_put(p, p->memo[idx], idx);
     return SD_OK;
@@ -455,11 +460,22 @@ static sd_status fast_record(sdp_parser *p, size_t pos, size_t *next, sd_value *
     sd_value kv[2 * SDP_SHAPE_MAX_KEYS];
     *next = 0;
     for (size_t ti = 0; ti < SDP_FAST_TEMPLATES && p->fast[ti].n; ti++) {
-        const sdp_fast_template *t = &p->fast[ti];
+        sdp_fast_template *t = &p->fast[ti];
         size_t q = pos + 3, i = 0;
+        size_t key_at[SDP_SHAPE_MAX_KEYS];
+        bool known = t->key_len[0] && t->epoch == p->memo_epoch;
         for (; i < t->n; i++) {
             size_t left = len - q;
             uint64_t idx;
+            key_at[i] = q;
+            uint32_t w = left >= 5 ? load_le32(in + q) : 0, kw = load_le32(t->key_op[i]);
+            if (known && left >= 5 &&
+                (t->key_len[i] == 2 ? (uint16_t)w == (uint16_t)kw
+                                    : w == kw && in[q + 4] == t->key_op[i][4])) {
+                q += t->key_len[i]; /* the very bytes of last time: the same key */
+                kv[2 * i].bits = t->keys[i];
+                goto value;
+            }
             if (left >= 2 && in[q] == SDP_OP_BINGET) {
                 idx = in[q + 1];
                 q += 2;
@@ -472,6 +488,7 @@ static sd_status fast_record(sdp_parser *p, size_t pos, size_t *next, sd_value *
             if (idx >= memo_init || sdp_memo_at(p, idx).bits != t->keys[i]) break;
             kv[2 * i].bits = t->keys[i];
             sdp_note_reuse(p, kv[2 * i]);
+        value:;
             size_t used = fast_value(p, in + q, len - q, memo_init, &kv[2 * i + 1]);
             if (!used) break;
             q += used;
@@ -483,6 +500,17 @@ static sd_status fast_record(sdp_parser *p, size_t pos, size_t *next, sd_value *
             return st;
         }
         if (!rec->bits) return SD_OK; /* left a dict: the generic path builds it */
+        if (!known) { /* remember the bytes of these keys' memo gets */
+            bool plain = true;
+            for (size_t k = 0; k < t->n && plain; k++) {
+                size_t kl = in[key_at[k]] == SDP_OP_BINGET ? 2 : 5;
+                plain = sdp_type(kv[2 * k]) != SDP_DICT; /* a dict key: note_reuse matters */
+                memcpy(t->key_op[k], in + key_at[k], kl);
+                t->key_len[k] = (uint8_t)kl;
+            }
+            t->epoch = p->memo_epoch;
+            if (!plain) t->key_len[0] = 0;
+        }
         if (ti) { /* most recently used first */
             sdp_fast_template hit = *t;
             memmove(&p->fast[1], &p->fast[0], ti * sizeof p->fast[0]);
@@ -784,6 +812,7 @@ sd_status sdp_pickle_parse_into(sdp_arena *arena, const uint8_t *data, size_t le
     } else {
         memset(p.empty_shape, 0, sizeof *p.empty_shape);
         st = run(&p, root);
+        if (st == SD_OK && hook && hook->flush) st = hook->flush(hook->ctx);
     }
     if (st == SD_OK) {
         *trailing = len - p.cur.pos;

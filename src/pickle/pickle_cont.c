@@ -151,7 +151,14 @@ void sdp_pp_learn_template(sdp_parser *p, const sd_value *kv, size_t k, uint32_t
         if (same) break;
     }
     /* Move it to the front; the least recently used one falls off the end. */
-    memmove(&p->fast[1], &p->fast[0], slot * sizeof p->fast[0]);
+    if (slot) {
+        memmove(&p->fast[1], &p->fast[0], slot * sizeof p->fast[0]);
+        memset(&p->fast[0], 0, sizeof p->fast[0]);
+    } else if (p->fast[0].n == k && p->fast[0].kind == kind) {
+        return; /* already first */
+    } else {
+        memset(&p->fast[0], 0, sizeof p->fast[0]);
+    }
     p->fast[0].n = (uint32_t)k;
     p->fast[0].kind = kind;
     for (size_t i = 0; i < k; i++) p->fast[0].keys[i] = kv[2 * i].bits;
@@ -195,7 +202,10 @@ static void settle_record(sdp_parser *p, sdp_cont *c, sd_value *slot)
                    (c->memoized == 1 && known && !e->shared && p->memo[e->memo_idx].bits == bits);
     sd_value rec = p->took_rec;
     if (known) {
-        if (recycle) p->memo[e->memo_idx] = rec;
+        if (recycle) {
+            p->memo[e->memo_idx] = rec;
+            p->memo_epoch++;
+        }
         *e = (sdp_pending){0};
         p->n_pending--;
     }

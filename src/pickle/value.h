@@ -154,6 +154,10 @@ typedef struct sdp_record_hook {
     uint32_t (*kind)(void *ctx, const sd_value *keys, uint32_t n);
     sd_status (*take)(void *ctx, uint32_t kind, const sd_value *kv, size_t n_pairs,
                       uint64_t offset, sd_value *rec);
+    /* May be NULL. Finish what take() left for later; called once parsing is done, and
+     * before the parser reports an error (so an error take() would have found first is
+     * the one reported). */
+    sd_status (*flush)(void *ctx);
 } sdp_record_hook;
 
 /* Parse into an arena the caller owns (the snapshot's). Root is copied to *root.
