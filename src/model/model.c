@@ -650,6 +650,10 @@ static uint32_t record_kind(void *ctx, const sd_value *keys, uint32_t n)
     if (sdp_grow((void **)&L->layouts, &L->layouts_cap, L->n_layouts + 1, sizeof *L->layouts,
                  &L->pickle) != SD_OK)
         return 0;
+    /* The layout every entry of a 2.1+ snapshot has gets a straight-line decoder
+     * (record_take); byte 15 is free, since such an entry has 6 keys. */
+    static const uint8_t usual[6] = {F_ACTION, F_ADDR, F_SIZE, F_STREAM, F_TIME, F_FRAMES};
+    if (!cls && n == 6 && memcmp(layout, usual, sizeof usual) == 0) layout[15] = 1;
     memcpy(L->layouts[L->n_layouts], layout, sizeof layout);
     return (uint32_t)++L->n_layouts | cls;
 }
@@ -805,9 +809,25 @@ static sd_status record_take(void *ctx, uint32_t kind, const sd_value *kv, size_
         return sdp_fail(s->load->err, SD_ENOMEM, s->load->ctx_offset,
                         "memory budget exhausted building the model");
     uint64_t frames = 0;
-    sd_status st = decode_trace(s, s->load->layouts[kind - 1], kv + 1, 2, n_pairs,
-                                &s->records[s->n_records], &frames);
-    if (st) return st;
+    const uint8_t *layout = s->load->layouts[kind - 1];
+    sd_trace_entry *e = &s->records[s->n_records];
+    /* The usual entry (action, addr, size, stream, time_us, frames; small ints and a frames
+     * list): what decode_trace would make of it, without a loop or a switch. */
+    if (layout[15] && (kv[3].bits & kv[5].bits & kv[7].bits & kv[9].bits & SDP_TAG_MASK) == SDP_TAG_INT &&
+        ((kv[3].bits | kv[5].bits | kv[7].bits | kv[9].bits) & (SDP_TAG_MASK & ~SDP_TAG_INT)) == 0 &&
+        sdp_is_ptr(kv[11])) {
+        memset(e, 0, sizeof *e);
+        e->action = cached_action(s, &kv[1]);
+        e->addr = (uint64_t)((int64_t)kv[3].bits >> 3);
+        e->size = (uint64_t)((int64_t)kv[5].bits >> 3);
+        e->stream = (uint64_t)((int64_t)kv[7].bits >> 3);
+        e->time_us = (int64_t)kv[9].bits >> 3;
+        e->has_time = true;
+        frames = kv[11].bits;
+    } else {
+        sd_status st = decode_trace(s, layout, kv + 1, 2, n_pairs, e, &frames);
+        if (st) return st;
+    }
     if (frames) {
         sdp_load *L = s->load;
         L->deferred = true;
@@ -998,6 +1018,40 @@ static sd_trace_entry *records_in_order(sd_snapshot *s, const sdp_cont *list)
     return s->records + first;
 }
 
+static sd_status trace_item(sd_snapshot *s, const sd_value *v, sd_trace_entry *e);
+
+/* A trace list that starts as the last records taken, in order, then goes on with other
+ * items (entries fetched again from the memo: a later snapshot of the same job): the rest
+ * is appended to the records, in their region (which never moves), so the device's trace
+ * is still a slice of the records and only the rest is copied. *out stays NULL when the
+ * list is not like that (the caller copies it all). */
+static sd_status records_then_tail(sd_snapshot *s, const sdp_cont *list, sd_trace_entry **out)
+{
+    *out = NULL;
+    size_t n = list->n, k = 0;
+    if (!s->records_region.base || !n || sdp_type(list->items[0]) != SDP_RECORD ||
+        sdp_record_class(list->items[0]) != SDP_REC_TRACE)
+        return SD_OK;
+    uint32_t first = sdp_record_index(list->items[0]);
+    while (k < n && sdp_type(list->items[k]) == SDP_RECORD &&
+           sdp_record_class(list->items[k]) == SDP_REC_TRACE &&
+           sdp_record_index(list->items[k]) == first + k)
+        k++;
+    size_t have = s->n_records, room = s->records_region.size / sizeof *s->records;
+    if (first + k != have || n - k > room - have) return SD_OK;
+    if (sdp_grow_in_region((void **)&s->records, &s->records_cap, have + (n - k),
+                           sizeof *s->records, &s->load->pickle, &s->records_region) != SD_OK)
+        return sdp_fail(s->load->err, SD_ENOMEM, list->offset, "memory budget exhausted reading traces");
+    for (size_t i = k; i < n; i++) {
+        s->load->ctx_offset = list->offset;
+        sd_status st = trace_item(s, &list->items[i], &s->records[s->n_records]);
+        if (st) return st;
+        s->n_records++;
+    }
+    *out = s->records + first;
+    return SD_OK;
+}
+
 static sd_status trace_item(sd_snapshot *s, const sd_value *v, sd_trace_entry *e)
 {
     if (sdp_type(*v) == SDP_RECORD) {
@@ -1032,6 +1086,10 @@ static sd_status build_traces(sd_snapshot *s, const sd_value *traces, size_t *de
         sd_trace_entry *entries = records_in_order(s, lc);
         if (!entries) {
             SDP_TRY_MODEL(sdp_model_items(s, lc));
+            st = records_then_tail(s, lc, &entries);
+            if (st) return st;
+        }
+        if (!entries) {
             entries = sdp_model_alloc(s, n * sizeof *entries);
             if (!entries) return sdp_model_fail(s, list, "memory budget exhausted reading traces");
             for (size_t i = 0; i < n; i++) {
