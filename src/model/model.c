@@ -749,6 +749,7 @@ static void record_begin(void *ctx, size_t input_len)
     if (input_len < RECORDS_REGION_MIN_INPUT || s->records || s->records_region.base) return;
     size_t n = input_len / MIN_RECORD_BYTES + 1;
     if (n > UINT32_MAX) n = UINT32_MAX;
+    if (n > SIZE_MAX / sizeof *s->records) return; /* a 32-bit address space: the heap */
     sdp_region_reserve(&s->records_region, n * sizeof *s->records);
 }
 
