@@ -81,6 +81,7 @@ def measure(cmd):
 
 LOAD = "import pickle,sys\nfor p in sys.argv[1:]:\n    pickle.load(open(p,'rb'))"
 MiB = 2**20
+load_before = os.getloadavg()
 op_one = measure([opscan, old])
 sd_stats = measure([bin_, "stats", old])
 py_one = measure(["python3", "-c", LOAD, old])
@@ -89,6 +90,7 @@ py_two = measure(["python3", "-c", LOAD, old, new])
 if huge:
     op_huge = measure([opscan, huge])
     sd_huge = measure([bin_, "stats", huge])
+load_after = os.getloadavg()
 
 def line(name, m):
     print("  %-34s %7.3f s wall  %7.3f s cpu  %7.0f MiB peak RSS" % (name, *m))
@@ -98,6 +100,9 @@ print("inputs: %s (%.0f MiB), %s (%.0f MiB)%s; best of %d runs" % (
     os.path.basename(old), size_old, os.path.basename(new), os.path.getsize(new) / MiB,
     ", %s (%.0f MiB)" % (os.path.basename(huge), os.path.getsize(huge) / MiB) if huge else "",
     runs))
+print("machine: %d cores, load average %.2f %.2f %.2f before, %.2f %.2f %.2f after "
+      "(wall times are only comparable on a quiet machine)" % ((os.cpu_count() or 0,) +
+                                                            load_before + load_after))
 line("opscan OLD (the floor)", op_one)
 line("snapdiff stats OLD", sd_stats)
 line("python3 pickle.load(OLD)", py_one)

@@ -1,7 +1,5 @@
 /* arena.c - a bump allocator per loaded snapshot, counted against a budget. */
-#define _DEFAULT_SOURCE 1 /* MAP_ANONYMOUS */
 #include <stdlib.h>
-#include <sys/mman.h>
 
 #include "base/base.h"
 
@@ -11,8 +9,9 @@ struct sdp_arena_chunk {
     bool mapped;
 };
 
-/* Big chunks come straight from mmap and go straight back: no heap fragmentation. (Huge
- * pages were tried: on the machines measured, faulting them in was 5x slower.) */
+/* Big chunks come straight from mmap and go straight back: no heap fragmentation. They
+ * are 2 MiB aligned and advised for huge pages (region.c): on the VM measured, faulting
+ * in 109 MiB took 0.01-0.18 s in huge pages against 0.3-0.45 s in 4 KiB pages. */
 enum { ARENA_MAP_THRESHOLD = 2 * 1024 * 1024 };
 
 static sdp_arena_chunk *chunk_new(size_t size)
@@ -20,9 +19,8 @@ static sdp_arena_chunk *chunk_new(size_t size)
     sdp_arena_chunk *c;
     bool mapped = size >= ARENA_MAP_THRESHOLD;
     if (mapped) {
-        void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) return NULL;
-        c = p;
+        c = sdp_map_aligned(size, false, &size);
+        if (!c) return NULL;
     } else {
         c = malloc(size);
         if (!c) return NULL;
@@ -34,7 +32,7 @@ static sdp_arena_chunk *chunk_new(size_t size)
 
 static void chunk_free(sdp_arena_chunk *c)
 {
-    if (c->mapped) munmap(c, c->size);
+    if (c->mapped) sdp_unmap(c, c->size);
     else free(c);
 }
 

@@ -41,11 +41,36 @@ bool sdp_arena_charge(sdp_arena *a, uint64_t delta);
 void sdp_arena_uncharge(sdp_arena *a, uint64_t delta);
 char *sdp_arena_strndup(sdp_arena *a, const char *s, size_t n);
 
+/* ---- big regions (region.c) ----
+ * sdp_map_aligned: a fresh mapping of at least `size` bytes, 2 MiB aligned and advised
+ * for huge pages (noreserve: address space only, committed as pages are touched); its
+ * length goes to *mapped, for sdp_unmap. NULL when mmap fails.
+ * A region: address space reserved for an array that grows in place and never moves.
+ * sdp_region_reserve is false (r->base NULL) when the space cannot be had: fall back to a
+ * heap buffer. sdp_region_drop_tail gives back the memory of pages past `used` bytes. */
+void *sdp_map_aligned(size_t size, bool noreserve, size_t *mapped);
+void sdp_unmap(void *p, size_t mapped);
+typedef struct sdp_region {
+    uint8_t *base;
+    size_t size;        /* bytes reserved (0: no region) */
+} sdp_region;
+bool sdp_region_reserve(sdp_region *r, size_t bytes);
+void sdp_region_release(sdp_region *r);
+void sdp_region_drop_tail(sdp_region *r, size_t used);
+/* Give back the memory of [offset, offset + len): it reads as zeros afterwards. */
+void sdp_region_drop(sdp_region *r, size_t offset, size_t len);
+
 /* ---- growable buffers (grow.c) ----
  * Make room for `need` elements of `elem` bytes in *buf (capacity *cap, in elements):
  * doubling, overflow-checked, charged to `budget` (may be NULL) before allocating.
  * @return SD_OK, or SD_ENOMEM with *buf and *cap untouched. */
 sd_status sdp_grow(void **buf, size_t *cap, size_t need, size_t elem, sdp_arena *budget);
+/* The same growth (and the same charges) inside region r when it has one: *buf is the
+ * region and never moves. Past the region's end it moves to the heap, and r is released;
+ * without a region it is sdp_grow. Free *buf with sdp_region_release when r->base is still
+ * set, else with free(). */
+sd_status sdp_grow_in_region(void **buf, size_t *cap, size_t need, size_t elem,
+                             sdp_arena *budget, sdp_region *r);
 
 /* ---- hashing (hash.c) ---- */
 #define SDP_HASH_SEED 0xcbf29ce484222325ull

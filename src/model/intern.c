@@ -91,26 +91,35 @@ static sd_status frame_str(sd_snapshot *s, const sd_value *dict, const char *key
 static sd_status intern_frame_slow(sd_snapshot *s, const sd_value *v, uint32_t *id);
 
 /* Frame dicts and stack lists are shared objects: look them up by pointer before touching
- * them, in a direct-mapped cache of `1 << bits` slots (value bits -> id + 1). */
-static size_t cache_slot(uint64_t bits, unsigned log2_slots)
+ * them, in a cache of `1 << bits` slots (value bits -> id + 1), in sets of 4 ways (one
+ * cache line): a direct-mapped one missed one lookup in eight on a 170 MB snapshot, two
+ * lists taking turns at one slot, and each miss reads the list far away in the arena. */
+enum { CACHE_WAYS = 4 };
+
+static size_t cache_set(uint64_t bits, unsigned log2_slots)
 {
-    return (size_t)((bits >> 3) * 0x9e3779b97f4a7c15ull >> (64 - log2_slots));
+    return (size_t)((bits >> 3) * 0x9e3779b97f4a7c15ull >> (64 - (log2_slots - 2))) * CACHE_WAYS;
 }
 
 static bool cache_get(const sdp_id_slot *cache, unsigned log2_slots, uint64_t bits, uint32_t *id)
 {
-    const sdp_id_slot *e = cache + cache_slot(bits, log2_slots);
-    if (e->bits != bits || !e->id1) return false;
-    *id = e->id1 - 1;
-    return true;
+    const sdp_id_slot *e = cache + cache_set(bits, log2_slots);
+    for (unsigned w = 0; w < CACHE_WAYS; w++) {
+        if (e[w].bits == bits && e[w].id1) {
+            *id = e[w].id1 - 1;
+            return true;
+        }
+    }
+    return false;
 }
 
 static void cache_put(sdp_id_slot *cache, unsigned log2_slots, const sd_value *v, uint32_t id)
 {
     if (!sdp_is_ptr(*v)) return;
-    sdp_id_slot *e = cache + cache_slot(v->bits, log2_slots);
-    e->bits = v->bits;
-    e->id1 = id + 1;
+    sdp_id_slot *e = cache + cache_set(v->bits, log2_slots);
+    memmove(&e[1], &e[0], (CACHE_WAYS - 1) * sizeof *e); /* the oldest way goes */
+    e[0].bits = v->bits;
+    e[0].id1 = id + 1;
 }
 
 static sd_status intern_frame(sd_snapshot *s, const sd_value *v, uint32_t *id)
@@ -212,6 +221,11 @@ void sdp_intern_drop_indexes(sd_snapshot *s)
 }
 
 static sd_status intern_stack_slow(sd_snapshot *s, const sd_value *frames, uint32_t *id);
+
+void sdp_intern_prefetch(sd_snapshot *s, uint64_t frames_bits)
+{
+    __builtin_prefetch(L(s)->stack_cache + cache_set(frames_bits, 16));
+}
 
 sd_status sdp_intern_stack(sd_snapshot *s, const sd_value *frames, uint32_t *id)
 {

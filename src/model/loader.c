@@ -20,8 +20,9 @@
 #include "base/base.h"
 #include "snapdiff/load.h"
 
-/* A load peaks at about 1.05x its pickle on real-shaped files (bench.sh); files of many
- * blocks and few trace entries keep more of a value tree, and 3x leaves room for them. */
+/* A load peaks at about 0.95x its pickle on real-shaped files (bench.sh); files whose
+ * dicts stay dicts (old layouts, protocols 0-1) keep more of a value tree, and 3x leaves
+ * room for them. */
 enum { PEAK_PER_FILE_BYTE = 3 };
 
 typedef struct load_item {

@@ -113,9 +113,37 @@ static const sd_value *need_dict(sd_snapshot *s, const sd_value *v, const char *
 typedef struct sdp_raw_segment {
     sd_segment seg;
     int64_t device;
-    const sd_value *dict;
+    uint64_t offset;         /* of the segment's dict */
     const sd_value *blocks;  /* list */
 } sdp_raw_segment;
+
+/* ---------- record stores ---------- */
+
+enum { STORE_CHUNK_LOG2 = 16, STORE_CHUNK = 1 << STORE_CHUNK_LOG2 };
+
+/* A new record of `elem` bytes at the end of the store, NULL when the budget is spent. */
+static void *store_add(sdp_load *L, sdp_rec_store *st, size_t elem)
+{
+    size_t chunk = st->n >> STORE_CHUNK_LOG2;
+    if ((st->n & (STORE_CHUNK - 1)) == 0) {
+        if (chunk == st->chunks_cap) {
+            size_t ncap = st->chunks_cap ? 2 * st->chunks_cap : 16;
+            uint8_t **nt = sdp_arena_alloc(&L->pickle, ncap * sizeof *nt);
+            if (!nt) return NULL;
+            if (chunk) memcpy(nt, st->chunks, chunk * sizeof *nt);
+            st->chunks = nt;
+            st->chunks_cap = ncap;
+        }
+        st->chunks[chunk] = sdp_arena_alloc(&L->pickle, elem * STORE_CHUNK);
+        if (!st->chunks[chunk]) return NULL;
+    }
+    return st->chunks[chunk] + (st->n++ & (STORE_CHUNK - 1)) * elem;
+}
+
+static const void *store_at(const sdp_rec_store *st, size_t elem, uint32_t i)
+{
+    return st->chunks[i >> STORE_CHUNK_LOG2] + (i & (STORE_CHUNK - 1)) * elem;
+}
 
 /* An optional context string: its interned copy, "" when absent or not a string. */
 static sd_status context_str(sd_snapshot *s, const sd_value *x, const char **out)
@@ -205,6 +233,130 @@ static sd_status read_block(sd_snapshot *s, const sd_value *v, sd_block *b, bool
     return st;
 }
 
+/* ---------- blocks straight from the parser ----------
+ * A dict whose keys are block keys only (address, size, requested_size, state, frames),
+ * each once, with a size, is taken as a 40-byte block record when its values are what
+ * read_block accepts; its frames are interned by the build, in the order they always
+ * were. Anything else stays a dict, and the build reads it (and reports it) as before. */
+enum { BF_ADDRESS = 1, BF_SIZE, BF_REQUESTED, BF_STATE, BF_FRAMES };
+enum { BLOCK_KIND = 0x80000000u, SEGMENT_KIND = 0x40000000u };
+enum { BR_HAS_ADDR = 1, BR_HAS_REQUESTED = 2 };
+
+typedef struct sdp_block_rec {
+    uint64_t address, size, requested_size;
+    uint64_t frames;          /* value bits of 'frames'; 0 when absent */
+    uint64_t packed;          /* dict offset << 16 | state << 8 | BR_ flags */
+} sdp_block_rec;
+
+static uint8_t block_field_of(const sd_value *k)
+{
+    static const struct { const char *key; uint8_t field; } fields[] = {
+        {"address", BF_ADDRESS}, {"size", BF_SIZE}, {"requested_size", BF_REQUESTED},
+        {"state", BF_STATE}, {"frames", BF_FRAMES}};
+    for (size_t i = 0; i < SDP_ARRAY_LEN(fields); i++)
+        if (sdp_str_eq(*k, fields[i].key, strlen(fields[i].key))) return fields[i].field;
+    return 0;
+}
+
+/* The layout of a block dict's keys, false when they are not a block's. */
+static bool block_layout(const sd_value *keys, uint32_t n, uint8_t layout[16])
+{
+    unsigned seen = 0;
+    if (n > 5) return false;
+    for (uint32_t i = 0; i < n; i++) {
+        layout[i] = block_field_of(&keys[i]);
+        if (!layout[i] || (seen & 1u << layout[i])) return false;
+        seen |= 1u << layout[i];
+    }
+    return (seen & 1u << BF_SIZE) != 0;
+}
+
+static const sdp_block_rec *block_rec(const sdp_load *L, uint32_t i)
+{
+    return store_at(&L->blocks, sizeof(sdp_block_rec), i);
+}
+
+static bool block_size_of(sd_value x, uint64_t *out)
+{
+    int64_t v;
+    if ((x.bits & SDP_TAG_MASK) == SDP_TAG_INT) v = (int64_t)x.bits >> 3;
+    else if (!sdp_int_of(x, &v)) return false;
+    *out = (uint64_t)v;
+    return v >= 0;
+}
+
+static uint8_t block_state_of(const sd_value *x)
+{
+    if (str_is(x, "active_allocated")) return SD_BLOCK_ALLOCATED;
+    if (str_is(x, "inactive")) return SD_BLOCK_INACTIVE;
+    if (str_is(x, "active_pending_free")) return SD_BLOCK_PENDING_FREE;
+    return SD_BLOCK_OTHER;
+}
+
+/* A block dict's pairs into a block record; *rec stays 0 when a value is not what
+ * read_block accepts (the dict is then built and read, and its error reported, as ever). */
+static sd_status block_take(sd_snapshot *s, const uint8_t *layout, const sd_value *kv,
+                            size_t n, uint64_t offset, sd_value *rec)
+{
+    sdp_load *L = s->load;
+    sdp_block_rec r = {0, 0, 0, 0, 0};
+    uint64_t state = SD_BLOCK_OTHER, flags = 0;
+    rec->bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        sd_value x = kv[2 * i + 1];
+        switch (layout[i]) {
+        case BF_ADDRESS: if (!block_size_of(x, &r.address)) return SD_OK; flags |= BR_HAS_ADDR; break;
+        case BF_SIZE: if (!block_size_of(x, &r.size)) return SD_OK; break;
+        case BF_REQUESTED:
+            if (!block_size_of(x, &r.requested_size)) return SD_OK;
+            flags |= BR_HAS_REQUESTED;
+            break;
+        case BF_STATE:
+            if (sdp_type(x) != SDP_STR) return SD_OK;
+            state = block_state_of(&x);
+            break;
+        default: r.frames = x.bits; break;
+        }
+    }
+    if (offset >= (uint64_t)1 << 47 || L->blocks.n >= UINT32_MAX) return SD_OK;
+    r.packed = offset << 16 | state << 8 | flags;
+    uint32_t index = (uint32_t)L->blocks.n;
+    sdp_block_rec *slot = store_add(L, &L->blocks, sizeof r);
+    if (!slot) return sdp_fail(L->err, SD_ENOMEM, offset, "memory budget exhausted building the model");
+    *slot = r;
+    *rec = sdp_record_value(SDP_REC_BLOCK, index);
+    return SD_OK;
+}
+
+/* What read_block makes of a block record. */
+static sd_status read_block_rec(sd_snapshot *s, const sdp_block_rec *r, sd_block *b,
+                                bool *has_addr)
+{
+    s->load->ctx_offset = r->packed >> 16;
+    memset(b, 0, sizeof *b);
+    b->address = r->address;
+    b->size = r->size;
+    b->requested_size = (r->packed & BR_HAS_REQUESTED) ? r->requested_size : r->size;
+    b->state = (uint8_t)(r->packed >> 8);
+    *has_addr = (r->packed & BR_HAS_ADDR) != 0;
+    if (!r->frames) return SD_OK;
+    sd_value frames = {r->frames};
+    return sdp_intern_stack(s, &frames, &b->stack);
+}
+
+/* What read_trace_entry makes of a block record (its dict in a trace list): a trace entry
+ * of action "other" with the block's size and frames ('address' is not 'addr'). */
+static sd_status trace_of_block_rec(sd_snapshot *s, const sdp_block_rec *r, sd_trace_entry *e)
+{
+    memset(e, 0, sizeof *e);
+    e->action = SD_ACT_OTHER;
+    e->size = r->size;
+    s->load->ctx_offset = r->packed >> 16;
+    if (!r->frames) return SD_OK;
+    sd_value frames = {r->frames};
+    return sdp_intern_stack(s, &frames, &e->stack);
+}
+
 /* ---------- segments ---------- */
 
 static sd_status read_pool_id(sd_snapshot *s, const sd_value *seg, const sd_value *x,
@@ -229,7 +381,7 @@ static sd_status read_segment(sd_snapshot *s, const sd_value *v, sdp_raw_segment
     if (st) return st;
     s->load->ctx_offset = sd_value_offset(v);
     memset(r, 0, sizeof *r);
-    r->dict = v;
+    r->offset = sd_value_offset(v);
     bool has_addr = false, has_total = false;
     const sdp_cont *c = sdp_cont_of(*v);
     for (uint32_t i = 0; i < c->n && !st; i++) {
@@ -254,6 +406,119 @@ static sd_status read_segment(sd_snapshot *s, const sd_value *v, sdp_raw_segment
     return SD_OK;
 }
 
+/* ---------- segments straight from the parser ----------
+ * A dict whose keys are segment keys only, each once, with an address, a total_size and
+ * blocks, is taken as a segment record when its values are what read_segment accepts;
+ * its frames are interned by the build (pass 1, in list order, as read_segment does). */
+enum { SF_DEVICE = 1, SF_ADDRESS, SF_TOTAL, SF_ALLOCATED, SF_ACTIVE, SF_REQUESTED, SF_STREAM,
+       SF_TYPE, SF_POOL, SF_EXPANDABLE, SF_BLOCKS, SF_FRAMES };
+enum { SR_SMALL = 1, SR_EXPANDABLE = 2, SR_POOL = 4 };
+
+typedef struct sdp_segment_rec {
+    uint64_t address, total_size, stream;
+    int64_t pool_id[2];
+    int64_t device;
+    sd_value blocks;          /* the list */
+    uint64_t frames;          /* value bits of 'frames'; 0 when absent */
+    uint64_t packed;          /* dict offset << 16 | SR_ flags */
+} sdp_segment_rec;
+
+static bool segment_layout(const sd_value *keys, uint32_t n, uint8_t layout[16])
+{
+    static const char *const names[] = {
+        [SF_DEVICE] = "device", [SF_ADDRESS] = "address", [SF_TOTAL] = "total_size",
+        [SF_ALLOCATED] = "allocated_size", [SF_ACTIVE] = "active_size",
+        [SF_REQUESTED] = "requested_size", [SF_STREAM] = "stream",
+        [SF_TYPE] = "segment_type", [SF_POOL] = "segment_pool_id",
+        [SF_EXPANDABLE] = "is_expandable", [SF_BLOCKS] = "blocks", [SF_FRAMES] = "frames"};
+    unsigned seen = 0;
+    if (n > 16) return false;
+    for (uint32_t i = 0; i < n; i++) {
+        layout[i] = 0;
+        for (uint8_t f = SF_DEVICE; f <= SF_FRAMES && !layout[i]; f++)
+            if (sdp_str_eq(keys[i], names[f], strlen(names[f]))) layout[i] = f;
+        if (!layout[i] || (seen & 1u << layout[i])) return false;
+        seen |= 1u << layout[i];
+    }
+    unsigned need = 1u << SF_ADDRESS | 1u << SF_TOTAL | 1u << SF_BLOCKS;
+    return (seen & need) == need;
+}
+
+static sd_status segment_take(sd_snapshot *s, const uint8_t *layout, const sd_value *kv,
+                              size_t n, uint64_t offset, sd_value *rec)
+{
+    sdp_load *L = s->load;
+    sdp_segment_rec r;
+    memset(&r, 0, sizeof r);
+    uint64_t flags = 0;
+    int64_t v;
+    rec->bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        sd_value x = kv[2 * i + 1];
+        const sdp_cont *c;
+        switch (layout[i]) {
+        case SF_DEVICE: if (!sdp_int_of(x, &r.device)) return SD_OK; break;
+        case SF_ADDRESS: if (!block_size_of(x, &r.address)) return SD_OK; break;
+        case SF_TOTAL: if (!block_size_of(x, &r.total_size)) return SD_OK; break;
+        case SF_STREAM: if (!sdp_int_of(x, &v)) return SD_OK; r.stream = (uint64_t)v; break;
+        case SF_TYPE: if (str_is(&x, "small")) flags |= SR_SMALL; break;
+        case SF_EXPANDABLE: if (sd_value_bool(&x)) flags |= SR_EXPANDABLE; break;
+        case SF_POOL:
+            c = sdp_cont_of(x);
+            if (!c || c->type == SDP_DICT || c->n != 2 || c->run ||
+                !sdp_int_of(c->items[0], &r.pool_id[0]) || !sdp_int_of(c->items[1], &r.pool_id[1]))
+                return SD_OK;
+            flags |= SR_POOL;
+            break;
+        case SF_BLOCKS: if (sdp_type(x) != SDP_LIST) return SD_OK; r.blocks = x; break;
+        case SF_FRAMES: r.frames = x.bits; break;
+        default: break; /* allocated_size, active_size, requested_size: not read */
+        }
+    }
+    if (offset >= (uint64_t)1 << 47 || L->segments.n >= UINT32_MAX) return SD_OK;
+    r.packed = offset << 16 | flags;
+    uint32_t index = (uint32_t)L->segments.n;
+    sdp_segment_rec *slot = store_add(L, &L->segments, sizeof r);
+    if (!slot) return sdp_fail(L->err, SD_ENOMEM, offset, "memory budget exhausted building the model");
+    *slot = r;
+    *rec = sdp_record_value(SDP_REC_SEGMENT, index);
+    return SD_OK;
+}
+
+/* What read_segment makes of a segment record. */
+static sd_status read_segment_rec(sd_snapshot *s, const sdp_segment_rec *rec, sdp_raw_segment *r)
+{
+    memset(r, 0, sizeof *r);
+    r->offset = rec->packed >> 16;
+    s->load->ctx_offset = r->offset;
+    r->device = rec->device;
+    r->blocks = &rec->blocks;
+    r->seg.address = rec->address;
+    r->seg.total_size = rec->total_size;
+    r->seg.stream = rec->stream;
+    r->seg.pool_id[0] = rec->pool_id[0];
+    r->seg.pool_id[1] = rec->pool_id[1];
+    r->seg.has_pool_id = (rec->packed & SR_POOL) != 0;
+    r->seg.is_small = (rec->packed & SR_SMALL) != 0;
+    r->seg.is_expandable = (rec->packed & SR_EXPANDABLE) != 0;
+    if (!rec->frames) return SD_OK;
+    sd_value frames = {rec->frames};
+    return sdp_intern_stack(s, &frames, &r->seg.stack);
+}
+
+/* Segment i of the segments list: a record, or a dict read as ever. */
+static sd_status read_segment_item(sd_snapshot *s, const sdp_cont *list, size_t i,
+                                   sdp_raw_segment *r)
+{
+    sd_value v;
+    if (list->run) v = sdp_record_value(list->run - 1u, (uint64_t)list->cap + i);
+    else v = list->items[i];
+    if (sdp_type(v) == SDP_RECORD && sdp_record_class(v) == SDP_REC_SEGMENT)
+        return read_segment_rec(s, store_at(&s->load->segments, sizeof(sdp_segment_rec),
+                                            sdp_record_index(v)), r);
+    return read_segment(s, &list->items[i], r);
+}
+
 static int cmp_sdp_raw_segment(const void *a, const void *b)
 {
     const sdp_raw_segment *x = a, *y = b;
@@ -269,7 +534,8 @@ static sd_status build_segment_blocks(sd_snapshot *s, sdp_raw_segment *r, sd_blo
 {
     const sdp_cont *bl = r->blocks ? sdp_cont_of(*r->blocks) : NULL;
     size_t n = bl ? bl->n : 0;
-    if (bl) SDP_TRY_MODEL(sdp_model_items(s, bl));
+    bool run = bl && bl->run == 1 + SDP_REC_BLOCK; /* blocks taken one after another */
+    if (bl && !run) SDP_TRY_MODEL(sdp_model_items(s, bl));
     uint64_t cursor = r->seg.address, sum = 0;
     bool outside = false, gap = false;
     uint64_t gap_at = 0, gap_expected = 0; /* the first block not where the last one ended */
@@ -277,7 +543,15 @@ static sd_status build_segment_blocks(sd_snapshot *s, sdp_raw_segment *r, sd_blo
         sd_block *b = &out[i];
         bool has_addr;
         s->load->ctx_offset = sd_value_offset(r->blocks);
-        sd_status st = read_block(s, &bl->items[i], b, &has_addr);
+        sd_status st;
+        if (run)
+            st = read_block_rec(s, block_rec(s->load, bl->cap + (uint32_t)i), b, &has_addr);
+        else if (sdp_type(bl->items[i]) == SDP_RECORD &&
+                 sdp_record_class(bl->items[i]) == SDP_REC_BLOCK)
+            st = read_block_rec(s, block_rec(s->load, sdp_record_index(bl->items[i])), b,
+                                &has_addr);
+        else
+            st = read_block(s, &bl->items[i], b, &has_addr);
         if (st) return st;
         if (!has_addr) b->address = cursor;
         else if (b->address != cursor && !gap) {
@@ -294,16 +568,16 @@ static sd_status build_segment_blocks(sd_snapshot *s, sdp_raw_segment *r, sd_blo
     }
     if (outside)
         sdp_model_warn(s, "segment 0x%" PRIx64 " (offset %" PRIu64 "): a block lies outside the "
-                       "segment", r->seg.address, sd_value_offset(r->dict));
+                       "segment", r->seg.address, r->offset);
     else if (gap)
         sdp_model_warn(s, "segment 0x%" PRIx64 " (offset %" PRIu64 "): blocks do not tile it: a "
                        "block starts at 0x%" PRIx64 " where the one before ends at 0x%" PRIx64
-                       " (%s)", r->seg.address, sd_value_offset(r->dict), gap_at, gap_expected,
+                       " (%s)", r->seg.address, r->offset, gap_at, gap_expected,
                        gap_at < gap_expected ? "they overlap" : "a hole");
     else if (sum != r->seg.total_size)
         sdp_model_warn(s, "segment 0x%" PRIx64 " (offset %" PRIu64 "): blocks sum to %" PRIu64
                        " bytes, total_size says %" PRIu64, r->seg.address,
-                       sd_value_offset(r->dict), sum, r->seg.total_size);
+                       r->offset, sum, r->seg.total_size);
     *n_out = n;
     return SD_OK;
 }
@@ -365,13 +639,23 @@ static uint32_t record_kind(void *ctx, const sd_value *keys, uint32_t n)
         layout[i] = field_of(&keys[i]);
         is_trace |= layout[i] == F_ACTION; /* only trace entries have an action */
     }
+    uint32_t cls = 0;
+    if (!is_trace) {
+        if (block_layout(keys, n, layout)) cls = BLOCK_KIND;
+        else if (segment_layout(keys, n, layout)) cls = SEGMENT_KIND;
+        else return 0;
+    }
     /* 65536 shapes at most; past that a dict stays a dict: slower, still correct. */
-    if (!is_trace || L->n_layouts >= 65536) return 0;
+    if (L->n_layouts >= 65536) return 0;
     if (sdp_grow((void **)&L->layouts, &L->layouts_cap, L->n_layouts + 1, sizeof *L->layouts,
                  &L->pickle) != SD_OK)
         return 0;
+    /* The layout every entry of a 2.1+ snapshot has gets a straight-line decoder
+     * (record_take); byte 15 is free, since such an entry has 6 keys. */
+    static const uint8_t usual[6] = {F_ACTION, F_ADDR, F_SIZE, F_STREAM, F_TIME, F_FRAMES};
+    if (!cls && n == 6 && memcmp(layout, usual, sizeof usual) == 0) layout[15] = 1;
     memcpy(L->layouts[L->n_layouts], layout, sizeof layout);
-    return (uint32_t)++L->n_layouts;
+    return (uint32_t)++L->n_layouts | cls;
 }
 
 /* addr and device_free share a slot in sd_trace_entry: both are kept until the action is
@@ -380,6 +664,8 @@ typedef struct taking {
     sd_trace_entry *e;
     uint64_t addr, dfree;
     bool has_dfree;
+    bool may_defer;           /* frames may be left for the next take (record_take) */
+    uint64_t deferred;        /* the frames so left (value bits), 0 when none */
     const sd_value *forward, *meta, *cctx;   /* context, applied once the frames are known */
 } taking;
 
@@ -391,7 +677,13 @@ static sd_status take_field(sd_snapshot *s, uint8_t field, const sd_value *x, ta
                                         "time_us", "frames"};
     switch (field) {
     case F_ACTION: e->action = cached_action(s, x); return SD_OK;
-    case F_FRAMES: return sdp_intern_stack(s, x, &e->stack);
+    case F_FRAMES:
+        if (t->may_defer && sdp_is_ptr(*x)) {
+            t->deferred = x->bits;
+            return SD_OK;
+        }
+        t->deferred = 0;
+        return sdp_intern_stack(s, x, &e->stack);
     case F_FORWARD: t->forward = x; return SD_OK;
     case F_META: t->meta = x; return SD_OK;
     case F_CCTX: t->cctx = x; return SD_OK;
@@ -413,34 +705,139 @@ static sd_status take_field(sd_snapshot *s, uint8_t field, const sd_value *x, ta
  * by the layout of its keys. The record hook calls it for entries taken while parsing; the
  * model build for the few that stayed dicts (protocol 0/1, entries filled piecemeal). */
 static sd_status decode_trace(sd_snapshot *s, const uint8_t *layout, const sd_value *vals,
-                              size_t stride, size_t n, sd_trace_entry *e)
+                              size_t stride, size_t n, sd_trace_entry *e, uint64_t *defer)
 {
     memset(e, 0, sizeof *e);
     e->action = SD_ACT_OTHER;
-    taking t = {.e = e};
+    taking t = {.e = e, .may_defer = defer != NULL};
     for (size_t i = 0; i < n; i++) {
-        sd_status st = take_field(s, layout[i], &vals[i * stride], &t);
+        const sd_value *x = &vals[i * stride];
+        if ((x->bits & SDP_TAG_MASK) == SDP_TAG_INT) { /* most values: a small int, inline */
+            int64_t v = (int64_t)x->bits >> 3;
+            switch (layout[i]) {
+            case F_ADDR: t.addr = (uint64_t)v; continue;
+            case F_SIZE: e->size = (uint64_t)v; continue;
+            case F_STREAM: e->stream = (uint64_t)v; continue;
+            case F_TIME: e->time_us = v; e->has_time = true; continue;
+            default: break;
+            }
+        }
+        sd_status st = take_field(s, layout[i], x, &t);
         if (st) return st;
     }
     e->addr = e->action == SD_ACT_OOM && t.has_dfree ? t.dfree : t.addr; /* they share a slot */
-    if (t.forward || t.meta || t.cctx) return add_context(s, t.forward, t.meta, t.cctx, &e->stack);
+    if (t.forward || t.meta || t.cctx) {
+        if (t.deferred) { /* the context needs the stack now */
+            sd_value frames = {t.deferred};
+            sd_status st = sdp_intern_stack(s, &frames, &e->stack);
+            if (st) return st;
+        }
+        return add_context(s, t.forward, t.meta, t.cctx, &e->stack);
+    }
+    if (defer) *defer = t.deferred;
     return SD_OK;
 }
 
-static sd_status record_take(void *ctx, uint32_t kind, const sd_value *kv, size_t n_pairs,
-                             uint64_t offset, uint32_t *index)
+/* A trace entry takes at least 5 bytes of pickle (EMPTY_DICT, a memo get of its 'action'
+ * key, DUP, SETITEM), so a big input's records get a region for len / 5 of them: they
+ * grow in place, never copied (region.c). */
+enum { RECORDS_REGION_MIN_INPUT = 1 << 20, MIN_RECORD_BYTES = 5 };
+
+static void record_begin(void *ctx, size_t input_len)
 {
     sd_snapshot *s = ctx;
+    if (input_len < RECORDS_REGION_MIN_INPUT || s->records || s->records_region.base) return;
+    size_t n = input_len / MIN_RECORD_BYTES + 1;
+    if (n > UINT32_MAX) n = UINT32_MAX;
+    if (n > SIZE_MAX / sizeof *s->records) return; /* a 32-bit address space: the heap */
+    sdp_region_reserve(&s->records_region, n * sizeof *s->records);
+}
+
+void sdp_model_trim_records(sd_snapshot *s)
+{
+    if (!s->n_records || s->n_records == s->records_cap) return;
+    if (s->records_region.base) {
+        sdp_region_drop_tail(&s->records_region, s->n_records * sizeof *s->records);
+        return;
+    }
+    sd_trace_entry *nr = realloc(s->records, s->n_records * sizeof *nr);
+    if (!nr) return;
+    s->records = nr;
+    s->records_cap = s->n_records;
+}
+
+void sdp_model_free_records(sd_snapshot *s)
+{
+    if (s->records_region.base) sdp_region_release(&s->records_region);
+    else free(s->records);
+    s->records = NULL;
+    s->n_records = s->records_cap = 0;
+}
+
+/* Intern the frames the last trace entry left for later: entries are taken in file order,
+ * so stacks are interned in the order they always were. */
+static sd_status record_flush(void *ctx)
+{
+    sd_snapshot *s = ctx;
+    sdp_load *L = s->load;
+    if (!L->deferred) return SD_OK;
+    L->deferred = false;
+    L->ctx_offset = L->defer_offset;
+    sd_value frames = {L->defer_frames};
+    return sdp_intern_stack(s, &frames, &s->records[L->defer_rec].stack);
+}
+
+static sd_status record_take(void *ctx, uint32_t kind, const sd_value *kv, size_t n_pairs,
+                             uint64_t offset, sd_value *rec)
+{
+    sd_snapshot *s = ctx;
+    if (s->load->deferred) {
+        sd_status st = record_flush(s);
+        if (st) return st;
+    }
+    if (kind & BLOCK_KIND)
+        return block_take(s, s->load->layouts[(kind & ~BLOCK_KIND) - 1], kv, n_pairs, offset, rec);
+    if (kind & SEGMENT_KIND)
+        return segment_take(s, s->load->layouts[(kind & ~SEGMENT_KIND) - 1], kv, n_pairs, offset,
+                            rec);
+    rec->bits = 0;
     if (s->n_records >= UINT32_MAX)
         return sdp_fail(s->load->err, SD_ELIMIT, offset, "more than 2^32 trace entries");
     s->load->ctx_offset = offset;
-    sd_status st = sdp_model_grow(s, (void **)&s->records, &s->records_cap, s->n_records + 1,
-                                  sizeof *s->records);
-    if (st) return st;
-    st = decode_trace(s, s->load->layouts[kind - 1], kv + 1, 2, n_pairs,
-                      &s->records[s->n_records]);
-    if (st) return st;
-    *index = (uint32_t)s->n_records++;
+    if (s->n_records == s->records_cap &&
+        sdp_grow_in_region((void **)&s->records, &s->records_cap, s->n_records + 1,
+                           sizeof *s->records, &s->load->pickle, &s->records_region) != SD_OK)
+        return sdp_fail(s->load->err, SD_ENOMEM, s->load->ctx_offset,
+                        "memory budget exhausted building the model");
+    uint64_t frames = 0;
+    const uint8_t *layout = s->load->layouts[kind - 1];
+    sd_trace_entry *e = &s->records[s->n_records];
+    /* The usual entry (action, addr, size, stream, time_us, frames; small ints and a frames
+     * list): what decode_trace would make of it, without a loop or a switch. */
+    if (layout[15] && (kv[3].bits & kv[5].bits & kv[7].bits & kv[9].bits & SDP_TAG_MASK) == SDP_TAG_INT &&
+        ((kv[3].bits | kv[5].bits | kv[7].bits | kv[9].bits) & (SDP_TAG_MASK & ~SDP_TAG_INT)) == 0 &&
+        sdp_is_ptr(kv[11])) {
+        memset(e, 0, sizeof *e);
+        e->action = cached_action(s, &kv[1]);
+        e->addr = (uint64_t)((int64_t)kv[3].bits >> 3);
+        e->size = (uint64_t)((int64_t)kv[5].bits >> 3);
+        e->stream = (uint64_t)((int64_t)kv[7].bits >> 3);
+        e->time_us = (int64_t)kv[9].bits >> 3;
+        e->has_time = true;
+        frames = kv[11].bits;
+    } else {
+        sd_status st = decode_trace(s, layout, kv + 1, 2, n_pairs, e, &frames);
+        if (st) return st;
+    }
+    if (frames) {
+        sdp_load *L = s->load;
+        L->deferred = true;
+        L->defer_rec = (uint32_t)s->n_records;
+        L->defer_frames = frames;
+        L->defer_offset = offset;
+        sdp_intern_prefetch(s, frames);
+    }
+    *rec = sdp_record_value(SDP_REC_TRACE, s->n_records++);
     return SD_OK;
 }
 
@@ -455,14 +852,16 @@ static sd_status read_trace_entry(sd_snapshot *s, const sd_value *v, sd_trace_en
     uint8_t *layout = c->n ? malloc(c->n) : NULL;
     if (c->n && !layout) return sdp_fail(s->load->err, SD_ENOMEM, c->offset, "out of memory");
     for (uint32_t i = 0; i < c->n; i++) layout[i] = field_of(sdp_dict_key(c, i));
-    st = decode_trace(s, layout, c->n ? sdp_dict_val(c, 0) : NULL, c->shape ? 1 : 2, c->n, e);
+    st = decode_trace(s, layout, c->n ? sdp_dict_val(c, 0) : NULL, c->shape ? 1 : 2, c->n, e,
+                      NULL);
     free(layout);
     return st;
 }
 
 sdp_record_hook sdp_model_record_hook(sd_snapshot *s)
 {
-    return (sdp_record_hook){.ctx = s, .kind = record_kind, .take = record_take};
+    return (sdp_record_hook){.ctx = s, .begin = record_begin, .kind = record_kind,
+                             .take = record_take, .flush = record_flush};
 }
 
 /* ---------- devices ---------- */
@@ -505,41 +904,81 @@ static sd_device *append_device(sd_snapshot *s, int64_t dev, size_t *cap)
     return &s->devices[s->n_devices++];
 }
 
-static sd_status build_segments(sd_snapshot *s, const sd_value *list, size_t *dev_cap)
+/* Where a segment's blocks and device are, beside the segment itself. */
+typedef struct sdp_seg_side {
+    int64_t device;
+    uint64_t offset;
+    const sd_value *blocks;
+} sdp_seg_side;
+
+/* Order segs (and side) by (device, address), as the model keeps them. Files list them
+ * in that order already (torch does): then nothing moves and nothing is allocated, and
+ * equal keys keep their order, as the (merge) sort below keeps them. */
+static sd_status sort_segments(sd_snapshot *s, const sd_value *list, sd_segment *segs,
+                               sdp_seg_side *side, size_t n)
 {
-    size_t n = sdp_cont_of(*list)->n;
-    SDP_TRY_MODEL(sdp_model_items(s, sdp_cont_of(*list)));
-    sdp_raw_segment *raw = n ? malloc(n * sizeof *raw) : NULL;
-    if (n && (!raw || !sdp_arena_charge(&s->load->pickle, n * sizeof *raw))) {
+    bool sorted = true;
+    for (size_t i = 1; i < n && sorted; i++)
+        sorted = side[i - 1].device < side[i].device ||
+                 (side[i - 1].device == side[i].device && segs[i - 1].address <= segs[i].address);
+    if (sorted) return SD_OK;
+    sdp_raw_segment *raw = malloc(n * sizeof *raw);
+    if (!raw || !sdp_arena_charge(&s->load->pickle, n * sizeof *raw)) {
         free(raw);
         return sdp_model_fail(s, list, "memory budget exhausted reading segments");
     }
+    for (size_t i = 0; i < n; i++)
+        raw[i] = (sdp_raw_segment){segs[i], side[i].device, side[i].offset, side[i].blocks};
+    qsort(raw, n, sizeof *raw, cmp_sdp_raw_segment);
+    for (size_t i = 0; i < n; i++) {
+        segs[i] = raw[i].seg;
+        side[i] = (sdp_seg_side){raw[i].device, raw[i].offset, raw[i].blocks};
+    }
+    sdp_arena_uncharge(&s->load->pickle, n * sizeof *raw);
+    free(raw);
+    return SD_OK;
+}
+
+static sd_status build_segments(sd_snapshot *s, const sd_value *list, size_t *dev_cap)
+{
+    const sdp_cont *lc = sdp_cont_of(*list);
+    size_t n = lc->n;
+    if (lc->run != 1 + SDP_REC_SEGMENT) SDP_TRY_MODEL(sdp_model_items(s, lc));
+    if (!n) return SD_OK;
+    sdp_seg_side *side = malloc(n * sizeof *side);
+    if (!side || !sdp_arena_charge(&s->load->pickle, n * sizeof *side)) {
+        free(side);
+        return sdp_model_fail(s, list, "memory budget exhausted reading segments");
+    }
     sd_status st = SD_OK;
+    sd_segment *segs = sdp_model_alloc(s, n * sizeof *segs);
+    sd_block *blocks = NULL;
+    if (!segs) st = sdp_model_fail(s, list, "memory budget exhausted building blocks");
     size_t total_blocks = 0;
     for (size_t i = 0; i < n && !st; i++) {
+        sdp_raw_segment r;
         s->load->ctx_offset = sd_value_offset(list);
-        st = read_segment(s, &sdp_cont_of(*list)->items[i], &raw[i]);
-        if (!st) total_blocks += raw[i].blocks ? sdp_cont_of(*raw[i].blocks)->n : 0;
+        st = read_segment_item(s, lc, i, &r);
+        if (st) break;
+        segs[i] = r.seg;
+        side[i] = (sdp_seg_side){r.device, r.offset, r.blocks};
+        total_blocks += r.blocks ? sdp_cont_of(*r.blocks)->n : 0;
     }
-    if (!st && n > 1) qsort(raw, n, sizeof *raw, cmp_sdp_raw_segment);
-    sd_segment *segs = NULL;
-    sd_block *blocks = NULL;
-    if (!st && n) {
-        segs = sdp_model_alloc(s, n * sizeof *segs);
+    if (!st && n > 1) st = sort_segments(s, list, segs, side, n);
+    if (!st) {
         /* Never NULL, even for no blocks: &blocks[0] below must not be NULL + 0 (UB). */
         blocks = sdp_model_alloc(s, total_blocks * sizeof *blocks);
-        if (!segs || !blocks)
-            st = sdp_model_fail(s, list, "memory budget exhausted building blocks");
+        if (!blocks) st = sdp_model_fail(s, list, "memory budget exhausted building blocks");
     }
     /* Segments are sorted by (device, address): each device takes a contiguous run. */
     size_t bi = 0;
     for (size_t i = 0; i < n && !st;) {
-        if (raw[i].device < 0 || raw[i].device > MAX_DEVICE_ORDINAL) {
-            st = sdp_fail(s->load->err, SD_ELIMIT, sd_value_offset(raw[i].dict), "device ordinal "
-                          "%" PRId64 " is outside 0..%d", raw[i].device, MAX_DEVICE_ORDINAL);
+        if (side[i].device < 0 || side[i].device > MAX_DEVICE_ORDINAL) {
+            st = sdp_fail(s->load->err, SD_ELIMIT, side[i].offset, "device ordinal "
+                          "%" PRId64 " is outside 0..%d", side[i].device, MAX_DEVICE_ORDINAL);
             break;
         }
-        sd_device *d = append_device(s, raw[i].device, dev_cap); /* raw is sorted by device */
+        sd_device *d = append_device(s, side[i].device, dev_cap); /* sorted by device */
         if (!d) {
             st = sdp_model_fail(s, list, "memory budget exhausted");
             break;
@@ -547,19 +986,19 @@ static sd_status build_segments(sd_snapshot *s, const sd_value *list, size_t *de
         d->segments = &segs[i];
         d->blocks = &blocks[bi];
         size_t first = i;
-        for (; i < n && raw[i].device == d->device && !st; i++) {
+        for (; i < n && side[i].device == d->device && !st; i++) {
             size_t nb = 0;
-            segs[i] = raw[i].seg;
+            sdp_raw_segment r = {segs[i], side[i].device, side[i].offset, side[i].blocks};
             segs[i].first_block = (uint32_t)(bi - (size_t)(d->blocks - blocks));
-            st = build_segment_blocks(s, &raw[i], &blocks[bi], (uint32_t)(i - first), &nb);
+            st = build_segment_blocks(s, &r, &blocks[bi], (uint32_t)(i - first), &nb);
             segs[i].n_blocks = (uint32_t)nb;
             bi += nb;
         }
         d->n_segments = i - first;
         d->n_blocks = (size_t)(&blocks[bi] - d->blocks);
     }
-    sdp_arena_uncharge(&s->load->pickle, n * sizeof *raw);
-    free(raw);
+    sdp_arena_uncharge(&s->load->pickle, n * sizeof *side);
+    free(side);
     return st;
 }
 
@@ -567,10 +1006,12 @@ static sd_status build_segments(sd_snapshot *s, const sd_value *list, size_t *de
  * trace is a slice of the record array and nothing is copied. */
 static sd_trace_entry *records_in_order(sd_snapshot *s, const sdp_cont *list)
 {
-    if (list->run) return s->records + list->cap;
+    if (list->run) return list->run == 1 + SDP_REC_TRACE ? s->records + list->cap : NULL;
     uint32_t first = 0;
     for (uint32_t i = 0; i < list->n; i++) {
-        if (sdp_type(list->items[i]) != SDP_RECORD) return NULL;
+        if (sdp_type(list->items[i]) != SDP_RECORD ||
+            sdp_record_class(list->items[i]) != SDP_REC_TRACE)
+            return NULL;
         uint32_t idx = sdp_record_index(list->items[i]);
         if (i == 0) first = idx;
         else if (idx != first + i) return NULL;
@@ -578,9 +1019,45 @@ static sd_trace_entry *records_in_order(sd_snapshot *s, const sdp_cont *list)
     return s->records + first;
 }
 
+static sd_status trace_item(sd_snapshot *s, const sd_value *v, sd_trace_entry *e);
+
+/* A trace list that starts as the last records taken, in order, then goes on with other
+ * items (entries fetched again from the memo: a later snapshot of the same job): the rest
+ * is appended to the records, in their region (which never moves), so the device's trace
+ * is still a slice of the records and only the rest is copied. *out stays NULL when the
+ * list is not like that (the caller copies it all). */
+static sd_status records_then_tail(sd_snapshot *s, const sdp_cont *list, sd_trace_entry **out)
+{
+    *out = NULL;
+    size_t n = list->n, k = 0;
+    if (!s->records_region.base || !n || sdp_type(list->items[0]) != SDP_RECORD ||
+        sdp_record_class(list->items[0]) != SDP_REC_TRACE)
+        return SD_OK;
+    uint32_t first = sdp_record_index(list->items[0]);
+    while (k < n && sdp_type(list->items[k]) == SDP_RECORD &&
+           sdp_record_class(list->items[k]) == SDP_REC_TRACE &&
+           sdp_record_index(list->items[k]) == first + k)
+        k++;
+    size_t have = s->n_records, room = s->records_region.size / sizeof *s->records;
+    if (first + k != have || n - k > room - have) return SD_OK;
+    if (sdp_grow_in_region((void **)&s->records, &s->records_cap, have + (n - k),
+                           sizeof *s->records, &s->load->pickle, &s->records_region) != SD_OK)
+        return sdp_fail(s->load->err, SD_ENOMEM, list->offset, "memory budget exhausted reading traces");
+    for (size_t i = k; i < n; i++) {
+        s->load->ctx_offset = list->offset;
+        sd_status st = trace_item(s, &list->items[i], &s->records[s->n_records]);
+        if (st) return st;
+        s->n_records++;
+    }
+    *out = s->records + first;
+    return SD_OK;
+}
+
 static sd_status trace_item(sd_snapshot *s, const sd_value *v, sd_trace_entry *e)
 {
     if (sdp_type(*v) == SDP_RECORD) {
+        if (sdp_record_class(*v) == SDP_REC_BLOCK)
+            return trace_of_block_rec(s, block_rec(s->load, sdp_record_index(*v)), e);
         *e = s->records[sdp_record_index(*v)];
         return SD_OK;
     }
@@ -608,6 +1085,11 @@ static sd_status build_traces(sd_snapshot *s, const sd_value *traces, size_t *de
                             "lists past device %d", MAX_DEVICE_ORDINAL);
         sd_status st = SD_OK;
         sd_trace_entry *entries = records_in_order(s, lc);
+        if (!entries) {
+            SDP_TRY_MODEL(sdp_model_items(s, lc));
+            st = records_then_tail(s, lc, &entries);
+            if (st) return st;
+        }
         if (!entries) {
             entries = sdp_model_alloc(s, n * sizeof *entries);
             if (!entries) return sdp_model_fail(s, list, "memory budget exhausted reading traces");

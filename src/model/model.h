@@ -31,6 +31,12 @@ typedef struct sdp_ctx_rec {
     sd_stack_context ctx;
 } sdp_ctx_rec;
 
+/* Records of one kind, in chunks of 2^16 that never move (model.c). */
+typedef struct sdp_rec_store {
+    uint8_t **chunks;
+    size_t n, chunks_cap;
+} sdp_rec_store;
+
 typedef struct sdp_load {
     sdp_arena pickle;              /* the value tree; also the budget the model is charged to */
     sd_value root;
@@ -45,8 +51,16 @@ typedef struct sdp_load {
     sdp_id_slot stack_cache[1 << 16];
     sdp_id_slot frame_cache[1 << 14];
     struct { uint64_t bits; uint8_t action; } action_cache[8]; /* action strings are shared */
-    uint8_t (*layouts)[16];        /* per trace-entry shape: which field each key fills */
+    uint8_t (*layouts)[16];        /* per record shape: which field each key fills */
     size_t n_layouts, layouts_cap;
+    /* Blocks and segments taken while parsing (model.c), in chunks of the value tree's
+     * arena: read into the model's arrays by the build, in the order it always read them. */
+    sdp_rec_store blocks, segments;
+    /* The last trace entry's frames, interned at the next take (model.c, record_take):
+     * the stack cache line it needs is fetched meanwhile instead of waited for. */
+    bool deferred;
+    uint32_t defer_rec;
+    uint64_t defer_frames, defer_offset;
 } sdp_load;
 
 struct sd_snapshot {
@@ -78,8 +92,10 @@ struct sd_snapshot {
     size_t n_ctx_recs, ctx_recs_cap;
     sdp_htab ctx_index;
 
-    sd_trace_entry *records;       /* trace entries, taken over while parsing (malloc) */
+    sd_trace_entry *records;       /* trace entries, taken over while parsing (malloc, or
+                                    * records_region when that has a base) */
     size_t n_records, records_cap;
+    sdp_region records_region;     /* a big input's records grow here, never moved */
 
     sd_allocator_settings settings;
     sd_annotation *annotations;    /* external_annotations, in the arena */
@@ -102,6 +118,8 @@ void sdp_intern_free(sd_snapshot *s);
 sd_status sdp_intern_string(sd_snapshot *s, const char *p, size_t n, const char **out);
 /* Stack id of a frames list (cached on the list, so shared lists cost one lookup). */
 sd_status sdp_intern_stack(sd_snapshot *s, const sd_value *frames, uint32_t *id);
+/* Start fetching the cache line that sdp_intern_stack will look at for these frames. */
+void sdp_intern_prefetch(sd_snapshot *s, uint64_t frames_bits);
 /* The stack id of `base` with a context: `base` itself when the context is empty.
  * forward is a stack id (0: none); the strings are interned ones (or ""). */
 sd_status sdp_intern_context(sd_snapshot *s, uint32_t base, uint32_t forward,
@@ -114,6 +132,9 @@ void sdp_intern_drop_indexes(sd_snapshot *s);
 /* The hook that turns trace-entry dicts into records while the pickle is parsed. */
 sdp_record_hook sdp_model_record_hook(sd_snapshot *s);
 sd_status sdp_model_build(sd_snapshot *s);
+/* The records once parsing is done: their unused tail given back. */
+void sdp_model_trim_records(sd_snapshot *s);
+void sdp_model_free_records(sd_snapshot *s);
 /* Model memory during a load: from the model's arena, charged to the load's budget. */
 void *sdp_model_alloc(sd_snapshot *s, size_t size);
 sd_status sdp_model_grow(sd_snapshot *s, void **buf, size_t *cap, size_t need, size_t elem);

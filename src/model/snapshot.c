@@ -21,11 +21,7 @@ static void load_end(sd_snapshot *s)
  * the devices point into the array. */
 static void shrink_records(sd_snapshot *s)
 {
-    if (!s->n_records || s->n_records == s->records_cap) return;
-    sd_trace_entry *nr = realloc(s->records, s->n_records * sizeof *nr);
-    if (!nr) return;
-    s->records = nr;
-    s->records_cap = s->n_records;
+    sdp_model_trim_records(s);
 }
 
 static sd_snapshot *load_fail(sd_snapshot *s, sd_error *err, const char *source)
@@ -129,7 +125,7 @@ void sd_snapshot_free(sd_snapshot *s)
     if (!s) return;
     load_end(s);
     sdp_intern_free(s);
-    free(s->records);
+    sdp_model_free_records(s);
     sdp_arena_free(&s->arena);
     free(s->source);
     free(s);

@@ -25,6 +25,10 @@ sd_status sdp_pp_fail(sdp_parser *p, sd_status code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    if (p->hook && p->hook->flush) {
+        sd_status st = p->hook->flush(p->hook->ctx);
+        if (st) return st;
+    }
     return sdp_fail(p->err, code, p->op_start, "%s", text);
 }
 
@@ -60,6 +64,107 @@ sd_status sdp_pp_grow(sdp_parser *p, void **buf, size_t *cap, size_t need, size_
 
 /* ---------- memo ---------- */
 
+/* The memo of a big input lives in a region reserved for the most entries the input can
+ * hold, so it grows in place and is never copied (region.c). Same charges as a heap one. */
+enum { MEMO_REGION_MIN_INPUT = 1 << 20 };
+
+static sd_status memo_grow(sdp_parser *p, size_t need)
+{
+    if (!p->memo_region.base)
+        return sdp_pp_grow(p, (void **)&p->memo, &p->memo_cap, need, sizeof *p->memo);
+    size_t ncap = p->memo_cap ? p->memo_cap : 256;
+    while (ncap < need) ncap *= 2;
+    size_t room = p->memo_region.size / sizeof *p->memo;
+    if (ncap > room) ncap = room;
+    if (ncap < need) return sdp_pp_fail_nomem(p);
+    if (!sdp_arena_charge(p->arena, (uint64_t)(ncap - p->memo_cap) * sizeof *p->memo))
+        return sdp_pp_fail_nomem(p);
+    p->memo = (sd_value *)(void *)p->memo_region.base;
+    p->memo_cap = ncap;
+    return SD_OK;
+}
+
+/* Give a packed window its entries back (an explicit PUT into it). */
+static sd_status memo_unpack(sdp_parser *p, size_t w)
+{
+    sdp_memo_win *win = &p->memo_wins[w];
+    sd_value *m = p->memo + (size_t)w * SDP_MEMO_WIN;
+    for (size_t i = 0; i < SDP_MEMO_WIN; i++) {
+        m[i] = sdp_memo_packed(p, (uint64_t)w * SDP_MEMO_WIN + i);
+    }
+    free(win->ones);
+    *win = (sdp_memo_win){0};
+    return SD_OK;
+}
+
+/* Pack window w: its entries into a bitmap of records and a list of the rest, and its
+ * 2 MiB given back. Not while a dict memoized in it may still become a record (its entry
+ * would be rewritten, settle_record). */
+static void memo_pack_window(sdp_parser *p, size_t w)
+{
+    uint64_t first = (uint64_t)w * SDP_MEMO_WIN, last = first + SDP_MEMO_WIN;
+    for (size_t i = 0; i < SDP_ARRAY_LEN(p->pending); i++)
+        if (p->pending[i].bits && p->pending[i].memo_idx >= first && p->pending[i].memo_idx < last)
+            return;
+    const sd_value *m = p->memo + first;
+    uint64_t base = 0, next = 0;
+    unsigned cls = 0;
+    size_t n_other = 0;
+    bool have = false;
+    for (size_t i = 0; i < SDP_MEMO_WIN; i++) {
+        uint64_t b = m[i].bits;
+        if ((b & SDP_TAG_MASK) == SDP_TAG_RECORD) {
+            if (!have) {
+                base = next = sdp_record_index(m[i]);
+                cls = sdp_record_class(m[i]);
+                have = true;
+            }
+            if (b == sdp_record_value(cls, next).bits) { next++; continue; }
+        }
+        n_other++;
+    }
+    /* Worth it when records are most of it; the packed form is then far smaller than the
+     * window it replaces, which stays charged to the budget. */
+    if (n_other > SDP_MEMO_WIN / 4) return;
+    size_t bytes = SDP_MEMO_WIN_WORDS * (sizeof(uint64_t) + sizeof(uint32_t)) + n_other * sizeof(sd_value);
+    uint8_t *mem = malloc(bytes);
+    if (!mem) return;
+    sdp_memo_win *win = &p->memo_wins[w];
+    win->ones = (uint64_t *)(void *)mem;
+    win->rank = (uint32_t *)(void *)(mem + SDP_MEMO_WIN_WORDS * sizeof(uint64_t));
+    win->other = (sd_value *)(void *)(mem + SDP_MEMO_WIN_WORDS * (sizeof(uint64_t) + sizeof(uint32_t)));
+    win->base = base;
+    win->cls = cls;
+    next = base;
+    uint32_t ones = 0;
+    size_t k = 0;
+    for (size_t wd = 0; wd < SDP_MEMO_WIN_WORDS; wd++) {
+        uint64_t bits = 0;
+        win->rank[wd] = ones;
+        for (unsigned j = 0; j < 64; j++) {
+            uint64_t b = m[wd * 64 + j].bits;
+            if (have && b == sdp_record_value(cls, next).bits) {
+                bits |= 1ull << j;
+                next++;
+                ones++;
+            } else {
+                win->other[k++] = m[wd * 64 + j];
+            }
+        }
+        win->ones[wd] = bits;
+    }
+    sdp_region_drop(&p->memo_region, (size_t)first * sizeof(sd_value), SDP_MEMO_WIN * sizeof(sd_value));
+}
+
+/* Pack every window two behind the newest entry (the memo of a big input only). */
+static void memo_pack(sdp_parser *p)
+{
+    while (((uint64_t)p->memo_packed + 2) * SDP_MEMO_WIN <= p->memo_init &&
+           p->memo_packed < p->n_memo_wins)
+        memo_pack_window(p, p->memo_packed++);
+    p->memo_pack_at = (p->memo_packed + 2) * (size_t)SDP_MEMO_WIN;
+}
+
 static sd_status memo_put(sdp_parser *p, uint64_t idx)
 {
     if (p->sp == sdp_mark_base(p)) return sdp_pp_fail(p, SD_EFORMAT, "memo put with an empty stack");
@@ -68,13 +173,16 @@ static sd_status memo_put(sdp_parser *p, uint64_t idx)
     if (idx >= (uint64_t)p->cur.len + 16)
         return sdp_pp_fail(p, SD_ELIMIT, "memo index %llu is beyond what a %zu-byte input can hold",
                     (unsigned long long)idx, p->cur.len);
-    if (idx >= p->memo_cap)
-        SDP_TRY(sdp_pp_grow(p, (void **)&p->memo, &p->memo_cap, (size_t)idx + 1, sizeof *p->memo));
+    if (idx >= p->memo_cap) SDP_TRY(memo_grow(p, (size_t)idx + 1));
     if (idx >= p->memo_init) {
         for (size_t i = p->memo_init; i <= idx; i++) p->memo[i].bits = SDP_BITS_UNSET;
         p->memo_init = (size_t)idx + 1;
+    } else if ((idx >> SDP_MEMO_WIN_LOG2) < p->n_memo_wins &&
+               p->memo_wins[idx >> SDP_MEMO_WIN_LOG2].ones) {
+        SDP_TRY(memo_unpack(p, (size_t)(idx >> SDP_MEMO_WIN_LOG2)));
     }
     if (p->memo[idx].bits == SDP_BITS_UNSET) p->memo_count++;
+    else if (p->memo[idx].bits != p->stack[p->sp - 1].bits) p->memo_epoch++;
     p->memo[idx] = p->stack[p->sp - 1];
     if (p->hook) sdp_pp_note_memo_put(p, p->memo[idx], idx);
     return SD_OK;
@@ -82,11 +190,13 @@ static sd_status memo_put(sdp_parser *p, uint64_t idx)
 
 static sd_status memo_get(sdp_parser *p, uint64_t idx)
 {
-    if (idx >= p->memo_init || p->memo[idx].bits == SDP_BITS_UNSET)
+    sd_value v = {SDP_BITS_UNSET};
+    if (idx < p->memo_init) v = sdp_memo_at(p, idx);
+    if (v.bits == SDP_BITS_UNSET)
         return sdp_pp_fail(p, SD_EFORMAT, "memo get of index %llu, which was never set",
                     (unsigned long long)idx);
-    sdp_note_reuse(p, p->memo[idx]);
-    return sdp_push(p, p->memo[idx]);
+    sdp_note_reuse(p, v);
+    return sdp_push(p, v);
 }
 
 /* ---------- scalars ---------- */
@@ -275,6 +385,147 @@ static inline uint64_t load_le64(const uint8_t *b)
     return v;
 }
 
+static inline uint32_t load_le32(const uint8_t *b)
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* One value of a fast record (below): a memo get or an inline scalar, the way the opcode
+ * loop would push it. Returns the bytes it took, 0 when it is anything else. */
+static inline size_t fast_value(sdp_parser *p, const uint8_t *b, size_t left,
+                                size_t memo_init, sd_value *out)
+{
+    uint64_t idx;
+    if (!left) return 0;
+    switch (b[0]) {
+    case SDP_OP_BINGET:
+        if (left < 2) return 0;
+        idx = b[1];
+        if (idx >= memo_init) return 0;
+        *out = sdp_memo_at(p, idx);
+        if (out->bits == SDP_BITS_UNSET) return 0;
+        sdp_note_reuse(p, *out);
+        return 2;
+    case SDP_OP_LONG_BINGET:
+        if (left < 5) return 0;
+        idx = load_le32(b + 1);
+        if (idx >= memo_init) return 0;
+        *out = sdp_memo_at(p, idx);
+        if (out->bits == SDP_BITS_UNSET) return 0;
+        sdp_note_reuse(p, *out);
+        return 5;
+    case SDP_OP_BININT1:
+        if (left < 2) return 0;
+        out->bits = ((uint64_t)b[1] << 3) | SDP_TAG_INT;
+        return 2;
+    case SDP_OP_BININT2:
+        if (left < 3) return 0;
+        out->bits = (((uint64_t)b[1] | (uint64_t)b[2] << 8) << 3) | SDP_TAG_INT;
+        return 3;
+    case SDP_OP_BININT:
+        if (left < 5) return 0;
+        out->bits = ((uint64_t)(int64_t)(int32_t)load_le32(b + 1) << 3) | SDP_TAG_INT;
+        return 5;
+    case SDP_OP_LONG1: {
+        unsigned n = left > 1 ? b[1] : 0;
+        if (n == 0 || n > 8 || left < 10) return 0;
+        uint64_t x = load_le64(b + 2);
+        if (n < 8) {
+            unsigned sh = 64 - 8 * n;
+            x = (uint64_t)((int64_t)(x << sh) >> sh);
+        }
+        int64_t sx = (int64_t)x;
+        if (sx < SDP_SMALL_MIN || sx > SDP_SMALL_MAX) return 0;
+        out->bits = ((uint64_t)sx << 3) | SDP_TAG_INT;
+        return 2 + n;
+    }
+    case SDP_OP_NONE: out->bits = SDP_BITS_NONE; return 1;
+    case SDP_OP_NEWTRUE: out->bits = SDP_BITS_TRUE; return 1;
+    case SDP_OP_NEWFALSE: out->bits = SDP_BITS_FALSE; return 1;
+    default: return 0;
+    }
+}
+
+/* in[pos..] is EMPTY_DICT MEMOIZE MARK: if the pairs that follow are memo gets of the keys
+ * of a template (a dict the record hook took before) each with a plain value, and SETITEMS
+ * closes them, hand the pairs to the hook as the generic path would after building the
+ * dict, and leave the record where the dict would have been: in the memo and on the stack.
+ * *next: the offset after SETITEMS, 0 when the bytes are anything else (nothing changed:
+ * the generic path decodes them). */
+static sd_status fast_record(sdp_parser *p, size_t pos, size_t *next, sd_value *rec)
+{
+    const uint8_t *in = p->cur.base;
+    const size_t len = p->cur.len;
+    const size_t memo_init = p->memo_init;
+    sd_value kv[2 * SDP_SHAPE_MAX_KEYS];
+    *next = 0;
+    for (size_t ti = 0; ti < SDP_FAST_TEMPLATES && p->fast[ti].n; ti++) {
+        sdp_fast_template *t = &p->fast[ti];
+        size_t q = pos + 3, i = 0;
+        size_t key_at[SDP_SHAPE_MAX_KEYS];
+        bool known = t->key_len[0] && t->epoch == p->memo_epoch;
+        for (; i < t->n; i++) {
+            size_t left = len - q;
+            uint64_t idx;
+            key_at[i] = q;
+            uint32_t w = left >= 5 ? load_le32(in + q) : 0, kw = load_le32(t->key_op[i]);
+            if (known && left >= 5 &&
+                (t->key_len[i] == 2 ? (uint16_t)w == (uint16_t)kw
+                                    : w == kw && in[q + 4] == t->key_op[i][4])) {
+                q += t->key_len[i]; /* the very bytes of last time: the same key */
+                kv[2 * i].bits = t->keys[i];
+                goto value;
+            }
+            if (left >= 2 && in[q] == SDP_OP_BINGET) {
+                idx = in[q + 1];
+                q += 2;
+            } else if (left >= 5 && in[q] == SDP_OP_LONG_BINGET) {
+                idx = load_le32(in + q + 1);
+                q += 5;
+            } else {
+                break;
+            }
+            if (idx >= memo_init || sdp_memo_at(p, idx).bits != t->keys[i]) break;
+            kv[2 * i].bits = t->keys[i];
+            sdp_note_reuse(p, kv[2 * i]);
+        value:;
+            size_t used = fast_value(p, in + q, len - q, memo_init, &kv[2 * i + 1]);
+            if (!used) break;
+            q += used;
+        }
+        if (i < t->n || q >= len || in[q] != SDP_OP_SETITEMS) continue;
+        sd_status st = p->hook->take(p->hook->ctx, t->kind, kv, t->n, pos, rec);
+        if (st) {
+            p->op_start = pos;
+            return st;
+        }
+        if (!rec->bits) return SD_OK; /* left a dict: the generic path builds it */
+        if (!known) { /* remember the bytes of these keys' memo gets */
+            bool plain = true;
+            for (size_t k = 0; k < t->n && plain; k++) {
+                size_t kl = in[key_at[k]] == SDP_OP_BINGET ? 2 : 5;
+                plain = sdp_type(kv[2 * k]) != SDP_DICT; /* a dict key: note_reuse matters */
+                memcpy(t->key_op[k], in + key_at[k], kl);
+                t->key_len[k] = (uint8_t)kl;
+            }
+            t->epoch = p->memo_epoch;
+            if (!plain) t->key_len[0] = 0;
+        }
+        if (ti) { /* most recently used first */
+            sdp_fast_template hit = *t;
+            memmove(&p->fast[1], &p->fast[0], ti * sizeof p->fast[0]);
+            p->fast[0] = hit;
+        }
+        p->memo[p->memo_init] = *rec;
+        p->memo_init++;
+        p->memo_count++;
+        p->n_values += 1 + 2 * (uint64_t)t->n; /* the dict, its keys and values */
+        *next = q + 1;
+        return SD_OK;
+    }
+    return SD_OK;
+}
+
 /* The loop. The opcodes that make up most of a snapshot pickle (memo gets of shared keys
  * and frames, small ints, addresses and times, MEMOIZE, MARK, empty containers) are
  * decoded in an inner loop that keeps the cursor and the stack in locals. Anything else,
@@ -363,6 +614,21 @@ static sd_status run(sdp_parser *p, sd_value *root)
             case SDP_OP_EMPTY_DICT: case SDP_OP_EMPTY_LIST: {
                 if (sp == cap) goto slow;
                 p->op_start = pos;
+                if (in[pos] == SDP_OP_EMPTY_DICT && p->fast[0].n && left >= 2 &&
+                    b[0] == SDP_OP_MEMOIZE && b[1] == SDP_OP_MARK && memo_count == memo_init &&
+                    memo_init < p->memo_cap) {
+                    size_t next;
+                    sd_status st = fast_record(p, pos, &next, &v);
+                    if (st) return st;
+                    if (next) {
+                        memo_init = p->memo_init;
+                        memo_count = p->memo_count;
+                        stack[sp++] = v;
+                        pos = next;
+                        if (pos >= release_at) goto slow;
+                        continue;
+                    }
+                }
                 sd_status st = sdp_pp_new_cont(p, in[pos] == SDP_OP_EMPTY_DICT ? SDP_DICT : SDP_LIST,
                                                &v);
                 if (st) return st;
@@ -375,8 +641,10 @@ static sd_status run(sdp_parser *p, sd_value *root)
                 goto slow;
             }
         get:
-            if (idx >= memo_init || memo[idx].bits == SDP_BITS_UNSET || sp == cap) goto slow;
+            if (idx >= memo_init || sp == cap) goto slow;
             v = memo[idx];
+            if (__builtin_expect(v.bits == 0, 0)) v = sdp_memo_packed(p, idx);
+            if (v.bits == SDP_BITS_UNSET) goto slow;
             sdp_note_reuse(p, v);
             stack[sp++] = v;
             pushed++;
@@ -386,6 +654,7 @@ static sd_status run(sdp_parser *p, sd_value *root)
         p->cur.pos = pos;
         p->sp = sp;
         p->n_values += pushed;
+        if (p->memo_init >= p->memo_pack_at) memo_pack(p);
         if (pos >= release_at) {
             release_parsed(p);
             release_at = pos + RELEASE_STEP;
@@ -494,14 +763,16 @@ static sd_status step(sdp_parser *p, uint8_t op, bool *stop)
 
     case SDP_OP_MEMOIZE: return memo_put(p, p->memo_count);
     case SDP_OP_BINPUT: if (!sdp_cur_le(&p->cur, 1, &n)) return fail_trunc(p, "BINPUT's index");
+        p->memo_pack_at = SIZE_MAX; /* packing is for MEMOIZE's dense memo only */
         return memo_put(p, n);
     case SDP_OP_LONG_BINPUT: if (!sdp_cur_le(&p->cur, 4, &n)) return fail_trunc(p, "LONG_BINPUT's index");
+        p->memo_pack_at = SIZE_MAX;
         return memo_put(p, n);
     case SDP_OP_BINGET: if (!sdp_cur_le(&p->cur, 1, &n)) return fail_trunc(p, "BINGET's index");
         return memo_get(p, n);
     case SDP_OP_LONG_BINGET: if (!sdp_cur_le(&p->cur, 4, &n)) return fail_trunc(p, "LONG_BINGET's index");
         return memo_get(p, n);
-    case SDP_OP_PUT: return op_text_index(p, true);
+    case SDP_OP_PUT: p->memo_pack_at = SIZE_MAX; return op_text_index(p, true);
     case SDP_OP_GET: return op_text_index(p, false);
 
     default:
@@ -523,10 +794,26 @@ sd_status sdp_pickle_parse_into(sdp_arena *arena, const uint8_t *data, size_t le
     p.hook = hook;
     p.release_behind = (flags & SDP_PARSE_RELEASE_BEHIND) != 0;
     if (len == 0) return sdp_fail(err, SD_ETRUNC, 0, "empty input: expected a pickle");
+    /* No more memo entries than the input could set: memo_put refuses an index past
+     * len + 16 (and the space is address space only until entries are written). */
+    p.memo_pack_at = SIZE_MAX;
+    if (len >= MEMO_REGION_MIN_INPUT && len <= (SIZE_MAX - 16) / sizeof(sd_value) / 2 &&
+        sdp_region_reserve(&p.memo_region, (len + 16) * sizeof(sd_value))) {
+        p.n_memo_wins = p.memo_region.size / sizeof(sd_value) / SDP_MEMO_WIN;
+        p.memo_wins = calloc(p.n_memo_wins ? p.n_memo_wins : 1, sizeof *p.memo_wins);
+        if (p.memo_wins) p.memo_pack_at = 2 * (size_t)SDP_MEMO_WIN;
+        else p.n_memo_wins = 0;
+    }
+    if (hook && hook->begin) hook->begin(hook->ctx, len);
+    sd_status st;
     p.empty_shape = sdp_arena_alloc(arena, sizeof *p.empty_shape);
-    if (!p.empty_shape) return sdp_fail(err, SD_ENOMEM, 0, "memory budget exhausted");
-    memset(p.empty_shape, 0, sizeof *p.empty_shape);
-    sd_status st = run(&p, root);
+    if (!p.empty_shape) {
+        st = sdp_fail(err, SD_ENOMEM, 0, "memory budget exhausted");
+    } else {
+        memset(p.empty_shape, 0, sizeof *p.empty_shape);
+        st = run(&p, root);
+        if (st == SD_OK && hook && hook->flush) st = hook->flush(hook->ctx);
+    }
     if (st == SD_OK) {
         *trailing = len - p.cur.pos;
         *proto = p.proto;
@@ -537,6 +824,9 @@ sd_status sdp_pickle_parse_into(sdp_arena *arena, const uint8_t *data, size_t le
                                          p.memo_cap * sizeof *p.memo));
     free(p.stack);
     free(p.marks);
-    free(p.memo);
+    for (size_t i = 0; i < p.n_memo_wins; i++) free(p.memo_wins[i].ones);
+    free(p.memo_wins);
+    if (p.memo_region.base) sdp_region_release(&p.memo_region);
+    else free(p.memo);
     return st;
 }

@@ -123,16 +123,45 @@ static sd_status try_record(sdp_parser *p, sdp_cont *c, sdp_shape *shape, const 
     *taken = false;
     if (!shape->record_kind) shape->record_kind = 1 + p->hook->kind(p->hook->ctx, shape->keys, shape->n);
     if (shape->record_kind == 1) return SD_OK;
-    uint32_t index;
-    sd_status st = p->hook->take(p->hook->ctx, shape->record_kind - 1, kv, k, c->offset, &index);
+    sd_value rec;
+    sd_status st = p->hook->take(p->hook->ctx, shape->record_kind - 1, kv, k, c->offset, &rec);
     if (st) {
         p->op_start = c->offset;
         return st;
     }
+    if (!rec.bits) return SD_OK; /* this one stays a dict */
     p->took = true;
-    p->took_index = index;
+    p->took_rec = rec;
     *taken = true;
+    sdp_pp_learn_template(p, kv, k, shape->record_kind - 1);
     return SD_OK;
+}
+
+void sdp_pp_learn_template(sdp_parser *p, const sd_value *kv, size_t k, uint32_t kind)
+{
+    if (!k || k > SDP_SHAPE_MAX_KEYS) return;
+    for (size_t i = 0; i < k; i++)
+        if (!sdp_is_ptr(kv[2 * i])) return; /* memo gets of key strings only */
+    size_t slot = 0;
+    for (; slot < SDP_FAST_TEMPLATES - 1; slot++) { /* the same keys again, or a free slot */
+        const sdp_fast_template *t = &p->fast[slot];
+        if (!t->n) break;
+        bool same = t->n == k && t->kind == kind;
+        for (size_t i = 0; same && i < k; i++) same = t->keys[i] == kv[2 * i].bits;
+        if (same) break;
+    }
+    /* Move it to the front; the least recently used one falls off the end. */
+    if (slot) {
+        memmove(&p->fast[1], &p->fast[0], slot * sizeof p->fast[0]);
+        memset(&p->fast[0], 0, sizeof p->fast[0]);
+    } else if (p->fast[0].n == k && p->fast[0].kind == kind) {
+        return; /* already first */
+    } else {
+        memset(&p->fast[0], 0, sizeof p->fast[0]);
+    }
+    p->fast[0].n = (uint32_t)k;
+    p->fast[0].kind = kind;
+    for (size_t i = 0; i < k; i++) p->fast[0].keys[i] = kv[2 * i].bits;
 }
 
 void sdp_pp_note_memo_put(sdp_parser *p, sd_value v, uint64_t idx)
@@ -160,7 +189,7 @@ void sdp_pp_note_dup(sdp_parser *p, sd_value v)
     if (c && c->type == SDP_DICT) c->memoized = 2;
 }
 
-/* The dict c (referenced from *slot) became record p->took_index. If its only references
+/* The dict c (referenced from *slot) became record p->took_rec. If its only references
  * are *slot and one known memo slot, both become the inline record and c is recycled;
  * otherwise c itself turns into an SDP_RECORD container that every reference can read. */
 static void settle_record(sdp_parser *p, sdp_cont *c, sd_value *slot)
@@ -171,16 +200,20 @@ static void settle_record(sdp_parser *p, sdp_cont *c, sd_value *slot)
     bool known = e != NULL;
     bool recycle = !c->memoized ||
                    (c->memoized == 1 && known && !e->shared && p->memo[e->memo_idx].bits == bits);
-    sd_value rec = {((uint64_t)p->took_index << 3) | SDP_TAG_RECORD};
+    sd_value rec = p->took_rec;
     if (known) {
-        if (recycle) p->memo[e->memo_idx] = rec;
+        if (recycle) {
+            p->memo[e->memo_idx] = rec;
+            p->memo_epoch++;
+        }
         *e = (sdp_pending){0};
         p->n_pending--;
     }
     if (!recycle) {
         c->type = SDP_RECORD;
         c->open = 0;
-        c->aux = p->took_index;
+        c->aux = sdp_record_index(rec);
+        c->n = sdp_record_class(rec);
         c->shape = NULL;
         return;
     }
@@ -235,9 +268,10 @@ static sd_status dict_add(sdp_parser *p, sdp_cont *c, const sd_value *kv, size_t
 static bool run_continues(const sdp_cont *c, const sd_value *items, size_t k)
 {
     if (!k || (items[0].bits & SDP_TAG_MASK) != SDP_TAG_RECORD) return false;
-    uint64_t next = c->run ? (uint64_t)c->cap + c->n : items[0].bits >> 3;
+    unsigned cls = c->run ? c->run - 1u : sdp_record_class(items[0]);
+    uint64_t next = c->run ? (uint64_t)c->cap + c->n : sdp_record_index(items[0]);
     for (size_t i = 0; i < k; i++, next++)
-        if (items[i].bits != ((next << 3) | SDP_TAG_RECORD)) return false;
+        if (items[i].bits != sdp_record_value(cls, next).bits) return false;
     return true;
 }
 
@@ -247,8 +281,8 @@ static sd_status seq_add(sdp_parser *p, sdp_cont *c, const sd_value *items, size
         run_continues(c, items, k)) {
         if (k > UINT32_MAX - c->n) return sdp_pp_fail(p, SD_ELIMIT, "container of more than 2^32 items");
         if (!c->run) {
-            c->run = 1;
-            c->cap = (uint32_t)(items[0].bits >> 3);
+            c->run = (uint8_t)(1 + sdp_record_class(items[0]));
+            c->cap = sdp_record_index(items[0]);
         }
         c->n += (uint32_t)k;
         return SD_OK;

@@ -17,6 +17,39 @@ typedef struct sdp_pending {
 } sdp_pending;
 enum { SDP_PENDING_LOG2 = 6, SDP_FREE_DICTS = 16 }; /* 2^6 sets of 2 ways */
 
+/* The key objects of a dict the record hook took (the memoized key strings, by value
+ * bits) and the kind it took it as. The next dict written EMPTY_DICT MEMOIZE MARK, with
+ * memo gets of the same keys in the same order, plain values, then SETITEMS, is decoded
+ * straight from the bytes into the hook (pickle.c, fast_record): no container, no stack,
+ * no shape. Anything else in between, and the generic path decodes it instead. */
+enum { SDP_FAST_TEMPLATES = 4 };
+typedef struct sdp_fast_template {
+    uint32_t n;               /* keys; 0 = unused */
+    uint32_t kind;
+    uint64_t keys[SDP_SHAPE_MAX_KEYS];
+    /* The bytes of each key's memo get the last time (BINGET i or LONG_BINGET i), valid
+     * while the memo's epoch is `epoch`: the same bytes are then the same key, no memo
+     * read needed. key_len 0: not known yet. */
+    uint8_t key_op[SDP_SHAPE_MAX_KEYS][5];
+    uint8_t key_len[SDP_SHAPE_MAX_KEYS];
+    uint64_t epoch;
+} sdp_fast_template;
+
+/* A packed memo window (pickle.c, memo_pack): 2^18 entries (2 MiB of the memo) whose
+ * memory was given back. An entry whose bit is set holds the inline record base + (the
+ * set bits before it); the others are kept in order in `other`. A big snapshot memoizes
+ * every trace entry, and those entries (records taken one after another, fetched again
+ * by no one) are most of its memo. */
+enum { SDP_MEMO_WIN_LOG2 = 18, SDP_MEMO_WIN = 1 << SDP_MEMO_WIN_LOG2,
+       SDP_MEMO_WIN_WORDS = SDP_MEMO_WIN / 64 };
+typedef struct sdp_memo_win {
+    uint64_t *ones;           /* SDP_MEMO_WIN_WORDS words; NULL: the window is not packed */
+    uint32_t *rank;           /* per word, the set bits before it */
+    sd_value *other;
+    uint64_t base;
+    unsigned cls;             /* the class of the records */
+} sdp_memo_win;
+
 typedef struct sdp_parser {
     sdp_cursor cur;
     sdp_arena *arena;
@@ -29,9 +62,15 @@ typedef struct sdp_parser {
     size_t n_marks, marks_cap;
     sd_value *memo;             /* dense; SDP_BITS_UNSET = never set */
     size_t memo_cap;
+    sdp_region memo_region;     /* where the memo of a big input grows in place */
+    sdp_memo_win *memo_wins;    /* per window of the region: packed or not */
+    size_t n_memo_wins;
+    size_t memo_packed;         /* windows below this one were considered for packing */
+    size_t memo_pack_at;        /* memo_init at which to look again; SIZE_MAX = never */
     size_t memo_init;           /* slots [0, memo_init) are initialised; the rest are
                                  * unset and untouched, so unused capacity stays unpaged */
     uint64_t memo_count;        /* entries set: MEMOIZE's index */
+    uint64_t memo_epoch;        /* + 1 whenever an entry already set changes */
     uint64_t n_values;
     sdp_shape *empty_shape;     /* root of every dict's shape tree */
     const sdp_record_hook *hook;
@@ -44,8 +83,9 @@ typedef struct sdp_parser {
     size_t n_pending;
     sdp_cont *free_dicts[SDP_FREE_DICTS];       /* recycled containers of taken dicts */
     size_t n_free_dicts;
-    bool took;                  /* dict_add turned the dict into record took_index */
-    uint32_t took_index;
+    sdp_fast_template fast[SDP_FAST_TEMPLATES]; /* most recently used first */
+    bool took;                  /* dict_add turned the dict into record took_rec */
+    sd_value took_rec;
     bool release_behind;
     size_t released;            /* bytes of the mapping already dropped */
     int proto;
@@ -84,11 +124,36 @@ static inline sdp_pending *sdp_pending_find(sdp_parser *p, uint64_t bits)
 /* A value fetched again (memo get, DUP): a pending dict seen twice is shared. */
 static inline void sdp_note_reuse(sdp_parser *p, sd_value v)
 {
-    /* Only dicts are ever pending: the type byte (of a key string or a frames list,
-     * objects fetched again and again, so in cache) spares the hash for everything else. */
-    if (!p->n_pending || !sdp_is_ptr(v) || *(const uint8_t *)(uintptr_t)v.bits != SDP_DICT) return;
+    /* Only dicts are ever pending, but the pending table (3 KiB, in cache) is asked, not
+     * the value: reading the type byte of every fetched object (a trace entry's frames
+     * list, one of thousands spread over the arena) was a cache miss per entry, a quarter
+     * of the load's time on a 170 MB snapshot. */
+    if (!p->n_pending || !sdp_is_ptr(v)) return;
     sdp_pending *e = sdp_pending_find(p, v.bits);
     if (e) e->shared = true;
+}
+
+/* Memo entry idx (< memo_init) of a packed window: its entries read as 0 in the memo. */
+static inline sd_value sdp_memo_packed(const sdp_parser *p, uint64_t idx)
+{
+    size_t w = (size_t)(idx >> SDP_MEMO_WIN_LOG2);
+    sd_value v = p->memo[idx];
+    if (w >= p->n_memo_wins || !p->memo_wins[w].ones) return v;
+    const sdp_memo_win *win = &p->memo_wins[w];
+    size_t off = (size_t)idx & (SDP_MEMO_WIN - 1), word = off >> 6;
+    uint64_t bits = win->ones[word];
+    uint64_t ones = win->rank[word] + (uint64_t)__builtin_popcountll(bits & ((1ull << (off & 63)) - 1));
+    if (bits >> (off & 63) & 1) v = sdp_record_value(win->cls, win->base + ones);
+    else v = win->other[off - ones];
+    return v;
+}
+
+/* Memo entry idx (< memo_init), packed or not. */
+static inline sd_value sdp_memo_at(const sdp_parser *p, uint64_t idx)
+{
+    sd_value v = p->memo[idx];
+    if (__builtin_expect(v.bits == 0, 0)) v = sdp_memo_packed(p, idx);
+    return v;
 }
 
 /* Height of the stack above the innermost mark: values an opcode may consume. */
@@ -113,6 +178,8 @@ static inline sd_status sdp_pop_mark(sdp_parser *p, const char *op, size_t *base
 }
 
 /* pickle_cont.c */
+/* Remember the keys kv[0], kv[2], ... of a dict just taken as record `kind`. */
+void sdp_pp_learn_template(sdp_parser *p, const sd_value *kv, size_t k, uint32_t kind);
 /* memo[idx] now holds v: remember it if v is an empty dict the model may take. */
 void sdp_pp_note_memo_put(sdp_parser *p, sd_value v, uint64_t idx);
 /* v was duplicated on the stack: a dict never recycled. */

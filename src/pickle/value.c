@@ -98,7 +98,7 @@ sd_status sdp_cont_flatten(sdp_arena *a, sdp_cont *c, size_t extra)
     sd_value *items = sdp_arena_alloc(a, (need ? need : 1) * sizeof *items);
     if (!items) return SD_ENOMEM;
     for (uint32_t i = 0; i < c->n; i++)
-        items[i].bits = (((uint64_t)c->cap + i) << 3) | SDP_TAG_RECORD;
+        items[i] = sdp_record_value(c->run - 1u, (uint64_t)c->cap + i);
     c->items = items;
     c->cap = (uint32_t)need;
     c->run = 0;

@@ -14,7 +14,8 @@
  * parsed. Containers are shared by pointer, which is how memo sharing stays sharing. */
 enum { SDP_NONE, SDP_BOOL, SDP_INT, SDP_BIGINT, SDP_FLOAT, SDP_STR, SDP_BYTES,
        SDP_LIST, SDP_TUPLE, SDP_DICT,
-       SDP_RECORD, /* a dict the model took over while parsing (aux = record index) */
+       SDP_RECORD, /* a dict the model took over while parsing (aux = record index,
+                    * n = record class) */
        SDP_UNSET /* empty memo slot */ };
 
 struct sd_value { uint64_t bits; };
@@ -26,7 +27,7 @@ struct sd_value { uint64_t bits; };
 #define SDP_BITS_FALSE 3u
 #define SDP_BITS_TRUE 11u
 #define SDP_BITS_UNSET 4u
-#define SDP_TAG_RECORD 5u     /* a record taken by the model: index << 3 | 5 */
+#define SDP_TAG_RECORD 5u     /* a record taken by the model: index << 5 | class << 3 | 5 */
 #define SDP_SMALL_MAX (((int64_t)1 << 60) - 1)
 #define SDP_SMALL_MIN (-((int64_t)1 << 60))
 
@@ -58,13 +59,14 @@ typedef struct sdp_cont {
     uint8_t type;             /* SDP_LIST / SDP_TUPLE / SDP_DICT */
     uint8_t open;             /* can still receive items while parsing */
     uint8_t memoized;         /* a memo slot holds it (see sdp_parser.pending) */
-    uint8_t run;              /* lists only: a run of records (below) */
+    uint8_t run;              /* lists only: 1 + class of a run of records (below) */
     uint32_t aux;             /* free for analyses: the model caches interned ids here */
     uint32_t n, cap;          /* items (lists) or pairs (dicts) */
-    /* A list filled only with records taken one after another (a device's trace, millions
-     * of entries) keeps no items: `run` is set, items is NULL and the list is the records
-     * cap, cap + 1, ..., cap + n - 1. Only a parse with a record hook makes runs; the
-     * model gives one its items (sdp_cont_flatten) before reading it as values. */
+    /* A list filled only with records of one class taken one after another (a device's
+     * trace, millions of entries; a segment's blocks) keeps no items: `run` is set, items
+     * is NULL and the list is the records cap, cap + 1, ..., cap + n - 1. Only a parse
+     * with a record hook makes runs; the model gives one its items (sdp_cont_flatten)
+     * before reading it as values. */
     uint64_t offset;          /* where the opcode that made it starts */
     sd_value *items;          /* lists: n items; shaped dicts: n values; other dicts: 2n */
     sdp_shape *shape;         /* dicts only: NULL once a dict outgrows shapes */
@@ -82,12 +84,25 @@ static inline unsigned sdp_type(sd_value v)
         return SDP_BOOL;
     }
 }
-/* The record index of an SDP_RECORD value (a trace entry the record hook took): inline,
- * or, for a dict the parser could not prove unshared, kept in the dict's container. */
+/* Records come in classes, each numbered apart: trace entries, blocks, segments
+ * (model.c). */
+enum { SDP_REC_TRACE, SDP_REC_BLOCK, SDP_REC_SEGMENT };
+static inline sd_value sdp_record_value(unsigned cls, uint64_t index)
+{
+    sd_value v = {(index << 5) | ((uint64_t)(cls & 3) << 3) | SDP_TAG_RECORD};
+    return v;
+}
+/* The record index and class of an SDP_RECORD value: inline, or, for a dict the parser
+ * could not prove unshared, kept in the dict's container. */
 static inline uint32_t sdp_record_index(sd_value v)
 {
-    if ((v.bits & SDP_TAG_MASK) == SDP_TAG_RECORD) return (uint32_t)(v.bits >> 3);
+    if ((v.bits & SDP_TAG_MASK) == SDP_TAG_RECORD) return (uint32_t)(v.bits >> 5);
     return ((const sdp_cont *)(uintptr_t)v.bits)->aux;
+}
+static inline unsigned sdp_record_class(sd_value v)
+{
+    if ((v.bits & SDP_TAG_MASK) == SDP_TAG_RECORD) return (unsigned)(v.bits >> 3) & 3;
+    return ((const sdp_cont *)(uintptr_t)v.bits)->n;
 }
 static inline bool sdp_is_ptr(sd_value v) { return (v.bits & SDP_TAG_MASK) == 0 && v.bits; }
 static inline const sdp_blob *sdp_blob_of(sd_value v)
@@ -129,14 +144,20 @@ static inline const sd_value *sdp_dict_val(const sdp_cont *c, uint32_t i)
 sd_status sdp_cont_flatten(sdp_arena *a, sdp_cont *c, size_t extra);
 
 /* A hook that lets the model take over small dicts as they complete, so that the
- * millions of trace entries of a big snapshot never exist as generic dicts. kind() looks
- * at a key sequence once per shape (0 = leave it a dict); take() turns the pairs
- * (kv[0] key, kv[1] value, ...) into a record and returns its index. */
+ * millions of trace entries and blocks of a big snapshot never exist as generic dicts.
+ * kind() looks at a key sequence once per shape (0 = leave it a dict); take() turns the
+ * pairs (kv[0] key, kv[1] value, ...) into a record and returns its value
+ * (sdp_record_value), or a value of bits 0 to leave this one a dict. */
 typedef struct sdp_record_hook {
     void *ctx;
+    void (*begin)(void *ctx, size_t input_len);  /* may be NULL; once, before parsing */
     uint32_t (*kind)(void *ctx, const sd_value *keys, uint32_t n);
     sd_status (*take)(void *ctx, uint32_t kind, const sd_value *kv, size_t n_pairs,
-                      uint64_t offset, uint32_t *index);
+                      uint64_t offset, sd_value *rec);
+    /* May be NULL. Finish what take() left for later; called once parsing is done, and
+     * before the parser reports an error (so an error take() would have found first is
+     * the one reported). */
+    sd_status (*flush)(void *ctx);
 } sdp_record_hook;
 
 /* Parse into an arena the caller owns (the snapshot's). Root is copied to *root.
