@@ -1,5 +1,6 @@
-/* model.h - the inside of sd_snapshot, shared by snapshot.c (public face), model.c
- * (building it from the pickle) and intern.c (strings, frames and stacks).
+/* model.h - the inside of sd_snapshot, shared by snapshot.c (public face), take.c (the
+ * records taken while the pickle is parsed), model.c (building the rest from the pickle)
+ * and intern.c (strings, frames and stacks).
  *
  * Two lifetimes: the model (struct sd_snapshot: its arena, interned strings, records)
  * lives until sd_snapshot_free; the pickle side (struct sdp_load: the value tree, the
@@ -31,7 +32,7 @@ typedef struct sdp_ctx_rec {
     sd_stack_context ctx;
 } sdp_ctx_rec;
 
-/* Records of one kind, in chunks of 2^16 that never move (model.c). */
+/* Records of one kind, in chunks of 2^16 that never move (take.c). */
 typedef struct sdp_rec_store {
     uint8_t **chunks;
     size_t n, chunks_cap;
@@ -53,10 +54,10 @@ typedef struct sdp_load {
     struct { uint64_t bits; uint8_t action; } action_cache[8]; /* action strings are shared */
     uint8_t (*layouts)[16];        /* per record shape: which field each key fills */
     size_t n_layouts, layouts_cap;
-    /* Blocks and segments taken while parsing (model.c), in chunks of the value tree's
+    /* Blocks and segments taken while parsing (take.c), in chunks of the value tree's
      * arena: read into the model's arrays by the build, in the order it always read them. */
     sdp_rec_store blocks, segments;
-    /* The last trace entry's frames, interned at the next take (model.c, record_take):
+    /* The last trace entry's frames, interned at the next take (take.c, record_take):
      * the stack cache line it needs is fetched meanwhile instead of waited for. */
     bool deferred;
     uint32_t defer_rec;
@@ -128,13 +129,37 @@ sd_status sdp_intern_context(sd_snapshot *s, uint32_t base, uint32_t forward,
 /* Free the lookup tables once the load is done. */
 void sdp_intern_drop_indexes(sd_snapshot *s);
 
-/* model.c */
-/* The hook that turns trace-entry dicts into records while the pickle is parsed. */
+/* take.c: the records taken while parsing */
+/* The hook that turns trace-entry, block and segment dicts into records while the pickle
+ * is parsed. */
 sdp_record_hook sdp_model_record_hook(sd_snapshot *s);
-sd_status sdp_model_build(sd_snapshot *s);
-/* The records once parsing is done: their unused tail given back. */
+/* A segment as the build reads it, from its dict or its record. */
+typedef struct sdp_raw_segment {
+    sd_segment seg;
+    int64_t device;
+    uint64_t offset;         /* of the segment's dict */
+    const sd_value *blocks;  /* list */
+} sdp_raw_segment;
+/* What read_block / read_segment / the trace reader make of record `index`, and of a dict
+ * that stayed a trace entry. */
+sd_status sdp_take_read_block(sd_snapshot *s, uint32_t index, sd_block *b, bool *has_addr);
+sd_status sdp_take_block_as_trace(sd_snapshot *s, uint32_t index, sd_trace_entry *e);
+sd_status sdp_take_read_segment(sd_snapshot *s, uint32_t index, sdp_raw_segment *r);
+sd_status sdp_take_read_trace_entry(sd_snapshot *s, const sd_value *v, sd_trace_entry *e);
+/* The trace records once parsing is done: their unused tail given back; and freed. */
 void sdp_model_trim_records(sd_snapshot *s);
 void sdp_model_free_records(sd_snapshot *s);
+
+/* model.c */
+/* Typed readers shared with take.c: an integer field (error naming key and dict), the
+ * context of a stack, a value that must be a dict (*st set when it is not). */
+sd_status sdp_model_get_int(sd_snapshot *s, const sd_value *dict, const sd_value *v,
+                            const char *key, int64_t *out);
+sd_status sdp_model_add_context(sd_snapshot *s, const sd_value *forward, const sd_value *meta,
+                                const sd_value *cctx, uint32_t *stack);
+const sd_value *sdp_model_need_dict(sd_snapshot *s, const sd_value *v, const char *what,
+                                    sd_status *st);
+sd_status sdp_model_build(sd_snapshot *s);
 /* Model memory during a load: from the model's arena, charged to the load's budget. */
 void *sdp_model_alloc(sd_snapshot *s, size_t size);
 sd_status sdp_model_grow(sd_snapshot *s, void **buf, size_t *cap, size_t need, size_t elem);

@@ -85,7 +85,7 @@ static inline unsigned sdp_type(sd_value v)
     }
 }
 /* Records come in classes, each numbered apart: trace entries, blocks, segments
- * (model.c). */
+ * (src/model/take.c). */
 enum { SDP_REC_TRACE, SDP_REC_BLOCK, SDP_REC_SEGMENT };
 static inline sd_value sdp_record_value(unsigned cls, uint64_t index)
 {
