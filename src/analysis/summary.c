@@ -98,7 +98,8 @@ static void mark_device(writer *w, size_t d, const sd_device *dev)
 
 static uint64_t string_hash(const char *p)
 {
-    return sdp_hash_bytes(SDP_HASH_SEED, p, strlen(p));
+    uint64_t h = sdp_hash_bytes(SDP_HASH_SEED, p, strlen(p));
+    return h ^ (h >> 29);   /* FNV's low bits are weak; the table indexes by them */
 }
 
 static uint64_t string_hash_id(const void *ctx, uint32_t id)

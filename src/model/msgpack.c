@@ -44,9 +44,10 @@ static sd_status container(sdp_cursor *c, sdp_mp_token *t, uint8_t type, uint64_
     t->u = n;
     uint64_t items = type == SDP_MP_MAP ? 2 * n : n;
     if (items > sdp_cur_left(c))
-        return sdp_fail(err, SD_EFORMAT, t->offset, "a msgpack %s of %llu items in the %zu "
-                        "bytes that are left", type == SDP_MP_MAP ? "map" : "array",
-                        (unsigned long long)n, sdp_cur_left(c));
+        return sdp_fail(err, SD_EFORMAT, t->offset, "truncated or corrupt: a msgpack %s of "
+                        "%llu %s cannot fit in the %zu bytes left",
+                        type == SDP_MP_MAP ? "map" : "array", (unsigned long long)n,
+                        type == SDP_MP_MAP ? "pairs" : "items", sdp_cur_left(c));
     return SD_OK;
 }
 

@@ -13,6 +13,7 @@
 
 #include "snapdiff/pickle.h"
 
+#ifndef FUZZ_CHECK   /* also in fuzz_model.h */
 #define FUZZ_CHECK(cond)                                                               \
     do {                                                                                \
         if (!(cond)) {                                                                  \
@@ -21,6 +22,7 @@
             abort();                                                                    \
         }                                                                               \
     } while (0)
+#endif
 
 /* ---- a set of container identities (open addressing, grows) ---- */
 
