@@ -101,18 +101,11 @@ int cmd_diff(const struct cli_opts *opts)
     /* snaps[0] OLD (none with one file: an empty baseline), snaps[1] NEW */
     sd_snapshot *snaps[2] = {NULL, NULL};
     if (!one) {   /* archives or directories of ranks: rank by rank (cmd_diff_ranks.c) */
-        sd_snapshot **side[2];
-        size_t count[2];
-        if (cli_load_members(opts->files, 2, opts, side, count) != 0) return EXIT_TROUBLE;
-        int st = EXIT_OK;
-        if (count[0] != 1 || count[1] != 1) st = cmd_diff_ranks(opts, side, count);
-        else snaps[0] = side[0][0], snaps[1] = side[1][0], side[0][0] = side[1][0] = NULL;
-        cli_free_all(side[0], count[0]);
-        cli_free_all(side[1], count[1]);
-        if (count[0] != 1 || count[1] != 1) return st;
-    } else if (cli_load_each(opts->files, (size_t)opts->n_files, opts, snaps + one) != 0) {
-        return EXIT_TROUBLE;
+        int st = cmd_diff_ranks(opts);
+        if (st != CMD_NOT_RANKS) return st;
     }
+    if (cli_load_each(opts->files, (size_t)opts->n_files, opts, snaps + one) != 0)
+        return EXIT_TROUBLE;
     sd_diff_options dopts;
     cli_diff_options(opts, &dopts);
     sd_error err;

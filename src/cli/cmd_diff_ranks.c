@@ -1,9 +1,13 @@
 /* cmd_diff_ranks.c - `snapdiff OLD.zip NEW.zip`: the diff rank by rank, when either input
  * holds several snapshots (an archive or a directory of ranks).
  *
- * Members are paired (pairs.c, ranks.h); each pair gets the whole diff report (text, or a
- * snapdiff.diff/1 document inside snapdiff.diff-ranks/1), a member on one side only is
- * reported, never skipped; then one line per rank with its growth and the spread of NEW.
+ * Members are paired by name before any loads (pairs.c, ranks.h); OLD's members are
+ * loaded and kept, NEW's are streamed (load.h): each is diffed against its OLD member in
+ * its loading thread, its report (text, or a snapdiff.diff/1 document inside
+ * snapdiff.diff-ranks/1) rendered into memory and the model freed, so a job of many large
+ * ranks holds OLD plus one NEW model per loading thread, never every rank at once. Then
+ * the reports are printed in pair order; a member on one side only is reported, never
+ * skipped; then one line per rank with its growth, and the spread of NEW.
  * --max-growth gates every rank: exit 1 when any grew too much (or is missing).
  */
 #include <errno.h>
@@ -18,22 +22,180 @@
 #include "render/format.h"
 #include "snapdiff/gate.h"
 
+/* What one pair leaves once its models are gone. */
+typedef struct pair_result {
+    char *report;              /* the rendered diff (malloc'd); NULL for a missing member */
+    size_t report_len;
+    int64_t grew;              /* allocated delta */
+    bool gate_failed;
+    int64_t gate_measured;
+} pair_result;
+
+typedef struct ranks_run {
+    const struct cli_opts *o;
+    sd_diff_options dopts;
+    char **names[2];             /* every member's source name, as opened (owned) */
+    size_t count[2];
+    struct cli_pairs pairs;      /* point into names */
+    size_t *pair_of_new;         /* NEW member -> its pair */
+    pair_result *results;        /* per pair */
+    sd_stats *new_totals;        /* per NEW member, for the spread */
+    sd_snapshot **old;           /* OLD's members, in member order */
+    size_t n_old;
+} ranks_run;
+
+static void free_names(char **names, size_t n)
+{
+    for (size_t i = 0; names && i < n; i++) free(names[i]);
+    free(names);
+}
+
+static void run_free(ranks_run *r)
+{
+    for (size_t i = 0; r->results && i < r->pairs.n; i++) free(r->results[i].report);
+    free(r->results);
+    free(r->pair_of_new);
+    free(r->new_totals);
+    cli_pairs_free(&r->pairs);
+    cli_free_all(r->old, r->n_old);
+    for (int s = 0; s < 2; s++) free_names(r->names[s], r->count[s]);
+}
+
+/* The members' names of `spec`, by opening it (nothing large is read). false when it does
+ * not open (printed, as the load would have said it). */
+static bool member_names(const char *spec, const struct cli_opts *o, char ***names, size_t *n)
+{
+    sd_input_options io = {.max_memory = o->max_memory};
+    sd_error err;
+    sd_error_clear(&err);
+    sd_input *in = sd_input_open(spec, &io, &err);
+    *names = NULL;
+    *n = 0;
+    if (!in) {
+        msg_sd_error(&err);
+        return false;
+    }
+    size_t count = sd_input_count(in);
+    char **out = calloc(count ? count : 1, sizeof *out);
+    for (size_t i = 0; out && i < count; i++)
+        if (!(out[i] = strdup(sd_input_name(in, i)))) {
+            free_names(out, i);
+            out = NULL;
+        }
+    sd_input_free(in);
+    if (!out) {
+        msg_error("out of memory");
+        return false;
+    }
+    *names = out;
+    *n = count;
+    return true;
+}
+
+/* The load found the members the names were taken from: an input that changed in between
+ * would pair the wrong ranks. */
+static bool same_members(char **names, size_t n, const char *const *got, size_t n_got)
+{
+    if (n != n_got) return false;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], got[i]) != 0) return false;
+    return true;
+}
+
+static sd_status changed(const char *spec, sd_error *err)
+{
+    err->code = SD_EIO;
+    snprintf(err->text, sizeof err->text, "%s changed while it was read (its members differ "
+             "from a moment ago)", spec);
+    return SD_EIO;
+}
+
+static sd_status check_new(void *ctx, size_t input, const sd_input *in, sd_error *err)
+{
+    (void)input;
+    ranks_run *r = ctx;
+    size_t n = sd_input_count(in);
+    bool same = n == r->count[1];
+    for (size_t i = 0; same && i < n; i++) same = strcmp(sd_input_name(in, i), r->names[1][i]) == 0;
+    return same ? SD_OK : changed(r->o->files[1], err);
+}
+
+static sd_status nomem(sd_error *err)
+{
+    err->code = SD_ENOMEM;
+    snprintf(err->text, sizeof err->text, "out of memory");
+    return SD_ENOMEM;
+}
+
+/* The pair's diff rendered as the whole report would have it. */
+static sd_status render_pair(const ranks_run *r, const sd_diff *d, pair_result *out,
+                             sd_error *err)
+{
+    FILE *mem = open_memstream(&out->report, &out->report_len);
+    if (!mem) return nomem(err);
+    sd_status st;
+    if (r->o->format == FORMAT_JSON) {
+        st = sdp_render_diff_json(mem, d);
+    } else {
+        sdp_diff_text_options to = {.render = {.color = r->o->color}, .top = (size_t)r->o->top};
+        st = sdp_render_diff_text(mem, d, &to);
+    }
+    if (fclose(mem) != 0 && st == SD_OK) st = SD_ENOMEM;
+    if (st != SD_OK) {
+        free(out->report);
+        out->report = NULL;
+        return nomem(err);
+    }
+    return SD_OK;
+}
+
+/* In a loading thread, with one NEW member: its totals, and its pair's diff, report and
+ * gate. Only this member's slots are written. */
+static sd_status diff_one(void *ctx, size_t input, size_t member, const sd_snapshot *snap,
+                          sd_error *err)
+{
+    (void)input;
+    ranks_run *r = ctx;
+    sd_stats_total(snap, &r->new_totals[member]);
+    size_t i = r->pair_of_new[member];
+    const sd_rank_pair *p = &r->pairs.pairs[i];
+    if (p->old_index == SD_RANK_NONE) return SD_OK;
+    sd_diff *d = sd_diff_create(r->old[p->old_index], snap, &r->dopts, err);
+    if (!d) return err->code ? err->code : SD_ENOMEM;
+    pair_result *out = &r->results[i];
+    out->grew = sd_diff_totals_of(d)->delta.allocated;
+    if (r->o->has_max_growth) {
+        sd_limits limits = {0};
+        limits.has[SD_LIMIT_MAX_GROWTH] = true;
+        limits.value[SD_LIMIT_MAX_GROWTH] = r->o->max_growth;
+        sd_gate gate;
+        sd_gate_diff(d, &limits, &gate);
+        out->gate_failed = !gate.pass;
+        out->gate_measured = gate.results[0].measured;
+    }
+    sd_status st = render_pair(r, d, out, err);
+    sd_diff_free(d);
+    return st;
+}
+
 static const char *missing_text(const sd_rank_pair *p)
 {
     return p->old_index == SD_RANK_NONE ? "only in NEW: no OLD member to compare with"
                                         : "only in OLD: missing from NEW";
 }
 
-/* One pair's report; *grew: its allocated delta. EXIT_OK, or EXIT_TROUBLE (printed). */
-static int one_pair(const struct cli_opts *o, const struct cli_pairs *pp, size_t i,
-                    sd_snapshot **const *side, bool first, int64_t *grew, bool *gate_failed)
+/* Pair i's heading and report, its messages on stderr. */
+static void print_pair(const ranks_run *r, size_t i, bool *gate_failed)
 {
+    const struct cli_opts *o = r->o;
+    const struct cli_pairs *pp = &r->pairs;
     const sd_rank_pair *p = &pp->pairs[i];
+    const pair_result *res = &r->results[i];
     bool json = o->format == FORMAT_JSON, missing = p->old_index == SD_RANK_NONE
                                                     || p->new_index == SD_RANK_NONE;
     const char *name = cli_pair_name(pp, i);
     if (json) {
-        printf("%s\n    {\"member\": ", first ? "" : ",");
+        printf("%s\n    {\"member\": ", i == 0 ? "" : ",");
         sdp_put_json_string(stdout, name, strlen(name));
         if (p->rank >= 0) printf(", \"rank\": %lld", (long long)p->rank);
         else printf(", \"rank\": null");
@@ -45,7 +207,7 @@ static int one_pair(const struct cli_opts *o, const struct cli_pairs *pp, size_t
         printf(", \"missing\": %s, \"diff\": ",
                !missing ? "null" : p->old_index == SD_RANK_NONE ? "\"old\"" : "\"new\"");
     } else {
-        if (!first) printf("\n");
+        if (i != 0) printf("\n");
         printf("=== %s", pp->labels[i]);
         if (p->rank >= 0) printf(" (%s)", name);
         if (p->old_index != SD_RANK_NONE && p->new_index != SD_RANK_NONE
@@ -58,48 +220,23 @@ static int one_pair(const struct cli_opts *o, const struct cli_pairs *pp, size_t
         if (json) printf("null}");
         else printf("%s\n", missing_text(p));
         *gate_failed = *gate_failed || o->has_max_growth;
-        return EXIT_OK;
+        return;
     }
-    sd_diff_options dopts;
-    cli_diff_options(o, &dopts);
-    sd_error err;
-    sd_error_clear(&err);
-    sd_diff *d = sd_diff_create(side[0][p->old_index], side[1][p->new_index], &dopts, &err);
-    if (!d) {
-        msg_sd_error(&err);
-        return EXIT_TROUBLE;
+    fwrite(res->report, 1, res->report_len, stdout);
+    if (json) printf("    }");
+    if (res->gate_failed) {
+        msg_error("check failed: %s: allocated memory grew by %s, more than --max-growth %s",
+                  pp->labels[i], sdp_fmt_delta(res->gate_measured).s,
+                  sdp_fmt_bytes(o->max_growth).s);
+        *gate_failed = true;
     }
-    sd_status st;
-    if (json) {
-        st = sdp_render_diff_json(stdout, d);
-        printf("    }");
-    } else {
-        sdp_diff_text_options to = {.render = {.color = o->color}, .top = (size_t)o->top};
-        st = sdp_render_diff_text(stdout, d, &to);
-    }
-    *grew = sd_diff_totals_of(d)->delta.allocated;
-    if (o->has_max_growth) {
-        sd_limits limits = {0};
-        limits.has[SD_LIMIT_MAX_GROWTH] = true;
-        limits.value[SD_LIMIT_MAX_GROWTH] = o->max_growth;
-        sd_gate gate;
-        sd_gate_diff(d, &limits, &gate);
-        if (!gate.pass) {
-            msg_error("check failed: %s: allocated memory grew by %s, more than --max-growth %s",
-                      pp->labels[i], sdp_fmt_delta(gate.results[0].measured).s,
-                      sdp_fmt_bytes(o->max_growth).s);
-            *gate_failed = true;
-        }
-    }
-    sd_diff_free(d);
-    if (st == SD_ENOMEM) msg_error("out of memory while writing the report");
-    return st == SD_OK || st == SD_EIO ? EXIT_OK : EXIT_TROUBLE;
 }
 
 /* The closing table: growth per rank, then the spread of NEW. */
-static void summary(const struct cli_opts *o, const struct cli_pairs *pp, const int64_t *grew,
-                    sd_snapshot **const *side, const size_t *count)
+static void summary(const ranks_run *r)
 {
+    const struct cli_opts *o = r->o;
+    const struct cli_pairs *pp = &r->pairs;
     printf("\n%sGrowth per %s%s\n", o->color ? "\033[1m" : "", pp->n && pp->pairs[0].rank >= 0
                                                                  ? "rank" : "member",
            o->color ? "\033[0m" : "");
@@ -107,17 +244,19 @@ static void summary(const struct cli_opts *o, const struct cli_pairs *pp, const 
     for (size_t i = 0; i < pp->n; i++) {
         const sd_rank_pair *p = &pp->pairs[i];
         bool missing = p->old_index == SD_RANK_NONE || p->new_index == SD_RANK_NONE;
-        printf("  %12s  %s\n", missing ? "missing" : sdp_fmt_delta(grew[i]).s, pp->labels[i]);
+        printf("  %12s  %s\n", missing ? "missing" : sdp_fmt_delta(r->results[i].grew).s,
+               pp->labels[i]);
     }
-    const char **names = calloc(count[1] ? count[1] : 1, sizeof *names);
+    size_t n_new = r->count[1];
+    const char **names = calloc(n_new ? n_new : 1, sizeof *names);
     if (!names) return;
     for (size_t i = 0; i < pp->n; i++)
         if (pp->pairs[i].new_index != SD_RANK_NONE) names[pp->pairs[i].new_index] = pp->labels[i];
     bool all = true;
-    for (size_t i = 0; i < count[1]; i++) all = all && names[i];
-    if (all && count[1] > 1) {
+    for (size_t i = 0; i < n_new; i++) all = all && names[i];
+    if (all && n_new > 1) {
         sd_rank_spread sp;
-        sd_rank_spread_of((const sd_snapshot *const *)side[1], count[1], &sp);
+        sd_rank_spread_of_totals(r->new_totals, n_new, &sp);
         printf("\n");
         sdp_render_spread_text(stdout, &sp, names,
                                pp->pairs[0].rank >= 0 ? "ranks" : "members", o->color);
@@ -125,33 +264,71 @@ static void summary(const struct cli_opts *o, const struct cli_pairs *pp, const 
     free(names);
 }
 
-int cmd_diff_ranks(const struct cli_opts *o, sd_snapshot **const *side, const size_t *count)
+/* Pairs planned, OLD loaded, NEW streamed. -1: printed. */
+static int diff_all(ranks_run *r)
 {
-    if (o->format != FORMAT_TEXT && o->format != FORMAT_JSON) {
+    const struct cli_opts *o = r->o;
+    const char *const *names[2] = {(const char *const *)r->names[0],
+                                   (const char *const *)r->names[1]};
+    if (cli_pair_names(o->files, names, r->count, &r->pairs) != 0) return -1;
+    size_t room = r->count[1] ? r->count[1] : 1;
+    r->pair_of_new = calloc(room, sizeof *r->pair_of_new);
+    r->new_totals = calloc(room, sizeof *r->new_totals);
+    r->results = calloc(r->pairs.n ? r->pairs.n : 1, sizeof *r->results);
+    if (!r->pair_of_new || !r->new_totals || !r->results) {
+        msg_error("out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < r->pairs.n; i++)
+        if (r->pairs.pairs[i].new_index != SD_RANK_NONE)
+            r->pair_of_new[r->pairs.pairs[i].new_index] = i;
+    if (cli_load_members(o->files, 1, o, &r->old, &r->n_old) != 0) return -1;
+    const char **got = calloc(r->n_old ? r->n_old : 1, sizeof *got);
+    if (!got) {
+        msg_error("out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < r->n_old; i++) got[i] = sd_snapshot_source(r->old[i]);
+    bool same = same_members(r->names[0], r->count[0], got, r->n_old);
+    free(got);
+    if (!same) {
+        sd_error err;
+        sd_error_clear(&err);
+        changed(o->files[0], &err);
+        msg_sd_error(&err);
+        return -1;
+    }
+    cli_diff_options(o, &r->dopts);
+    return cli_load_stream_planned(o->files + 1, 1, o, check_new, diff_one, r);
+}
+
+int cmd_diff_ranks(const struct cli_opts *o)
+{
+    ranks_run r;
+    memset(&r, 0, sizeof r);
+    r.o = o;
+    bool opened = member_names(o->files[0], o, &r.names[0], &r.count[0]);
+    opened = member_names(o->files[1], o, &r.names[1], &r.count[1]) && opened;
+    if (opened && r.count[0] == 1 && r.count[1] == 1) {
+        run_free(&r);
+        return CMD_NOT_RANKS;
+    }
+    int status = EXIT_TROUBLE;
+    if (!opened) {
+        /* printed */
+    } else if (o->format != FORMAT_TEXT && o->format != FORMAT_JSON) {
         msg_error("--format folded and pprof take one snapshot per input; pick a member as "
                   "ARCHIVE:MEMBER");
-        return EXIT_TROUBLE;
-    }
-    if (o->output && !freopen(o->output, "w", stdout)) {   /* main flushes and checks it */
+    } else if (o->output && !freopen(o->output, "w", stdout)) {   /* main flushes and checks it */
         msg_error("%s: cannot write: %s", o->output, strerror(errno));
-        return EXIT_TROUBLE;
+    } else if (diff_all(&r) == 0) {
+        bool json = o->format == FORMAT_JSON, gate_failed = false;
+        if (json) printf("{\n  \"schema\": \"snapdiff.diff-ranks/1\",\n  \"members\": [");
+        for (size_t i = 0; i < r.pairs.n; i++) print_pair(&r, i, &gate_failed);
+        if (json) printf("\n  ]\n}\n");
+        else summary(&r);
+        status = gate_failed ? EXIT_CHECK_FAILED : EXIT_OK;
     }
-    struct cli_pairs pp;
-    if (cli_pair_members(o->files, side, count, &pp) != 0) return EXIT_TROUBLE;
-    int64_t *grew = calloc(pp.n ? pp.n : 1, sizeof *grew);
-    if (!grew) {
-        msg_error("out of memory");
-        cli_pairs_free(&pp);
-        return EXIT_TROUBLE;
-    }
-    bool json = o->format == FORMAT_JSON, gate_failed = false;
-    int status = EXIT_OK;
-    if (json) printf("{\n  \"schema\": \"snapdiff.diff-ranks/1\",\n  \"members\": [");
-    for (size_t i = 0; i < pp.n && status == EXIT_OK; i++)
-        status = one_pair(o, &pp, i, side, i == 0, &grew[i], &gate_failed);
-    if (json) printf("\n  ]\n}\n");
-    else if (status == EXIT_OK) summary(o, &pp, grew, side, count);
-    free(grew);
-    cli_pairs_free(&pp);
-    return status == EXIT_OK && gate_failed ? EXIT_CHECK_FAILED : status;
+    run_free(&r);
+    return status;
 }

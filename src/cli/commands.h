@@ -20,8 +20,10 @@ int cmd_trace(const struct cli_opts *opts);
 int cmd_series(const struct cli_opts *opts);
 
 int cmd_check(const struct cli_opts *opts);
-/* snapdiff OLD NEW when either holds several snapshots: side[s][0..count[s]) (borrowed). */
-int cmd_diff_ranks(const struct cli_opts *opts, sd_snapshot **const *side, const size_t *count);
+/* snapdiff OLD NEW when either holds several snapshots, or does not open (an exit
+ * status), else CMD_NOT_RANKS: one snapshot on each side. */
+enum { CMD_NOT_RANKS = -1 };
+int cmd_diff_ranks(const struct cli_opts *opts);
 int cmd_report(const struct cli_opts *opts);
 int cmd_summarize(const struct cli_opts *opts);
 
@@ -67,12 +69,10 @@ struct cli_pairs {
     bool many;                  /* either input holds several members */
     char (*labels)[80];         /* per pair: "rank 2", or the member's name */
 };
-/* side[s][0..count[s]) are the members of specs[s]. -1: printed (out of memory, or
- * several OLD members against one NEW snapshot: ambiguous). */
-int cli_pair_members(const char *const *specs, sd_snapshot **const *side, const size_t *count,
-                     struct cli_pairs *out);
-/* The same from each member's source name (sources[s][i], as sd_snapshot_source or
- * sd_input_name give it; borrowed: they must outlive the pairs). */
+/* Pair the members of specs[0] and specs[1] from their source names (sources[s][i], as
+ * sd_snapshot_source or sd_input_name give them; borrowed: they must outlive the pairs).
+ * -1: printed (out of memory, or several OLD members against one NEW snapshot:
+ * ambiguous). */
 int cli_pair_names(const char *const *specs, const char *const *const *sources,
                    const size_t *count, struct cli_pairs *out);
 const char *cli_pair_name(const struct cli_pairs *p, size_t i);  /* NEW's name, else OLD's */

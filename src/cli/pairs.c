@@ -18,24 +18,6 @@ static const char *inner_name(const char *spec, const char *source)
     return source;
 }
 
-int cli_pair_members(const char *const *specs, sd_snapshot **const *side, const size_t *count,
-                     struct cli_pairs *out)
-{
-    const char **sources[2] = {calloc(count[0] ? count[0] : 1, sizeof(char *)),
-                               calloc(count[1] ? count[1] : 1, sizeof(char *))};
-    int rc = -1;
-    if (sources[0] && sources[1]) {
-        for (int s = 0; s < 2; s++)
-            for (size_t i = 0; i < count[s]; i++) sources[s][i] = sd_snapshot_source(side[s][i]);
-        rc = cli_pair_names(specs, (const char *const *const *)sources, count, out);
-    } else {
-        msg_error("out of memory");
-    }
-    free(sources[0]);
-    free(sources[1]);
-    return rc;
-}
-
 int cli_pair_names(const char *const *specs, const char *const *const *sources,
                    const size_t *count, struct cli_pairs *out)
 {
