@@ -41,10 +41,19 @@ EOF
 
 zpty z zsh -f -i
 zpty -w z "source ${(q)init}"
-local line
-while zpty -r z line; do [[ $line == '<ready>'* ]] && break; done
+# A read may return part of a line (on a busy machine the shell's output arrives in
+# pieces): what was read is gathered, and looked at only as a whole.
+local chunk seen=
+while zpty -r z chunk; do
+    seen+=$chunk
+    [[ $seen == *'<ready>'* ]] && break
+done
 zpty -w -n z "$2"$'\t'
-while zpty -r z line; do
+local out=
+while zpty -r z chunk; do out+=$chunk; done
+local -a lines=("${(@f)out}")
+local line
+for line in $lines; do
     [[ $line == *'<hit>'* ]] && print -r -- ${${line##*<hit>}%%$'\r'*}
 done
 zpty -d z 2>/dev/null
