@@ -27,7 +27,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
@@ -35,35 +34,12 @@ import zipfile
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest  # noqa: E402
 import truth_diff  # noqa: E402
 import truth_stats  # noqa: E402
 
-failures = []
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-
-
-def run(args, expect_rc=0, cwd=None):
-    p = subprocess.run([BIN] + args, capture_output=True, text=True, cwd=cwd)
-    check(p.returncode == expect_rc, "%s: exit %d, wanted %d; stderr: %s"
-          % (" ".join(args), p.returncode, expect_rc, p.stderr.strip()[:300]))
-    return p
-
-
-def run_json(args, expect_rc=0):
-    p = run(args + ["--json"], expect_rc)
-    try:
-        return json.loads(p.stdout)
-    except ValueError as e:
-        check(False, "%s: JSON does not parse: %s" % (" ".join(args), e))
-        return None
+T = clitest.Suite()
+check, run, run_json = T.check, T.run, T.run_json
 
 
 def frag_index(snap):
@@ -482,18 +458,17 @@ def part_spread():
 
 
 def main():
-    global BIN, ROOT, R
+    global ROOT, R
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--root", required=True)
     ap.add_argument("part", choices=["limits", "errors", "config", "github", "junit", "ranks",
                                      "spread"])
     a = ap.parse_args()
-    BIN, ROOT = os.path.abspath(a.bin), os.path.abspath(a.root)
+    T.bin, ROOT = os.path.abspath(a.bin), os.path.abspath(a.root)
     R = os.path.join(ROOT, "testdata", "ranks")
     globals()["part_" + a.part]()
-    print("%d checks, %d failed" % (checks, len(failures)))
-    sys.exit(1 if failures or checks == 0 else 0)
+    sys.exit(T.finish())
 
 
 if __name__ == "__main__":

@@ -12,51 +12,36 @@ import json
 import os
 import pickle
 import shutil
-import subprocess
 import sys
 import tempfile
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
+import clitest  # noqa: E402
 import truth_stats  # noqa: E402
 
 BASIC = os.path.join(ROOT, "testdata", "basic")
 FULL = os.path.join(BASIC, "v2_6_full.pickle")
 LEGACY = os.path.join(BASIC, "legacy_1_13.pickle")
 
-failures = []
-passed = 0
-
-
-def run(args, stdin=None, env=None):
-    e = dict(os.environ)
-    e.pop("NO_COLOR", None)
-    if env:
-        e.update(env)
-    return subprocess.run([BIN] + args, input=stdin, capture_output=True, env=e, timeout=60)
-
-
-def check(name, cond, detail=""):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(f"{name}: {detail}")
-        print(f"FAIL {name}: {detail}")
+# Runs check nothing by themselves (rc=None), give bytes, never see NO_COLOR.
+T = clitest.Suite(no_color=False, rc=None, text=False, timeout=60)
+check, run = T.check, T.run
 
 
 def one_error_line(name, r, *words):
     lines = r.stderr.decode(errors="replace").strip().splitlines()
-    check(name + " exit 2", r.returncode == 2, f"exit {r.returncode}")
-    check(name + " one line", len(lines) == 1 or (len(lines) == 2 and lines[1].startswith("Try")),
-          repr(lines))
+    check(r.returncode == 2, name + " exit 2", f"exit {r.returncode}")
+    check(len(lines) == 1 or (len(lines) == 2 and lines[1].startswith("Try")),
+          name + " one line", repr(lines))
     text = lines[0] if lines else ""
-    check(name + " prefix", text.startswith("snapdiff: "), text)
+    check(text.startswith("snapdiff: "), name + " prefix", text)
     for w in words:
-        check(name + f" mentions {w!r}", w in text, text)
-    check(name + " no stdout", r.stdout == b"", r.stdout[:80])
+        check(w in text, name + f" mentions {w!r}", text)
+    check(r.stdout == b"", name + " no stdout", r.stdout[:80])
 
 
 def stats_json(spec, *extra):
@@ -68,11 +53,11 @@ def stats_json(spec, *extra):
 def test_usage():
     r = run(["--help"])
     out = r.stdout.decode()
-    check("help exit 0", r.returncode == 0)
+    check(r.returncode == 0, "help exit 0")
     for word in ("diff", "stats", "frag", "dump", "--json", "--max-memory", "Exit status"):
-        check(f"help mentions {word}", word in out)
+        check(word in out, f"help mentions {word}")
     r = run(["--version"])
-    check("version", r.returncode == 0 and r.stdout.startswith(b"snapdiff "), r.stdout)
+    check(r.returncode == 0 and r.stdout.startswith(b"snapdiff "), "version", r.stdout)
     one_error_line("no args", run([]), "no snapshot")
     one_error_line("unknown option", run(["stats", "--bogus", FULL]), "--bogus")
     one_error_line("option for another command", run(["stats", "--top", "3", FULL]), "--top", "stats")
@@ -85,8 +70,8 @@ def test_command_help():
     """Each command has its own help; `snapdiff help [CMD]` is the help, never a file."""
     glob = run(["--help"]).stdout
     r = run(["help"])
-    check("help word exit 0", r.returncode == 0, r.stderr)
-    check("help word = --help", r.stdout == glob, r.stdout[:200])
+    check(r.returncode == 0, "help word exit 0", r.stderr)
+    check(r.stdout == glob, "help word = --help", r.stdout[:200])
     want = {"diff": ["--group-by", "--top", "--max-growth", "--json", "--format"],
             "stats": ["--json", "--jobs", "--max-memory"],
             "frag": ["--map", "--svg", "--gap-threshold", "--json"],
@@ -96,20 +81,20 @@ def test_command_help():
     for cmd, opts in want.items():
         r = run([cmd, "--help"])
         out = r.stdout.decode()
-        check(f"{cmd} --help exit 0", r.returncode == 0, r.stderr)
-        check(f"{cmd} --help is its own", r.stdout != glob, out[:200])
-        check(f"{cmd} --help usage", out.startswith(f"Usage: snapdiff {cmd} "), out[:80])
+        check(r.returncode == 0, f"{cmd} --help exit 0", r.stderr)
+        check(r.stdout != glob, f"{cmd} --help is its own", out[:200])
+        check(out.startswith(f"Usage: snapdiff {cmd} "), f"{cmd} --help usage", out[:80])
         for o in opts:
-            check(f"{cmd} --help lists {o}", o in out, out)
+            check(o in out, f"{cmd} --help lists {o}", out)
         for o in not_for[cmd]:
-            check(f"{cmd} --help leaves out {o}", o not in out, out)
-        check(f"{cmd} --help example", "\nExample:\n  snapdiff " in out, out)
-        check(f"{cmd} -h = --help", run([cmd, "-h"]).stdout == r.stdout)
-        check(f"help {cmd} = {cmd} --help", run(["help", cmd]).stdout == r.stdout)
-        check(f"--help {cmd} = {cmd} --help", run(["--help", cmd]).stdout == r.stdout)
+            check(o not in out, f"{cmd} --help leaves out {o}", out)
+        check("\nExample:\n  snapdiff " in out, f"{cmd} --help example", out)
+        check(run([cmd, "-h"]).stdout == r.stdout, f"{cmd} -h = --help")
+        check(run(["help", cmd]).stdout == r.stdout, f"help {cmd} = {cmd} --help")
+        check(run(["--help", cmd]).stdout == r.stdout, f"--help {cmd} = {cmd} --help")
     # --help wins over what would be a usage error, and over files.
-    check("stats --top --help", run(["stats", "--top", "3", "--help"]).returncode == 0)
-    check("diff help with files", run([FULL, FULL, "--help"]).stdout == glob)
+    check(run(["stats", "--top", "3", "--help"]).returncode == 0, "stats --top --help")
+    check(run([FULL, FULL, "--help"]).stdout == glob, "diff help with files")
     one_error_line("help of no command", run(["help", "bogus"]), "bogus")
 
 
@@ -135,7 +120,7 @@ def test_not_a_pickle(tmp):
         p = os.path.join(tmp, f"p{proto}.pickle")
         open(p, "wb").write(pickle.dumps(pickle.loads(open(FULL, "rb").read()), proto))
         r = run(["stats", "--json", p])
-        check(f"protocol {proto} accepted", r.returncode == 0, r.stderr)
+        check(r.returncode == 0, f"protocol {proto} accepted", r.stderr)
 
 
 def test_artifact_dir(tmp):
@@ -147,23 +132,23 @@ def test_artifact_dir(tmp):
     open(os.path.join(d, "README.md"), "w").write("# run 42\nsnapshots of the job\n")
     open(os.path.join(d, "train.log"), "w").write("step 1 loss 2.3\nstep 2 loss 2.1\n")
     r = run(["stats", "--json", d])
-    check("artifact dir exit 0", r.returncode == 0, r.stderr)
+    check(r.returncode == 0, "artifact dir exit 0", r.stderr)
     if r.returncode == 0:
         srcs = [f["source"] for f in json.loads(r.stdout)["files"]]
-        check("artifact dir: the snapshots", srcs == [d + "/rank0.pickle", d + "/rank1.pickle"],
+        check(srcs == [d + "/rank0.pickle", d + "/rank1.pickle"], "artifact dir: the snapshots",
               srcs)
     err = r.stderr.decode()
-    check("artifact dir note", err == "snapdiff: note: %s: skipped 2 files that are not "
-          "snapshots: README.md (text), train.log (text)\n" % d, err)
-    check("artifact dir -q", run(["stats", "-q", d]).stderr == b"")
+    check(err == "snapdiff: note: %s: skipped 2 files that are not "
+          "snapshots: README.md (text), train.log (text)\n" % d, "artifact dir note", err)
+    check(run(["stats", "-q", d]).stderr == b"", "artifact dir -q")
     r = run(["frag", d])
-    check("artifact dir frag", r.returncode == 0 and b"skipped 2 files" in r.stderr, r.stderr)
+    check(r.returncode == 0 and b"skipped 2 files" in r.stderr, "artifact dir frag", r.stderr)
     z = os.path.join(tmp, "artifacts.zip")
     with zipfile.ZipFile(z, "w") as zf:
         for name in ("rank0.pickle", "README.md", "train.log"):
             zf.write(os.path.join(d, name), name)
     r = run(["stats", z])
-    check("artifact zip", r.returncode == 0 and b"skipped 2 files" in r.stderr, r.stderr)
+    check(r.returncode == 0 and b"skipped 2 files" in r.stderr, "artifact zip", r.stderr)
     one_error_line("artifact README named", run(["stats", os.path.join(d, "README.md")]),
                    "not a pickle: looks like text")
     one_error_line("artifact DIR:README", run(["stats", d + ":README.md"]), "README.md",
@@ -177,7 +162,7 @@ def test_artifact_dir(tmp):
     shutil.copy(FULL, os.path.join(one, "a.pickle"))
     open(os.path.join(one, "README.md"), "w").write("the run\n")
     r = run(["diff", one, one])
-    check("diff of two one-snapshot dirs", r.returncode == 0, r.stderr)
+    check(r.returncode == 0, "diff of two one-snapshot dirs", r.stderr)
 
 
 def many_blocks_snapshot(n_a, n_b):
@@ -212,29 +197,29 @@ def test_number_formats(tmp):
     open(old, "wb").write(pickle.dumps(many_blocks_snapshot(800, 1200), 4))
     open(new, "wb").write(pickle.dumps(many_blocks_snapshot(5061, 10), 4))
     out = run(["stats", new]).stdout.decode()
-    check("stats: blocks 5,071", "  blocks              5,071\n" in out, out)
-    check("stats: max_split_size in MiB", "max_split_size=128.0 MiB" in out, out)
-    check("stats: no bare count", "5071" not in out, out)
+    check("  blocks              5,071\n" in out, "stats: blocks 5,071", out)
+    check("max_split_size=128.0 MiB" in out, "stats: max_split_size in MiB", out)
+    check("5071" not in out, "stats: no bare count", out)
     j = stats_json(new)
-    check("stats JSON: exact", j["total"]["blocks"] == 5071, j["total"])
+    check(j["total"]["blocks"] == 5071, "stats JSON: exact", j["total"])
     r = run([old, new])
     out = r.stdout.decode()
-    check("diff: block counts", "5,061 (+4,261)" in out, out)
-    check("diff: shrinking counts", "10 (-1,190)" in out, out)
-    check("diff: live blocks", "live blocks: 810 kept, 4,261 new, 1,190 freed" in out, out)
+    check("5,061 (+4,261)" in out, "diff: block counts", out)
+    check("10 (-1,190)" in out, "diff: shrinking counts", out)
+    check("live blocks: 810 kept, 4,261 new, 1,190 freed" in out, "diff: live blocks", out)
     lines = out.splitlines()
     for title in ("Growth by site", "Shrinking"):
         at = [i for i, ln in enumerate(lines) if ln.startswith(title)]
-        check(f"diff: {title} table", len(at) == 1, out)
+        check(len(at) == 1, f"diff: {title} table", out)
         if at:
-            check(f"diff: {title} header", lines[at[0] + 1].split() ==
-                  ["delta", "new", "blocks", "site"], lines[at[0] + 1])
+            check(lines[at[0] + 1].split() ==
+                  ["delta", "new", "blocks", "site"], f"diff: {title} header", lines[at[0] + 1])
     j = json.loads(run([old, new, "--json"]).stdout)
     g = [x for x in j["groups"] if x["key"].startswith("/home/u/proj/a.py")]
-    check("diff JSON: full paths, exact counts",
-          len(g) == 1 and g[0]["new_blocks"] == 5061 and g[0]["delta_bytes"] == 4261 << 20, g)
+    check(len(g) == 1 and g[0]["new_blocks"] == 5061 and g[0]["delta_bytes"] == 4261 << 20,
+          "diff JSON: full paths, exact counts", g)
     out = run([old, new, "--format", "folded"]).stdout.decode()
-    check("folded: display paths", out == "<module> (train.py:9);f (a.py:1) %d\n" % (4261 << 20),
+    check(out == "<module> (train.py:9);f (a.py:1) %d\n" % (4261 << 20), "folded: display paths",
           out)
 
 
@@ -243,52 +228,52 @@ def test_stats_figures():
         path = os.path.join(BASIC, name)
         got = stats_json(path)
         want = truth_stats.stats(truth_stats.load(path))
-        check(f"stats {name} schema", got["schema"] == "snapdiff.stats/1")
-        check(f"stats {name} figures", got["devices"] == want["devices"] and got["total"] == want["total"],
-              json.dumps(got["total"]))
+        check(got["schema"] == "snapdiff.stats/1", f"stats {name} schema")
+        check(got["devices"] == want["devices"] and got["total"] == want["total"],
+              f"stats {name} figures", json.dumps(got["total"]))
     got = stats_json(LEGACY)
-    check("legacy layout named", got["layout"] == "list")
+    check(got["layout"] == "list", "legacy layout named")
     got = stats_json(FULL)
-    check("settings kept", got["allocator_settings"]["max_split_size"] == 512 << 20)
+    check(got["allocator_settings"]["max_split_size"] == 512 << 20, "settings kept")
 
 
 def test_stats_text_golden():
     r = run(["stats", FULL])
     want = open(os.path.join(HERE, "golden", "stats_v2_6_full.txt")).read()
     got = r.stdout.decode().replace(FULL, "FILE")
-    check("stats text golden", got == want, "\n" + got)
-    check("no colour when piped", b"\x1b[" not in r.stdout)
+    check(got == want, "stats text golden", "\n" + got)
+    check(b"\x1b[" not in r.stdout, "no colour when piped")
     r = run(["stats", "--color", FULL])
-    check("--color forces colour", b"\x1b[1m" in r.stdout)
+    check(b"\x1b[1m" in r.stdout, "--color forces colour")
     r = run(["stats", "--color", "--no-color", FULL])
-    check("--no-color wins when last", b"\x1b[" not in r.stdout)
+    check(b"\x1b[" not in r.stdout, "--no-color wins when last")
 
 
 def test_inputs(tmp):
     raw = open(FULL, "rb").read()
     want = stats_json(FULL)["total"]
     r = run(["stats", "--json", "-"], stdin=raw)
-    check("stdin", r.returncode == 0 and json.loads(r.stdout)["total"] == want, r.stderr)
+    check(r.returncode == 0 and json.loads(r.stdout)["total"] == want, "stdin", r.stderr)
     gz = os.path.join(tmp, "x.pickle.gz")
     open(gz, "wb").write(gzip.compress(raw))
     r = run(["stats", "--json", "-"], stdin=gzip.compress(raw))
-    check("gzip on stdin", r.returncode == 0 and json.loads(r.stdout)["total"] == want, r.stderr)
-    check("gzip file", stats_json(gz)["total"] == want)
+    check(r.returncode == 0 and json.loads(r.stdout)["total"] == want, "gzip on stdin", r.stderr)
+    check(stats_json(gz)["total"] == want, "gzip file")
     z = os.path.join(tmp, "ranks.zip")
     with zipfile.ZipFile(z, "w") as zf:
         zf.writestr("rank0.pickle", raw)
         zf.writestr("rank1.pickle.gz", gzip.compress(open(LEGACY, "rb").read()))
     doc = stats_json(z)
-    check("zip of ranks: one document with a list", len(doc.get("files", [])) == 2, doc.keys())
-    check("zip members named", doc["files"][1]["source"] == z + ":rank1.pickle.gz",
+    check(len(doc.get("files", [])) == 2, "zip of ranks: one document with a list", doc.keys())
+    check(doc["files"][1]["source"] == z + ":rank1.pickle.gz", "zip members named",
           doc["files"][1]["source"])
-    check("zip member pick", stats_json(z + ":rank0.pickle")["total"] == want)
+    check(stats_json(z + ":rank0.pickle")["total"] == want, "zip member pick")
     d = os.path.join(tmp, "dir")
     os.mkdir(d)
     shutil.copy(FULL, os.path.join(d, "a.pickle"))
     shutil.copy(LEGACY, os.path.join(d, "b.pickle"))
     doc = stats_json(d)
-    check("directory", [f["source"] for f in doc["files"]] == [d + "/a.pickle", d + "/b.pickle"],
+    check([f["source"] for f in doc["files"]] == [d + "/a.pickle", d + "/b.pickle"], "directory",
           doc)
     one_error_line("missing member", run(["stats", z + ":nope.pickle"]), "nope.pickle")
     one_error_line("missing file", run(["stats", os.path.join(tmp, "absent.pickle")]), "absent.pickle")
@@ -308,12 +293,12 @@ def test_refusals(tmp):
         for cmd in ("stats", "dump"):
             r = run([cmd, p])
             one_error_line(f"os.system p{proto} {cmd}", r, "refused", "offset", p)
-    check("nothing ran", not os.path.exists(marker))
+    check(not os.path.exists(marker), "nothing ran")
     p = os.path.join(tmp, "notsnap.pickle")
     open(p, "wb").write(pickle.dumps({"a": 1}, 4))
     one_error_line("not a snapshot", run(["stats", p]), "not a memory snapshot")
     r = run(["dump", p])
-    check("dump of any plain pickle", r.returncode == 0 and json.loads(r.stdout) == {"a": 1})
+    check(r.returncode == 0 and json.loads(r.stdout) == {"a": 1}, "dump of any plain pickle")
     t = os.path.join(tmp, "trunc.pickle")
     open(t, "wb").write(open(FULL, "rb").read()[:700])
     one_error_line("truncated", run(["stats", t]), "offset", "truncated")
@@ -326,16 +311,16 @@ def test_trailing_and_warnings(tmp):
     p = os.path.join(tmp, "padded.pickle")
     open(p, "wb").write(open(FULL, "rb").read() + b"\0\0\0")
     r = run(["stats", "--json", p])
-    check("trailing bytes: exit 0", r.returncode == 0, r.stderr)
-    check("trailing bytes: a note", b"after the pickle's STOP" in r.stderr, r.stderr)
+    check(r.returncode == 0, "trailing bytes: exit 0", r.stderr)
+    check(b"after the pickle's STOP" in r.stderr, "trailing bytes: a note", r.stderr)
     r = run(["stats", "-q", "--json", p])
-    check("-q silences it", r.stderr == b"", r.stderr)
+    check(r.stderr == b"", "-q silences it", r.stderr)
 
 
 def test_dump():
     r = run(["dump", FULL])
     obj = truth_stats.load(FULL)
-    check("dump equals json.dumps", json.loads(r.stdout) == json.loads(json.dumps(obj)))
+    check(json.loads(r.stdout) == json.loads(json.dumps(obj)), "dump equals json.dumps")
     r = run(["dump", FULL, "--json"])
     one_error_line("dump --json", r, "--json")
 
@@ -346,24 +331,24 @@ def test_gate():
     # The bundled pair grew by 201.0 MiB (allocated 555.0 -> 756.0 MiB, see truth_stats).
     grew = (truth_stats.stats(truth_stats.load(new))["total"]["allocated_bytes"] -
             truth_stats.stats(truth_stats.load(old))["total"]["allocated_bytes"])
-    check("gate fixture grew", grew == 201 << 20, grew)
+    check(grew == 201 << 20, "gate fixture grew", grew)
     r = run([old, new, "--max-growth", "200MiB"])
-    check("gate fails: exit 1", r.returncode == 1, r.returncode)
-    check("gate fails: report still written", b"train.py:88" in r.stdout)
-    check("gate fails: one line why", r.stderr.decode().strip().startswith("snapdiff: check failed"),
-          r.stderr)
+    check(r.returncode == 1, "gate fails: exit 1", r.returncode)
+    check(b"train.py:88" in r.stdout, "gate fails: report still written")
+    check(r.stderr.decode().strip().startswith("snapdiff: check failed"),
+          "gate fails: one line why", r.stderr)
     r = run([old, new, "--max-growth", "201MiB"])
-    check("gate passes at exactly the growth", r.returncode == 0, r.stderr)
+    check(r.returncode == 0, "gate passes at exactly the growth", r.stderr)
     r = run([old, old, "--max-growth", "0"])
-    check("gate 0: no growth passes", r.returncode == 0, r.stderr)
+    check(r.returncode == 0, "gate 0: no growth passes", r.stderr)
     r = run([old, new, "--max-growth", "0", "--json"])
-    check("gate with --json", r.returncode == 1 and json.loads(r.stdout)["schema"] == "snapdiff.diff/1")
+    check(r.returncode == 1 and json.loads(r.stdout)["schema"] == "snapdiff.diff/1",
+          "gate with --json")
     one_error_line("gate on stats", run(["stats", "--max-growth", "1GiB", old]), "--max-growth")
 
 
 def main():
-    global BIN
-    BIN = os.path.abspath(sys.argv[1])
+    T.bin = os.path.abspath(sys.argv[1])
     with tempfile.TemporaryDirectory() as tmp:
         test_usage()
         test_command_help()
@@ -377,8 +362,7 @@ def main():
         test_trailing_and_warnings(tmp)
         test_dump()
         test_gate()
-    print(f"{passed} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return T.finish()
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ import json
 import os
 import pickle
 import struct
-import subprocess
 import sys
 import tempfile
 import zipfile
@@ -27,12 +26,13 @@ import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
+import clitest  # noqa: E402
 import truth_stats  # noqa: E402
 
-# SNAPDIFF_SHARED names the shared folder (ctest sets it); default ../shared beside the checkout.
-SHARED = os.path.join(os.environ.get("SNAPDIFF_SHARED") or os.path.join(ROOT, "..", "shared"),
-                      "real-snapshots")
+T = clitest.Suite(rc=None, text=False, timeout=300)
+check, run = T.check, T.run
 
 
 def torch_save_zip(obj, stem):
@@ -93,17 +93,13 @@ def variants(path, obj, raw, tmp):
     yield "torch.save zip", t
 
 
-def run(cmd):
-    return subprocess.run(cmd, capture_output=True, timeout=300)
-
-
 def strip(stats_json):
     keep = ("devices", "total")
     return {k: stats_json[k] for k in keep}
 
 
-def check_stats(snapdiff, label, spec, want):
-    r = run([snapdiff, "stats", "--json", spec])
+def check_stats(label, spec, want):
+    r = run(["stats", "--json", spec])
     if r.returncode != 0:
         return f"{label}: exit {r.returncode}: {r.stderr.decode(errors='replace').strip()}"
     got = strip(json.loads(r.stdout))
@@ -120,8 +116,8 @@ def to_json_semantics(obj):
     return json.loads(json.dumps(obj))
 
 
-def check_dump(snapdiff, path, obj):
-    r = run([snapdiff, "dump", path])
+def check_dump(path, obj):
+    r = run(["dump", path])
     if r.returncode != 0:
         return f"dump: exit {r.returncode}: {r.stderr.decode(errors='replace').strip()}"
     if json.loads(r.stdout) != to_json_semantics(obj):
@@ -129,53 +125,48 @@ def check_dump(snapdiff, path, obj):
     return None
 
 
-def check_file(snapdiff, path, quick):
+def check_file(path, quick):
+    """Every variant of one file, one check each (from a worker thread): (name, checks, failed)."""
+    name = os.path.relpath(path, ROOT)
     with open(path, "rb") as f:
         raw = f.read()
     obj = truth_stats.PlainUnpickler(io.BytesIO(raw)).load()
     want = truth_stats.stats(obj)
-    problems, checked = [], 0
+    checked = failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         for label, spec in variants(path, obj, raw, tmp):
             if quick and label not in ("as written", "protocol 2", "torch.save zip"):
                 continue
-            err = check_stats(snapdiff, label, spec, want)
+            err = check_stats(label, spec, want)
             checked += 1
-            if err:
-                problems.append(err)
-    err = check_dump(snapdiff, path, obj)
+            failed += not check(err is None, "%s: %s" % (name, err))
+    err = check_dump(path, obj)
     checked += 1
-    if err:
-        problems.append(err)
-    return path, checked, problems
+    failed += not check(err is None, "%s: %s" % (name, err))
+    return name, checked, failed
 
 
 def main():
-    snapdiff = os.path.abspath(sys.argv[1])
+    T.bin = os.path.abspath(sys.argv[1])
     quick = "--quick" in sys.argv
     files = []
-    if os.path.isdir(SHARED):
-        files += sorted(os.path.join(SHARED, f) for f in os.listdir(SHARED)
+    real = clitest.real_snapshots(ROOT, skip_if_absent=False)
+    if real:
+        files += sorted(os.path.join(real, f) for f in os.listdir(real)
                         if f.endswith((".pickle", ".pkl")))
     else:
-        print(f"SKIP real snapshots: {SHARED} is absent (set SNAPDIFF_SHARED); fixtures only")
+        print("SKIP real snapshots: %s is absent (set SNAPDIFF_SHARED); fixtures only"
+              % os.path.join(clitest.shared_dir(ROOT), "real-snapshots"))
     td = os.path.join(ROOT, "testdata")
     for dirpath, _, names in os.walk(td):
         files += sorted(os.path.join(dirpath, n) for n in names if n.endswith(".pickle"))
-    passed = failed = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        for path, checked, problems in pool.map(lambda p: check_file(snapdiff, p, quick), files):
-            name = os.path.relpath(path, ROOT)
-            if problems:
-                failed += 1
-                print(f"FAIL {name}")
-                for p in problems:
-                    print(f"     {p}")
+        for name, checked, failed in pool.map(lambda p: check_file(p, quick), files):
+            if failed:
+                print(f"FAIL {name} ({checked} checks, {failed} failed)")
             else:
-                passed += 1
                 print(f"ok   {name} ({checked} checks)")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return T.finish()
 
 
 if __name__ == "__main__":

@@ -18,40 +18,15 @@ PART is one of:
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest  # noqa: E402
 import truth_diff  # noqa: E402
 
-SKIP = 77
-failures = []
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-
-
-def run(args, expect_rc=0):
-    p = subprocess.run([BIN] + args, capture_output=True, text=True)
-    check(p.returncode == expect_rc, "%s: exit %d, wanted %d; stderr: %s"
-          % (" ".join(args), p.returncode, expect_rc, p.stderr.strip()[:300]))
-    return p
-
-
-def run_json(args):
-    p = run(args + ["--json"])
-    try:
-        return json.loads(p.stdout)
-    except ValueError as e:
-        check(False, "%s: JSON does not parse: %s" % (" ".join(args), e))
-        return None
+T = clitest.Suite()
+check, run, run_json = T.check, T.run, T.run_json
 
 
 _loaded = {}
@@ -330,9 +305,9 @@ def part_folded():
 def part_errors():
     L = os.path.join(ROOT, "testdata", "leak")
     old, new = os.path.join(L, "churn_old.pickle"), os.path.join(L, "churn_new.pickle")
-    p = run([old, new, "--hide", "("], expect_rc=2)
+    p = run([old, new, "--hide", "("], rc=2)
     check("'('" in p.stderr and p.stdout == "", "bad regex: names the pattern, no output")
-    p = run([old, os.path.join(L, "no-such.pickle")], expect_rc=2)
+    p = run([old, os.path.join(L, "no-such.pickle")], rc=2)
     check(p.stderr.startswith("snapdiff: ") and p.stdout == "", "missing file: one message")
     # --jobs: the files load in parallel, the output does not depend on how many at once.
     ref = run([old, new, "--steps", "50"])
@@ -342,22 +317,18 @@ def part_errors():
     both = run(["stats", old, new, "--jobs=1"]).stdout
     check(both == run(["stats", old, new, "--jobs", "2"]).stdout, "stats --jobs: same output")
     p = run([os.path.join(L, "no-such-1.pickle"), os.path.join(L, "no-such-2.pickle"),
-             "--jobs", "2"], expect_rc=2)
+             "--jobs", "2"], rc=2)
     lines = p.stderr.splitlines()
     check(len(lines) == 2 and "no-such-1" in lines[0] and "no-such-2" in lines[1],
           "--jobs: messages in the order of the files")
     for bad in ("0", "x", "-1", "1025"):
-        p = run([old, new, "--jobs", bad], expect_rc=2)
+        p = run([old, new, "--jobs", bad], rc=2)
         check("--jobs" in p.stderr, "--jobs %s: refused" % bad)
-    run(["dump", old, "--jobs", "2"], expect_rc=2)   # dump reads one file
+    run(["dump", old, "--jobs", "2"], rc=2)   # dump reads one file
 
 
 def part_real():
-    real = os.path.join(os.environ.get("SNAPDIFF_SHARED") or os.path.join(ROOT, "..", "shared"),
-                        "real-snapshots")
-    if not os.path.isdir(real):
-        print("SKIP: %s is absent (set SNAPDIFF_SHARED)" % real)
-        sys.exit(SKIP)
+    real = clitest.real_snapshots(ROOT)
     files = sorted(os.path.join(real, f) for f in os.listdir(real)
                    if f.endswith((".pickle", ".pkl")))
     for i, f in enumerate(files):
@@ -372,16 +343,15 @@ def part_real():
 
 
 def main():
-    global BIN, ROOT
+    global ROOT
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--root", required=True)
     ap.add_argument("part", choices=("fixtures", "json", "folded", "errors", "real"))
     a = ap.parse_args()
-    BIN, ROOT = a.bin, os.path.abspath(a.root)
+    T.bin, ROOT = a.bin, os.path.abspath(a.root)
     globals()["part_" + a.part]()
-    print("%d checks, %d failed" % (checks, len(failures)))
-    sys.exit(1 if failures else 0)
+    sys.exit(T.finish())
 
 
 if __name__ == "__main__":

@@ -10,19 +10,17 @@ Exit 0 pass, 1 fail, 77 skipped (ctest SKIP_RETURN_CODE).
 import glob
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
 BIN, REPO, MODE = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(REPO, "tests"))
+import clitest  # noqa: E402
 import truth_frag  # noqa: E402
 
 FIX = os.path.join(REPO, "testdata", "frag")
-REAL = os.path.join(os.environ.get("SNAPDIFF_SHARED") or os.path.join(REPO, "..", "shared"),
-                    "real-snapshots")
-FAILURES = []
 
 FIGURES = ["segments", "blocks", "free_blocks", "reserved_bytes", "allocated_bytes",
            "gap_bytes", "gap_pct", "internal_waste_bytes", "external_free_bytes",
@@ -34,22 +32,12 @@ OOM_KEYS = ["trace_index", "time_us", "request_bytes", "device_free_bytes", "str
             "largest_free_bytes", "free_bytes", "source", "note", "cause", "site", "stack"]
 
 
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
-    return cond
-
-
-def run(*args, rc=0):
-    p = subprocess.run([BIN, *args], capture_output=True, text=True)
-    check(p.returncode == rc, "snapdiff %s: exit %d, wanted %d; stderr: %s"
-          % (" ".join(args), p.returncode, rc, p.stderr.strip()))
-    return p
+T = clitest.Suite(BIN)
+check, run = T.check, T.run
 
 
 def frag_json(path, *extra):
-    doc = json.loads(run("frag", "--json", *extra, path).stdout)
+    doc = json.loads(run(["frag", "--json", *extra, path]).stdout)
     check(doc.get("schema") == "snapdiff.frag/1", path + ": schema")
     return doc
 
@@ -97,10 +85,8 @@ def compare_with_truth(path, *extra, gap=30.0, index=0.5):
 # ---- modes ---------------------------------------------------------------------------
 
 def mode_real():
-    if not os.path.isdir(REAL):
-        print("SKIP: %s is absent; the corpus test needs the shared real snapshots (set SNAPDIFF_SHARED)" % REAL)
-        sys.exit(77)
-    files = sorted(glob.glob(os.path.join(REAL, "*.pickle")) + glob.glob(os.path.join(REAL, "*.pkl")))
+    real = clitest.real_snapshots(REPO)
+    files = sorted(glob.glob(os.path.join(real, "*.pickle")) + glob.glob(os.path.join(real, "*.pkl")))
     for path in files:
         compare_with_truth(path)
     # other thresholds change verdicts, never figures
@@ -205,7 +191,7 @@ def mode_fixtures():
 
 def mode_output():
     frag = os.path.join(FIX, "fragmented.pickle")
-    text = run("frag", "--no-color", frag).stdout
+    text = run(["frag", "--no-color", frag]).stdout
     check("device 0: fragmented" in text, "text: verdict line")
     check(text.index("device 0: fragmented") < text.index("reserved"), "text: verdict first")
     check("empty_cache() would return 0 B of 1.0 GiB reserved" in text, "text: empty_cache sentence")
@@ -217,7 +203,7 @@ def mode_output():
     check(len(cols) == 1, "text: histogram bars aligned, columns %r" % cols)
     check("segment map" not in text, "text: no map without --map")
 
-    mtext = run("frag", "--no-color", "--map", frag).stdout
+    mtext = run(["frag", "--no-color", "--map", frag]).stdout
     rows = [l for l in mtext.splitlines() if l.strip().startswith("0x") and "|" in l]
     check(len(rows) == 2, "map: one row per segment (2)")
     check("one character = 16 MiB" in mtext, "map: page size")
@@ -228,14 +214,14 @@ def mode_output():
     legacy = os.path.join(FIX, "legacy.pickle")
     doc = frag_json(frag, legacy)   # two files: one document with a list
     # (frag_json checks the schema)
-    files = json.loads(run("frag", "--json", frag, legacy).stdout)["files"]
+    files = json.loads(run(["frag", "--json", frag, legacy]).stdout)["files"]
     check([os.path.basename(f["file"]) for f in files] == ["fragmented.pickle", "legacy.pickle"],
           "json: files list for several inputs")
     del doc
 
     with tempfile.TemporaryDirectory() as tmp:
         svg = os.path.join(tmp, "frag.svg")
-        run("frag", "--svg", svg, frag, os.path.join(FIX, "oom.pickle"), os.path.join(FIX, "empty.pickle"))
+        run(["frag", "--svg", svg, frag, os.path.join(FIX, "oom.pickle"), os.path.join(FIX, "empty.pickle")])
         root = ET.parse(svg).getroot()
         ns = "{http://www.w3.org/2000/svg}"
         check(root.tag == ns + "svg", "svg: root element")
@@ -252,14 +238,11 @@ def mode_output():
         h = float(root.get("height"))
         ys = [float(t.get("y")) for t in root.iter(ns + "text")]
         check(max(ys) < h, "svg: everything inside the picture")
-        run("frag", "--svg", os.path.join(tmp, "no", "such", "dir.svg"), frag, rc=2)
+        run(["frag", "--svg", os.path.join(tmp, "no", "such", "dir.svg"), frag], rc=2)
 
-    run("frag", "--gap-threshold", "150", frag, rc=2)
-    run("frag", os.path.join(FIX, "does-not-exist.pickle"), rc=2)
+    run(["frag", "--gap-threshold", "150", frag], rc=2)
+    run(["frag", os.path.join(FIX, "does-not-exist.pickle")], rc=2)
 
 
 {"real": mode_real, "fixtures": mode_fixtures, "output": mode_output}[MODE]()
-if FAILURES:
-    print("%d failure(s)" % len(FAILURES))
-    sys.exit(1)
-print("ok")
+sys.exit(T.finish())

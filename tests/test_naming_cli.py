@@ -11,40 +11,19 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest  # noqa: E402
 import truth_diff  # noqa: E402
 
-failures = []
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-
-
-def run(args, expect_rc=0):
-    p = subprocess.run([BIN] + args, capture_output=True, text=True,
-                       env=dict(os.environ, NO_COLOR="1"))
-    check(p.returncode == expect_rc, "%s: exit %d, wanted %d; stderr: %s"
-          % (" ".join(args), p.returncode, expect_rc, p.stderr.strip()[:300]))
-    return p
+T = clitest.Suite(no_color=True)
+check, run = T.check, T.run
 
 
 def run_json(args):
-    p = run(args + ["--json"])
-    try:
-        return json.loads(p.stdout)
-    except ValueError as e:
-        check(False, "%s: JSON does not parse: %s" % (" ".join(args), e))
-        return {"groups": []}
+    return T.run_json(args, default={"groups": []})
 
 
 def path(name):
@@ -197,16 +176,15 @@ def part_via_and_jupyter():
 
 
 def main():
-    global BIN, ROOT
+    global ROOT
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--root", required=True)
     a = ap.parse_args()
-    BIN, ROOT = a.bin, os.path.abspath(a.root)
+    T.bin, ROOT = a.bin, os.path.abspath(a.root)
     for part in (part_site, part_groupings, part_forward, part_folded, part_via_and_jupyter):
         part()
-    print("%d checks, %d failed" % (checks, len(failures)))
-    sys.exit(1 if failures else 0)
+    sys.exit(T.finish())
 
 
 if __name__ == "__main__":

@@ -11,32 +11,22 @@ and from the arithmetic written beside each fixture in testdata/make_overclaim_f
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
 BIN, REPO, MODE = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(REPO, "tests"))
+import clitest  # noqa: E402
 import truth_diff  # noqa: E402
 import truth_frag  # noqa: E402
 
 FIX = os.path.join(REPO, "testdata", "overclaim")
 MiB = 1 << 20
-FAILURES = []
 
 
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
-    return cond
-
-
-def run(*args, rc=0):
-    p = subprocess.run([BIN, *args], capture_output=True, text=True)
-    check(p.returncode == rc, "snapdiff %s: exit %d, wanted %d; stderr: %s"
-          % (" ".join(args), p.returncode, rc, p.stderr.strip()))
-    return p
+T = clitest.Suite(BIN)
+check, run = T.check, T.run
 
 
 def fx(name):
@@ -52,7 +42,7 @@ def no_leak_verdict(name, texts):
 
 
 def frag_json(name):
-    return json.loads(run("frag", "--json", fx(name)).stdout)
+    return json.loads(run(["frag", "--json", fx(name)]).stdout)
 
 
 def mode_frag():
@@ -65,7 +55,7 @@ def mode_frag():
                 check(g[k] == w[k], "%s: %s %r, truth %r" % (name, k, g[k], w[k]))
         with tempfile.TemporaryDirectory() as tmp:
             svg = os.path.join(tmp, "f.svg")
-            text = run("frag", "--no-color", "--map", "--svg", svg, fx(name)).stdout
+            text = run(["frag", "--no-color", "--map", "--svg", svg, fx(name)]).stdout
             with open(svg, encoding="utf-8") as f:
                 no_leak_verdict(name, [text, json.dumps(doc), f.read()])
 
@@ -85,7 +75,7 @@ def mode_frag():
     check(d["stranded_free_bytes"] == 500 * MiB and d["stranded_index"] == 0.0,
           "cached: one stranded piece of 500 MiB")
     check("large pieces" in d["explanation"], "cached: explanation %s" % d["explanation"])
-    text = run("frag", "--no-color", "--map", fx("cached")).stdout
+    text = run(["frag", "--no-color", "--map", fx("cached")]).stdout
     rows = [l for l in text.splitlines() if l.strip().startswith("0x") and "|" in l]
     check(len(rows) == 7 and "500.0 MiB free" in rows[0] and "#" in rows[0],
           "cached: the map starts with the segment holding stranded memory: %r" % rows[:1])
@@ -115,7 +105,7 @@ def mode_frag():
           "oom_frames: site %r, truth %r" % (o and o[0]["site"], want[0]["site"]))
     check(o[0]["stack"] == want[0]["stack"] and o[0]["stack"][3]["name"] == "relu",
           "oom_frames: stack as recorded")
-    text = run("frag", "--no-color", fx("oom_frames")).stdout
+    text = run(["frag", "--no-color", fx("oom_frames")]).stdout
     check("oom at /home/u/gnn/models.py:181 update_nodes: request 4.8 GiB" in text,
           "oom_frames: text names the line")
 
@@ -131,7 +121,7 @@ def pair(name):
 
 
 def diff_json(name, *extra):
-    return json.loads(run(*pair(name), "--json", *extra).stdout)
+    return json.loads(run([*pair(name), "--json", *extra]).stdout)
 
 
 def mode_diff():
@@ -147,12 +137,12 @@ def mode_diff():
             for k, v in w.items():
                 check(g.get(k) == v, "%s: %s %r, truth %r" % (name, k, g.get(k), v))
             check(g["message"], name + ": a message")
-        p = run(*pair(name))
+        p = run(pair(name))
         for w in want:
             check("[%s]" % w["code"] in p.stderr, "%s: stderr names %s" % (name, w["code"]))
         if not want:
             check("warning" not in p.stderr, "%s: no warning on stderr: %s" % (name, p.stderr))
-        q = run(*pair(name), "--quiet")
+        q = run([*pair(name), "--quiet"])
         check(q.stderr == "", "%s: --quiet silences the warnings" % name)
         check(diff_json(name, "--quiet")["warnings"] == got, name + ": JSON keeps them")
 
@@ -171,7 +161,7 @@ def mode_diff():
     w = diff_json("swapped")["warnings"][0]
     check(w["old_newest_time_us"] - w["new_newest_time_us"] == 3_600_000_000 - 0,
           "swapped: an hour apart")
-    check("60.0 min older" in run(*pair("swapped")).stderr, "swapped: worded")
+    check("60.0 min older" in run(pair("swapped")).stderr, "swapped: worded")
     check(diff_json("no_shared")["warnings"][0]["sites"] == 6, "no_shared: 6 sites")
 
     # rounding: optimizer.py:77 step moved -36.1 MiB with identical requested bytes
@@ -182,7 +172,7 @@ def mode_diff():
           and g[0]["delta_requested_bytes"] == 0, "rounding: JSON keeps both deltas")
     check(doc["groups"][0]["key"].startswith("/home/u/gnn/train.py:30"),
           "rounding: the real growth first")
-    text = run(*pair("rounding"), "--no-color").stdout
+    text = run([*pair("rounding"), "--no-color"]).stdout
     rows = [l for l in text.splitlines() if "optimizer.py:77" in l]
     check(rows == [], "rounding: not growth or shrinkage in the text: %r" % rows)
     check("Shrinking" not in text, "rounding: no Shrinking table")
@@ -198,13 +188,13 @@ def mode_diff():
                               truth_diff.load(pair("multidev")[1]))
     check([(g["key"], g["device"]) for g in doc["groups"]] == want["order"],
           "multidev: groups and order as truth")
-    text = run(*pair("multidev"), "--no-color").stdout
+    text = run([*pair("multidev"), "--no-color"]).stdout
     check("Growth by site on device 1: 1 of 1 groups grew" in text, "multidev: device 1 table")
     check("No growth on device 0" in text and "Shrinking on device 0: 1 group" in text,
           "multidev: device 0 tables")
 
     # <no stack> explains itself, and the stacks section starts at #1
-    text = run(*pair("nostack"), "--no-color").stdout
+    text = run([*pair("nostack"), "--no-color"]).stdout
     check("<no stack>: allocated before recording began" in text
           and "_record_memory_history()" in text, "nostack: explains itself")
     stacks = text[text.index("Stacks of the top groups"):]
@@ -213,7 +203,4 @@ def mode_diff():
 
 
 {"frag": mode_frag, "diff": mode_diff}[MODE]()
-if FAILURES:
-    print("%d failure(s)" % len(FAILURES))
-    sys.exit(1)
-print("ok")
+sys.exit(T.finish())

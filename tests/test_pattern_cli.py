@@ -20,31 +20,15 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest  # noqa: E402
 import truth_diff  # noqa: E402
 
-failures = []
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-
-
-def run(args):
-    env = dict(os.environ, NO_COLOR="1")
-    p = subprocess.run([BIN] + args, capture_output=True, text=True, env=env)
-    check(p.returncode == 0, "%s: exit %d; stderr: %s" % (" ".join(args), p.returncode,
-                                                         p.stderr.strip()[:300]))
-    return p.stdout
+T = clitest.Suite(no_color=True)
+check, run = T.check, T.run
 
 
 def truth_growing(old, new):
@@ -125,23 +109,21 @@ def check_text(pair, doc, text):
 
 
 def main():
-    global BIN
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--root", required=True)
     ap.add_argument("pair")
     a = ap.parse_args()
-    BIN = a.bin
+    T.bin = a.bin
     d = os.path.join(a.root, "testdata", "patterns")
     with open(os.path.join(d, "expected.json")) as f:
         exp = json.load(f)[a.pair]
     old = os.path.join(d, a.pair + "_old.pickle")
     new = os.path.join(d, a.pair + "_new.pickle")
-    doc = json.loads(run([old, new, "--json"]))
+    doc = json.loads(run([old, new, "--json"]).stdout)
     check_json(a.pair, exp, doc, old, new)
-    check_text(a.pair, doc, run([old, new]))
-    print("%s: %d checks, %d failed" % (a.pair, checks, len(failures)))
-    return 1 if failures else 0
+    check_text(a.pair, doc, run([old, new]).stdout)
+    return T.finish(a.pair)
 
 
 if __name__ == "__main__":

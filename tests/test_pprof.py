@@ -22,20 +22,17 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest  # noqa: E402
 import truth_diff  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 EXAMPLE = os.path.join(ROOT, "testdata", "example")
 LEAK = os.path.join(ROOT, "testdata", "leak")
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what)
+T = clitest.Suite(rc=None, text=False, timeout=600)
+check, run = T.check, T.run
 
 
 # ---- protobuf, just enough for profile.proto ------------------------------------------------
@@ -159,14 +156,9 @@ def growth(old, new):
     return out
 
 
-def run(snapdiff, args, **kw):
-    return subprocess.run([snapdiff] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          timeout=600, **kw)
-
-
 def profile(snapdiff, files, tmp):
     path = os.path.join(tmp, "p.pb.gz")
-    r = run(snapdiff, ["diff", "--format", "pprof", "-o", path] + files)
+    r = run(["diff", "--format", "pprof", "-o", path] + files)
     check(r.returncode == 0, "pprof %s: exit %d %s" % (files, r.returncode, r.stderr[-300:]))
     with open(path, "rb") as f:
         return path, f.read()
@@ -216,9 +208,9 @@ def part_fixtures(snapdiff):
         check(os.WEXITSTATUS(status) == 2, "pprof on a terminal: exit %d" % os.WEXITSTATUS(status))
         check(b"-o FILE" in out and b"\x1f\x8b" not in out, "pprof on a terminal: refused %r"
               % out[:200])
-        r = run(snapdiff, ["--format", "pprof", new])
+        r = run(["--format", "pprof", new])
         check(r.returncode == 0 and r.stdout[:2] == b"\x1f\x8b", "pprof to a pipe: gzip")
-        r = run(snapdiff, ["--format", "pprof", "-o", os.path.join(tmp, "no", "such"), new])
+        r = run(["--format", "pprof", "-o", os.path.join(tmp, "no", "such"), new])
         check(r.returncode == 2 and b"cannot write" in r.stderr, "pprof -o bad dir: exit 2")
 
 
@@ -241,8 +233,7 @@ def go_raw(path):
 
 def part_go(snapdiff):
     if not shutil.which("go"):
-        print("SKIPPED: go is not installed (Debian golang-go; tests/deps.sh installs it)")
-        sys.exit(77)
+        clitest.skip("go is not installed (Debian golang-go; tests/deps.sh installs it)")
     with tempfile.TemporaryDirectory() as tmp:
         for files in ([os.path.join(EXAMPLE, "new.pickle")],
                       [os.path.join(EXAMPLE, "old.pickle"), os.path.join(EXAMPLE, "new.pickle")],
@@ -281,11 +272,7 @@ def top_site(samples):
 
 
 def part_real(snapdiff):
-    shared = os.environ.get("SNAPDIFF_SHARED", os.path.join(ROOT, "..", "shared"))
-    real = os.path.join(shared, "real-snapshots")
-    if not os.path.isdir(real):
-        print("SKIPPED: %s is absent: the real-snapshot checks did not run" % real)
-        sys.exit(77)
+    real = clitest.real_snapshots(ROOT)
     files = sorted(os.path.join(real, f) for f in os.listdir(real)
                    if f.endswith((".pickle", ".pkl")))
     with tempfile.TemporaryDirectory() as tmp:
@@ -298,7 +285,7 @@ def part_real(snapdiff):
         for old, new in zip(files, files[1:]):
             _p, data = profile(snapdiff, [old, new], tmp)
             samples = decode(data)["samples"]
-            r = run(snapdiff, ["diff", "--json", old, new])
+            r = run(["diff", "--json", old, new])
             check(r.returncode == 0, "diff --json %s %s: exit %d" % (old, new, r.returncode))
             # groups are per (key, device); the profile's stacks are not split by device
             per_key = {}
@@ -329,11 +316,9 @@ def part_real(snapdiff):
 
 def main():
     snapdiff, part = os.path.abspath(sys.argv[1]), sys.argv[2]
+    T.bin = snapdiff
     {"fixtures": part_fixtures, "go": part_go, "real": part_real}[part](snapdiff)
-    if failures:
-        print("%d failure(s)" % len(failures))
-        sys.exit(1)
-    print("ok")
+    sys.exit(T.finish())
 
 
 if __name__ == "__main__":

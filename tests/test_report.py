@@ -32,7 +32,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest  # noqa: E402
 import truth_diff  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -42,22 +44,12 @@ FRAG = os.path.join(ROOT, "testdata", "frag")
 LEAK = os.path.join(ROOT, "testdata", "leak")
 SVG_NS = "http://www.w3.org/2000/svg"
 BROWSER_TIMEOUT = 180          # seconds per page: generous, the machine may be loaded
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what)
-    return ok
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, timeout=600, **kw)
+T = clitest.Suite(rc=None, text=False, timeout=600)
+check, run = T.check, T.run
 
 
 def report(snapdiff, files, out, extra=()):
-    r = run([snapdiff, "report", *files, "-o", out, *extra])
+    r = run(["report", *files, "-o", out, *extra])
     check(r.returncode == 0, "report %s: exit %d, %s" % (files, r.returncode, r.stderr.decode()))
     with open(out, encoding="utf-8") as f:
         return f.read()
@@ -96,18 +88,16 @@ def render(browser, path, tmp):
 def browser_or_skip(tmp):
     browser = chromium()
     if not browser:
-        print("SKIPPED: chromium is not installed (tests/deps.sh installs Debian's chromium): "
-              "the report was not rendered in a browser")
-        sys.exit(77)
+        clitest.skip("chromium is not installed (tests/deps.sh installs Debian's chromium): "
+                     "the report was not rendered in a browser")
     probe = os.path.join(tmp, "probe.html")
     with open(probe, "w") as f:
         f.write("<!DOCTYPE html><p id=x>x</p><script>document.getElementById('x')"
                 ".textContent='ran'</script>")
     dom, log = render(browser, probe, tmp)
     if not dom or "ran</p>" not in dom:
-        print("SKIPPED: %s cannot render a page here (%s): the report was not rendered in "
-              "a browser" % (browser, (log or "").strip().splitlines()[-1:] or "no output"))
-        sys.exit(77)
+        clitest.skip("%s cannot render a page here (%s): the report was not rendered in "
+                     "a browser" % (browser, (log or "").strip().splitlines()[-1:] or "no output"))
     return browser
 
 
@@ -249,37 +239,37 @@ def part_cli(snapdiff, tmp):
     check(os.waitstatus_to_exitcode(status) == 2, "report on a terminal: exit %d" % os.waitstatus_to_exitcode(status))
     check(b"-o FILE" in out and b"<html" not in out, "report on a terminal: %r" % out[:200])
     # a redirect works and is the same page as -o
-    r = run([snapdiff, "report", new])
+    r = run(["report", new])
     check(r.returncode == 0 and r.stdout.startswith(b"<!DOCTYPE html>"), "report > file: exit %d" % r.returncode)
     page = report(snapdiff, [new], os.path.join(tmp, "o.html"))
     check(r.stdout.decode() == page, "report > file differs from report -o file")
     # the embedded documents are those --json writes
     for ident, cmd in (("sd-stats", ["stats", "--json", new]), ("sd-frag", ["frag", "--json", new])):
-        want = json.loads(run([snapdiff, *cmd]).stdout)
+        want = json.loads(run(cmd).stdout)
         check(embedded(page, ident) == want, "%s differs from snapdiff %s" % (ident, " ".join(cmd[:2])))
     page2 = report(snapdiff, [old, new], os.path.join(tmp, "d.html"))
-    want = json.loads(run([snapdiff, "--json", old, new]).stdout)
+    want = json.loads(run(["--json", old, new]).stdout)
     check(embedded(page2, "sd-diff") == want, "sd-diff differs from snapdiff --json OLD NEW")
-    check(embedded(page2, "sd-stats") == json.loads(run([snapdiff, "stats", "--json", old, new]).stdout),
+    check(embedded(page2, "sd-stats") == json.loads(run(["stats", "--json", old, new]).stdout),
           "two files: sd-stats differs from snapdiff stats --json")
     rep = embedded(page2, "sd-report")
     check(rep["schema"] == "snapdiff.report/1" and rep["mode"] == "diff", "report document: %s" % rep.get("mode"))
     # the attribution options apply: --group-by file
     page3 = report(snapdiff, [old, new], os.path.join(tmp, "f.html"), ["--group-by", "file"])
-    want = json.loads(run([snapdiff, "--json", "--group-by", "file", old, new]).stdout)
+    want = json.loads(run(["--json", "--group-by", "file", old, new]).stdout)
     check(embedded(page3, "sd-diff") == want, "--group-by file: sd-diff differs")
     # bad input: one error line, exit 2, and no half-written page left behind
     bad = os.path.join(tmp, "bad.pickle")
     with open(bad, "wb") as f:
         f.write(b"\x80\x04\x95\x10\x00\x00")
     out = os.path.join(tmp, "bad.html")
-    r = run([snapdiff, "report", bad, "-o", out])
+    r = run(["report", bad, "-o", out])
     check(r.returncode == 2 and len(r.stderr.decode().strip().splitlines()) == 1,
           "bad input: exit %d, %r" % (r.returncode, r.stderr))
     check(not os.path.exists(out), "bad input: %s was written" % out)
-    r = run([snapdiff, "report", new, "-o", os.path.join(tmp, "no", "such", "dir.html")])
+    r = run(["report", new, "-o", os.path.join(tmp, "no", "such", "dir.html")])
     check(r.returncode == 2 and b"cannot write" in r.stderr, "unwritable -o: exit %d" % r.returncode)
-    r = run([snapdiff, "report", new, "--top", "3", "-o", out])
+    r = run(["report", new, "--top", "3", "-o", out])
     check(r.returncode == 2 and b"does not apply" in r.stderr, "report --top: exit %d" % r.returncode)
 
 
@@ -301,12 +291,12 @@ def live_truth(path):
 
 
 def folded_total(snapdiff, files):
-    r = run([snapdiff, "diff", "--format", "folded", *files])
+    r = run(["diff", "--format", "folded", *files])
     return sum(int(l.rsplit(" ", 1)[1]) for l in r.stdout.decode().splitlines() if l.strip())
 
 
 def check_frag(snapdiff, dom, path, what):
-    fj = json.loads(run([snapdiff, "frag", "--json", path]).stdout)
+    fj = json.loads(run(["frag", "--json", path]).stdout)
     want = [str(d["device"]) for d in fj["devices"]]
     check(dom.frag_devices == want, "%s: fragmentation devices %s, frag --json %s" % (what, dom.frag_devices, want))
     verdicts = [d["verdict"] for d in fj["devices"]]
@@ -382,7 +372,7 @@ def part_browser(snapdiff, tmp):
         fj = check_frag(snapdiff, dom, path, "oom")
         want = [o["trace_index"] for d in fj["devices"] for o in d["oom_events"]]
         check(want and dom.oom_rows == want, "oom: oom rows %s, frag --json %s" % (dom.oom_rows, want))
-    stats = json.loads(run([snapdiff, "stats", "--json", path]).stdout)
+    stats = json.loads(run(["stats", "--json", path]).stdout)
     with_alloc = [d for d in stats["devices"] if d["trace_actions"].get("alloc")]
     if dom:
         tl = dom.svg("timeline")
@@ -390,24 +380,20 @@ def part_browser(snapdiff, tmp):
 
 
 def part_real(snapdiff, tmp):
-    shared = os.environ.get("SNAPDIFF_SHARED", os.path.join(ROOT, "..", "shared"))
-    real = os.path.join(shared, "real-snapshots")
-    if not os.path.isdir(real):
-        print("SKIPPED: %s is absent: the real-snapshot reports were not rendered" % real)
-        sys.exit(77)
+    real = clitest.real_snapshots(ROOT)
     browser = browser_or_skip(tmp)
     snaps = sorted(os.path.join(real, f) for f in os.listdir(real) if not f.endswith((".md", ".json")))
     pages = []
     for i, s in enumerate(snaps):
         out = os.path.join(tmp, "real%d.html" % i)
-        r = run([snapdiff, "report", s, "-o", out])
+        r = run(["report", s, "-o", out])
         if check(r.returncode == 0, "%s: report exit %d: %s" % (s, r.returncode, r.stderr.decode())):
             pages.append((out, os.path.basename(s)))
     # two real snapshots as a diff, three as a series
     if len(snaps) >= 3:
         for k, files in ((2, snaps[:2]), (3, snaps[:3])):
             out = os.path.join(tmp, "real-n%d.html" % k)
-            r = run([snapdiff, "report", *files, "-o", out])
+            r = run(["report", *files, "-o", out])
             if check(r.returncode == 0, "%d real snapshots: exit %d: %s" % (k, r.returncode, r.stderr.decode())):
                 pages.append((out, "%d real snapshots" % k))
     # batches of browsers at once: each page is a separate process
@@ -421,12 +407,10 @@ def part_real(snapdiff, tmp):
 
 def main():
     snapdiff, part = sys.argv[1], sys.argv[2]
+    T.bin = snapdiff
     with tempfile.TemporaryDirectory() as tmp:
         {"offline": part_offline, "cli": part_cli, "browser": part_browser, "real": part_real}[part](snapdiff, tmp)
-    if failures:
-        print("%d failure(s)" % len(failures))
-        sys.exit(1)
-    print("ok")
+    sys.exit(T.finish())
 
 
 if __name__ == "__main__":

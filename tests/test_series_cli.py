@@ -16,46 +16,22 @@ PART is one of:
             grouping (exit 77 = skipped when the directory is absent)
 """
 import argparse
-import json
 import math
 import os
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest  # noqa: E402
 import truth_series  # noqa: E402
 
-SKIP = 77
-failures = []
-checks = 0
+T = clitest.Suite()
+check, run = T.check, T.run
 MiB = 1 << 20
 
 
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-
-
-def run(args, expect_rc=0, env=None):
-    e = dict(os.environ)
-    e.update(env or {})
-    p = subprocess.run([BIN] + args, capture_output=True, text=True, env=e)
-    check(p.returncode == expect_rc, "%s: exit %d, wanted %d; stderr: %s"
-          % (" ".join(args), p.returncode, expect_rc, p.stderr.strip()[:300]))
-    return p
-
-
 def run_json(args):
-    p = run(["series"] + args + ["--json"])
-    try:
-        return json.loads(p.stdout)
-    except ValueError as e:
-        check(False, "%s: JSON does not parse: %s" % (" ".join(args), e))
-        return None
+    return T.run_json(["series"] + args)
 
 
 def close(a, b, tol=1e-6):
@@ -208,21 +184,17 @@ def part_options():
                        (leak + ["--confidence", "1.5"], "--confidence"),
                        (leak + ["--min-slope", "lots"], "--min-slope"),
                        (leak + [os.path.join(ROOT, "no-such.pickle")], "no-such")):
-        p = run(["series"] + args, expect_rc=2)
+        p = run(["series"] + args, rc=2)
         lines = p.stderr.strip().splitlines()   # usage errors add a 'Try --help' line
         check(lines and what in lines[0] and (len(lines) == 1 or "--help" in lines[1]),
               "error %s: %r" % (what, p.stderr))
-    p = run([leak[0], leak[1], "--steps", "1,2"], expect_rc=2)
+    p = run([leak[0], leak[1], "--steps", "1,2"], rc=2)
     check("--steps" in p.stderr, "diff --steps takes one number")
-    run(["stats", leak[0], "--ascii"], expect_rc=2)
+    run(["stats", leak[0], "--ascii"], rc=2)
 
 
 def part_real():
-    real = os.path.join(os.environ.get("SNAPDIFF_SHARED") or os.path.join(ROOT, "..", "shared"),
-                        "real-snapshots")
-    if not os.path.isdir(real):
-        print("SKIP: %s is absent (set SNAPDIFF_SHARED)" % real)
-        sys.exit(SKIP)
+    real = clitest.real_snapshots(ROOT)
     files = sorted(os.path.join(real, f) for f in os.listdir(real)
                    if f.endswith((".pickle", ".pkl")))
     for f in files:
@@ -248,16 +220,15 @@ def part_real():
 
 
 def main():
-    global BIN, ROOT
+    global ROOT
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--root", required=True)
     ap.add_argument("part", choices=("fixtures", "json", "options", "real"))
     a = ap.parse_args()
-    BIN, ROOT = a.bin, os.path.abspath(a.root)
+    T.bin, ROOT = a.bin, os.path.abspath(a.root)
     globals()["part_" + a.part]()
-    print("%d checks, %d failed" % (checks, len(failures)))
-    sys.exit(1 if failures else 0)
+    sys.exit(T.finish())
 
 
 if __name__ == "__main__":

@@ -27,35 +27,18 @@ import os
 import random
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest  # noqa: E402
 import msgpack_truth  # noqa: E402
 import truth_stats  # noqa: E402
 
-SKIP = 77
+T = clitest.Suite(rc=None, text=False)
+check, run = T.check, T.run
 FULL = False
-failures = []
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-
-
-def run(args, expect_rc=None):
-    p = subprocess.run([BIN] + args, capture_output=True)
-    if expect_rc is not None:
-        check(p.returncode == expect_rc, "%s: exit %d, wanted %d; stderr: %s"
-              % (" ".join(args), p.returncode, expect_rc, p.stderr.decode()[:300]))
-    return p
 
 
 def summarize(snapshot, out):
@@ -273,11 +256,7 @@ def part_hostile(root, tmp):
 
 
 def part_real(root, tmp):
-    real = os.path.join(os.environ.get("SNAPDIFF_SHARED") or os.path.join(root, "..", "shared"),
-                        "real-snapshots")
-    if not os.path.isdir(real):
-        print("SKIP: %s is absent (set SNAPDIFF_SHARED)" % real)
-        sys.exit(SKIP)
+    real = clitest.real_snapshots(root)
     files = sorted(os.path.join(real, f) for f in os.listdir(real) if f.endswith((".pickle", ".pkl")))
     sizes = []
     for i, snap in enumerate(files):
@@ -305,13 +284,12 @@ def part_real(root, tmp):
 
 
 def main():
-    global BIN
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--root", required=True)
     ap.add_argument("part", choices=("fixtures", "hostile", "real", "real_full"))
     a = ap.parse_args()
-    BIN = a.bin
+    T.bin = a.bin
     global FULL
     FULL = a.part == "real_full"
     part = "real" if FULL else a.part
@@ -320,8 +298,7 @@ def main():
         {"fixtures": part_fixtures, "hostile": part_hostile, "real": part_real}[part](a.root, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("%d checks, %d failures" % (checks, len(failures)))
-    sys.exit(1 if failures else 0)
+    sys.exit(T.finish())
 
 
 if __name__ == "__main__":

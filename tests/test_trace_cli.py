@@ -18,41 +18,16 @@ PART is one of:
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest  # noqa: E402
 import truth_diff  # noqa: E402
 import truth_trace  # noqa: E402
 
-SKIP = 77
-failures = []
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-
-
-def run(args, expect_rc=0):
-    p = subprocess.run([BIN, "trace"] + args, capture_output=True, text=True)
-    check(p.returncode == expect_rc, "trace %s: exit %d, wanted %d; stderr: %s"
-          % (" ".join(args), p.returncode, expect_rc, p.stderr.strip()[:300]))
-    return p
-
-
-def run_json(args):
-    p = run(args + ["--json"])
-    try:
-        return json.loads(p.stdout)
-    except ValueError as e:
-        check(False, "trace %s: JSON does not parse: %s" % (" ".join(args), e))
-        return None
+T = clitest.Suite(prefix=["trace"])
+check, run, run_json = T.check, T.run, T.run_json
 
 
 def compare_with_truth(path, by="site", depth=0, hide=(), show=(), focus=()):
@@ -227,9 +202,8 @@ def part_text():
                 break
             if ln != "  ...":
                 block.append(ln)
-        env = dict(os.environ, NO_COLOR="1")
-        real = subprocess.run([BIN, "trace", "testdata/trace/phases.pickle", "--top", "5"],
-                              capture_output=True, text=True, env=env, cwd=ROOT).stdout.splitlines()
+        real = run(["testdata/trace/phases.pickle", "--top", "5"], rc=None,
+                   env={"NO_COLOR": "1"}, cwd=ROOT).stdout.splitlines()
         at = 0
         for ln in block:
             while at < len(real) and real[at] != ln:
@@ -248,10 +222,9 @@ def part_text():
     check("(1 more group; --top N shows more)" in out, "text: --top 1")
     out = run([os.path.join(ROOT, "testdata", "leak", "empty.pickle")]).stdout
     check("no allocation history recorded" in out, "text: no trace")
-    p = subprocess.run([BIN, "trace", fixture("whole"), "--color"], capture_output=True, text=True)
+    p = run([fixture("whole"), "--color"], rc=None)
     check("\033[" in p.stdout, "text: --color colours")
-    env = dict(os.environ, NO_COLOR="1")
-    p = subprocess.run([BIN, "trace", fixture("whole")], capture_output=True, text=True, env=env)
+    p = run([fixture("whole")], rc=None, env={"NO_COLOR": "1"})
     check("\033[" not in p.stdout, "text: NO_COLOR")
 
 
@@ -284,13 +257,13 @@ def part_json():
 
 def part_errors():
     for bad in ("abc", "#", "#-1", "+x", "12s", "-5"):
-        p = run([fixture("whole"), "--since=" + bad], expect_rc=2)
+        p = run([fixture("whole"), "--since=" + bad], rc=2)
         check(p.stdout == "" and len(p.stderr.strip().splitlines()) == 1
               and "--since" in p.stderr, "errors: --since %r: %r" % (bad, p.stderr))
-    run([fixture("whole"), fixture("midrun")], expect_rc=2)
-    run([fixture("whole"), "--map"], expect_rc=2)
-    run([fixture("whole"), "--focus", "("], expect_rc=2)
-    p = run([os.path.join(ROOT, "testdata", "trace", "expected.json")], expect_rc=2)
+    run([fixture("whole"), fixture("midrun")], rc=2)
+    run([fixture("whole"), "--map"], rc=2)
+    run([fixture("whole"), "--focus", "("], rc=2)
+    p = run([os.path.join(ROOT, "testdata", "trace", "expected.json")], rc=2)
     check(len(p.stderr.strip().splitlines()) == 1, "errors: not a pickle: one line")
     # Odd shapes of what the replay reads: tolerated, never a crash.
     import pickle
@@ -329,17 +302,13 @@ def part_errors():
                       "odd 1: phases %s" % ph)
         finally:
             os.unlink(f.name)
-    p = subprocess.run([BIN, "trace", "--help"], capture_output=True, text=True)
+    p = run(["--help"], rc=None)
     check(p.returncode == 0 and "--since" in p.stdout and "--until" in p.stdout
           and "--map" not in p.stdout, "errors: trace --help")
 
 
 def part_real():
-    real = os.path.join(os.environ.get("SNAPDIFF_SHARED") or os.path.join(ROOT, "..", "shared"),
-                        "real-snapshots")
-    if not os.path.isdir(real):
-        print("SKIP: %s is absent (set SNAPDIFF_SHARED)" % real)
-        sys.exit(SKIP)
+    real = clitest.real_snapshots(ROOT)
     files = sorted(os.path.join(real, f) for f in os.listdir(real)
                    if f.endswith((".pickle", ".pkl")))
     n = 0
@@ -363,17 +332,16 @@ def part_real():
 
 
 def main():
-    global BIN, ROOT
+    global ROOT
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--root", required=True)
     ap.add_argument("part", choices=["fixtures", "text", "json", "errors", "real"])
     a = ap.parse_args()
-    BIN, ROOT = a.bin, a.root
+    T.bin, ROOT = a.bin, a.root
     {"fixtures": part_fixtures, "text": part_text, "json": part_json, "errors": part_errors,
      "real": part_real}[a.part]()
-    print("%d checks, %d failed" % (checks, len(failures)))
-    sys.exit(1 if failures else 0)
+    sys.exit(T.finish())
 
 
 if __name__ == "__main__":
