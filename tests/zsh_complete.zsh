@@ -36,7 +36,11 @@ compadd () {
     for h in \$__hits; do print -r -- "<hit>\$h"; done
     builtin compadd "\$@"
 }
-print -r -- '<re''ady>'
+# Ready only once the line editor reads the line: a tab typed before that (while the
+# terminal is still in cooked mode) can be dropped when zle switches it to raw mode, and
+# the completion then never runs.
+zle-line-init () { print -r -- '<re''ady>' }
+zle -N zle-line-init
 EOF
 
 zpty z zsh -f -i
