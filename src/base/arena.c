@@ -1,5 +1,6 @@
 /* arena.c - a bump allocator per loaded snapshot, counted against a budget. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/base.h"
 
@@ -98,6 +99,37 @@ void *sdp_arena_alloc(sdp_arena *a, size_t size)
     void *p = a->cur;
     a->cur += size;
     return p;
+}
+
+/* Size class of a block: its size in 8-byte words (sdp_arena_alloc rounds up to them). */
+static size_t spare_class(size_t size)
+{
+    return size ? (size + 7) / 8 : 1;
+}
+
+void sdp_arena_give_back(sdp_arena *a, void *p, size_t size)
+{
+    if (!p || size > SDP_ARENA_SPARE_MAX) return;
+    if (!a->spare) {
+        size_t n = spare_class(SDP_ARENA_SPARE_MAX) + 1;
+        a->spare = sdp_arena_alloc(a, n * sizeof *a->spare);
+        if (!a->spare) return;
+        memset(a->spare, 0, n * sizeof *a->spare);
+    }
+    size_t k = spare_class(size);
+    *(void **)p = a->spare[k];   /* linked through their first word */
+    a->spare[k] = p;
+}
+
+void *sdp_arena_alloc_reuse(sdp_arena *a, size_t size)
+{
+    size_t k = spare_class(size);
+    if (a->spare && size <= SDP_ARENA_SPARE_MAX && a->spare[k]) {
+        void *p = a->spare[k];
+        a->spare[k] = *(void **)p;
+        return p;
+    }
+    return sdp_arena_alloc(a, size);
 }
 
 char *sdp_arena_strndup(sdp_arena *a, const char *s, size_t n)

@@ -29,6 +29,7 @@ typedef struct sdp_arena {
     uint8_t *cur, *end;
     uint64_t used;      /* bytes obtained from malloc, chunk headers included */
     uint64_t budget;    /* 0 = unlimited */
+    void **spare;       /* blocks given back, per 8-byte size class (NULL until the first) */
 } sdp_arena;
 
 void sdp_arena_init(sdp_arena *a, uint64_t budget);
@@ -40,6 +41,14 @@ void *sdp_arena_alloc(sdp_arena *a, size_t size);
 bool sdp_arena_charge(sdp_arena *a, uint64_t delta);
 void sdp_arena_uncharge(sdp_arena *a, uint64_t delta);
 char *sdp_arena_strndup(sdp_arena *a, const char *s, size_t n);
+/* The arena frees nothing alone, but a block its owner is done with can serve the next
+ * request of the same size: a value tree drops millions of small arrays while it is
+ * read (a frames list's items, once its stack is interned). sdp_arena_give_back keeps
+ * blocks of up to SDP_ARENA_SPARE_MAX bytes (larger ones stay where they are);
+ * sdp_arena_alloc_reuse is sdp_arena_alloc, served from one of them when it can. */
+enum { SDP_ARENA_SPARE_MAX = 4096 };
+void sdp_arena_give_back(sdp_arena *a, void *p, size_t size);
+void *sdp_arena_alloc_reuse(sdp_arena *a, size_t size);
 
 /* ---- big regions (region.c) ----
  * sdp_map_aligned: a fresh mapping of at least `size` bytes, 2 MiB aligned and advised

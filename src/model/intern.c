@@ -271,6 +271,7 @@ static sd_status intern_stack_slow(sd_snapshot *s, const sd_value *frames, uint3
                                  c->n * sizeof *ids) == 0) {
             *id = other;
             c->aux = other + 1;
+            sdp_cont_drop_items(&L(s)->pickle, c);
             return SD_OK; /* n_stack_frames unchanged: the ids are dropped */
         }
     }
@@ -283,6 +284,10 @@ static sd_status intern_stack_slow(sd_snapshot *s, const sd_value *frames, uint3
     s->n_stacks++;
     sdp_htab_put(t, j, *id);
     c->aux = *id + 1;
+    /* Read again, the list is its stack id (aux): its items can serve later lists. A big
+     * snapshot's trace brings a new frames list with most entries; kept, they would be
+     * most of the memory of the load. */
+    sdp_cont_drop_items(&L(s)->pickle, c);
     return sdp_htab_reserve_one(t, stack_hash_id, s) ? nomem(s) : SD_OK;
 }
 

@@ -64,6 +64,9 @@ sd_status sdp_model_fail(sd_snapshot *s, const sd_value *where, const char *fmt,
 
 sd_status sdp_model_items(sd_snapshot *s, const sdp_cont *c)
 {
+    if (sdp_cont_items_gone(c)) /* a snapshot never reuses a frames list as anything else */
+        return sdp_fail(s->load->err, SD_ESNAPSHOT, c->offset, "this list, a stack's frames, "
+                        "is read again as another kind of list");
     if (!c->run) return SD_OK;
     /* The tree belongs to the load, which is what is reading it: giving a run its items
      * changes how the list is stored, not what it holds. */
@@ -464,6 +467,7 @@ static sd_status build_segments(sd_snapshot *s, const sd_value *list, size_t *de
 static sd_trace_entry *records_in_order(sd_snapshot *s, const sdp_cont *list)
 {
     if (list->run) return list->run == 1 + SDP_REC_TRACE ? s->records + list->cap : NULL;
+    if (sdp_cont_items_gone(list)) return NULL; /* sdp_model_items says why */
     uint32_t first = 0;
     for (uint32_t i = 0; i < list->n; i++) {
         if (sdp_type(list->items[i]) != SDP_RECORD ||
@@ -691,6 +695,7 @@ static sd_status read_annotations(sd_snapshot *s, const sd_value *v)
         return SD_OK;
     }
     if (!c->n) return SD_OK;
+    SDP_TRY_MODEL(sdp_model_items(s, c));
     sd_annotation *a = sdp_model_alloc(s, c->n * sizeof *a);
     if (!a) return sdp_model_fail(s, v, "memory budget exhausted");
     size_t k = 0;

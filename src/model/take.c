@@ -225,7 +225,7 @@ static sd_status segment_take(sd_snapshot *s, const uint8_t *layout, const sd_va
         case SF_EXPANDABLE: if (sd_value_bool(&x)) flags |= SR_EXPANDABLE; break;
         case SF_POOL:
             c = sdp_cont_of(x);
-            if (!c || c->type == SDP_DICT || c->n != 2 || c->run ||
+            if (!c || c->type == SDP_DICT || c->n != 2 || c->run || !c->items ||
                 !sdp_int_of(c->items[0], &r.pool_id[0]) || !sdp_int_of(c->items[1], &r.pool_id[1]))
                 return SD_OK;
             flags |= SR_POOL;

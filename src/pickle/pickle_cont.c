@@ -35,9 +35,11 @@ static sd_status cont_reserve(sdp_parser *p, sdp_cont *c, size_t extra, size_t p
     size_t ncap = !c->cap ? need : c->cap >= 65536 ? (size_t)c->cap * 4 : (size_t)c->cap * 2;
     if (ncap < need) ncap = need;
     if (ncap > UINT32_MAX) ncap = UINT32_MAX;
-    sd_value *items = sdp_arena_alloc(p->arena, ncap * per * sizeof *items);
+    sd_value *items = sdp_arena_alloc_reuse(p->arena, ncap * per * sizeof *items);
     if (!items) return sdp_pp_fail_nomem(p);
     if (c->n) memcpy(items, c->items, c->n * per * sizeof *items);
+    if (c->cap && c->type == SDP_LIST) /* the outgrown array serves a later list */
+        sdp_arena_give_back(p->arena, c->items, (size_t)c->cap * sizeof *items);
     c->items = items;
     c->cap = (uint32_t)ncap;
     return SD_OK;

@@ -105,10 +105,19 @@ sd_status sdp_cont_flatten(sdp_arena *a, sdp_cont *c, size_t extra)
     return SD_OK;
 }
 
+void sdp_cont_drop_items(sdp_arena *a, sdp_cont *c)
+{
+    if (c->type != SDP_LIST || c->run || !c->items) return;
+    sdp_arena_give_back(a, c->items, (size_t)c->cap * sizeof *c->items);
+    c->items = NULL;
+    c->cap = 0;
+    c->open = 0;
+}
+
 const sd_value *sd_value_item(const sd_value *v, size_t i)
 {
     const sdp_cont *c = v ? sdp_cont_of(*v) : NULL;
-    if (!c || c->type == SDP_DICT || c->run || i >= c->n) return NULL;
+    if (!c || c->type == SDP_DICT || c->run || !c->items || i >= c->n) return NULL;
     return &c->items[i];
 }
 

@@ -142,6 +142,15 @@ static inline const sd_value *sdp_dict_val(const sdp_cont *c, uint32_t i)
 
 /* Give a run list (sdp_cont.run) an items array with room for `extra` more. */
 sd_status sdp_cont_flatten(sdp_arena *a, sdp_cont *c, size_t extra);
+/* A list whose items will not be read again (a frames list once its stack is interned:
+ * later references find the stack id in `aux`): its items array goes back to the arena
+ * for the next container of its size, and the list is closed to appends. It keeps its
+ * n; its items are NULL, which every reader checks (sdp_cont_items_gone). */
+void sdp_cont_drop_items(sdp_arena *a, sdp_cont *c);
+static inline bool sdp_cont_items_gone(const sdp_cont *c)
+{
+    return c->n && !c->items && !c->run;
+}
 
 /* A hook that lets the model take over small dicts as they complete, so that the
  * millions of trace entries and blocks of a big snapshot never exist as generic dicts.

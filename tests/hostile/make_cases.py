@@ -992,6 +992,21 @@ def gen_model(c):
     # Cycles through the memo (CPython writes these for self-containing lists).
     cyc = []
     cyc.append(cyc)
+    # A stack's frames list is given back once interned (intern.c): a snapshot never uses
+    # the same list as anything else, and one that does is refused, never misread.
+    fr = [frame("f", "/a.py", 3), frame("g", "/b.py", 4)]
+    ent = {"action": "alloc", "addr": A, "size": 512, "stream": 0, "time_us": 5, "frames": fr}
+    for what, top in [("trace", {"device_traces": [[ent], fr], "segments": []}),
+                      ("annotations", {"device_traces": [[ent]], "segments": [],
+                                       "external_annotations": fr}),
+                      ("settings", {"device_traces": [[ent]], "segments": [],
+                                    "allocator_settings": {"x": fr}}),
+                      ("blocks", {"device_traces": [[ent]],
+                                  "segments": [dict(seg21([])["segments"][0], blocks=fr)]}),
+                      ("segments", {"device_traces": [[ent]], "segments": fr})]:
+        c.file("frames_list_reused_as_" + what, g, dumps(top), expect="error",
+               msg_re="a stack's frames, is read again as another kind of list",
+               note="a trace entry's frames list used again as " + what)
     c.file("cycle_root", g, dumps(cyc), expect="error", msg_re="snapshot|segment",
            note="a list containing itself as the root: dump must terminate")
     cyc_dict = {}
