@@ -6,6 +6,7 @@
  * one id too, which is what lets grouping work by content, never by object identity.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "model/model.h"
 
@@ -189,6 +190,7 @@ sd_status sdp_intern_init(sd_snapshot *s)
     sdp_arena *budget = &L(s)->pickle;
     if (sdp_htab_init(&s->string_index, 512, budget) || sdp_htab_init(&s->frame_index, 512, budget) ||
         sdp_htab_init(&s->stack_index, 512, budget) || sdp_htab_init(&s->ctx_index, 16, budget) ||
+        sdp_htab_init(&L(s)->list_index, 512, budget) ||
         grow(s, (void **)&s->stack_start, &s->stacks_cap, 2, sizeof *s->stack_start))
         return sdp_fail(L(s)->err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
     /* Stack 0: the empty stack. */
@@ -218,6 +220,14 @@ void sdp_intern_drop_indexes(sd_snapshot *s)
     sdp_htab_free(&s->string_index);
     sdp_htab_free(&s->frame_index);
     sdp_htab_free(&s->stack_index);
+    if (L(s)) {
+        L(s)->list_index.budget = NULL;
+        sdp_htab_free(&L(s)->list_index);
+        free(L(s)->list_recs);
+        free(L(s)->list_bits);
+        L(s)->list_recs = NULL;
+        L(s)->list_bits = NULL;
+    }
 }
 
 static sd_status intern_stack_slow(sd_snapshot *s, const sd_value *frames, uint32_t *id);
@@ -235,6 +245,59 @@ sd_status sdp_intern_stack(sd_snapshot *s, const sd_value *frames, uint32_t *id)
     return st;
 }
 
+/* ---------- stacks by the frame objects of their list ---------- */
+
+static uint64_t list_hash(const sd_value *items, size_t n)
+{
+    uint64_t h = SDP_HASH_SEED ^ n;
+    for (size_t i = 0; i < n; i++) h = (h ^ items[i].bits) * 0x9e3779b97f4a7c15ull;
+    return h ^ h >> 29;
+}
+
+static uint64_t list_hash_id(const void *ctx, uint32_t id)
+{
+    const sdp_load *Ld = ((const sd_snapshot *)ctx)->load;
+    const struct sdp_list_rec *r = &Ld->list_recs[id];
+    return list_hash((const sd_value *)(Ld->list_bits + r->start), r->n);
+}
+
+/* The stack a list of these very frame objects was interned as; false if none was. */
+static bool stack_of_list(const sd_snapshot *s, const sdp_cont *c, uint64_t h, uint32_t *id)
+{
+    const sdp_load *Ld = L(s);
+    const sdp_htab *t = &Ld->list_index;
+    for (size_t j = sdp_htab_first(t, h); t->slots[j]; j = sdp_htab_next(t, j)) {
+        const struct sdp_list_rec *r = &Ld->list_recs[t->slots[j] - 1];
+        if (r->n == c->n && memcmp(Ld->list_bits + r->start, c->items, c->n * sizeof *c->items) == 0) {
+            *id = r->stack;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A new stack, as the list it came from (only new ones: the index stays as small as the
+ * stacks themselves, whatever the number of lists). */
+static sd_status remember_list(sd_snapshot *s, const sdp_cont *c, uint64_t h, uint32_t stack)
+{
+    sdp_load *Ld = L(s);
+    if (Ld->n_list_recs >= UINT32_MAX - 1 || Ld->n_list_bits > UINT32_MAX - c->n) return SD_OK;
+    if (sdp_grow((void **)&Ld->list_bits, &Ld->list_bits_cap, Ld->n_list_bits + c->n,
+                 sizeof *Ld->list_bits, &Ld->pickle) ||
+        sdp_grow((void **)&Ld->list_recs, &Ld->list_recs_cap, Ld->n_list_recs + 1,
+                 sizeof *Ld->list_recs, &Ld->pickle) ||
+        sdp_htab_reserve_one(&Ld->list_index, list_hash_id, s))
+        return nomem(s);
+    memcpy(Ld->list_bits + Ld->n_list_bits, c->items, c->n * sizeof *c->items);
+    Ld->list_recs[Ld->n_list_recs] = (struct sdp_list_rec){(uint32_t)Ld->n_list_bits, c->n, stack};
+    Ld->n_list_bits += c->n;
+    sdp_htab *t = &Ld->list_index;
+    size_t j = sdp_htab_first(t, h);
+    while (t->slots[j]) j = sdp_htab_next(t, j);
+    sdp_htab_put(t, j, (uint32_t)Ld->n_list_recs++);
+    return SD_OK;
+}
+
 static sd_status intern_stack_slow(sd_snapshot *s, const sd_value *frames, uint32_t *id)
 {
     sdp_cont *c = sdp_cont_of(*frames);
@@ -250,6 +313,12 @@ static sd_status intern_stack_slow(sd_snapshot *s, const sd_value *frames, uint3
     }
     sd_status st = sdp_model_items(s, c);
     if (st) return st;
+    uint64_t list_h = list_hash(c->items, c->n);
+    if (stack_of_list(s, c, list_h, id)) {
+        c->aux = *id + 1;
+        sdp_cont_drop_items(&L(s)->pickle, c);
+        return SD_OK;
+    }
     /* Append the frame ids at the end of the pool; drop them again if the stack exists. */
     size_t start = s->n_stack_frames;
     st = grow(s, (void **)&s->stack_frames, &s->stack_frames_cap, start + c->n,
@@ -284,11 +353,13 @@ static sd_status intern_stack_slow(sd_snapshot *s, const sd_value *frames, uint3
     s->n_stacks++;
     sdp_htab_put(t, j, *id);
     c->aux = *id + 1;
+    if (sdp_htab_reserve_one(t, stack_hash_id, s)) return nomem(s);
+    st = remember_list(s, c, list_h, *id);
     /* Read again, the list is its stack id (aux): its items can serve later lists. A big
      * snapshot's trace brings a new frames list with most entries; kept, they would be
      * most of the memory of the load. */
     sdp_cont_drop_items(&L(s)->pickle, c);
-    return sdp_htab_reserve_one(t, stack_hash_id, s) ? nomem(s) : SD_OK;
+    return st;
 }
 
 /* ---------- stacks with context ---------- */

@@ -62,6 +62,14 @@ typedef struct sdp_load {
     bool deferred;
     uint32_t defer_rec;
     uint64_t defer_frames, defer_offset;
+    /* Each new stack's frames list as it was written, value bits (intern.c): most entries
+     * of a real trace bring a new list of frames already seen, and a list of the same
+     * frame objects is the same stack, found without interning its frames one by one. */
+    sdp_htab list_index;           /* ids of list_recs */
+    struct sdp_list_rec { uint32_t start, n, stack; } *list_recs;
+    size_t n_list_recs, list_recs_cap;
+    uint64_t *list_bits;           /* the lists' items, one after another */
+    size_t n_list_bits, list_bits_cap;
 } sdp_load;
 
 struct sd_snapshot {
