@@ -68,11 +68,8 @@ static int render_to_output(const struct cli_opts *o, const sd_diff *d)
 static int apply_gate(const struct cli_opts *o, const sd_diff *d, int status)
 {
     if (status != EXIT_OK || !o->has_max_growth) return status;
-    sd_limits limits = {0};
-    limits.has[SD_LIMIT_MAX_GROWTH] = true;
-    limits.value[SD_LIMIT_MAX_GROWTH] = o->max_growth;
     sd_gate gate;
-    sd_gate_diff(d, &limits, &gate);
+    cli_diff_gate(o, d, &gate);
     for (size_t i = 0; i < gate.n_results; i++) {
         const sd_limit_result *r = &gate.results[i];
         sdp_text grew = sdp_fmt_delta(r->measured), lim = sdp_fmt_bytes(r->limit);

@@ -165,11 +165,8 @@ static sd_status diff_one(void *ctx, size_t input, size_t member, const sd_snaps
     pair_result *out = &r->results[i];
     out->grew = sd_diff_totals_of(d)->delta.allocated;
     if (r->o->has_max_growth) {
-        sd_limits limits = {0};
-        limits.has[SD_LIMIT_MAX_GROWTH] = true;
-        limits.value[SD_LIMIT_MAX_GROWTH] = r->o->max_growth;
         sd_gate gate;
-        sd_gate_diff(d, &limits, &gate);
+        cli_diff_gate(r->o, d, &gate);
         out->gate_failed = !gate.pass;
         out->gate_measured = gate.results[0].measured;
     }

@@ -7,6 +7,7 @@
 
 #include "options.h"
 #include "snapdiff/diff.h"
+#include "snapdiff/gate.h"
 #include "snapdiff/ranks.h"
 #include "snapdiff/snapshot.h"
 
@@ -43,6 +44,8 @@ void cli_free_all(sd_snapshot **snaps, size_t n);
  * the diff's add --steps, --capacity and --max-memory. The strings stay borrowed. */
 void cli_attrib_options(const struct cli_opts *o, sd_attrib_options *a);
 void cli_diff_options(const struct cli_opts *o, sd_diff_options *d);
+/* diff's --max-growth (o->has_max_growth) judged on d: one limit, as check has it. */
+void cli_diff_gate(const struct cli_opts *o, const sd_diff *d, sd_gate *out);
 /* Every member of every spec handed to `each` in a loading thread as soon as it is built,
  * then freed (load.h's `each`); the messages are printed afterwards as cli_load_all
  * prints them. */

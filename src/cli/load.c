@@ -276,3 +276,11 @@ void cli_print_spread(FILE *out, sd_snapshot *const *snaps, size_t n, bool color
     free(labels);
     free(names);
 }
+
+void cli_diff_gate(const struct cli_opts *o, const sd_diff *d, sd_gate *out)
+{
+    sd_limits limits = {0};
+    limits.has[SD_LIMIT_MAX_GROWTH] = true;
+    limits.value[SD_LIMIT_MAX_GROWTH] = o->max_growth;
+    sd_gate_diff(d, &limits, out);
+}
