@@ -6,9 +6,11 @@
 # command and every long and short option of --help appears in:
 #   man/snapdiff.1 (the OPTIONS section, with the option's argument name, and the short
 #   option beside the long one; the commands in COMMANDS), completions/snapdiff.bash,
-#   completions/_snapdiff, completions/snapdiff.fish and README.md;
+#   completions/_snapdiff, completions/snapdiff.fish and docs/reference.md (the options
+#   reference: its Options table and Commands list);
 # and it fails on long options that the man page or a completion script names but --help
-# does not know (stale docs). Builds nothing. Exit 2: cannot run at all.
+# does not know (stale docs); and README.md, a guide that links to the reference, must stay
+# at most 600 lines. Builds nothing. Exit 2: cannot run at all.
 set -u
 
 bin=${1:?usage: check_docs_sync.sh SNAPDIFF_BIN [SOURCE_DIR]}
@@ -17,9 +19,11 @@ man=$src/man/snapdiff.1
 bash_c=$src/completions/snapdiff.bash
 zsh_c=$src/completions/_snapdiff
 fish_c=$src/completions/snapdiff.fish
+reference=$src/docs/reference.md
 readme=$src/README.md
+readme_max=600
 
-for f in "$man" "$bash_c" "$zsh_c" "$fish_c" "$readme"; do
+for f in "$man" "$bash_c" "$zsh_c" "$fish_c" "$reference" "$readme"; do
     [ -f "$f" ] || { echo "check_docs_sync: missing file $f" >&2; exit 1; }
 done
 help=$("$bin" --help) || { echo "check_docs_sync: '$bin --help' failed" >&2; exit 2; }
@@ -138,14 +142,23 @@ while read -r cmd; do
         report "missing: command $cmd: no '-a $cmd' in completions/snapdiff.fish"
 done <"$tmp/commands"
 
-# ---- README.md ------------------------------------------------------------------------
+# ---- docs/reference.md: a row of the Options table, a line of the Commands list ---------
+# Only table rows count ("| `--json` ..."), so an option named in passing does not pass.
+sed -n '/^## Options/,/^## /p' "$reference" | grep -E '^\|' >"$tmp/ref_options"
+sed -n '/^## Commands/,/^## /p' "$reference" | grep -E '^\|' >"$tmp/ref_commands"
 while read -r long short arg; do
-    grep -qE -- "$(word "$long")" "$readme" || report "missing: $long: not in README.md"
+    grep -qE -- "$(word "$long")" "$tmp/ref_options" ||
+        report "missing: $long: not in the Options table of docs/reference.md"
 done <"$tmp/opts"
 while read -r cmd; do
-    grep -qE -- "(snapdiff |\`)$cmd([\` ]|$)" "$readme" ||
-        report "missing: command $cmd: not in README.md"
+    grep -qE -- "(snapdiff |\`)$cmd([\` ]|$)" "$tmp/ref_commands" ||
+        report "missing: command $cmd: not in the Commands table of docs/reference.md"
 done <"$tmp/commands"
+
+# ---- README.md: a guide, not the reference ---------------------------------------------
+readme_lines=$(wc -l <"$readme")
+[ "$readme_lines" -le "$readme_max" ] ||
+    report "README.md has $readme_lines lines, more than $readme_max: move reference text to docs/"
 
 # ---- Per-command help ------------------------------------------------------------------
 # `snapdiff CMD --help` and `snapdiff help CMD` print the same text: that command's usage,
@@ -211,5 +224,5 @@ if [ "$problems" -gt 0 ]; then
     exit 1
 fi
 echo "check_docs_sync: $n_opts options and $n_cmds commands of --help are in man/snapdiff.1," \
-    "the bash, zsh and fish completions and README.md; each command's own help agrees;" \
-    "nothing stale"
+    "the bash, zsh and fish completions and docs/reference.md; each command's own help" \
+    "agrees; nothing stale; README.md is $readme_lines lines (at most $readme_max)"

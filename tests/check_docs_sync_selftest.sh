@@ -4,7 +4,8 @@
 # Proves that tests/check_docs_sync.sh catches drift, so that its passing means something:
 # against a fake `snapdiff --help` with one option and one command added and one option
 # removed, it must fail and name each of them (missing from every document, or stale);
-# the fake prints that global help for `snapdiff stats --help` too, which must be named.
+# the fake prints that global help for `snapdiff stats --help` too, which must be named;
+# and a README.md of 601 lines beside docs that agree must be named too.
 set -u
 
 bin=${1:?usage: check_docs_sync_selftest.sh SNAPDIFF_BIN [SOURCE_DIR]}
@@ -40,10 +41,10 @@ for want in \
     "missing: --frobnicate: not in completions/snapdiff.bash" \
     "missing: --frobnicate: not in completions/_snapdiff" \
     "missing: --frobnicate: no 'complete ... -l frobnicate' in completions/snapdiff.fish" \
-    "missing: --frobnicate: not in README.md" \
+    "missing: --frobnicate: not in the Options table of docs/reference.md" \
     "missing: -z (short for --frobnicate): not in completions/snapdiff.bash" \
     "missing: command watch: no entry in the COMMANDS section of man/snapdiff.1" \
-    "missing: command watch: not in README.md" \
+    "missing: command watch: not in the Commands table of docs/reference.md" \
     "stale: --steps: in man/snapdiff.1, unknown to snapdiff --help" \
     "stale: --steps: in completions/snapdiff.bash, unknown to snapdiff --help" \
     "stale: --steps: in completions/_snapdiff, unknown to snapdiff --help" \
@@ -57,5 +58,19 @@ if [ "$fail" -ne 0 ]; then
     cat "$tmp/out"
     exit 1
 fi
-echo "selftest: check_docs_sync.sh reports an added option and command, a removed option" \
-    "and a command without its own help"
+
+# A README grown past 600 lines must be named; the real help and docs otherwise agree.
+mkdir -p "$tmp/src/docs"
+cp -R "$src/man" "$src/completions" "$tmp/src/"
+cp "$src/docs/reference.md" "$tmp/src/docs/"
+awk 'BEGIN { for (i = 1; i <= 601; i++) print "line " i }' >"$tmp/src/README.md"
+sh "$here/check_docs_sync.sh" "$bin" "$tmp/src" >"$tmp/out2" 2>&1
+status=$?
+want="README.md has 601 lines, more than 600: move reference text to docs/"
+if [ "$status" -ne 1 ] || ! grep -qxF -- "$want" "$tmp/out2"; then
+    echo "selftest: a 601-line README.md not reported (exit $status); check_docs_sync.sh said:"
+    cat "$tmp/out2"
+    exit 1
+fi
+echo "selftest: check_docs_sync.sh reports an added option and command, a removed option," \
+    "a command without its own help and a README over 600 lines"

@@ -1,14 +1,14 @@
 #!/bin/sh
 # cmake --install gives a user everything libsnapdiff promises: install the build into a
-# prefix inside the build tree, then build the README's example program (the C block of
-# its install section) against what was installed with nothing but
+# prefix inside the build tree, then build the example program of docs/library.md (the
+# first C block under its install heading) against what was installed with nothing but
 # `pkg-config --cflags --libs snapdiff` (so the .pc file and the headers are complete),
 # run it on a fixture and compare its figures with the installed tool's.
 # The static library is linked the same way (`pkg-config --static`: Requires.private,
 # Libs.private). Finally a DESTDIR install of the devel component alone checks the
 # components and that snapdiff.pc names the real prefix, not the staging area.
 #
-# Usage: check_install.sh CMAKE PKG_CONFIG CC PYTHON3 BUILD_DIR README FIXTURE [CFLAGS...]
+# Usage: check_install.sh CMAKE PKG_CONFIG CC PYTHON3 BUILD_DIR DOC FIXTURE [CFLAGS...]
 # (CFLAGS: what the build itself was compiled with that a user would need too, e.g. the
 # sanitizer flags of an ASan build.)
 set -eu
@@ -20,11 +20,11 @@ mkdir -p "$work"
 prefix=$(cd "$work" && pwd)/prefix
 fail() { echo "check_install: $*"; exit 1; }
 
-# The example: the first ```c block after the README's install heading.
+# The example: the first ```c block after the install heading of docs/library.md.
 app=$work/app.c
-awk '/^### Install/ {sec = 1} sec && /^```c$/ {code = 1; next}
+awk '/^#+ Install/ {sec = 1} sec && /^```c$/ {code = 1; next}
      code && /^```$/ {exit} code {print}' "$readme" >"$app"
-grep -q 'int main' "$app" || fail "no \`\`\`c example under '### Install' in $readme"
+grep -q 'int main' "$app" || fail "no \`\`\`c example under an 'Install' heading in $readme"
 
 "$cmake" --install "$build" --prefix "$prefix" >"$work/install.log" ||
     fail "cmake --install failed: $(cat "$work/install.log")"
@@ -47,7 +47,7 @@ export PKG_CONFIG_PATH="$libdir/pkgconfig"
 grep -qx "prefix=$prefix" "$libdir/pkgconfig/snapdiff.pc" ||
     fail "snapdiff.pc does not name the install prefix: $(head -n 1 "$libdir/pkgconfig/snapdiff.pc")"
 
-# Shared: the way the README says.
+# Shared: the way docs/library.md says.
 # shellcheck disable=SC2046
 "$cc" "$@" -std=c11 -pedantic -Wall -Wextra -Werror -o "$work/app" "$app" \
     $("$pkgconfig" --cflags --libs snapdiff) || fail "cannot build against the shared library"

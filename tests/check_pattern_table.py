@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""README's table of patterns is the code's table, word for word (issue 9).
+"""docs/patterns.md's table of patterns is the code's table, word for word (issue 9).
 
     check_pattern_table.py REPO             # compare
     check_pattern_table.py --selftest REPO  # the comparison must catch drift
 
 The code: the codes and "recognised by" strings of src/analysis/pattern.c, the hints of
 src/render/pattern_words.c, in the order of enum sd_pattern (include/snapdiff/pattern.h,
-the precedence). README.md: the rows "| `code` | recognised by | hint |" under
-"### The diff: patterns and hints". Every code must be in both, in the same order, with
+the precedence). docs/patterns.md: the rows "| `code` | recognised by | hint |" of its
+table (the page's one table). Every code must be in both, in the same order, with
 the same wording; adjacent C string literals are joined as the compiler joins them.
 """
 import os
@@ -16,6 +16,7 @@ import shutil
 import sys
 import tempfile
 
+DOC = "docs/patterns.md"
 LIT = r'((?:\s*"(?:[^"\\]|\\.)*")+)'
 
 
@@ -42,26 +43,20 @@ def code_table(root):
     return out
 
 
-def readme_table(root):
-    with open(root + "/README.md") as f:
-        text = f.read()
-    at = text.find("### The diff: patterns and hints")
-    if at < 0:
-        sys.exit("check_pattern_table: README.md has no '### The diff: patterns and hints'")
-    section = text[at:text.find("\n### ", at + 1)]
+def doc_table(root):
+    with open(os.path.join(root, DOC)) as f:
+        section = f.read()
     return [(m.group(1), m.group(2).strip(), m.group(3).strip())
             for m in re.finditer(r"^\| `([a-z-]+)` \|([^|]*)\|([^|]*)\|$", section, re.M)]
 
 
 def selftest(root):
     """Copies of the four files with one drift each: every one must fail."""
-    files = ["README.md", "include/snapdiff/pattern.h", "src/analysis/pattern.c",
+    files = [DOC, "include/snapdiff/pattern.h", "src/analysis/pattern.c",
              "src/render/pattern_words.c"]
-    with open(os.path.join(root, "README.md")) as f:
-        readme = f.read()
-    first = readme_table(root)[0]
-    drifts = [("README.md", "| `%s` |" % first[0], "| `%s-x` |" % first[0]),
-              ("README.md", first[2] + " |", first[2] + " now |"),
+    first = doc_table(root)[0]
+    drifts = [(DOC, "| `%s` |" % first[0], "| `%s-x` |" % first[0]),
+              (DOC, first[2] + " |", first[2] + " now |"),
               ("src/render/pattern_words.c", "\"the", "\"The"),
               ("src/analysis/pattern.c", "\"the blocks", "\"all blocks")]
     bad = 0
@@ -99,22 +94,22 @@ def main():
 
 
 def compare(root):
-    code, readme = code_table(root), readme_table(root)
+    code, doc = code_table(root), doc_table(root)
     bad = 0
-    if [c[0] for c in code] != [r[0] for r in readme]:
-        print("codes differ (order is the precedence):\n  code:   %s\n  README: %s"
-              % ([c[0] for c in code], [r[0] for r in readme]))
+    if [c[0] for c in code] != [r[0] for r in doc]:
+        print("codes differ (order is the precedence):\n  code:   %s\n  docs:   %s"
+              % ([c[0] for c in code], [r[0] for r in doc]))
         bad = 1
-    for c, r in zip(code, readme):
+    for c, r in zip(code, doc):
         for what, x, y in (("recognised by", c[1], r[1]), ("hint", c[2], r[2])):
             if c[0] == r[0] and x != y:
-                print("%s: %s differs\n  code:   %s\n  README: %s" % (c[0], what, x, y))
+                print("%s: %s differs\n  code:   %s\n  docs:   %s" % (c[0], what, x, y))
                 bad = 1
     if len(code) < 2:
         print("check_pattern_table: found no table in the code")
         bad = 1
     if not bad:
-        print("check_pattern_table: README's %d patterns match the code" % len(code))
+        print("check_pattern_table: docs/patterns.md's %d patterns match the code" % len(code))
     return bad
 
 

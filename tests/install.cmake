@@ -18,7 +18,7 @@ add_test(NAME lib_headers_alone
 add_test(NAME lib_install_pkgconfig
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_install.sh ${CMAKE_COMMAND}
                  ${PKG_CONFIG_EXECUTABLE} ${CMAKE_C_COMPILER} ${PYTHON3} ${PROJECT_BINARY_DIR}
-                 ${PROJECT_SOURCE_DIR}/README.md
+                 ${PROJECT_SOURCE_DIR}/docs/library.md
                  ${PROJECT_SOURCE_DIR}/testdata/basic/v2_6_full.pickle
                  ${SNAPDIFF_USER_CFLAGS})
 

@@ -203,6 +203,25 @@ def mode_output():
     check(len(cols) == 1, "text: histogram bars aligned, columns %r" % cols)
     check("segment map" not in text, "text: no map without --map")
 
+    # The table's index is named and explained, and the stranded index the verdict reads
+    # is given beside the stranded bytes: figures from CPython (truth_frag.py).
+    for name in ("fragmented.pickle", "compact.pickle"):
+        path = os.path.join(FIX, name)
+        want = truth_frag.analyse(path, 30.0, 0.5)["devices"][0]
+        t = run(["frag", "--no-color", path]).stdout
+        lines = t.splitlines()
+        head = [l for l in lines if l.lstrip().startswith("reserved")]
+        check(bool(head) and head[0].split()[-1] == "frag.idx", name + ": index column named frag.idx")
+        row = [l for l in lines if l.startswith("  device 0 ")]
+        check(bool(row) and row[0].split()[-1] == "%.2f" % want["fragmentation_index"],
+              name + ": frag.idx is the fragmentation index %.2f" % want["fragmentation_index"])
+        check("frag.idx: fragmentation index, 1 - largest / free, over all free memory, cached "
+              "free segments included;" in t and "the verdict judges only the free memory "
+              "stranded in segments that hold live blocks" in t, name + ": index legend")
+        check("stranded in segments that hold live blocks (stranded index %.2f)"
+              % want["stranded_index"] in t, name + ": stranded index %.2f beside the stranded "
+              "bytes" % want["stranded_index"])
+
     mtext = run(["frag", "--no-color", "--map", frag]).stdout
     rows = [l for l in mtext.splitlines() if l.strip().startswith("0x") and "|" in l]
     check(len(rows) == 2, "map: one row per segment (2)")

@@ -12,8 +12,8 @@
  * memory that grew while allocated memory stayed flat (sd_pattern_of_totals).
  *
  * The codes are stable strings (JSON `pattern`); the hint that names the fix is worded by
- * the renderers from the code. README's table of patterns is checked against this table
- * (tests/check_pattern_table.py).
+ * the renderers from the code. docs/patterns.md's table of patterns is checked against this
+ * table (tests/check_pattern_table.py).
  */
 #ifndef SNAPDIFF_PATTERN_H
 #define SNAPDIFF_PATTERN_H

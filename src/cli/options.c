@@ -1,7 +1,7 @@
 /* options.c - the one option table, the parser, and --help generated from both.
  *
  * Adding an option: add a row here and a case in apply_option(); the docs-sync test then
- * fails until man/snapdiff.1, README.md and the three completion scripts name it too.
+ * fails until man/snapdiff.1, docs/reference.md and the three completion scripts name it too.
  */
 #include <ctype.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* pattern_words.c - the one-line hint (the fix) of each pattern code (pattern.h).
  *
- * The wording follows the brief's list of culprits and remedies; README's table of
+ * The wording follows the brief's list of culprits and remedies; docs/patterns.md's table of
  * patterns repeats it word for word (tests/check_pattern_table.py compares them).
  */
 #include "render/diff_render.h"
