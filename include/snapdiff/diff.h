@@ -133,6 +133,7 @@ typedef enum sd_diff_warning_code {
     SD_WARN_TRACE_OVERFLOWED, /* the trace ring buffer of a file overflowed (side) */
     SD_WARN_MOSTLY_NO_STACK,  /* most live bytes of a file have no stack (side) */
     SD_WARN_SWAPPED,          /* the traces' times say NEW is older than OLD */
+    SD_WARN_PEAK_ONE_SIDE,    /* only `side` recorded a trace: no comparison at the peak */
     SD_WARN_COUNT
 } sd_diff_warning_code;
 
@@ -152,7 +153,7 @@ typedef struct sd_diff_warning {
 } sd_diff_warning;
 
 /* "no_shared_site", "few_shared_sites", "devices_differ", "settings_differ",
- * "trace_overflowed", "mostly_no_stack", "swapped": the stable codes. */
+ * "trace_overflowed", "mostly_no_stack", "swapped", "peak_one_side": the stable codes. */
 const char *sd_diff_warning_name(sd_diff_warning_code c);
 
 /* Compare old (may be NULL: an empty baseline) with new. Both must outlive the diff.
@@ -186,5 +187,9 @@ const sd_profile *sd_diff_profile(const sd_diff *d);
 size_t sd_diff_warning_count(const sd_diff *d);
 const sd_diff_warning *sd_diff_warning_at(const sd_diff *d, size_t i);
 const sd_attrib *sd_diff_attrib(const sd_diff *d);
+/* Both snapshots compared at their peaks (peak.h, docs/peak.md): NULL when there is no
+ * OLD or neither side recorded a trace; no device pairs when only one side did. */
+struct sd_peak_diff;
+const struct sd_peak_diff *sd_diff_peak(const sd_diff *d);
 
 #endif

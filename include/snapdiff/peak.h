@@ -100,6 +100,40 @@ sd_status sd_peak_live_at(sd_peak *p, size_t i, size_t entry, sd_peak_table *out
  * min(n, total_entries) (the report's timeline). @return SD_OK, SD_EUSAGE, SD_ENOMEM. */
 sd_status sd_peak_live_series(sd_peak *p, size_t i, uint64_t *live, size_t n, sd_error *err);
 
+/* ---- Two snapshots compared at their peaks (the diff's "at the peak" section) ----------
+ * Devices pair by ordinal; when none pairs and each side has one device with a peak, those
+ * two pair whatever their ordinals (rank r usually holds device r). The groups are the
+ * union of both tables at the peak, by key, the largest |delta| first (then key); without
+ * --focus their deltas add up to the peak delta. */
+typedef struct sd_peak_diff_group {
+    const char *key;
+    uint64_t old_bytes, new_bytes, old_blocks, new_blocks;
+    int64_t delta_bytes;
+    const sd_snapshot *rep_snapshot;  /* the side its site is read from (NEW's when there) */
+    uint32_t rep_stack;
+    sd_site rep_site;
+} sd_peak_diff_group;
+
+typedef struct sd_peak_diff_device {
+    int64_t device_old, device_new;
+    const sd_peak_device *old, *new_;   /* both with has_peak */
+    int64_t delta_bytes;                /* new peak - old peak */
+    const sd_peak_diff_group *groups; size_t n_groups;
+} sd_peak_diff_device;
+
+typedef struct sd_peak_diff sd_peak_diff;
+
+/* Both snapshots' peaks (either may lack a trace: then no device pairs). Both snapshots
+ * must outlive the result. @return it, or NULL with err (SD_EUSAGE, SD_ENOMEM). */
+sd_peak_diff *sd_peak_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap,
+                                  const sd_peak_options *opts, sd_error *err);
+void sd_peak_diff_free(sd_peak_diff *d);
+/* Which sides have a peak on some device: bit 0 OLD, bit 1 NEW. */
+unsigned sd_peak_diff_sides(const sd_peak_diff *d);
+const sd_peak *sd_peak_diff_side(const sd_peak_diff *d, int side);   /* 0 OLD, 1 NEW */
+size_t sd_peak_diff_device_count(const sd_peak_diff *d);
+const sd_peak_diff_device *sd_peak_diff_device_at(const sd_peak_diff *d, size_t i);
+
 #ifdef __cplusplus
 }
 #endif

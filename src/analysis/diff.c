@@ -8,11 +8,13 @@
 #include <stdlib.h>
 
 #include "analysis/diff_internal.h"
+#include "snapdiff/peak.h"
 
 struct sd_diff {
     sd_profile *profile;           /* side 0 old, side 1 new */
     sdp_arena arena;               /* budget for the diff's own tables */
     const sd_snapshot *snaps[2];   /* [0] old (may be NULL), [1] new */
+    sd_peak_diff *peak;            /* both at their peaks; NULL: no OLD, or no trace */
 
     sd_diff_group *groups;         /* one per (profile key, device) with live blocks */
     sd_diff_group **sorted;
@@ -380,6 +382,15 @@ static sd_status diff_build(sd_diff *d, const sd_diff_options *opts, sd_error *e
     return st;
 }
 
+static bool has_trace(const sd_snapshot *s)
+{
+    for (size_t i = 0; i < sd_snapshot_device_count(s); i++)
+        if (sd_snapshot_device(s, i)->n_trace) return true;
+    return false;
+}
+
+const sd_peak_diff *sd_diff_peak(const sd_diff *d) { return d->peak; }
+
 sd_diff *sd_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap,
                         const sd_diff_options *opts, sd_error *err)
 {
@@ -401,6 +412,17 @@ sd_diff *sd_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap
         sd_diff_free(d);
         return NULL;
     }
+    if (old_snap && (has_trace(old_snap) || has_trace(new_snap))) {
+        sd_peak_options po;
+        memset(&po, 0, sizeof po);
+        po.attrib = opts->attrib;
+        po.max_memory = opts->max_memory;
+        d->peak = sd_peak_diff_create(old_snap, new_snap, &po, err);
+        if (!d->peak) {
+            sd_diff_free(d);
+            return NULL;
+        }
+    }
     d->warnings = diff_calloc(d, sdp_diff_warning_cap(d), sizeof *d->warnings);
     if (!d->warnings) {
         nomem(err);
@@ -415,6 +437,7 @@ void sd_diff_free(sd_diff *d)
 {
     if (!d) return;
     sd_profile_free(d->profile);
+    sd_peak_diff_free(d->peak);
     free(d->groups);
     free(d->group_cell);
     free(d->sorted);
