@@ -5,7 +5,7 @@ target_link_libraries(check_peak PRIVATE sdp_test_helpers)
 add_test(NAME peak_unit COMMAND check_peak)
 set_tests_properties(peak_unit PROPERTIES LABELS unit TIMEOUT 600)
 
-foreach(part fixtures text real)
+foreach(part fixtures text real diff)
   add_test(NAME top_cli_${part}
            COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_top_cli.py
                    --bin ${SNAPDIFF_BIN} --root ${PROJECT_SOURCE_DIR} ${part})

@@ -9,6 +9,8 @@ PART is one of:
             at entry 4, 34 MiB at entry 6), the by-site tables at the peak and at the end,
             and every figure against the Python replay, with -g leaf and --depth too
   text      the text view: header, peak line, tables; `snapdiff FILE` runs top
+  diff      snapdiff OLD NEW at the peak: fp32 -> bf16 by hand and against the Python
+            replay, peak_one_side, and consecutive pairs of real snapshots with a trace
   real      every real snapshot of ../shared/real-snapshots: the end table, and where there
             is a trace the peak bytes, entry, time and by-site table against the Python
             replay; trace --json gives the same peak (exit 77 = skipped when absent)
@@ -166,15 +168,89 @@ def part_real():
     check(n > 0, "real: no snapshot with a trace")
 
 
+def compare_diff_with_truth(old, new, tag):
+    """snapdiff OLD NEW --json's "peak" against truth_peak.py's tables of both files."""
+    T.prefix = []
+    doc = run_json([old, new], rc=None)
+    T.prefix = ["top"]
+    if doc is None:
+        return None
+    wo = {d["device"]: d for d in truth_peak.compute(truth_diff.load(old))["devices"]}
+    wn = {d["device"]: d for d in truth_peak.compute(truth_diff.load(new))["devices"]}
+    pk = doc.get("peak")
+    po = [d for d in wo.values() if d["peak_entry"] is not None]
+    pn = [d for d in wn.values() if d["peak_entry"] is not None]
+    if not po or not pn:
+        check(pk is None, tag + ": peaks compared with a side that has none")
+        return doc
+    check(pk is not None and pk["devices"], tag + ": no comparison at the peak")
+    if not pk:
+        return doc
+    for d in pk["devices"]:
+        a, b = wo[d["device_old"]], wn[d["device_new"]]
+        t = "%s devices %d/%d" % (tag, d["device_old"], d["device_new"])
+        check(d["old"]["bytes"] == a["peak_bytes"] and d["old"]["entry"] == a["peak_entry"]
+              and d["new"]["bytes"] == b["peak_bytes"] and d["new"]["entry"] == b["peak_entry"],
+              t + ": the peaks differ from the truth")
+        check(d["delta_bytes"] == b["peak_bytes"] - a["peak_bytes"], t + ": delta")
+        got = {g["key"]: [g["old_bytes"], g["new_bytes"], g["old_blocks"], g["new_blocks"]]
+               for g in d["groups"]}
+        keys = set(a["groups"]) | set(b["groups"])
+        want = {k: [a["groups"].get(k, [0, 0])[0], b["groups"].get(k, [0, 0])[0],
+                    a["groups"].get(k, [0, 0])[1], b["groups"].get(k, [0, 0])[1]] for k in keys}
+        check(got == want, t + ": the table at the peak differs from the truth")
+        check(sum(g["delta_bytes"] for g in d["groups"]) == d["delta_bytes"],
+              t + ": the groups do not add up to the peak delta")
+        deltas = [abs(g["delta_bytes"]) for g in d["groups"]]
+        check(deltas == sorted(deltas, reverse=True), t + ": not largest change first")
+    return doc
+
+
+def part_diff():
+    doc = compare_diff_with_truth(fixture("fp32"), fixture("bf16"), "fp32 -> bf16")
+    if doc:
+        d = doc["peak"]["devices"][0]
+        check([(g["key"], g["delta_bytes"] // MiB) for g in d["groups"] if g["delta_bytes"]] == [
+            ("/home/alice/proj/model.py:60 forward", -8), ("autograd BmmBackward0", -6),
+            ("/home/alice/proj/model.py:50 forward", 4), ("autograd ToCopyBackward0", 4),
+            ("/home/alice/proj/model.py:52 forward", -4)], "fp32 -> bf16: by hand")
+        check(doc["warnings"] == [], "fp32 -> bf16: no warning")
+    T.prefix = []
+    out = run([fixture("fp32"), fixture("bf16")]).stdout.splitlines()
+    check("  peak             44.0 MiB    34.0 MiB    -10.0 MiB" in out, "text: the peak row")
+    check("at the peak: OLD 44.0 MiB at entry #4, NEW 34.0 MiB at entry #6 (-10.0 MiB)" in out,
+          "text: the table's title")
+    check("(the groups add up to the peak delta, -10.0 MiB)" in out, "text: the sum line")
+    # One side without a trace: a warning, nothing compared.
+    notrace = os.path.join(ROOT, "testdata", "example", "old.pickle")
+    if not any(truth_diff.load(notrace).get("device_traces") or []):
+        doc = run_json([notrace, fixture("bf16")], rc=None)
+        check(doc and doc["peak"] is None
+              and [w["side"] for w in doc["warnings"] if w["code"] == "peak_one_side"] == ["new"],
+              "one side with a trace: peak_one_side (new)")
+    T.prefix = ["top"]
+    real = clitest.real_snapshots(ROOT, skip_if_absent=False)
+    if not real:
+        print("SKIP (part): %s/real-snapshots is absent" % clitest.shared_dir(ROOT))
+        return
+    files = [os.path.join(real, f) for f in sorted(os.listdir(real))
+             if f.endswith((".pickle", ".pkl"))]
+    traced = [f for f in files if any(truth_diff.load(f).get("device_traces") or [])]
+    for a, b in zip(traced, traced[1:]):
+        compare_diff_with_truth(a, b, "%s -> %s" % (os.path.basename(a), os.path.basename(b)))
+    print("%d real pairs compared at their peaks" % max(len(traced) - 1, 0))
+
+
 def main():
     global ROOT
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--root", required=True)
-    ap.add_argument("part", choices=["fixtures", "text", "real"])
+    ap.add_argument("part", choices=["fixtures", "text", "real", "diff"])
     a = ap.parse_args()
     T.bin, ROOT = a.bin, a.root
-    {"fixtures": part_fixtures, "text": part_text, "real": part_real}[a.part]()
+    {"fixtures": part_fixtures, "text": part_text, "real": part_real,
+     "diff": part_diff}[a.part]()
     sys.exit(T.finish())
 
 
