@@ -10,6 +10,9 @@ shaped the way torch writes them (protocol 4, shared frame dicts, entries oldest
   fp32.pickle   activations, attention scores and the BmmBackward0 buffer at fp32 sizes.
   bf16.pickle   the same at half the size, plus the weights' bf16 copy (model.py:50
                 forward) and a ToCopyBackward0 buffer in the backward.
+  fp32_long.pickle  fp32 at twice the sequence length: an 80 MiB peak that needed a
+                second 64 MiB segment, free (cached) at the end: reserved grew with the
+                peak, which the diff must not call fragmentation.
 
 The end states match: 8 MiB of weights (model.py:10 __init__, live before recording) and
 8 MiB of gradients (AccumulateGrad) in one 64 MiB segment each. The peaks differ; worked
@@ -80,7 +83,7 @@ class Snap:
         self.entry("free_requested", addr, size, frames)
         self.entry("free_completed", addr, size, frames)
 
-    def write(self, name):
+    def write(self, name, extra_segment=False):
         seg, segsize = BASE, 64 * MiB
         live = [(0, 8 * MiB, S_WEIGHTS), (8 * MiB, 8 * MiB, S_GRAD)]
         blocks = [{"address": seg + off, "size": size, "requested_size": size,
@@ -93,6 +96,13 @@ class Snap:
                               "active_size": 16 * MiB, "requested_size": 16 * MiB,
                               "blocks": blocks, "frames": self.stack(S_WEIGHTS)}],
                 "device_traces": [self.trace]}
+        if extra_segment:      # the cache the longer sequence's peak needed, now free
+            snap["segments"].append({
+                "device": 0, "address": seg + segsize, "total_size": segsize, "stream": 0,
+                "segment_type": "large", "allocated_size": 0, "active_size": 0,
+                "requested_size": 0, "frames": self.stack(S_SCORES),
+                "blocks": [{"address": seg + segsize, "size": segsize, "requested_size": 0,
+                            "state": "inactive", "frames": []}]})
         with open(os.path.join(OUT, name), "wb") as f:
             pickle.dump(snap, f, protocol=4)
 
@@ -119,10 +129,29 @@ def run(name, half):
     s.write(name)
 
 
+def run_long(name):
+    """fp32 at twice the sequence length: act 16, scores 32 (in a second segment), bmm 24.
+    W8 B2 | act 16, scores 32 -> 58 | B freed -> 56 | bmm 24 -> 80 MiB = the peak (entry 4).
+    Reserved +64 MiB (the second segment, free at the end), allocated +0: the peak, not
+    fragmentation."""
+    s = Snap()
+    a = lambda off: BASE + off * MiB  # noqa: E731
+    s.entry("alloc", a(22), 16 * MiB, S_ACT)
+    s.entry("alloc", a(64), 32 * MiB, S_SCORES)
+    s.free(a(16), 2 * MiB, S_BATCH)
+    s.entry("alloc", a(96), 24 * MiB, S_BMM)
+    s.free(a(64), 32 * MiB, S_SCORES)
+    s.entry("alloc", a(8), 8 * MiB, S_GRAD)
+    s.free(a(22), 16 * MiB, S_ACT)
+    s.free(a(96), 24 * MiB, S_BMM)
+    s.write(name, extra_segment=True)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     run("fp32.pickle", False)
     run("bf16.pickle", True)
+    run_long("fp32_long.pickle")
 
 
 if __name__ == "__main__":

@@ -221,6 +221,19 @@ def part_diff():
     check("at the peak: OLD 44.0 MiB at entry #4, NEW 34.0 MiB at entry #6 (-10.0 MiB)" in out,
           "text: the table's title")
     check("(the groups add up to the peak delta, -10.0 MiB)" in out, "text: the sum line")
+    # Reserved grew with a higher peak (the cache it needed, free at the end): said so, and
+    # never [fragmentation], which `frag` would contradict (it calls NEW compact).
+    doc = compare_diff_with_truth(fixture("fp32"), fixture("fp32_long"), "fp32 -> fp32_long")
+    if doc:
+        t = doc["totals"]
+        check(t["pattern"] is None and t["reserved_with_peak_delta"] == 36 * MiB,
+              "fp32 -> fp32_long: reserved grew with the peak, not fragmentation")
+    T.prefix = []
+    out = run([fixture("fp32"), fixture("fp32_long")]).stdout
+    check("reserved +64.0 MiB grew with NEW's higher transient peak, +36.0 MiB" in out
+          and "[fragmentation]" not in out, "text: reserved grew with the peak")
+    fr = run(["frag", fixture("fp32_long"), "--json"]).stdout
+    check('"verdict": "compact"' in fr, "frag calls fp32_long compact")
     # One side without a trace: a warning, nothing compared.
     notrace = os.path.join(ROOT, "testdata", "example", "old.pickle")
     if not any(truth_diff.load(notrace).get("device_traces") or []):

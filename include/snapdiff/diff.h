@@ -98,8 +98,15 @@ typedef struct sd_diff_totals {
      * valid when has_steps_to_capacity. */
     size_t capacity_device;
     sd_frag_brief old_frag, new_frag;   /* fragmentation of each side (zeros: no old) */
-    /* The diff-level pattern (pattern.h): SD_PATTERN_FRAGMENTATION or SD_PATTERN_NONE. */
+    /* The diff-level pattern (pattern.h): SD_PATTERN_FRAGMENTATION or SD_PATTERN_NONE.
+     * Fragmentation holds only when reserved grew (sd_pattern_of_totals) while neither
+     * allocated nor, when both peaks are known, the peak moved by more than a tenth of it,
+     * and NEW holds free memory (cached or stranded, frag.h) of at least that tenth. */
     sd_pattern pattern;
+    /* Reserved grew by as much as fragmentation needs, but the peaks moved with it
+     * (peak_delta: NEW's peak - OLD's, summed over the paired devices): what it was. */
+    bool reserved_with_peak;
+    int64_t peak_delta;
 } sd_diff_totals;
 
 typedef struct sd_diff_group {

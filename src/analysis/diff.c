@@ -391,6 +391,28 @@ static bool has_trace(const sd_snapshot *s)
 
 const sd_peak_diff *sd_diff_peak(const sd_diff *d) { return d->peak; }
 
+/* The fragmentation pattern only when it holds (issue 19): not when the peaks moved with
+ * reserved (a different transient peak grows the cache, not fragmentation), and not when
+ * NEW holds too little free memory for it (`frag` would call it compact or full). */
+static void refine_pattern(sd_diff *d)
+{
+    sd_diff_totals *t = &d->totals;
+    if (t->pattern != SD_PATTERN_FRAGMENTATION) return;
+    uint64_t tenth = (uint64_t)t->delta.reserved / 10;
+    size_t n = d->peak ? sd_peak_diff_device_count(d->peak) : 0;
+    int64_t peak = 0;
+    for (size_t i = 0; i < n; i++) peak += sd_peak_diff_device_at(d->peak, i)->delta_bytes;
+    uint64_t moved = peak < 0 ? (uint64_t)0 - (uint64_t)peak : (uint64_t)peak;
+    if (n && moved > tenth) {
+        t->pattern = SD_PATTERN_NONE;
+        t->reserved_with_peak = true;
+        t->peak_delta = peak;
+        return;
+    }
+    if (t->new_frag.total_free < tenth || t->new_frag.total_free == 0)
+        t->pattern = SD_PATTERN_NONE;
+}
+
 sd_diff *sd_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap,
                         const sd_diff_options *opts, sd_error *err)
 {
@@ -423,6 +445,7 @@ sd_diff *sd_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap
             return NULL;
         }
     }
+    refine_pattern(d);
     d->warnings = diff_calloc(d, sdp_diff_warning_cap(d), sizeof *d->warnings);
     if (!d->warnings) {
         nomem(err);

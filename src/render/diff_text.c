@@ -276,6 +276,11 @@ static void print_frag_line(const text_ctx *r)
         fprintf(r->out, "%s[%s]%s reserved %s, allocated %s: %s\n", clr_bold(r), code,
                 clr_reset(r), sdp_fmt_delta(t->delta.reserved).s,
                 sdp_fmt_delta(t->delta.allocated).s, sdp_pattern_hint(t->pattern));
+    else if (t->reserved_with_peak)
+        fprintf(r->out, "reserved %s grew with NEW's %s transient peak, %s (not fragmentation: "
+                "the cache follows the peak; see \"at the peak\")\n",
+                sdp_fmt_delta(t->delta.reserved).s, t->peak_delta > 0 ? "higher" : "different",
+                sdp_fmt_delta(t->peak_delta).s);
 }
 
 static void print_steps(const text_ctx *r)
