@@ -226,7 +226,7 @@ def part_diff():
     doc = compare_diff_with_truth(fixture("fp32"), fixture("fp32_long"), "fp32 -> fp32_long")
     if doc:
         t = doc["totals"]
-        check(t["pattern"] is None and t["reserved_with_peak_delta"] == 36 * MiB,
+        check(t["pattern"] is None and t["reserved_with_peak"] == 36 * MiB,
               "fp32 -> fp32_long: reserved grew with the peak, not fragmentation")
     T.prefix = []
     out = run([fixture("fp32"), fixture("fp32_long")]).stdout

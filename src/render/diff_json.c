@@ -266,7 +266,7 @@ static json_t *diff_json(const sd_diff *d)
     json_object_set_new(tot, "groups_delta", json_integer(t->groups_delta));
     pattern_json(tot, t->pattern);
     /* Reserved grew with the peak, not by fragmentation: the peak delta, else null. */
-    json_object_set_new(tot, "reserved_with_peak_delta",
+    json_object_set_new(tot, "reserved_with_peak",
                         t->reserved_with_peak ? json_integer(t->peak_delta) : json_null());
     json_object_set_new(doc, "totals", tot);
     json_object_set_new(doc, "warnings", warnings_json(d));
