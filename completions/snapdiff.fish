@@ -24,7 +24,7 @@ function __snapdiff_command
                 set skip 1
             case '-*'
                 continue
-            case diff stats frag series trace check report summarize dump help
+            case diff stats frag series trace check report summarize dump top help
                 echo $w
                 return
             case '*'
@@ -52,9 +52,10 @@ complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a check -d 'CI gate: 
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a dump -d 'the whole pickle as JSON, for jq'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a report -d 'one self-contained HTML page: sites, fragmentation, timeline; growth of two or more'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a summarize -d 'a small baseline summary to commit: diff, check and series take it as a snapshot'
+complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a top -d 'live memory by site at the end and at the peak (one snapshot)'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a help -d 'this help, or one command\'s'
 # snapdiff help COMMAND: the command names (help is never a file name).
-complete -c snapdiff -n 'test "$(__snapdiff_command)" = help' -a 'diff stats frag series trace check report summarize dump'
+complete -c snapdiff -n 'test "$(__snapdiff_command)" = help' -a 'diff stats frag series trace check report summarize dump top'
 complete -c snapdiff -n 'test "$(__snapdiff_command)" != help' -F
 
 # Options of every command.
@@ -66,19 +67,20 @@ complete -c snapdiff -l max-memory -x -a '8GiB 16GiB 24GiB 40GiB 48GiB 80GiB 96G
 complete -c snapdiff -s q -l quiet -d 'do not print warnings and notes on stderr'
 
 # diff, stats, frag, trace, series, check.
-complete -c snapdiff -n '__snapdiff_for diff stats frag trace series check' -s j -l json -d 'write JSON (versioned schema) instead of text'
-complete -c snapdiff -n '__snapdiff_for diff stats frag trace series check report summarize' -l jobs -x -d 'load up to N snapshots at once (default: one per CPU core)'
+complete -c snapdiff -n '__snapdiff_for diff stats frag trace series check top' -s j -l json -d 'write JSON (versioned schema) instead of text'
+complete -c snapdiff -n '__snapdiff_for diff stats frag trace series check report summarize top' -l jobs -x -d 'load up to N snapshots at once (default: one per CPU core)'
 
 # diff.
 complete -c snapdiff -n '__snapdiff_for diff' -s f -l format -x -a 'text json folded pprof' -d 'output format (folded: collapsed stacks for flame graphs; pprof: go tool pprof)'
 complete -c snapdiff -n '__snapdiff_for diff check report summarize' -s o -l output -r -F -d 'write the result to FILE instead of stdout'
+complete -c snapdiff -n 'test "$(__snapdiff_command)" = top' -s f -l format -x -a 'text json' -d 'output format'
 complete -c snapdiff -n 'test "$(__snapdiff_command)" = check' -s f -l format -x -a 'text json github junit' -d 'output format (github: annotations; junit: XML report, with -o)'
-complete -c snapdiff -n '__snapdiff_for diff trace series check report' -s g -l group-by -x -a 'site leaf stack file function annotation compile-context' -d 'group live blocks by'
-complete -c snapdiff -n '__snapdiff_for diff trace series check report' -s d -l depth -x -d 'add N caller frames to the site key'
-complete -c snapdiff -n '__snapdiff_for diff trace series check report' -l hide -x -d 'treat matching frames as internal (REGEX, repeatable)'
-complete -c snapdiff -n '__snapdiff_for diff trace series check report' -l show -x -d 'treat matching frames as user code (REGEX, repeatable)'
-complete -c snapdiff -n '__snapdiff_for diff trace series check report' -l focus -x -d 'only blocks with a matching frame (REGEX, repeatable)'
-complete -c snapdiff -n '__snapdiff_for diff trace series check' -s n -l top -x -d 'show the N largest growing groups (default 20)'
+complete -c snapdiff -n '__snapdiff_for diff trace series check report top' -s g -l group-by -x -a 'site leaf stack file function annotation compile-context' -d 'group live blocks by'
+complete -c snapdiff -n '__snapdiff_for diff trace series check report top' -s d -l depth -x -d 'add N caller frames to the site key'
+complete -c snapdiff -n '__snapdiff_for diff trace series check report top' -l hide -x -d 'treat matching frames as internal (REGEX, repeatable)'
+complete -c snapdiff -n '__snapdiff_for diff trace series check report top' -l show -x -d 'treat matching frames as user code (REGEX, repeatable)'
+complete -c snapdiff -n '__snapdiff_for diff trace series check report top' -l focus -x -d 'only blocks with a matching frame (REGEX, repeatable)'
+complete -c snapdiff -n '__snapdiff_for diff trace series check top' -s n -l top -x -d 'show the N largest growing groups (default 20)'
 complete -c snapdiff -n '__snapdiff_for diff series check' -l steps -x -d 'training steps between the snapshots: growth per step'
 complete -c snapdiff -n '__snapdiff_for diff series' -l capacity -x -a '16GiB 24GiB 40GiB 48GiB 80GiB 96GiB 141GiB' -d 'device memory for the steps-until-full estimate'
 complete -c snapdiff -n '__snapdiff_for diff check' -l max-growth -x -a '0 64MiB 256MiB 1GiB' -d 'CI gate: exit 1 when allocated memory grew by more than SIZE'

@@ -6,8 +6,9 @@
 
 Loads the file with pickle.load (test data only: never run it on untrusted files) and
 prints JSON per device (index in device_traces, devices with entries only): entries,
-alive_bytes, alive_count, alloc/free counts and bytes, unknown frees, peak_bytes and
-peak_entry, the alive blocks [[addr, size], ...] by address, every group
+alive_bytes, alive_count, alloc/free counts and bytes, unknown frees, window_peak_bytes
+(the most bytes allocated in the window live at once; the peak is tests/truth_peak.py's) and
+its entry, the alive blocks [[addr, size], ...] by address, every group
 {key: [alive_bytes, alive_count, alloc_count, alloc_bytes, free_count]} and the group
 order. It shares no code with the C implementation; it follows docs/json-trace.md. The
 group key is tests/truth_diff.py's (the same rule as the diff).
@@ -34,7 +35,7 @@ def replay(trace):
     pending = set()    # addresses whose free was requested and not yet completed
     out = dict(entries=len(trace), alloc_count=0, alloc_bytes=0, free_count=0, free_bytes=0,
                unknown_free_count=0, unknown_free_bytes=0, unrecorded_free_count=0,
-               peak_bytes=0, peak_entry=None)
+               window_peak_bytes=0, peak_entry=None)
     per_stack = {}     # frames -> [alive_bytes, alive_count, alloc_count, alloc_bytes, free_count]
     cur = 0
 
@@ -68,8 +69,8 @@ def replay(trace):
             out["alloc_count"] += 1
             out["alloc_bytes"] += size
             cur += size
-            if out["peak_entry"] is None or cur > out["peak_bytes"]:
-                out["peak_bytes"], out["peak_entry"] = cur, i
+            if out["peak_entry"] is None or cur > out["window_peak_bytes"]:
+                out["window_peak_bytes"], out["peak_entry"] = cur, i
         elif act in ("free_requested", "free_completed"):
             if addr in live:
                 release(addr)

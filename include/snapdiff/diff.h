@@ -98,8 +98,15 @@ typedef struct sd_diff_totals {
      * valid when has_steps_to_capacity. */
     size_t capacity_device;
     sd_frag_brief old_frag, new_frag;   /* fragmentation of each side (zeros: no old) */
-    /* The diff-level pattern (pattern.h): SD_PATTERN_FRAGMENTATION or SD_PATTERN_NONE. */
+    /* The diff-level pattern (pattern.h): SD_PATTERN_FRAGMENTATION or SD_PATTERN_NONE.
+     * Fragmentation holds only when reserved grew (sd_pattern_of_totals) while neither
+     * allocated nor, when both peaks are known, the peak moved by more than a tenth of it,
+     * and NEW holds free memory (cached or stranded, frag.h) of at least that tenth. */
     sd_pattern pattern;
+    /* Reserved grew by as much as fragmentation needs, but the peaks moved with it
+     * (peak_delta: NEW's peak - OLD's, summed over the paired devices): what it was. */
+    bool reserved_with_peak;
+    int64_t peak_delta;
 } sd_diff_totals;
 
 typedef struct sd_diff_group {
@@ -133,6 +140,7 @@ typedef enum sd_diff_warning_code {
     SD_WARN_TRACE_OVERFLOWED, /* the trace ring buffer of a file overflowed (side) */
     SD_WARN_MOSTLY_NO_STACK,  /* most live bytes of a file have no stack (side) */
     SD_WARN_SWAPPED,          /* the traces' times say NEW is older than OLD */
+    SD_WARN_PEAK_ONE_SIDE,    /* only `side` recorded a trace: no comparison at the peak */
     SD_WARN_COUNT
 } sd_diff_warning_code;
 
@@ -152,7 +160,7 @@ typedef struct sd_diff_warning {
 } sd_diff_warning;
 
 /* "no_shared_site", "few_shared_sites", "devices_differ", "settings_differ",
- * "trace_overflowed", "mostly_no_stack", "swapped": the stable codes. */
+ * "trace_overflowed", "mostly_no_stack", "swapped", "peak_one_side": the stable codes. */
 const char *sd_diff_warning_name(sd_diff_warning_code c);
 
 /* Compare old (may be NULL: an empty baseline) with new. Both must outlive the diff.
@@ -186,5 +194,9 @@ const sd_profile *sd_diff_profile(const sd_diff *d);
 size_t sd_diff_warning_count(const sd_diff *d);
 const sd_diff_warning *sd_diff_warning_at(const sd_diff *d, size_t i);
 const sd_attrib *sd_diff_attrib(const sd_diff *d);
+/* Both snapshots compared at their peaks (peak.h, docs/peak.md): NULL when there is no
+ * OLD or neither side recorded a trace; no device pairs when only one side did. */
+struct sd_peak_diff;
+const struct sd_peak_diff *sd_diff_peak(const sd_diff *d);
 
 #endif

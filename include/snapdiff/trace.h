@@ -11,7 +11,8 @@
  * first one (its free was not recorded) and is counted too.
  *
  * Live bytes are the bytes allocated inside the window and not yet released: they start
- * at 0 at the window's first entry. Blocks alive at the end are grouped like the diff
+ * at 0 at the window's first entry. The peak is peak.h's: it counts the blocks live when
+ * recording began as well (window_peak_bytes is the live bytes' own maximum). Blocks alive at the end are grouped like the diff
  * (attrib.h); focus patterns filter the groups only, never the device totals.
  *
  * Phases: `snapshot` and `annotate` entries, and `external_annotations` of the device
@@ -111,7 +112,8 @@ typedef struct sd_trace_device {
     uint64_t unknown_free_bytes, unknown_free_count;
     uint64_t count[SD_ACT_COUNT];    /* entries of each action in the window */
     uint64_t segment_bytes[SD_ACT_COUNT]; /* bytes of segment_alloc/free/map/unmap */
-    /* The peak of live bytes, reached by the alloc at peak_entry. */
+    /* The peak (peak.h, docs/peak.md: blocks live when recording began included), reached
+     * by the alloc at peak_entry. */
     bool has_peak;
     uint64_t peak_bytes;
     size_t peak_entry;
@@ -129,6 +131,10 @@ typedef struct sd_trace_device {
     const sd_trace_phase *phases; size_t n_phases;
     const sd_trace_group *groups; size_t n_groups;   /* largest alive_bytes first */
     const sd_trace_block *alive; size_t n_alive;     /* by address */
+    /* The most bytes allocated inside the window live at once (live bytes as above);
+     * not the peak. */
+    uint64_t window_peak_bytes;
+    uint64_t peak_start_bytes;        /* the peak's figure at the window's start */
 } sd_trace_device;
 
 typedef struct sd_trace sd_trace;

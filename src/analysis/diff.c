@@ -8,11 +8,13 @@
 #include <stdlib.h>
 
 #include "analysis/diff_internal.h"
+#include "snapdiff/peak.h"
 
 struct sd_diff {
     sd_profile *profile;           /* side 0 old, side 1 new */
     sdp_arena arena;               /* budget for the diff's own tables */
     const sd_snapshot *snaps[2];   /* [0] old (may be NULL), [1] new */
+    sd_peak_diff *peak;            /* both at their peaks; NULL: no OLD, or no trace */
 
     sd_diff_group *groups;         /* one per (profile key, device) with live blocks */
     sd_diff_group **sorted;
@@ -380,6 +382,37 @@ static sd_status diff_build(sd_diff *d, const sd_diff_options *opts, sd_error *e
     return st;
 }
 
+static bool has_trace(const sd_snapshot *s)
+{
+    for (size_t i = 0; i < sd_snapshot_device_count(s); i++)
+        if (sd_snapshot_device(s, i)->n_trace) return true;
+    return false;
+}
+
+const sd_peak_diff *sd_diff_peak(const sd_diff *d) { return d->peak; }
+
+/* The fragmentation pattern only when it holds (issue 19): not when the peaks moved with
+ * reserved (a different transient peak grows the cache, not fragmentation), and not when
+ * NEW holds too little free memory for it (`frag` would call it compact or full). */
+static void refine_pattern(sd_diff *d)
+{
+    sd_diff_totals *t = &d->totals;
+    if (t->pattern != SD_PATTERN_FRAGMENTATION) return;
+    uint64_t tenth = (uint64_t)t->delta.reserved / 10;
+    size_t n = d->peak ? sd_peak_diff_device_count(d->peak) : 0;
+    int64_t peak = 0;
+    for (size_t i = 0; i < n; i++) peak += sd_peak_diff_device_at(d->peak, i)->delta_bytes;
+    uint64_t moved = peak < 0 ? (uint64_t)0 - (uint64_t)peak : (uint64_t)peak;
+    if (n && moved > tenth) {
+        t->pattern = SD_PATTERN_NONE;
+        t->reserved_with_peak = true;
+        t->peak_delta = peak;
+        return;
+    }
+    if (t->new_frag.total_free < tenth || t->new_frag.total_free == 0)
+        t->pattern = SD_PATTERN_NONE;
+}
+
 sd_diff *sd_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap,
                         const sd_diff_options *opts, sd_error *err)
 {
@@ -401,6 +434,18 @@ sd_diff *sd_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap
         sd_diff_free(d);
         return NULL;
     }
+    if (old_snap && (has_trace(old_snap) || has_trace(new_snap))) {
+        sd_peak_options po;
+        memset(&po, 0, sizeof po);
+        po.attrib = opts->attrib;
+        po.max_memory = opts->max_memory;
+        d->peak = sd_peak_diff_create(old_snap, new_snap, &po, err);
+        if (!d->peak) {
+            sd_diff_free(d);
+            return NULL;
+        }
+    }
+    refine_pattern(d);
     d->warnings = diff_calloc(d, sdp_diff_warning_cap(d), sizeof *d->warnings);
     if (!d->warnings) {
         nomem(err);
@@ -415,6 +460,7 @@ void sd_diff_free(sd_diff *d)
 {
     if (!d) return;
     sd_profile_free(d->profile);
+    sd_peak_diff_free(d->peak);
     free(d->groups);
     free(d->group_cell);
     free(d->sorted);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "analysis/diff_internal.h"
+#include "snapdiff/peak.h"
 
 typedef struct warn_list {
     sd_diff_warning *items;
@@ -179,6 +180,9 @@ size_t sdp_diff_warnings(const sd_diff *d, const sd_snapshot *old_snap,
         w->old_time_us = t_old;
         w->new_time_us = t_new;
     }
+    const sd_peak_diff *pk = sd_diff_peak(d);
+    unsigned sides = pk ? sd_peak_diff_sides(pk) : 0;
+    if (sides == 1 || sides == 2) add(&l, SD_WARN_PEAK_ONE_SIDE, sides == 1 ? 0 : 1);
     return l.n;
 }
 
@@ -192,6 +196,7 @@ const char *sd_diff_warning_name(sd_diff_warning_code c)
     case SD_WARN_TRACE_OVERFLOWED: return "trace_overflowed";
     case SD_WARN_MOSTLY_NO_STACK: return "mostly_no_stack";
     case SD_WARN_SWAPPED: return "swapped";
+    case SD_WARN_PEAK_ONE_SIDE: return "peak_one_side";
     case SD_WARN_COUNT: break;
     }
     return NULL;

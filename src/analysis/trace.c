@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "base/base.h"
+#include "snapdiff/peak.h"
 #include "snapdiff/trace.h"
 
 enum { ADDR_NONE, ADDR_LIVE, ADDR_PENDING };
@@ -32,6 +33,7 @@ typedef struct group_rec {
 struct sd_trace {
     const sd_snapshot *snap;
     sd_attrib *attrib;
+    sd_peak *peak;           /* the one peak, over the same window */
     sdp_arena arena;
     sd_trace_device *devices;
     size_t n_devices;
@@ -342,14 +344,7 @@ static sd_status step(sd_trace *t, const sd_device *d, sd_trace_device *dv, repl
         sd_trace_phase *p = &r->phases[r->n_phases - 1];
         p->alloc_bytes += e->size;
         p->alloc_count++;
-        if (!dv->has_peak || r->live > dv->peak_bytes) {
-            dv->has_peak = true;
-            dv->peak_bytes = r->live;
-            dv->peak_entry = i;
-            dv->peak_has_time = e->has_time;
-            dv->peak_time_us = e->has_time ? e->time_us : 0;
-            dv->peak_stack = stack;
-        }
+        if (r->live > dv->window_peak_bytes) dv->window_peak_bytes = r->live;
         break;
     }
     case SD_ACT_FREE_REQUESTED:
@@ -373,6 +368,21 @@ static sd_status step(sd_trace *t, const sd_device *d, sd_trace_device *dv, repl
     default:
         break;
     }
+    return SD_OK;
+}
+
+/* The one peak (peak.h), computed over the same window. */
+static sd_status take_peak(sd_trace *t, sd_trace_device *dv)
+{
+    const sd_peak_device *pd = sd_peak_device_find(t->peak, dv->device);
+    if (!pd || !pd->has_peak) return SD_OK;
+    dv->has_peak = true;
+    dv->peak_bytes = pd->peak_bytes;
+    dv->peak_entry = pd->peak_entry;
+    dv->peak_has_time = pd->peak_has_time;
+    dv->peak_time_us = pd->peak_time_us;
+    dv->peak_stack = pd->peak_stack < t->n_stacks ? pd->peak_stack : 0;
+    dv->peak_start_bytes = pd->window_start_bytes;
     return SD_OK;
 }
 
@@ -496,6 +506,7 @@ static sd_status replay_device(sd_trace *t, const sd_device *d, sd_trace_device 
     dv->n_warnings = nw;
 
     if (make_groups(t, dv)) return nomem(err);
+    if (take_peak(t, dv)) return nomem(err);
     if (dv->has_peak) {
         bool focused;
         size_t len;
@@ -513,6 +524,10 @@ static sd_status trace_build(sd_trace *t, const sd_trace_options *o, sd_error *e
 {
     t->attrib = sd_attrib_create(&o->attrib, err);
     if (!t->attrib) return err ? err->code : SD_EUSAGE;
+    sd_peak_options po = {.attrib = o->attrib, .since = o->since, .until = o->until,
+                          .max_memory = o->max_memory};
+    t->peak = sd_peak_create(t->snap, &po, err);
+    if (!t->peak) return err ? err->code : SD_ENOMEM;
     size_t n = 0;
     for (size_t i = 0; i < sd_snapshot_device_count(t->snap); i++)
         n += sd_snapshot_device(t->snap, i)->n_trace > 0;
@@ -558,6 +573,7 @@ void sd_trace_free(sd_trace *t)
     if (!t) return;
     for (size_t i = 0; i < t->n_devices; i++) free((void *)t->devices[i].phases);
     sd_attrib_free(t->attrib);
+    sd_peak_free(t->peak);
     sdp_htab_free(&t->addr_index);
     sdp_htab_free(&t->group_index);
     free(t->addrs);

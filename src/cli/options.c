@@ -36,9 +36,9 @@ struct opt_def {
 static const struct opt_def options[] = {
     {"help", 'h', NULL, FOR_ALL, O_HELP, "show this help and exit"},
     {"version", 'V', NULL, FOR_ALL, O_VERSION, "show the version and exit"},
-    {"json", 'j', NULL, FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_JSON,
+    {"json", 'j', NULL, FOR_DIFF | FOR_TOP | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_JSON,
      "write JSON (documented, versioned schema) instead of text"},
-    {"format", 'f', "FMT", FOR_DIFF | FOR_CHECK, O_FORMAT,
+    {"format", 'f', "FMT", FOR_DIFF | FOR_CHECK | FOR_TOP, O_FORMAT,
      "output format: text, json, folded (collapsed stacks for flame graphs) or pprof "
      "(gzipped profile.proto for go tool pprof; needs -o FILE or a redirect); "
      "check: text, json, github or junit"},
@@ -51,19 +51,19 @@ static const struct opt_def options[] = {
     {"max-memory", 0, "SIZE", FOR_ALL, O_MAX_MEMORY,
      "memory budget per snapshot, e.g. 8GiB (default: half of physical memory)"},
     {"quiet", 'q', NULL, FOR_ALL, O_QUIET, "do not print warnings and notes on stderr"},
-    {"jobs", 0, "N", FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE, O_JOBS,
+    {"jobs", 0, "N", FOR_DIFF | FOR_TOP | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE, O_JOBS,
      "load up to N snapshots at once (default: one per CPU core)"},
-    {"group-by", 'g', "KEY", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_GROUP_BY,
+    {"group-by", 'g', "KEY", FOR_DIFF | FOR_TOP | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_GROUP_BY,
      "group live blocks by site (default), leaf, stack, file, function, annotation or "
      "compile-context"},
-    {"depth", 'd', "N", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_DEPTH, "add N caller frames to the site key"},
-    {"hide", 0, "REGEX", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_HIDE,
+    {"depth", 'd', "N", FOR_DIFF | FOR_TOP | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_DEPTH, "add N caller frames to the site key"},
+    {"hide", 0, "REGEX", FOR_DIFF | FOR_TOP | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_HIDE,
      "treat matching frames as internal (repeatable)"},
-    {"show", 0, "REGEX", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_SHOW,
+    {"show", 0, "REGEX", FOR_DIFF | FOR_TOP | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_SHOW,
      "treat matching frames as user code, even inside a package (repeatable)"},
-    {"focus", 0, "REGEX", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_FOCUS, "only blocks with a matching frame (repeatable)"},
-    {"top", 'n', "N", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_TOP,
-     "show the N largest growing groups (default 20); series, trace: the first N groups"},
+    {"focus", 0, "REGEX", FOR_DIFF | FOR_TOP | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_FOCUS, "only blocks with a matching frame (repeatable)"},
+    {"top", 'n', "N", FOR_DIFF | FOR_TOP | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_TOP,
+     "show the N largest growing groups (default 20); series, trace, top: the first N groups"},
     {"steps", 0, "N", FOR_DIFF | FOR_SERIES | FOR_CHECK, O_STEPS,
      "training steps between the snapshots: growth per step; series: N1,N2,... one per snapshot"},
     {"capacity", 0, "SIZE", FOR_DIFF | FOR_SERIES, O_CAPACITY,
@@ -131,6 +131,8 @@ static const struct {
     {"summarize", CMD_SUMMARIZE, "FILE",
      "a small baseline summary to commit: diff, check and series take it as a snapshot",
      "snapdiff summarize step1200.pickle -o baseline.sdsum"},
+    {"top", CMD_TOP, "FILE...", "live memory by site at the end and at the peak (one snapshot)",
+     "snapdiff top run.pickle -n 10"},
     {"report", CMD_REPORT, "FILE...",
      "one self-contained HTML page: sites, fragmentation, timeline; growth of two or more",
      "snapdiff report old.pickle new.pickle -o report.html"},
@@ -538,7 +540,7 @@ static enum opt_result help_for(const char **pos, int n_pos, struct cli_opts *op
         return OPT_HELP;
     }
     if (n_pos > 2 || (n_pos == 2 && !find_command(pos[1], &opts->command))) {
-        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, series, trace, check, report, summarize, dump)",
+        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, series, trace, top, check, report, summarize, dump)",
                  pos[n_pos == 2 ? 1 : 2]);
         return OPT_ERROR;
     }
@@ -591,6 +593,10 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
     /* --format folded and pprof also take one file: the live blocks of that snapshot. */
     bool one_ok = (opts->format == FORMAT_FOLDED || opts->format == FORMAT_PPROF) &&
                   opts->n_files == 1;
+    /* `snapdiff FILE`: one snapshot has nothing to diff against; show its top. */
+    if (opts->command == CMD_DIFF && first_file == 0 && opts->n_files == 1 && !one_ok &&
+        opts->format != FORMAT_GITHUB && opts->format != FORMAT_JUNIT)
+        opts->command = CMD_TOP;
     if (opts->command == CMD_DIFF && opts->n_files != 2 && !one_ok) {
         snprintf(errbuf, errlen, "diff needs two snapshots, OLD and NEW (got %d; one is enough with --format folded or pprof)", opts->n_files);
         return OPT_ERROR;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "render/diff_render.h"
+#include "render/top_render.h"
 
 
 static json_t *jint(uint64_t v) { return json_integer((json_int_t)v); }
@@ -200,6 +201,52 @@ static json_t *warnings_json(const sd_diff *d)
     return a;
 }
 
+/* {"bytes", "entry", "time_us"} of one side's peak. */
+static json_t *peak_side_json(const sd_peak_device *p)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "bytes", jint(p->peak_bytes));
+    json_object_set_new(o, "entry", jint(p->peak_entry));
+    json_object_set_new(o, "time_us", p->peak_has_time ? json_integer(p->peak_time_us)
+                                                        : json_null());
+    return o;
+}
+
+/* "peak": both files at their peaks (docs/peak.md), or null when not compared. */
+static json_t *peak_json(const sd_diff *d)
+{
+    const sd_peak_diff *pd = sd_diff_peak(d);
+    if (!pd || sd_peak_diff_device_count(pd) == 0) return json_null();
+    const sd_attrib *a = sd_diff_attrib(d);
+    json_t *o = json_object(), *devs = json_array();
+    for (size_t i = 0; i < sd_peak_diff_device_count(pd); i++) {
+        const sd_peak_diff_device *dv = sd_peak_diff_device_at(pd, i);
+        json_t *x = json_object(), *groups = json_array();
+        json_object_set_new(x, "device_old", json_integer(dv->device_old));
+        json_object_set_new(x, "device_new", json_integer(dv->device_new));
+        json_object_set_new(x, "old", peak_side_json(dv->old));
+        json_object_set_new(x, "new", peak_side_json(dv->new_));
+        json_object_set_new(x, "delta_bytes", json_integer(dv->delta_bytes));
+        for (size_t k = 0; k < dv->n_groups; k++) {
+            const sd_peak_diff_group *g = &dv->groups[k];
+            json_t *y = json_object();
+            json_object_set_new(y, "key", json_string(g->key));
+            json_object_set_new(y, "site", sdp_peak_site_json(a, g->rep_snapshot, g->rep_stack,
+                                                              &g->rep_site));
+            json_object_set_new(y, "old_bytes", jint(g->old_bytes));
+            json_object_set_new(y, "new_bytes", jint(g->new_bytes));
+            json_object_set_new(y, "delta_bytes", json_integer(g->delta_bytes));
+            json_object_set_new(y, "old_blocks", jint(g->old_blocks));
+            json_object_set_new(y, "new_blocks", jint(g->new_blocks));
+            json_array_append_new(groups, y);
+        }
+        json_object_set_new(x, "groups", groups);
+        json_array_append_new(devs, x);
+    }
+    json_object_set_new(o, "devices", devs);
+    return o;
+}
+
 static json_t *diff_json(const sd_diff *d)
 {
     const sd_diff_totals *t = sd_diff_totals_of(d);
@@ -218,6 +265,9 @@ static json_t *diff_json(const sd_diff *d)
     deltas_json(tot, &t->delta, &t->blocks);
     json_object_set_new(tot, "groups_delta", json_integer(t->groups_delta));
     pattern_json(tot, t->pattern);
+    /* Reserved grew with the peak, not by fragmentation: the peak delta, else null. */
+    json_object_set_new(tot, "reserved_with_peak",
+                        t->reserved_with_peak ? json_integer(t->peak_delta) : json_null());
     json_object_set_new(doc, "totals", tot);
     json_object_set_new(doc, "warnings", warnings_json(d));
     json_t *devs = json_array();
@@ -234,6 +284,7 @@ static json_t *diff_json(const sd_diff *d)
                         t->has_per_step ? json_real(t->per_step_exact) : json_null());
     json_object_set_new(doc, "steps_to_capacity",
                         t->has_steps_to_capacity ? jint(t->steps_to_capacity) : json_null());
+    json_object_set_new(doc, "peak", peak_json(d));
     return doc;
 }
 

@@ -10,6 +10,7 @@
 
 #include "render/diff_render.h"
 #include "render/format.h"
+#include "render/top_render.h"
 
 enum { STACKS_SHOWN = 5, STACK_FRAMES_SHOWN = 8, NAME_MAX_SHOWN = 60, TOP_DEFAULT = 20 };
 /* Why a group has no stack, and the fix. */
@@ -275,6 +276,11 @@ static void print_frag_line(const text_ctx *r)
         fprintf(r->out, "%s[%s]%s reserved %s, allocated %s: %s\n", clr_bold(r), code,
                 clr_reset(r), sdp_fmt_delta(t->delta.reserved).s,
                 sdp_fmt_delta(t->delta.allocated).s, sdp_pattern_hint(t->pattern));
+    else if (t->reserved_with_peak)
+        fprintf(r->out, "reserved %s grew with NEW's %s transient peak, %s (not fragmentation: "
+                "the cache follows the peak; see \"at the peak\")\n",
+                sdp_fmt_delta(t->delta.reserved).s, t->peak_delta > 0 ? "higher" : "different",
+                sdp_fmt_delta(t->peak_delta).s);
 }
 
 static void print_steps(const text_ctx *r)
@@ -304,6 +310,71 @@ static void print_steps(const text_ctx *r)
     fprintf(r->out, "\n");
 }
 
+/* The peaks beside allocated and reserved (docs/peak.md): one row, or one per device. */
+static void print_peak_rows(const text_ctx *r)
+{
+    const sd_peak_diff *pd = sd_diff_peak(r->diff);
+    size_t n = pd ? sd_peak_diff_device_count(pd) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const sd_peak_diff_device *dv = sd_peak_diff_device_at(pd, i);
+        char label[32];
+        if (n == 1) snprintf(label, sizeof label, "peak");
+        else snprintf(label, sizeof label, "peak dev %" PRId64, dv->device_new);
+        print_total_row(r, label, dv->old->peak_bytes, dv->new_->peak_bytes);
+    }
+}
+
+/* "at the peak": what was live at OLD's peak and at NEW's, by site, largest change first. */
+static void print_peak_table(const text_ctx *r)
+{
+    const sd_peak_diff *pd = sd_diff_peak(r->diff);
+    size_t n = pd ? sd_peak_diff_device_count(pd) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const sd_peak_diff_device *dv = sd_peak_diff_device_at(pd, i);
+        fprintf(r->out, "\n%sat the peak%s", clr_bold(r), clr_reset(r));
+        if (dv->device_old != dv->device_new || n > 1) {
+            if (dv->device_old == dv->device_new)
+                fprintf(r->out, " (device %" PRId64 ")", dv->device_new);
+            else
+                fprintf(r->out, " (OLD device %" PRId64 ", NEW device %" PRId64 ")",
+                        dv->device_old, dv->device_new);
+        }
+        fprintf(r->out, ": OLD %s at entry #%zu, NEW %s at entry #%zu (%s)\n",
+                sdp_fmt_bytes(dv->old->peak_bytes).s, dv->old->peak_entry,
+                sdp_fmt_bytes(dv->new_->peak_bytes).s, dv->new_->peak_entry,
+                sdp_fmt_delta(dv->delta_bytes).s);
+        fprintf(r->out, "  %11s %11s  %11s  %s\n", "old", "new", "delta", "site");
+        size_t shown = 0;
+        int64_t sum = 0, rest = 0;
+        for (size_t k = 0; k < dv->n_groups; k++) {
+            const sd_peak_diff_group *g = &dv->groups[k];
+            sum += g->delta_bytes;
+            if (g->delta_bytes == 0) continue;
+            if (shown >= r->top) {
+                rest += g->delta_bytes;
+                continue;
+            }
+            const char *col = g->delta_bytes > 0 ? clr_red(r) : clr_green(r);
+            fprintf(r->out, "  %11s %11s  %s%11s%s  %s\n", sdp_fmt_bytes(g->old_bytes).s,
+                    sdp_fmt_bytes(g->new_bytes).s, col, sdp_fmt_delta(g->delta_bytes).s,
+                    *col ? clr_reset(r) : "", g->key);
+            shown++;
+        }
+        size_t changed = 0;
+        for (size_t k = 0; k < dv->n_groups; k++) changed += dv->groups[k].delta_bytes != 0;
+        if (changed > shown)
+            fprintf(r->out, "  %11s %11s  %11s  ... %s more changed group%s (-n to show)\n", "",
+                    "", sdp_fmt_delta(rest).s, sdp_fmt_count(changed - shown).s,
+                    changed - shown == 1 ? "" : "s");
+        if (sum == dv->delta_bytes)
+            fprintf(r->out, "(the groups add up to the peak delta, %s)\n",
+                    sdp_fmt_delta(dv->delta_bytes).s);
+        else
+            fprintf(r->out, "(focus: the groups hold %s of the peak delta %s)\n",
+                    sdp_fmt_delta(sum).s, sdp_fmt_delta(dv->delta_bytes).s);
+    }
+}
+
 static void print_header(const text_ctx *r)
 {
     const sd_diff_totals *t = sd_diff_totals_of(r->diff);
@@ -317,6 +388,7 @@ static void print_header(const text_ctx *r)
     print_total_row(r, "active", o->active_bytes, n->active_bytes);
     print_total_row(r, "requested", o->requested_bytes, n->requested_bytes);
     print_total_row(r, "pending-free", o->pending_free_bytes, n->pending_free_bytes);
+    print_peak_rows(r);
     fprintf(r->out, "  live blocks: %s kept, %s new, %s freed\n", sdp_fmt_count(t->blocks.kept).s,
             sdp_fmt_count(t->blocks.added).s, sdp_fmt_count(t->blocks.freed).s);
     print_devices(r);
@@ -611,6 +683,7 @@ sd_status sdp_render_diff_text(FILE *out, const sd_diff *d, const sdp_diff_text_
     }
     print_header(&r);
     print_table(&r);
+    print_peak_table(&r);
     print_stacks(&r);
     free(r.label_hash);
     return ferror(out) ? SD_EIO : SD_OK;

@@ -50,6 +50,11 @@ size_t sdp_diff_warning_text(const sd_diff_warning *w, char *buf, size_t size)
                      "older than that of OLD; give the older snapshot first",
                      sdp_fmt_duration_us(w->old_time_us - w->new_time_us).s);
         break;
+    case SD_WARN_PEAK_ONE_SIDE:
+        n = snprintf(buf, size, "only %s recorded a trace: the peaks are not compared "
+                     "(record both runs with torch.cuda.memory._record_memory_history())",
+                     side_name(w->side));
+        break;
     case SD_WARN_COUNT: break;
     }
     return n > 0 ? (size_t)n : 0;

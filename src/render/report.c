@@ -18,6 +18,7 @@
 #include "render/diff_render.h"
 #include "render/report_render.h"
 #include "report_assets.h"
+#include "snapdiff/peak.h"
 #include "snapdiff/render_frag.h"
 #include "snapdiff/render_stats.h"
 
@@ -355,41 +356,27 @@ static json_t *site_index(json_t *sites, json_t *index, json_t *text)
     return json_incref(id);
 }
 
-/* Live bytes over the trace of one device: alloc adds its size, free_completed takes it
- * away (free_requested when the trace records no completions). The trace is a window
- * that ends at the snapshot, so it starts at the snapshot's live bytes minus the
- * window's net change (0 when that is negative: an incomplete window). Each point is a
- * bucket of entries: [first entry, time_us or null, highest live, lowest live, site of
- * the allocation that reached the highest]. */
-static json_t *timeline_device(const sd_snapshot *s, const sd_attrib *a, const sd_device *dev)
+/* Live bytes over the trace of one device: the peak's figure (peak.h, docs/peak.md), the
+ * blocks live when recording began included. Each point is a bucket of entries: [first
+ * entry, time_us or null, highest live, lowest live, site of the allocation that reached
+ * the highest]. */
+static json_t *timeline_device(const sd_snapshot *s, const sd_attrib *a, sd_peak *pk_an,
+                               size_t di)
 {
+    const sd_device *dev = sd_snapshot_device(s, di);
+    const sd_peak_device *pd = sd_peak_device_at(pk_an, di);
     size_t n = dev->n_trace;
-    bool has_completed = false;
-    uint64_t n_alloc = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (dev->trace[i].action == SD_ACT_FREE_COMPLETED) has_completed = true;
-        if (dev->trace[i].action == SD_ACT_ALLOC) n_alloc++;
+    if (!pd || !pd->has_peak) return NULL;
+    uint64_t *series = malloc((n ? n : 1) * sizeof *series);
+    if (!series || sd_peak_live_series(pk_an, di, series, n, NULL)) {
+        free(series);
+        return NULL;
     }
-    if (n_alloc == 0) return NULL;
-    uint8_t free_act = has_completed ? SD_ACT_FREE_COMPLETED : SD_ACT_FREE_REQUESTED;
-    int64_t net = 0;
-    for (size_t i = 0; i < n; i++) {
-        const sd_trace_entry *e = &dev->trace[i];
-        if (e->action == SD_ACT_ALLOC) net += (int64_t)e->size;
-        else if (e->action == free_act) net -= (int64_t)e->size;
-    }
-    int64_t live_end = 0;
-    for (size_t b = 0; b < dev->n_blocks; b++)
-        if (dev->blocks[b].state == SD_BLOCK_ALLOCATED ||
-            dev->blocks[b].state == SD_BLOCK_PENDING_FREE)
-            live_end += (int64_t)dev->blocks[b].size;
-    int64_t live = live_end - net > 0 ? live_end - net : 0;
+    int64_t live = (int64_t)pd->start_bytes;
     size_t per = (n + SDP_REPORT_MAX_POINTS - 1) / SDP_REPORT_MAX_POINTS;
     if (per == 0) per = 1;
     json_t *o = json_object(), *points = json_array(), *sites = json_array();
     json_t *index = json_object();
-    int64_t peak = -1;
-    size_t peak_at = 0;
     for (size_t start = 0; start < n; start += per) {
         size_t stop = start + per < n ? start + per : n;
         int64_t hi = live, lo = live;
@@ -397,18 +384,13 @@ static json_t *timeline_device(const sd_snapshot *s, const sd_attrib *a, const s
         bool hi_alloc = false;
         for (size_t i = start; i < stop; i++) {
             const sd_trace_entry *e = &dev->trace[i];
-            if (e->action == SD_ACT_ALLOC) live += (int64_t)e->size;
-            else if (e->action == free_act) live -= (int64_t)e->size;
+            live = (int64_t)series[i];
             if (live > hi || (!hi_alloc && e->action == SD_ACT_ALLOC && live >= hi)) {
                 hi = live;
                 hi_at = i;
                 hi_alloc = e->action == SD_ACT_ALLOC;
             }
             if (live < lo) lo = live;
-            if (live > peak) {
-                peak = live;
-                peak_at = i;
-            }
         }
         const sd_trace_entry *he = &dev->trace[hi_at];
         json_t *pt = json_array();
@@ -420,21 +402,19 @@ static json_t *timeline_device(const sd_snapshot *s, const sd_attrib *a, const s
                                            : json_null());
         json_array_append_new(points, pt);
     }
-    const sd_trace_entry *pe = &dev->trace[peak_at];
+    free(series);
+    const sd_trace_entry *pe = &dev->trace[pd->peak_entry];
     json_t *pk = json_object();
-    json_object_set_new(pk, "entry", u64(peak_at));
+    json_object_set_new(pk, "entry", u64(pd->peak_entry));
     json_object_set_new(pk, "time_us", pe->has_time ? json_integer(pe->time_us) : json_null());
-    json_object_set_new(pk, "bytes", json_integer(peak));
+    json_object_set_new(pk, "bytes", u64(pd->peak_bytes));
     json_object_set_new(pk, "action", json_string(sd_trace_action_name((sd_trace_action)pe->action)));
-    json_object_set_new(pk, "site", pe->action == SD_ACT_ALLOC
-                                        ? site_index(sites, index, site_of_stack(s, a, pe->stack))
-                                        : json_null());
+    json_object_set_new(pk, "site", site_index(sites, index, site_of_stack(s, a, pe->stack)));
     json_object_set_new(o, "device", json_integer(dev->device));
     json_object_set_new(o, "entries", u64(n));
     json_object_set_new(o, "entries_per_point", u64(per));
-    json_object_set_new(o, "free_action", json_string(sd_trace_action_name((sd_trace_action)free_act)));
-    json_object_set_new(o, "start_bytes", json_integer(live_end - net > 0 ? live_end - net : 0));
-    json_object_set_new(o, "end_bytes", json_integer(live_end));
+    json_object_set_new(o, "start_bytes", u64(pd->start_bytes));
+    json_object_set_new(o, "end_bytes", json_integer(live));
     json_object_set_new(o, "peak", pk);
     json_object_set_new(o, "points", points);
     json_object_set_new(o, "sites", sites);
@@ -445,10 +425,15 @@ static json_t *timeline_device(const sd_snapshot *s, const sd_attrib *a, const s
 static json_t *timelines_json(const sd_snapshot *s, const sd_attrib *a)
 {
     json_t *devs = json_array();
+    sd_peak_options po;
+    memset(&po, 0, sizeof po);
+    sd_peak *pk = sd_peak_create(s, &po, NULL);
+    if (!pk) return devs;
     for (size_t d = 0; d < sd_snapshot_device_count(s); d++) {
-        json_t *t = timeline_device(s, a, sd_snapshot_device(s, d));
+        json_t *t = timeline_device(s, a, pk, d);
         if (t) json_array_append_new(devs, t);
     }
+    sd_peak_free(pk);
     return devs;
 }
 

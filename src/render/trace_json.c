@@ -36,6 +36,7 @@ static json_t *peak_json(const sd_snapshot *s, const sd_trace_device *d)
     json_t *o = json_object();
     json_object_set_new(o, "bytes", jint(d->peak_bytes));
     json_object_set_new(o, "entry", jint(d->peak_entry));
+    json_object_set_new(o, "start_bytes", jint(d->peak_start_bytes));
     json_object_set_new(o, "time_us", time_json(d->peak_has_time, d->peak_time_us));
     json_object_set_new(o, "key", json_string(d->peak_key));
     json_object_set_new(o, "site", frame_json(d->peak_site));
@@ -102,6 +103,7 @@ static json_t *device_json(const sd_snapshot *s, const sd_trace_device *d)
     json_object_set_new(o, "actions", actions_json(d));
     json_object_set_new(o, "peak_bytes", jint(d->has_peak ? d->peak_bytes : 0));
     json_object_set_new(o, "peak", peak_json(s, d));
+    json_object_set_new(o, "window_peak_bytes", jint(d->window_peak_bytes));
     json_object_set_new(o, "first_time_us", time_json(d->has_span, d->first_time_us));
     json_object_set_new(o, "last_time_us", time_json(d->has_span, d->last_time_us));
     json_object_set_new(o, "time_span_us", time_json(d->has_span, d->span_us));

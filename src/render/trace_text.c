@@ -89,6 +89,10 @@ static void print_header(const text_ctx *r, const sd_trace_device *d)
         if (d->peak_has_time && d->has_span)
             fprintf(r->out, " (+%s)", sdp_fmt_duration_us(d->peak_time_us - d->first_time_us).s);
         fprintf(r->out, ", reached by an alloc at %s\n", site);
+        if (d->peak_start_bytes || d->window_peak_bytes != d->peak_bytes)
+            fprintf(r->out, "    (the peak counts what was live before: %s at the window's start;"
+                            " the window's own allocations peaked at %s)\n",
+                    sdp_fmt_bytes(d->peak_start_bytes).s, sdp_fmt_bytes(d->window_peak_bytes).s);
     }
     if (d->has_rates)
         fprintf(r->out, "  rates: %s allocs/s, %s/s allocated, %s frees/s\n",

@@ -408,8 +408,8 @@
     svg.addEventListener('mouseleave', function () { cursor.setAttribute('visibility', 'hidden'); hideTip(); });
     container.appendChild(el('h3', {text: 'Device ' + tl.device}));
     container.appendChild(el('p', {'class': 'note', text: 'Live bytes after each of ' + fmtCount(n) +
-      ' trace entries (alloc adds, ' + tl.free_action + ' frees; the window ends at the snapshot\u2019s ' +
-      fmtBytes(tl.end_bytes) + ')' + (tl.entries_per_point > 1 ? '; each point is the highest and lowest of ' +
+      ' trace entries, counting what was live before recording began (' + fmtBytes(tl.start_bytes) +
+      '; the trace ends at ' + fmtBytes(tl.end_bytes) + ')' + (tl.entries_per_point > 1 ? '; each point is the highest and lowest of ' +
       fmtCount(tl.entries_per_point) + ' entries' : '') + '. Peak ' + fmtBytes(pk.bytes) + ' at entry ' +
       fmtCount(pk.entry) + (peakSite ? ', after an allocation at ' + peakSite : '') + '. Hover for the allocation site.'}));
     container.appendChild(svg);

@@ -1,0 +1,141 @@
+/* peak.h - the peak of a device: the most memory allocated at once in the recorded window.
+ *
+ * The one definition (docs/peak.md), used by trace, report, top and diff:
+ *
+ *   live(i) = the blocks live when recording began
+ *               (the snapshot's ALLOCATED blocks not allocated in the trace, and the blocks
+ *                freed in the trace that were allocated before it)
+ *           + the allocations made in the trace up to entry i, less those released,
+ *   at block sizes. The peak is the largest live(i) over the `alloc` entries of the window
+ *   (the first such entry on ties), with its entry index, time_us and the allocation (its
+ *   stack, key and site) that reached it.
+ *
+ * Releases follow trace.h's replay rules exactly: the first free_requested or
+ * free_completed at an address releases its block; an alloc at an address whose block was
+ * never freed ends the older block (its free was not recorded); a free at an address that
+ * holds no block allocated in the trace releases a block from before it (its entry's size
+ * and stack, which PyTorch records from the allocation).
+ *
+ * The live blocks at any entry are grouped like the diff (attrib.h: group-by, depth,
+ * hide/show/focus, native node names, forward_frames); focus filters the groups only,
+ * never the device totals. "Bytes allocated inside the window" (trace.h's alloc_bytes) is
+ * another figure.
+ */
+#ifndef SNAPDIFF_PEAK_H
+#define SNAPDIFF_PEAK_H
+
+#include <stdbool.h>
+#include "attrib.h"
+#include "snapshot.h"
+#include "trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sd_peak_options {
+    sd_attrib_options attrib;
+    /* The window in which the peak is sought (trace.h's bounds); the blocks live at its
+     * start are those live at the trace's start plus the net of the entries before it. */
+    sd_trace_bound since, until;
+    uint64_t max_memory;            /* budget for the tables; 0 = unlimited */
+} sd_peak_options;
+
+/* Bytes and blocks of one group key live at one moment. */
+typedef struct sd_peak_group {
+    const char *key;
+    uint64_t bytes, blocks;
+    uint64_t requested;             /* requested bytes (end table only; else = bytes) */
+    uint32_t rep_stack;             /* the stack with the most bytes (0 = no frames) */
+    sd_site rep_site;               /* its site (with forward_frames) */
+} sd_peak_group;
+
+/* The live blocks at one moment, by key, largest first (then key). */
+typedef struct sd_peak_table {
+    uint64_t bytes, blocks;         /* every live block (focus does not filter these) */
+    const sd_peak_group *groups; size_t n_groups;
+} sd_peak_table;
+
+typedef struct sd_peak_device {
+    int64_t device;
+    uint64_t allocated_bytes;       /* the snapshot's ALLOCATED blocks (the end state) */
+    sd_peak_table at_end;           /* those blocks by key */
+    bool has_trace;                 /* the device recorded trace entries */
+    size_t total_entries, first_entry, n_entries;   /* the trace and the window */
+    uint64_t start_bytes;           /* live when recording began (entry 0) */
+    uint64_t window_start_bytes;    /* live at the window's first entry */
+    uint64_t window_alloc_bytes;    /* bytes allocated inside the window (another figure) */
+    bool has_peak;                  /* the window holds an alloc */
+    uint64_t peak_bytes;
+    size_t peak_entry;
+    bool peak_has_time;
+    int64_t peak_time_us;
+    uint32_t peak_stack;            /* the allocation that reached it */
+    const char *peak_key;           /* its key (NULL when no peak) */
+    sd_site peak_site;
+    sd_peak_table at_peak;          /* live at the peak entry by key (empty when no peak) */
+} sd_peak_device;
+
+typedef struct sd_peak sd_peak;
+
+/* Every device of the snapshot (with or without a trace). `s` must outlive the result.
+ * @return the peaks, or NULL with err (SD_EUSAGE: a bad pattern; SD_ENOMEM). */
+sd_peak *sd_peak_create(const sd_snapshot *s, const sd_peak_options *opts, sd_error *err);
+void sd_peak_free(sd_peak *p);
+
+const sd_snapshot *sd_peak_snapshot(const sd_peak *p);
+const sd_attrib *sd_peak_attrib(const sd_peak *p);
+size_t sd_peak_device_count(const sd_peak *p);
+const sd_peak_device *sd_peak_device_at(const sd_peak *p, size_t i);
+/* The device with ordinal `device`, or NULL. */
+const sd_peak_device *sd_peak_device_find(const sd_peak *p, int64_t device);
+
+/* The live blocks after trace entry `entry` (inclusive) of device index `i`, by key (the
+ * OOM explanation's "what was live then"). The table is owned by `p` and valid until p is
+ * freed. @return SD_OK, SD_EUSAGE (no such device or entry), SD_ENOMEM. */
+sd_status sd_peak_live_at(sd_peak *p, size_t i, size_t entry, sd_peak_table *out,
+                          sd_error *err);
+
+/* The peak's live bytes after each trace entry of device index `i`: live[k] for k below
+ * min(n, total_entries) (the report's timeline). @return SD_OK, SD_EUSAGE, SD_ENOMEM. */
+sd_status sd_peak_live_series(sd_peak *p, size_t i, uint64_t *live, size_t n, sd_error *err);
+
+/* ---- Two snapshots compared at their peaks (the diff's "at the peak" section) ----------
+ * Devices pair by ordinal; when none pairs and each side has one device with a peak, those
+ * two pair whatever their ordinals (rank r usually holds device r). The groups are the
+ * union of both tables at the peak, by key, the largest |delta| first (then key); without
+ * --focus their deltas add up to the peak delta. */
+typedef struct sd_peak_diff_group {
+    const char *key;
+    uint64_t old_bytes, new_bytes, old_blocks, new_blocks;
+    int64_t delta_bytes;
+    const sd_snapshot *rep_snapshot;  /* the side its site is read from (NEW's when there) */
+    uint32_t rep_stack;
+    sd_site rep_site;
+} sd_peak_diff_group;
+
+typedef struct sd_peak_diff_device {
+    int64_t device_old, device_new;
+    const sd_peak_device *old, *new_;   /* both with has_peak */
+    int64_t delta_bytes;                /* new peak - old peak */
+    const sd_peak_diff_group *groups; size_t n_groups;
+} sd_peak_diff_device;
+
+typedef struct sd_peak_diff sd_peak_diff;
+
+/* Both snapshots' peaks (either may lack a trace: then no device pairs). Both snapshots
+ * must outlive the result. @return it, or NULL with err (SD_EUSAGE, SD_ENOMEM). */
+sd_peak_diff *sd_peak_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap,
+                                  const sd_peak_options *opts, sd_error *err);
+void sd_peak_diff_free(sd_peak_diff *d);
+/* Which sides have a peak on some device: bit 0 OLD, bit 1 NEW. */
+unsigned sd_peak_diff_sides(const sd_peak_diff *d);
+const sd_peak *sd_peak_diff_side(const sd_peak_diff *d, int side);   /* 0 OLD, 1 NEW */
+size_t sd_peak_diff_device_count(const sd_peak_diff *d);
+const sd_peak_diff_device *sd_peak_diff_device_at(const sd_peak_diff *d, size_t i);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

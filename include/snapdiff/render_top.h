@@ -1,0 +1,35 @@
+/* render_top.h - `snapdiff top`: one snapshot's live memory by site, at the end and at the
+ * peak (peak.h). Text for people; JSON schema snapdiff.top/1 (docs/json-top.md). */
+#ifndef SNAPDIFF_RENDER_TOP_H
+#define SNAPDIFF_RENDER_TOP_H
+
+#include <stdio.h>
+
+#include "peak.h"
+#include "render.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SD_TOP_SCHEMA "snapdiff.top/1"
+
+/* Options of the text view that can grow. */
+typedef struct sd_top_text_options {
+    size_t top;              /* rows per table; 0 = 20 */
+} sd_top_text_options;
+
+/* Per device: the live memory by key at the end (bytes, blocks, requested) and at the
+ * peak, with the peak's entry, time and allocation. `topts` may be NULL.
+ * @return SD_OK, SD_EIO (errno set). */
+sd_status sd_render_top_text(FILE *out, const sd_peak *x, const sd_render_options *ro,
+                             const sd_top_text_options *topts, sd_error *err);
+/* One snapdiff.top/1 document. @return SD_OK, SD_EIO, SD_ENOMEM. */
+sd_status sd_render_top_json(FILE *out, const sd_peak *x, const sd_render_options *ro,
+                             sd_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

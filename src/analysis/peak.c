@@ -1,0 +1,620 @@
+/* peak.c - the peak of each device (peak.h, docs/peak.md).
+ *
+ * One replay of the whole trace per device, with trace.c's release rules, gives the
+ * relative live bytes after each entry (allocs add, releases and frees of blocks from
+ * before the trace take away), the blocks alive at the end and the frees of blocks from
+ * before the trace. The blocks live when recording began are then known: the snapshot's
+ * ALLOCATED blocks at no address alive at the end of the replay ("leftovers"), and those
+ * early frees. Their bytes are a constant under the whole trace, so the peak entry is the
+ * argmax of the relative figure. The table at an entry is a second replay up to it.
+ */
+#include <stdlib.h>
+
+#include "base/base.h"
+#include "diff_internal.h"
+#include "snapdiff/peak.h"
+
+#define KEY_UNSET UINT32_MAX
+#define KEY_NONE (UINT32_MAX - 1)   /* dropped by a focus pattern */
+
+enum { ADDR_NONE, ADDR_LIVE, ADDR_PENDING };
+
+typedef struct addr_rec {
+    uint64_t addr, size;
+    uint32_t stack;
+    uint8_t state;
+} addr_rec;
+
+typedef struct key_rec {
+    const char *text;
+    uint64_t hash;
+} key_rec;
+
+typedef struct dev_state {
+    size_t index;                 /* in the snapshot's device list */
+    uint32_t *leftovers; size_t n_leftovers;    /* block indices */
+    size_t *early_frees; size_t n_early;        /* entry indices */
+} dev_state;
+
+typedef struct stack_acc { uint64_t bytes, blocks, requested; } stack_acc;
+typedef struct key_acc { uint64_t bytes, blocks, requested, rep_bytes; uint32_t rep; } key_acc;
+
+struct sd_peak {
+    const sd_snapshot *snap;
+    sd_attrib *attrib;
+    sdp_arena arena;
+    sd_peak_device *devices;
+    dev_state *states;
+    size_t n_devices;
+    /* keys, per stack id */
+    size_t n_stacks;
+    uint32_t *stack_key;
+    key_rec *keys;
+    size_t n_keys, keys_cap;
+    sdp_htab key_index;
+    const sd_frame **frames, **fwd_frames;
+    uint8_t *kinds, *fwd_kinds;
+    size_t frames_cap, kinds_cap, fwd_cap, fwd_kinds_cap;
+    sdp_sbuf key;
+    /* scratch */
+    addr_rec *addrs;
+    size_t n_addrs, addrs_cap;
+    sdp_htab addr_index;
+    stack_acc *stacks;            /* per stack id */
+    uint32_t *touched; size_t n_touched, touched_cap;
+    uint32_t *ktouched; size_t n_ktouched, ktouched_cap;
+};
+
+static sd_status nomem(sd_error *err)
+{
+    return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "memory budget exhausted finding the peak");
+}
+
+/* ---------- keys: the diff's, with forward_frames ---------- */
+
+static uint64_t key_hash(const char *s, size_t n)
+{
+    uint64_t h = sdp_hash_bytes(SDP_HASH_SEED, s, n);
+    return h ^ (h >> 29);
+}
+
+static uint64_t key_hash_of_id(const void *ctx, uint32_t id)
+{
+    return ((const sd_peak *)ctx)->keys[id].hash;
+}
+
+static sd_status load_view(sd_peak *p, uint32_t stack, const sd_frame ***frames,
+                           uint8_t **kinds, size_t *fcap, size_t *kcap, sdp_stack_view *v,
+                           bool *focused)
+{
+    size_t n = 0;
+    const uint32_t *ids = sd_snapshot_stack(p->snap, stack, &n);
+    if (sdp_grow((void **)frames, fcap, n ? n : 1, sizeof **frames, &p->arena) ||
+        sdp_grow((void **)kinds, kcap, n ? n : 1, 1, &p->arena))
+        return SD_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const sd_frame *f = sd_snapshot_frame(p->snap, ids[i]);
+        (*frames)[i] = f;
+        (*kinds)[i] = (uint8_t)sd_attrib_classify(p->attrib, f);
+        if (focused && !*focused) *focused = sd_attrib_frame_focused(p->attrib, f);
+    }
+    *v = (sdp_stack_view){*frames, *kinds, n, sd_snapshot_stack_context(p->snap, stack)};
+    return SD_OK;
+}
+
+/* The stack and its forward_frames, as the attribution reads them. */
+static sd_status load_stack(sd_peak *p, uint32_t stack, sdp_stack_view *v, sdp_stack_view *fwd,
+                            bool *focused)
+{
+    *focused = !sd_attrib_has_focus(p->attrib);
+    if (load_view(p, stack, &p->frames, &p->kinds, &p->frames_cap, &p->kinds_cap, v, focused))
+        return SD_ENOMEM;
+    uint32_t f = sd_snapshot_stack_context(p->snap, stack)->forward_stack;
+    *fwd = (sdp_stack_view){NULL, NULL, 0, NULL};
+    if (f && load_view(p, f, &p->fwd_frames, &p->fwd_kinds, &p->fwd_cap, &p->fwd_kinds_cap,
+                       fwd, NULL))
+        return SD_ENOMEM;
+    fwd->ctx = NULL;
+    return SD_OK;
+}
+
+static sd_status key_find(sd_peak *p, const char *text, size_t len, uint32_t *out)
+{
+    uint64_t h = key_hash(text, len);
+    size_t j = sdp_htab_first(&p->key_index, h);
+    for (; p->key_index.slots[j]; j = sdp_htab_next(&p->key_index, j)) {
+        const key_rec *k = &p->keys[p->key_index.slots[j] - 1];
+        if (k->hash == h && strcmp(k->text, text) == 0) {
+            *out = p->key_index.slots[j] - 1;
+            return SD_OK;
+        }
+    }
+    if (p->n_keys >= KEY_NONE - 1 || sdp_htab_reserve_one(&p->key_index, key_hash_of_id, p) ||
+        sdp_grow((void **)&p->keys, &p->keys_cap, p->n_keys + 1, sizeof *p->keys, &p->arena))
+        return SD_ENOMEM;
+    char *copy = sdp_arena_strndup(&p->arena, text, len);
+    if (!copy) return SD_ENOMEM;
+    p->keys[p->n_keys] = (key_rec){copy, h};
+    j = sdp_htab_first(&p->key_index, h);
+    while (p->key_index.slots[j]) j = sdp_htab_next(&p->key_index, j);
+    sdp_htab_put(&p->key_index, j, (uint32_t)p->n_keys);
+    *out = (uint32_t)p->n_keys++;
+    return SD_OK;
+}
+
+/* The key id of `stack` (KEY_NONE when a focus pattern drops it), computed once. */
+static sd_status key_of_stack(sd_peak *p, uint32_t stack, uint32_t *out)
+{
+    if (stack >= p->n_stacks) stack = 0;
+    if (p->stack_key[stack] != KEY_UNSET) {
+        *out = p->stack_key[stack];
+        return SD_OK;
+    }
+    sdp_stack_view v, fwd;
+    bool focused;
+    if (load_stack(p, stack, &v, &fwd, &focused)) return SD_ENOMEM;
+    uint32_t k = KEY_NONE;
+    if (focused) {
+        sdp_sbuf_reset(&p->key);
+        sdp_attrib_key_view(p->attrib, &v, fwd.n ? &fwd : NULL, &p->key);
+        if (p->key.failed || key_find(p, sdp_sbuf_str(&p->key), p->key.len, &k))
+            return SD_ENOMEM;
+    }
+    p->stack_key[stack] = k;
+    *out = k;
+    return SD_OK;
+}
+
+static sd_status site_of_stack(sd_peak *p, uint32_t stack, sd_site *out)
+{
+    sdp_stack_view v, fwd;
+    bool focused;
+    if (load_stack(p, stack, &v, &fwd, &focused)) return SD_ENOMEM;
+    sdp_attrib_site_view(&v, fwd.n ? &fwd : NULL, out);
+    return SD_OK;
+}
+
+/* ---------- tables ---------- */
+
+static void table_begin(sd_peak *p)
+{
+    for (size_t i = 0; i < p->n_touched; i++) p->stacks[p->touched[i]] = (stack_acc){0, 0, 0};
+    p->n_touched = 0;
+}
+
+static sd_status table_add(sd_peak *p, uint32_t stack, uint64_t size, uint64_t requested)
+{
+    if (stack >= p->n_stacks) stack = 0;
+    stack_acc *a = &p->stacks[stack];
+    if (!a->blocks) {
+        if (sdp_grow((void **)&p->touched, &p->touched_cap, p->n_touched + 1,
+                     sizeof *p->touched, &p->arena))
+            return SD_ENOMEM;
+        p->touched[p->n_touched++] = stack;
+    }
+    a->bytes += size;
+    a->blocks++;
+    a->requested += requested;
+    return SD_OK;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    const sd_peak_group *x = a, *y = b;
+    if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
+    return strcmp(x->key, y->key);
+}
+
+/* The touched stacks summed by key into `out` (arena-owned). */
+static sd_status table_end(sd_peak *p, sd_peak_table *out)
+{
+    memset(out, 0, sizeof *out);
+    /* Stacks by id, so a representative tie goes to the lowest id. */
+    qsort(p->touched, p->n_touched, sizeof *p->touched, cmp_u32);
+    p->n_ktouched = 0;
+    for (size_t i = 0; i < p->n_touched; i++) {
+        uint32_t s = p->touched[i], k;
+        const stack_acc *a = &p->stacks[s];
+        out->bytes += a->bytes;
+        out->blocks += a->blocks;
+        if (key_of_stack(p, s, &k)) return SD_ENOMEM;
+        if (k == KEY_NONE) continue;
+        if (sdp_grow((void **)&p->ktouched, &p->ktouched_cap, p->n_ktouched + 1,
+                     sizeof *p->ktouched, &p->arena))
+            return SD_ENOMEM;
+        p->ktouched[p->n_ktouched++] = k;
+    }
+    key_acc *acc = calloc(p->n_keys ? p->n_keys : 1, sizeof *acc);
+    if (!acc) return SD_ENOMEM;
+    size_t n_groups = 0;
+    for (size_t i = 0; i < p->n_touched; i++) {
+        uint32_t s = p->touched[i];
+        uint32_t k = p->stack_key[s];
+        if (k == KEY_NONE) continue;
+        const stack_acc *a = &p->stacks[s];
+        key_acc *g = &acc[k];
+        if (!g->blocks) n_groups++;
+        if (!g->blocks || a->bytes > g->rep_bytes) {
+            g->rep = s;
+            g->rep_bytes = a->bytes;
+        }
+        g->bytes += a->bytes;
+        g->blocks += a->blocks;
+        g->requested += a->requested;
+    }
+    sd_peak_group *groups = sdp_arena_alloc(&p->arena, (n_groups ? n_groups : 1) * sizeof *groups);
+    if (!groups) {
+        free(acc);
+        return SD_ENOMEM;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_ktouched; i++) {
+        uint32_t k = p->ktouched[i];
+        key_acc *g = &acc[k];
+        if (!g->blocks) continue;     /* already written */
+        sd_peak_group *o = &groups[n++];
+        memset(o, 0, sizeof *o);
+        *o = (sd_peak_group){.key = p->keys[k].text, .bytes = g->bytes, .blocks = g->blocks,
+                             .requested = g->requested, .rep_stack = g->rep};
+        if (site_of_stack(p, g->rep, &o->rep_site)) {
+            free(acc);
+            return SD_ENOMEM;
+        }
+        g->blocks = 0;
+    }
+    free(acc);
+    qsort(groups, n, sizeof *groups, cmp_group);
+    out->groups = groups;
+    out->n_groups = n;
+    return SD_OK;
+}
+
+/* ---------- the replay ---------- */
+
+static uint64_t addr_hash(uint64_t a) { return sdp_hash_mix(SDP_HASH_SEED, a); }
+
+static uint64_t addr_hash_of_id(const void *ctx, uint32_t id)
+{
+    return addr_hash(((const sd_peak *)ctx)->addrs[id].addr);
+}
+
+static addr_rec *addr_find(sd_peak *p, uint64_t addr)
+{
+    uint64_t h = addr_hash(addr);
+    size_t j = sdp_htab_first(&p->addr_index, h);
+    for (; p->addr_index.slots[j]; j = sdp_htab_next(&p->addr_index, j)) {
+        addr_rec *r = &p->addrs[p->addr_index.slots[j] - 1];
+        if (r->addr == addr) return r;
+    }
+    if (p->n_addrs >= UINT32_MAX - 1 || sdp_htab_reserve_one(&p->addr_index, addr_hash_of_id, p) ||
+        sdp_grow((void **)&p->addrs, &p->addrs_cap, p->n_addrs + 1, sizeof *p->addrs, &p->arena))
+        return NULL;
+    j = sdp_htab_first(&p->addr_index, h);
+    while (p->addr_index.slots[j]) j = sdp_htab_next(&p->addr_index, j);
+    sdp_htab_put(&p->addr_index, j, (uint32_t)p->n_addrs);
+    addr_rec *r = &p->addrs[p->n_addrs++];
+    memset(r, 0, sizeof *r);
+    r->addr = addr;
+    return r;
+}
+
+static sd_status replay_reset(sd_peak *p)
+{
+    p->n_addrs = 0;
+    sdp_htab_free(&p->addr_index);
+    return sdp_htab_init(&p->addr_index, 1024, &p->arena);
+}
+
+/* One entry, trace.c's rules. *delta: the change of live bytes; *early: the entry freed
+ * a block from before the trace. */
+static sd_status replay_step(sd_peak *p, const sd_trace_entry *e, int64_t *delta, bool *early)
+{
+    *delta = 0;
+    *early = false;
+    addr_rec *a;
+    switch (e->action) {
+    case SD_ACT_ALLOC:
+        if (!(a = addr_find(p, e->addr))) return SD_ENOMEM;
+        if (a->state == ADDR_LIVE) *delta -= (int64_t)a->size;   /* an unrecorded free */
+        *a = (addr_rec){.addr = e->addr, .size = e->size, .stack = e->stack, .state = ADDR_LIVE};
+        *delta += (int64_t)e->size;
+        break;
+    case SD_ACT_FREE_REQUESTED:
+    case SD_ACT_FREE_COMPLETED:
+        if (!(a = addr_find(p, e->addr))) return SD_ENOMEM;
+        if (a->state == ADDR_LIVE) {
+            *delta = -(int64_t)a->size;
+        } else if (a->state == ADDR_PENDING && e->action == SD_ACT_FREE_COMPLETED) {
+            a->state = ADDR_NONE;       /* the requested free, done */
+            break;
+        } else {                        /* a block from before the trace */
+            *delta = -(int64_t)e->size;
+            *early = true;
+        }
+        a->state = e->action == SD_ACT_FREE_REQUESTED ? ADDR_PENDING : ADDR_NONE;
+        break;
+    default:
+        break;
+    }
+    return SD_OK;
+}
+
+static size_t bound_index(const sd_device *d, const sd_trace_bound *b, bool upper)
+{
+    size_t n = d->n_trace;
+    if (b->kind == SD_BOUND_NONE) return upper ? n : 0;
+    if (b->kind == SD_BOUND_INDEX)
+        return b->value < 0 ? 0 : (uint64_t)b->value > n ? n : (size_t)b->value;
+    int64_t t = b->value;
+    if (b->kind == SD_BOUND_OFFSET) {
+        size_t i = 0;
+        while (i < n && !d->trace[i].has_time) i++;
+        if (i == n) return upper ? 0 : n;
+        t = d->trace[i].time_us + b->value;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (d->trace[i].has_time && d->trace[i].time_us >= t) return i;
+    return n;
+}
+
+static sd_status end_table(sd_peak *p, const sd_device *d, sd_peak_device *dv)
+{
+    table_begin(p);
+    for (size_t b = 0; b < d->n_blocks; b++) {
+        const sd_block *bl = &d->blocks[b];
+        if (bl->state != SD_BLOCK_ALLOCATED) continue;
+        dv->allocated_bytes += bl->size;
+        if (table_add(p, bl->stack, bl->size, bl->requested_size)) return SD_ENOMEM;
+    }
+    return table_end(p, &dv->at_end);
+}
+
+/* The whole trace once: the peak, the early frees and the leftovers. */
+static sd_status replay_device(sd_peak *p, const sd_device *d, sd_peak_device *dv,
+                               dev_state *ds, const sd_peak_options *o)
+{
+    size_t n = d->n_trace;
+    size_t lo = bound_index(d, &o->since, false), hi = bound_index(d, &o->until, true);
+    if (hi < lo) hi = lo;
+    dv->total_entries = n;
+    dv->first_entry = lo;
+    dv->n_entries = hi - lo;
+    if (replay_reset(p)) return SD_ENOMEM;
+    int64_t rel = 0, rel_lo = 0, best = 0;
+    size_t early_cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        const sd_trace_entry *e = &d->trace[i];
+        int64_t delta;
+        bool early;
+        if (i == lo) rel_lo = rel;
+        if (replay_step(p, e, &delta, &early)) return SD_ENOMEM;
+        rel += delta;
+        if (early) {
+            if (sdp_grow((void **)&ds->early_frees, &early_cap, ds->n_early + 1,
+                         sizeof *ds->early_frees, &p->arena))
+                return SD_ENOMEM;
+            ds->early_frees[ds->n_early++] = i;
+        }
+        if (e->action == SD_ACT_ALLOC && i >= lo && i < hi) {
+            dv->window_alloc_bytes += e->size;
+            if (!dv->has_peak || rel > best) {
+                dv->has_peak = true;
+                best = rel;
+                dv->peak_entry = i;
+            }
+        }
+    }
+    if (lo >= n) rel_lo = rel;
+    /* Leftovers: ALLOCATED blocks at no address the replay holds live at the end. */
+    uint64_t base = 0;
+    size_t left_cap = 0;
+    for (size_t b = 0; b < d->n_blocks; b++) {
+        const sd_block *bl = &d->blocks[b];
+        if (bl->state != SD_BLOCK_ALLOCATED) continue;
+        uint64_t h = addr_hash(bl->address);
+        bool alive = false;
+        for (size_t j = sdp_htab_first(&p->addr_index, h); p->addr_index.slots[j];
+             j = sdp_htab_next(&p->addr_index, j)) {
+            const addr_rec *r = &p->addrs[p->addr_index.slots[j] - 1];
+            if (r->addr == bl->address) {
+                alive = r->state == ADDR_LIVE;
+                break;
+            }
+        }
+        if (alive) continue;
+        if (sdp_grow((void **)&ds->leftovers, &left_cap, ds->n_leftovers + 1,
+                     sizeof *ds->leftovers, &p->arena))
+            return SD_ENOMEM;
+        ds->leftovers[ds->n_leftovers++] = (uint32_t)b;
+        base += bl->size;
+    }
+    for (size_t k = 0; k < ds->n_early; k++) base += d->trace[ds->early_frees[k]].size;
+    dv->start_bytes = base;
+    dv->window_start_bytes = (uint64_t)((int64_t)base + rel_lo);
+    if (dv->has_peak) {
+        const sd_trace_entry *e = &d->trace[dv->peak_entry];
+        dv->peak_bytes = (uint64_t)((int64_t)base + best);
+        dv->peak_has_time = e->has_time;
+        dv->peak_time_us = e->has_time ? e->time_us : 0;
+        dv->peak_stack = e->stack < p->n_stacks ? e->stack : 0;
+        uint32_t k;
+        if (key_of_stack(p, dv->peak_stack, &k)) return SD_ENOMEM;
+        if (k == KEY_NONE) {
+            /* Focus dropped it from the groups; the allocation still has its key. */
+            sdp_stack_view v, fwd;
+            bool focused;
+            if (load_stack(p, dv->peak_stack, &v, &fwd, &focused)) return SD_ENOMEM;
+            sdp_sbuf_reset(&p->key);
+            sdp_attrib_key_view(p->attrib, &v, fwd.n ? &fwd : NULL, &p->key);
+            if (p->key.failed) return SD_ENOMEM;
+            dv->peak_key = sdp_arena_strndup(&p->arena, sdp_sbuf_str(&p->key), p->key.len);
+            if (!dv->peak_key) return SD_ENOMEM;
+        } else {
+            dv->peak_key = p->keys[k].text;
+        }
+        if (site_of_stack(p, dv->peak_stack, &dv->peak_site)) return SD_ENOMEM;
+    }
+    return SD_OK;
+}
+
+/* Live after entry `entry`: the leftovers, the early-freed blocks not yet freed, and the
+ * blocks of the trace alive then. */
+static sd_status live_table(sd_peak *p, size_t i, size_t entry, sd_peak_table *out)
+{
+    const sd_device *d = sd_snapshot_device(p->snap, p->states[i].index);
+    const dev_state *ds = &p->states[i];
+    if (replay_reset(p)) return SD_ENOMEM;
+    for (size_t k = 0; k <= entry && k < d->n_trace; k++) {
+        int64_t delta;
+        bool early;
+        if (replay_step(p, &d->trace[k], &delta, &early)) return SD_ENOMEM;
+    }
+    table_begin(p);
+    for (size_t k = 0; k < ds->n_leftovers; k++) {
+        const sd_block *bl = &d->blocks[ds->leftovers[k]];
+        if (table_add(p, bl->stack, bl->size, 0)) return SD_ENOMEM;
+    }
+    for (size_t k = 0; k < ds->n_early; k++) {
+        if (ds->early_frees[k] <= entry) continue;
+        const sd_trace_entry *e = &d->trace[ds->early_frees[k]];
+        if (table_add(p, e->stack, e->size, 0)) return SD_ENOMEM;
+    }
+    for (size_t k = 0; k < p->n_addrs; k++)
+        if (p->addrs[k].state == ADDR_LIVE &&
+            table_add(p, p->addrs[k].stack, p->addrs[k].size, 0))
+            return SD_ENOMEM;
+    return table_end(p, out);
+}
+
+/* ---------- the handle ---------- */
+
+static sd_status peak_build(sd_peak *p, const sd_peak_options *o)
+{
+    p->n_stacks = sd_snapshot_stack_count(p->snap);
+    if (!p->n_stacks) p->n_stacks = 1;
+    size_t nd = sd_snapshot_device_count(p->snap);
+    if (!sdp_arena_charge(&p->arena, (uint64_t)p->n_stacks * (sizeof *p->stacks + 4)))
+        return SD_ENOMEM;
+    p->stacks = calloc(p->n_stacks, sizeof *p->stacks);
+    p->stack_key = malloc(p->n_stacks * sizeof *p->stack_key);
+    p->devices = sdp_arena_alloc(&p->arena, (nd ? nd : 1) * sizeof *p->devices);
+    p->states = sdp_arena_alloc(&p->arena, (nd ? nd : 1) * sizeof *p->states);
+    if (!p->stacks || !p->stack_key || !p->devices || !p->states ||
+        sdp_htab_init(&p->key_index, 64, &p->arena))
+        return SD_ENOMEM;
+    for (size_t s = 0; s < p->n_stacks; s++) p->stack_key[s] = KEY_UNSET;
+    memset(p->devices, 0, (nd ? nd : 1) * sizeof *p->devices);
+    memset(p->states, 0, (nd ? nd : 1) * sizeof *p->states);
+    for (size_t i = 0; i < nd; i++) {
+        const sd_device *d = sd_snapshot_device(p->snap, i);
+        sd_peak_device *dv = &p->devices[i];
+        p->states[i].index = i;
+        p->n_devices = i + 1;
+        dv->device = d->device;
+        if (end_table(p, d, dv)) return SD_ENOMEM;
+        dv->has_trace = d->n_trace > 0;
+        if (!dv->has_trace) continue;
+        if (replay_device(p, d, dv, &p->states[i], o)) return SD_ENOMEM;
+        if (dv->has_peak && live_table(p, i, dv->peak_entry, &dv->at_peak)) return SD_ENOMEM;
+    }
+    return SD_OK;
+}
+
+sd_peak *sd_peak_create(const sd_snapshot *s, const sd_peak_options *opts, sd_error *err)
+{
+    if (!s || !opts) {
+        sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_peak_create: no snapshot");
+        return NULL;
+    }
+    sd_peak *p = calloc(1, sizeof *p);
+    if (!p) {
+        sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        return NULL;
+    }
+    p->snap = s;
+    sdp_arena_init(&p->arena, opts->max_memory);
+    p->attrib = sd_attrib_create(&opts->attrib, err);
+    if (!p->attrib) {
+        sd_peak_free(p);
+        return NULL;
+    }
+    if (peak_build(p, opts) != SD_OK) {
+        nomem(err);
+        sd_peak_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void sd_peak_free(sd_peak *p)
+{
+    if (!p) return;
+    sd_attrib_free(p->attrib);
+    sdp_htab_free(&p->key_index);
+    sdp_htab_free(&p->addr_index);
+    sdp_sbuf_free(&p->key);
+    for (size_t i = 0; i < p->n_devices; i++) {
+        free(p->states[i].leftovers);
+        free(p->states[i].early_frees);
+    }
+    free(p->stack_key);
+    free(p->stacks);
+    free(p->keys);
+    free(p->frames);
+    free(p->kinds);
+    free(p->fwd_frames);
+    free(p->fwd_kinds);
+    free(p->addrs);
+    free(p->touched);
+    free(p->ktouched);
+    sdp_arena_free(&p->arena);
+    free(p);
+}
+
+const sd_snapshot *sd_peak_snapshot(const sd_peak *p) { return p->snap; }
+const sd_attrib *sd_peak_attrib(const sd_peak *p) { return p->attrib; }
+size_t sd_peak_device_count(const sd_peak *p) { return p->n_devices; }
+
+const sd_peak_device *sd_peak_device_at(const sd_peak *p, size_t i)
+{
+    return i < p->n_devices ? &p->devices[i] : NULL;
+}
+
+const sd_peak_device *sd_peak_device_find(const sd_peak *p, int64_t device)
+{
+    for (size_t i = 0; i < p->n_devices; i++)
+        if (p->devices[i].device == device) return &p->devices[i];
+    return NULL;
+}
+
+sd_status sd_peak_live_at(sd_peak *p, size_t i, size_t entry, sd_peak_table *out,
+                          sd_error *err)
+{
+    if (!p || i >= p->n_devices || entry >= p->devices[i].total_entries)
+        return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_peak_live_at: no such entry");
+    if (live_table(p, i, entry, out)) return nomem(err);
+    return SD_OK;
+}
+
+sd_status sd_peak_live_series(sd_peak *p, size_t i, uint64_t *live, size_t n, sd_error *err)
+{
+    if (!p || i >= p->n_devices || (n && !live))
+        return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_peak_live_series: no such device");
+    const sd_device *d = sd_snapshot_device(p->snap, p->states[i].index);
+    if (replay_reset(p)) return nomem(err);
+    int64_t cur = (int64_t)p->devices[i].start_bytes;
+    for (size_t k = 0; k < d->n_trace && k < n; k++) {
+        int64_t delta;
+        bool early;
+        if (replay_step(p, &d->trace[k], &delta, &early)) return nomem(err);
+        cur += delta;
+        live[k] = cur > 0 ? (uint64_t)cur : 0;
+    }
+    return SD_OK;
+}

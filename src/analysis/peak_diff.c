@@ -1,0 +1,176 @@
+/* peak_diff.c - two snapshots compared at their peaks (peak.h). */
+#include <stdlib.h>
+
+#include "base/base.h"
+#include "snapdiff/peak.h"
+
+struct sd_peak_diff {
+    sd_peak *sides[2];
+    sd_peak_diff_device *devices;
+    size_t n_devices;
+    sd_peak_diff_group **tables;   /* one malloc'd array per device */
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp((*(const sd_peak_group *const *)a)->key, (*(const sd_peak_group *const *)b)->key);
+}
+
+static int cmp_delta(const void *a, const void *b)
+{
+    const sd_peak_diff_group *x = a, *y = b;
+    uint64_t ax = x->delta_bytes < 0 ? (uint64_t)-x->delta_bytes : (uint64_t)x->delta_bytes;
+    uint64_t ay = y->delta_bytes < 0 ? (uint64_t)-y->delta_bytes : (uint64_t)y->delta_bytes;
+    if (ax != ay) return ax > ay ? -1 : 1;
+    if (x->delta_bytes != y->delta_bytes) return x->delta_bytes > y->delta_bytes ? -1 : 1;
+    return strcmp(x->key, y->key);
+}
+
+static const sd_peak_group **by_key(const sd_peak_table *t)
+{
+    const sd_peak_group **v = malloc((t->n_groups ? t->n_groups : 1) * sizeof *v);
+    if (!v) return NULL;
+    for (size_t i = 0; i < t->n_groups; i++) v[i] = &t->groups[i];
+    qsort(v, t->n_groups, sizeof *v, cmp_key);
+    return v;
+}
+
+/* The union of both tables at the peak, by key. */
+static sd_status merge(sd_peak_diff *pd, sd_peak_diff_device *dv, sd_peak_diff_group **out)
+{
+    const sd_peak_table *to = &dv->old->at_peak, *tn = &dv->new_->at_peak;
+    const sd_peak_group **a = by_key(to), **b = by_key(tn);
+    sd_peak_diff_group *g = malloc((to->n_groups + tn->n_groups + 1) * sizeof *g);
+    if (!a || !b || !g) {
+        free(a);
+        free(b);
+        free(g);
+        return SD_ENOMEM;
+    }
+    size_t i = 0, j = 0, n = 0;
+    while (i < to->n_groups || j < tn->n_groups) {
+        int c = i == to->n_groups ? 1 : j == tn->n_groups ? -1 : strcmp(a[i]->key, b[j]->key);
+        sd_peak_diff_group *x = &g[n++];
+        memset(x, 0, sizeof *x);
+        if (c <= 0) {
+            x->key = a[i]->key;
+            x->old_bytes = a[i]->bytes;
+            x->old_blocks = a[i]->blocks;
+            x->rep_snapshot = sd_peak_snapshot(pd->sides[0]);
+            x->rep_stack = a[i]->rep_stack;
+            x->rep_site = a[i]->rep_site;
+            i++;
+        }
+        if (c >= 0) {
+            x->key = b[j]->key;
+            x->new_bytes = b[j]->bytes;
+            x->new_blocks = b[j]->blocks;
+            x->rep_snapshot = sd_peak_snapshot(pd->sides[1]);
+            x->rep_stack = b[j]->rep_stack;
+            x->rep_site = b[j]->rep_site;
+            j++;
+        }
+        x->delta_bytes = (int64_t)x->new_bytes - (int64_t)x->old_bytes;
+    }
+    free(a);
+    free(b);
+    qsort(g, n, sizeof *g, cmp_delta);
+    *out = g;
+    dv->groups = g;
+    dv->n_groups = n;
+    return SD_OK;
+}
+
+static size_t with_peak(const sd_peak *p, const sd_peak_device **only)
+{
+    size_t n = 0;
+    for (size_t i = 0; p && i < sd_peak_device_count(p); i++)
+        if (sd_peak_device_at(p, i)->has_peak) {
+            n++;
+            *only = sd_peak_device_at(p, i);
+        }
+    return n;
+}
+
+static sd_status pair_devices(sd_peak_diff *pd)
+{
+    const sd_peak *po = pd->sides[0], *pn = pd->sides[1];
+    size_t cap = sd_peak_device_count(po) + 1;
+    pd->devices = calloc(cap, sizeof *pd->devices);
+    pd->tables = calloc(cap, sizeof *pd->tables);
+    if (!pd->devices || !pd->tables) return SD_ENOMEM;
+    for (size_t i = 0; i < sd_peak_device_count(po); i++) {
+        const sd_peak_device *o = sd_peak_device_at(po, i);
+        const sd_peak_device *n = sd_peak_device_find(pn, o->device);
+        if (!o->has_peak || !n || !n->has_peak) continue;
+        pd->devices[pd->n_devices++] = (sd_peak_diff_device){.device_old = o->device,
+                                                             .device_new = n->device,
+                                                             .old = o, .new_ = n};
+    }
+    const sd_peak_device *oo = NULL, *nn = NULL;
+    if (pd->n_devices == 0 && with_peak(po, &oo) == 1 && with_peak(pn, &nn) == 1)
+        pd->devices[pd->n_devices++] = (sd_peak_diff_device){.device_old = oo->device,
+                                                             .device_new = nn->device,
+                                                             .old = oo, .new_ = nn};
+    for (size_t i = 0; i < pd->n_devices; i++) {
+        sd_peak_diff_device *dv = &pd->devices[i];
+        dv->delta_bytes = (int64_t)dv->new_->peak_bytes - (int64_t)dv->old->peak_bytes;
+        if (merge(pd, dv, &pd->tables[i])) return SD_ENOMEM;
+    }
+    return SD_OK;
+}
+
+sd_peak_diff *sd_peak_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap,
+                                  const sd_peak_options *opts, sd_error *err)
+{
+    if (!old_snap || !new_snap || !opts) {
+        sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_peak_diff_create: two snapshots needed");
+        return NULL;
+    }
+    sd_peak_diff *pd = calloc(1, sizeof *pd);
+    if (!pd) {
+        sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        return NULL;
+    }
+    pd->sides[0] = sd_peak_create(old_snap, opts, err);
+    pd->sides[1] = pd->sides[0] ? sd_peak_create(new_snap, opts, err) : NULL;
+    if (!pd->sides[1]) {
+        sd_peak_diff_free(pd);
+        return NULL;
+    }
+    if (pair_devices(pd)) {
+        sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory comparing the peaks");
+        sd_peak_diff_free(pd);
+        return NULL;
+    }
+    return pd;
+}
+
+void sd_peak_diff_free(sd_peak_diff *pd)
+{
+    if (!pd) return;
+    for (size_t i = 0; pd->tables && i < pd->n_devices; i++) free(pd->tables[i]);
+    free(pd->tables);
+    free(pd->devices);
+    sd_peak_free(pd->sides[0]);
+    sd_peak_free(pd->sides[1]);
+    free(pd);
+}
+
+unsigned sd_peak_diff_sides(const sd_peak_diff *pd)
+{
+    const sd_peak_device *x;
+    return (with_peak(pd->sides[0], &x) ? 1u : 0u) | (with_peak(pd->sides[1], &x) ? 2u : 0u);
+}
+
+const sd_peak *sd_peak_diff_side(const sd_peak_diff *pd, int side)
+{
+    return side == 0 || side == 1 ? pd->sides[side] : NULL;
+}
+
+size_t sd_peak_diff_device_count(const sd_peak_diff *pd) { return pd->n_devices; }
+
+const sd_peak_diff_device *sd_peak_diff_device_at(const sd_peak_diff *pd, size_t i)
+{
+    return i < pd->n_devices ? &pd->devices[i] : NULL;
+}

@@ -1,0 +1,91 @@
+/* top_text.c - `snapdiff top`: per device, live memory by site at the end and at the peak,
+ * largest first. The figures are peak.h's; this file only words and lays them out. */
+#include <stdio.h>
+
+#include "base/base.h"
+#include "render/format.h"
+#include "render/top_render.h"
+#include "snapdiff/render_top.h"
+
+enum { ROWS_DEFAULT = 20, LABEL_MAX = 512 };
+
+/* One table: bytes, blocks (and requested at the end), the key; then what was left out. */
+static void print_table(FILE *out, const sd_peak_table *t, bool requested, size_t top,
+                        const sd_render_options *ro)
+{
+    if (requested)
+        fprintf(out, "    %s%11s %8s %11s  %s%s\n", sdp_ansi(ro->color, SDP_DIM), "bytes",
+                "blocks", "requested", "site", sdp_ansi(ro->color, SDP_RESET));
+    else
+        fprintf(out, "    %s%11s %8s  %s%s\n", sdp_ansi(ro->color, SDP_DIM), "bytes", "blocks",
+                "site", sdp_ansi(ro->color, SDP_RESET));
+    size_t n = t->n_groups < top ? t->n_groups : top;
+    uint64_t shown = 0;
+    for (size_t i = 0; i < n; i++) {
+        const sd_peak_group *g = &t->groups[i];
+        shown += g->bytes;
+        if (requested)
+            fprintf(out, "    %11s %8s %11s  %s\n", sdp_fmt_bytes(g->bytes).s,
+                    sdp_fmt_count(g->blocks).s, sdp_fmt_bytes(g->requested).s, g->key);
+        else
+            fprintf(out, "    %11s %8s  %s\n", sdp_fmt_bytes(g->bytes).s,
+                    sdp_fmt_count(g->blocks).s, g->key);
+    }
+    if (t->n_groups > n) {
+        uint64_t rest = 0;
+        for (size_t i = n; i < t->n_groups; i++) rest += t->groups[i].bytes;
+        fprintf(out, "    %11s %8s  ... %s more group%s (-n to show)\n", sdp_fmt_bytes(rest).s,
+                "", sdp_fmt_count(t->n_groups - n).s, t->n_groups - n == 1 ? "" : "s");
+    }
+    if (t->n_groups == 0) fprintf(out, "    (nothing live)\n");
+}
+
+static void print_device(FILE *out, const sd_peak *x, const sd_peak_device *d, size_t top,
+                         const sd_render_options *ro)
+{
+    const char *b = sdp_ansi(ro->color, SDP_BOLD), *r = sdp_ansi(ro->color, SDP_RESET);
+    fprintf(out, "%sdevice %lld%s: %s allocated in %s block%s\n", b, (long long)d->device, r,
+            sdp_fmt_bytes(d->allocated_bytes).s, sdp_fmt_count(d->at_end.blocks).s,
+            d->at_end.blocks == 1 ? "" : "s");
+    fprintf(out, "  live at the end, by site:\n");
+    print_table(out, &d->at_end, true, top, ro);
+    if (!d->has_trace) {
+        fprintf(out, "  no peak: the snapshot recorded no trace for this device\n");
+        return;
+    }
+    if (!d->has_peak) {
+        fprintf(out, "  no peak: the trace records no allocation\n");
+        return;
+    }
+    char site[LABEL_MAX];
+    sdp_peak_site_text(sd_peak_snapshot(x), d->peak_stack, &d->peak_site, site, sizeof site);
+    fprintf(out, "  %speak: %s%s at entry #%zu", b, sdp_fmt_bytes(d->peak_bytes).s, r,
+            d->peak_entry);
+    const sd_device *dev = NULL;
+    for (size_t i = 0; i < sd_snapshot_device_count(sd_peak_snapshot(x)); i++)
+        if (sd_snapshot_device(sd_peak_snapshot(x), i)->device == d->device)
+            dev = sd_snapshot_device(sd_peak_snapshot(x), i);
+    if (d->peak_has_time && dev && dev->n_trace && dev->trace[0].has_time)
+        fprintf(out, " (+%s)", sdp_fmt_duration_us(d->peak_time_us - dev->trace[0].time_us).s);
+    fprintf(out, ", reached by an alloc at %s\n", site);
+    fprintf(out, "  live at the peak, by site (%s live when recording began included):\n",
+            sdp_fmt_bytes(d->start_bytes).s);
+    print_table(out, &d->at_peak, false, top, ro);
+}
+
+sd_status sd_render_top_text(FILE *out, const sd_peak *x, const sd_render_options *ro,
+                             const sd_top_text_options *topts, sd_error *err)
+{
+    sd_render_options dflt = {0};
+    if (!ro) ro = &dflt;
+    size_t top = topts && topts->top ? topts->top : ROWS_DEFAULT;
+    const char *src = sd_snapshot_source(sd_peak_snapshot(x));
+    fprintf(out, "%s\n", src ? src : "?");
+    for (size_t i = 0; i < sd_peak_device_count(x); i++) {
+        if (i) fputc('\n', out);
+        print_device(out, x, sd_peak_device_at(x, i), top, ro);
+    }
+    if (sd_peak_device_count(x) == 0) fprintf(out, "no device holds memory\n");
+    if (ferror(out)) return sdp_fail(err, SD_EIO, SD_NO_OFFSET, "error writing output");
+    return SD_OK;
+}
