@@ -446,6 +446,103 @@ static inline size_t fast_value(sdp_parser *p, const uint8_t *b, size_t left,
     }
 }
 
+/* ---------- frames lists inside a fast record ----------
+ * Most trace entries and blocks of a real snapshot bring a list of their own: 'frames',
+ * written EMPTY_LIST MEMOIZE then MARK gets APPENDS (or one get APPEND, or nothing for an
+ * empty list), its items memo gets of frame dicts seen before. Such a list is decoded here
+ * into the very container the generic path would build (same offset, items, capacity,
+ * flags), so that its record still takes the fast path; the model interns it as ever. */
+enum { FAST_LIST_MAX = 4096 }; /* longer lists (none in a snapshot): the generic path */
+
+/* The items of the inline list whose items start at in[q] (after its MEMOIZE): where the
+ * first get is, their count and where they end (after APPENDS or APPEND); 0 items and end
+ * q when the list is empty. False when the bytes are anything else. */
+static bool fast_list_extent(const uint8_t *in, size_t q, size_t len, size_t *first,
+                             uint32_t *n, size_t *end)
+{
+    size_t at = q;
+    bool marked = at < len && in[at] == SDP_OP_MARK;
+    uint32_t k = 0;
+    if (marked) at++;
+    *first = at;
+    for (;;) {
+        if (at + 1 < len && in[at] == SDP_OP_BINGET) at += 2;
+        else if (at + 4 < len && in[at] == SDP_OP_LONG_BINGET) at += 5;
+        else break;
+        if (++k > FAST_LIST_MAX || !marked) break;
+    }
+    if (marked) {
+        if (k < 1 || k > FAST_LIST_MAX || at >= len || in[at] != SDP_OP_APPENDS) return false;
+        *n = k;
+        *end = at + 1;
+        return true;
+    }
+    if (k == 1 && at < len && in[at] == SDP_OP_APPEND) {
+        *n = 1;
+        *end = at + 1;
+        return true;
+    }
+    *n = 0; /* EMPTY_LIST MEMOIZE and then the next key: an empty list */
+    *end = q;
+    return true;
+}
+
+/* The list's items from its memo gets: frame dicts (or other objects), not records, which
+ * the generic path would keep as a run (seq_add). False when a get is not one fast_value
+ * takes. */
+static bool fast_list_items(sdp_parser *p, const uint8_t *b, uint32_t n, size_t memo_init,
+                            sd_value *items)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        /* fast_list_extent saw each get whole: 5 bytes are enough for either kind */
+        size_t used = fast_value(p, b, 5, memo_init, &items[i]);
+        if (!used || !sdp_is_ptr(items[i])) return false;
+        b += used;
+    }
+    return true;
+}
+
+/* A list given back: its fast record was not taken after all. */
+static void fast_list_give_back(sdp_parser *p, sd_value v)
+{
+    sdp_cont *c = (sdp_cont *)(uintptr_t)v.bits;
+    if (c->items) sdp_arena_give_back(p->arena, c->items, (size_t)c->cap * sizeof *c->items);
+    sdp_arena_give_back(p->arena, c, sizeof *c);
+}
+
+/* in[q..] is EMPTY_LIST: if it is an inline list as above, *out is its container, not yet
+ * memoized (fast_record does that once the record is taken); returns the bytes it took,
+ * 0 when they are anything else (nothing allocated). *n_items: for p->n_values. */
+static size_t fast_list(sdp_parser *p, size_t q, size_t memo_init, sd_value *out,
+                        uint32_t *n_items)
+{
+    const uint8_t *in = p->cur.base;
+    const size_t len = p->cur.len;
+    uint32_t n;
+    size_t first, end;
+    if (q + 1 >= len || in[q + 1] != SDP_OP_MEMOIZE ||
+        !fast_list_extent(in, q + 2, len, &first, &n, &end))
+        return 0;
+    sdp_cont *c = sdp_arena_alloc_reuse(p->arena, sizeof *c);
+    if (!c) return 0; /* the generic path reports it */
+    memset(c, 0, sizeof *c);
+    c->type = SDP_LIST;
+    c->open = 1;
+    c->offset = q;
+    out->bits = (uint64_t)(uintptr_t)c;
+    if (n) { /* allocated exactly, as the generic path's first batch is (cont_reserve) */
+        c->items = sdp_arena_alloc_reuse(p->arena, n * sizeof *c->items);
+        c->cap = n;
+        if (!c->items || !fast_list_items(p, in + first, n, memo_init, c->items)) {
+            fast_list_give_back(p, *out);
+            return 0;
+        }
+        c->n = n;
+    }
+    *n_items = n;
+    return end - q;
+}
+
 /* in[pos..] is EMPTY_DICT MEMOIZE MARK: if the pairs that follow are memo gets of the keys
  * of a template (a dict the record hook took before) each with a plain value, and SETITEMS
  * closes them, hand the pairs to the hook as the generic path would after building the
@@ -463,6 +560,9 @@ static sd_status fast_record(sdp_parser *p, size_t pos, size_t *next, sd_value *
         sdp_fast_template *t = &p->fast[ti];
         size_t q = pos + 3, i = 0;
         size_t key_at[SDP_SHAPE_MAX_KEYS];
+        sd_value lists[SDP_SHAPE_MAX_KEYS]; /* inline lists, memoized after the record */
+        size_t n_lists = 0;
+        uint64_t list_items = 0;
         bool known = t->key_len[0] && t->epoch == p->memo_epoch;
         for (; i < t->n; i++) {
             size_t left = len - q;
@@ -490,16 +590,30 @@ static sd_status fast_record(sdp_parser *p, size_t pos, size_t *next, sd_value *
             sdp_note_reuse(p, kv[2 * i]);
         value:;
             size_t used = fast_value(p, in + q, len - q, memo_init, &kv[2 * i + 1]);
+            if (!used && in[q] == SDP_OP_EMPTY_LIST && memo_init + 1 + n_lists < p->memo_cap) {
+                uint32_t n_items = 0;
+                used = fast_list(p, q, memo_init, &kv[2 * i + 1], &n_items);
+                if (used) {
+                    lists[n_lists++] = kv[2 * i + 1];
+                    list_items += n_items;
+                }
+            }
             if (!used) break;
             q += used;
         }
-        if (i < t->n || q >= len || in[q] != SDP_OP_SETITEMS) continue;
+        if (i < t->n || q >= len || in[q] != SDP_OP_SETITEMS) {
+            for (size_t k = 0; k < n_lists; k++) fast_list_give_back(p, lists[k]);
+            continue;
+        }
         sd_status st = p->hook->take(p->hook->ctx, t->kind, kv, t->n, pos, rec);
         if (st) {
             p->op_start = pos;
             return st;
         }
-        if (!rec->bits) return SD_OK; /* left a dict: the generic path builds it */
+        if (!rec->bits) { /* left a dict: the generic path builds it, lists and all */
+            for (size_t k = 0; k < n_lists; k++) fast_list_give_back(p, lists[k]);
+            return SD_OK;
+        }
         if (!known) { /* remember the bytes of these keys' memo gets */
             bool plain = true;
             for (size_t k = 0; k < t->n && plain; k++) {
@@ -516,10 +630,13 @@ static sd_status fast_record(sdp_parser *p, size_t pos, size_t *next, sd_value *
             memmove(&p->fast[1], &p->fast[0], ti * sizeof p->fast[0]);
             p->fast[0] = hit;
         }
+        /* The dict's MEMOIZE came first, then each inline list's, in the order of the bytes. */
         p->memo[p->memo_init] = *rec;
-        p->memo_init++;
-        p->memo_count++;
-        p->n_values += 1 + 2 * (uint64_t)t->n; /* the dict, its keys and values */
+        for (size_t k = 0; k < n_lists; k++) p->memo[p->memo_init + 1 + k] = lists[k];
+        p->memo_init += 1 + n_lists;
+        p->memo_count += 1 + n_lists;
+        p->n_values += 1 + 2 * (uint64_t)t->n + list_items; /* the dict, its keys and values,
+                                                              * the lists' items */
         *next = q + 1;
         return SD_OK;
     }

@@ -1007,6 +1007,13 @@ def gen_model(c):
         c.file("frames_list_reused_as_" + what, g, dumps(top), expect="error",
                msg_re="a stack's frames, is read again as another kind of list",
                note="a trace entry's frames list used again as " + what)
+        # The same after an entry of the same keys: the list is then decoded on the fast
+        # path (pickle.c, fast_list), and must be refused all the same.
+        first = dict(ent, frames=list(fr))
+        top = dict(top, device_traces=[[first] + top["device_traces"][0]] + top["device_traces"][1:])
+        c.file("frames_list_fast_reused_as_" + what, g, dumps(top), expect="error",
+               msg_re="a stack's frames, is read again as another kind of list",
+               note="a second trace entry's inline frames list used again as " + what)
     c.file("cycle_root", g, dumps(cyc), expect="error", msg_re="snapshot|segment",
            note="a list containing itself as the root: dump must terminate")
     cyc_dict = {}
