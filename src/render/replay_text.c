@@ -1,0 +1,153 @@
+/* replay_text.c - `snapdiff replay` for people: fidelity, the configs side by side, one
+ * verdict per config, the limits. */
+#include <stdio.h>
+
+#include "render/format.h"
+#include "snapdiff/attrib.h"
+#include "snapdiff/render_replay.h"
+
+#define LIMITS "limits: the replay assumes the program makes the same requests in the same " \
+               "order (true when only allocator settings change, not for a new batch size); " \
+               "memory outside the caching allocator (NCCL, cuBLAS workspaces, other " \
+               "processes) is not modelled."
+
+static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 100.0; }
+
+static void put_choice(FILE *out, const sd_replay_choice *c)
+{
+    if (c->new_segment && c->segment_bytes)
+        fprintf(out, "a new segment of %s", sdp_fmt_bytes(c->segment_bytes).s);
+    else if (c->new_segment)
+        fprintf(out, "a new segment");
+    else
+        fprintf(out, "the cached block at 0x%llx", (unsigned long long)c->address);
+}
+
+/* "loss.py:21 cross_entropy_loss": the innermost frame that names memory, else "". */
+static void put_site(FILE *out, const sd_snapshot *s, uint32_t stack)
+{
+    size_t n;
+    const uint32_t *ids = sd_snapshot_stack(s, stack, &n);
+    for (size_t i = 0; i < n; i++) {
+        const sd_frame *f = sd_snapshot_frame(s, ids[i]);
+        if (sd_frame_is_native_noise(f)) continue;
+        fprintf(out, " at %s:%lld %s", sd_frame_short_path(f->filename), (long long)f->line,
+                f->name);
+        return;
+    }
+}
+
+static void put_fidelity(FILE *out, const sd_replay_device *d, const sd_render_options *ro)
+{
+    bool c = ro && ro->color;
+    fprintf(out, "%sfidelity%s: %s of %s placements matched (%.2f%%), %s of %s segment "
+                 "decisions\n",
+            sdp_ansi(c, SDP_BOLD), sdp_ansi(c, SDP_RESET),
+            sdp_fmt_count(d->placements_matched).s, sdp_fmt_count(d->placements_checked).s,
+            pct(d->placements_matched, d->placements_checked),
+            sdp_fmt_count(d->segment_decisions_matched).s,
+            sdp_fmt_count(d->segment_decisions_checked).s);
+    if (d->has_first_mismatch) {
+        const sd_replay_mismatch *m = &d->first_mismatch;
+        fprintf(out, "  first mismatch: entry %zu, a request of %s: the model chose ", m->entry,
+                sdp_fmt_bytes(m->request_bytes).s);
+        put_choice(out, &m->model);
+        fprintf(out, ", the allocator ");
+        put_choice(out, &m->recorded);
+        fprintf(out, "\n");
+    }
+}
+
+static void put_capacity(FILE *out, const sd_replay_device *d)
+{
+    uint64_t cap = d->n_configs ? d->configs[0].capacity_bytes : 0;
+    if (d->capacity_source == SD_REPLAY_CAPACITY_GIVEN)
+        fprintf(out, "capacity: %s (--capacity)\n", sdp_fmt_bytes(cap).s);
+    else if (d->capacity_source == SD_REPLAY_CAPACITY_OOM_ENTRY)
+        fprintf(out, "capacity: %s (reserved at the first oom entry plus its device_free)\n",
+                sdp_fmt_bytes(cap).s);
+    else
+        fprintf(out, "capacity: unknown (no oom entry, no --capacity): no OOM prediction\n");
+}
+
+static void put_table(FILE *out, const sd_replay_device *d)
+{
+    fprintf(out, "  %-34s %14s %12s %8s %5s %16s\n", "config", "peak reserved", "change",
+            "retries", "OOMs", "stranded at end");
+    for (size_t i = 0; i < d->n_configs; i++) {
+        const sd_replay_config *c = &d->configs[i];
+        fprintf(out, "  %-34.34s %14s %12s %8s %5zu %16s\n", c->alloc_conf,
+                sdp_fmt_bytes(c->peak_reserved_bytes).s,
+                sdp_fmt_delta(sdp_sdelta(c->peak_reserved_bytes, d->recorded_peak_reserved_bytes)).s,
+                sdp_fmt_count(c->alloc_retries).s, c->n_ooms,
+                sdp_fmt_bytes(c->stranded_bytes).s);
+    }
+}
+
+static void put_verdict(FILE *out, const sd_snapshot *s, const sd_replay_device *d,
+                        const sd_replay_config *c, bool first)
+{
+    if (first) {
+        fprintf(out, "  recorded settings: simulated peak reserved %s, recorded %s (%s)",
+                sdp_fmt_bytes(c->peak_reserved_bytes).s,
+                sdp_fmt_bytes(d->recorded_peak_reserved_bytes).s,
+                c->peak_reserved_bytes == d->recorded_peak_reserved_bytes ? "equal" : "they differ");
+    } else {
+        fprintf(out, "  %s: peak reserved %s -> %s", c->alloc_conf,
+                sdp_fmt_bytes(d->configs[0].peak_reserved_bytes).s,
+                sdp_fmt_bytes(c->peak_reserved_bytes).s);
+    }
+    for (size_t k = 0; k < c->n_oom_outcomes; k++) {
+        const sd_replay_oom_outcome *o = &c->oom_outcomes[k];
+        fprintf(out, "; the OOM at entry %zu (%s", o->entry, sdp_fmt_bytes(o->request_bytes).s);
+        put_site(out, s, o->stack);
+        fprintf(out, ") %s", o->succeeds ? "would not happen" : "would still happen");
+    }
+    size_t new_ooms = 0;
+    for (size_t k = 0; k < c->n_ooms; k++)
+        if (s && sd_snapshot_device_count(s) && c->ooms[k].entry < d->entries) {
+            bool recorded = false;
+            for (size_t j = 0; j < c->n_oom_outcomes; j++)
+                if (c->oom_outcomes[j].entry == c->ooms[k].entry) recorded = true;
+            if (!recorded) new_ooms++;
+        }
+    if (new_ooms)
+        fprintf(out, "; %zu request%s would run out of memory, the first at entry %zu (%s)",
+                new_ooms, new_ooms == 1 ? "" : "s", c->ooms[0].entry,
+                sdp_fmt_bytes(c->ooms[0].request_bytes).s);
+    fprintf(out, "\n");
+}
+
+sd_status sd_render_replay_text(FILE *out, const sd_replay *r, const sd_render_options *ro,
+                                sd_error *err)
+{
+    (void)err;
+    const sd_snapshot *s = sd_replay_snapshot(r);
+    size_t n = sd_replay_device_count(r);
+    if (!n) fprintf(out, "%s: no trace entries: nothing to replay (record with "
+                         "torch.cuda.memory._record_memory_history())\n", sd_snapshot_source(s));
+    for (size_t i = 0; i < n; i++) {
+        const sd_replay_device *d = sd_replay_device_at(r, i);
+        if (i) fprintf(out, "\n");
+        fprintf(out, "replay of %s, device %lld: %s entries, %s allocs; at the start %s "
+                     "reserved, %s allocated\n",
+                sd_snapshot_source(s), (long long)d->device, sdp_fmt_count(d->entries).s,
+                sdp_fmt_count(d->allocs).s, sdp_fmt_bytes(d->start_reserved_bytes).s,
+                sdp_fmt_bytes(d->start_allocated_bytes).s);
+        put_fidelity(out, d, ro);
+        fprintf(out, "recorded: peak reserved %s, %s at the end, %s segments created, %zu OOMs\n",
+                sdp_fmt_bytes(d->recorded_peak_reserved_bytes).s,
+                sdp_fmt_bytes(d->recorded_end_reserved_bytes).s,
+                sdp_fmt_count(d->recorded_segment_allocs).s, d->recorded_ooms);
+        put_capacity(out, d);
+        put_table(out, d);
+        for (size_t c = 0; c < d->n_configs; c++) put_verdict(out, s, d, &d->configs[c], c == 0);
+        for (int w = 0; w < SD_REPLAY_WARNING_COUNT; w++)
+            if (d->warnings[w])
+                fprintf(out, "warning: the trace does not add up: %s x%llu (the replay went on)\n",
+                        sd_replay_warning_name((sd_replay_warning_code)w),
+                        (unsigned long long)d->warnings[w]);
+    }
+    fprintf(out, "%s\n", LIMITS);
+    return ferror(out) ? SD_EIO : SD_OK;
+}
