@@ -24,7 +24,7 @@ function __snapdiff_command
                 set skip 1
             case '-*'
                 continue
-            case diff stats frag series trace check report summarize dump help
+            case diff stats frag series trace check report summarize dump replay help
                 echo $w
                 return
             case '*'
@@ -54,7 +54,8 @@ complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a report -d 'one self
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a summarize -d 'a small baseline summary to commit: diff, check and series take it as a snapshot'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a help -d 'this help, or one command\'s'
 # snapdiff help COMMAND: the command names (help is never a file name).
-complete -c snapdiff -n 'test "$(__snapdiff_command)" = help' -a 'diff stats frag series trace check report summarize dump'
+complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a replay -d 'the caching allocator replayed from the trace: fidelity, PYTORCH_CUDA_ALLOC_CONF what-ifs'
+complete -c snapdiff -n 'test "$(__snapdiff_command)" = help' -a 'diff stats frag series trace check report summarize dump replay'
 complete -c snapdiff -n 'test "$(__snapdiff_command)" != help' -F
 
 # Options of every command.
@@ -107,3 +108,5 @@ complete -c snapdiff -n '__snapdiff_for check' -l max-frag-index -x -a '0.5 0.7 
 complete -c snapdiff -n '__snapdiff_for check' -l fail-on-new-site -x -a '0 16MiB 64MiB' -d 'fail when a site absent from OLD holds more than SIZE'
 complete -c snapdiff -n '__snapdiff_for check' -l config -r -F -d 'read limits from FILE (key = value lines)'
 complete -c snapdiff -n '__snapdiff_for check' -l repo-root -x -a '(__fish_complete_directories)' -d 'repository for --format github file= annotations'
+complete -c snapdiff -n '__snapdiff_for replay' -l alloc-conf -x -a 'expandable_segments:True max_split_size_mb:512 garbage_collection_threshold:0.6' -d 'replay under this PYTORCH_CUDA_ALLOC_CONF too (repeatable)'
+complete -c snapdiff -n '__snapdiff_for replay' -l capacity -x -a '16GiB 24GiB 40GiB 48GiB 80GiB 96GiB 141GiB' -d 'what the allocator may reserve'

@@ -1,0 +1,7 @@
+# snapdiff replay (issue 20): on every real snapshot with a trace, placements matched
+# >= 99.5% and the recorded-settings peak equal to tests/truth_replay.py's.
+add_test(NAME replay_cli_real
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_replay_cli.py
+                 ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR} real)
+set_tests_properties(replay_cli_real PROPERTIES SKIP_RETURN_CODE 77
+                     ENVIRONMENT "SNAPDIFF_SHARED=${SNAPDIFF_SHARED}")

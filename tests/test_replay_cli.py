@@ -1,0 +1,75 @@
+"""test_replay_cli.py - snapdiff replay on every real snapshot with a trace: placements
+matched >= 99.5% per file, and the recorded-settings simulated peak reserved equal to the
+recorded peak computed independently by tests/truth_replay.py. Known exceptions are
+listed with their reason and checked to still differ (so a fix is noticed).
+
+    python3 test_replay_cli.py SNAPDIFF SOURCE_DIR real
+"""
+import json, os, pickle, subprocess, sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import truth_replay  # noqa: E402
+
+# File -> why its free-running peak under the recorded settings differs from the recording.
+PEAK_EXCEPTIONS = {
+    "MercuryB1_SQAttn__cuda_memory_snapshot.pickle":
+        "420 segment_free runs: the model releases every wholly free segment at each run "
+        "(empty_cache); not yet found why the free-running peak is 5.8 GiB against 5.4 GiB "
+        "recorded (fidelity is 100%, so the placements are right; the releases differ)",
+}
+
+
+def main():
+    binary, src, part = sys.argv[1], sys.argv[2], sys.argv[3]
+    shared = os.environ.get("SNAPDIFF_SHARED", os.path.join(src, "..", "shared"))
+    real = os.path.join(shared, "real-snapshots")
+    if not os.path.isdir(real):
+        print("SKIP: no real snapshots in %s" % real)
+        return 77
+    bad = 0
+    for name in sorted(os.listdir(real)):
+        if not name.endswith((".pickle", ".pkl")):
+            continue
+        path = os.path.join(real, name)
+        with open(path, "rb") as f:
+            truth = truth_replay.recorded(pickle.load(f))
+        p = subprocess.run([binary, "replay", "--json", "-q", path], capture_output=True, text=True)
+        if p.returncode != 0:
+            print("FAIL %s: exit %d %s" % (name, p.returncode, p.stderr.strip()))
+            bad += 1
+            continue
+        doc = json.loads(p.stdout)
+        assert doc["schema"] == "snapdiff.replay/1"
+        for d in doc["devices"]:
+            fid = d["fidelity"]
+            if fid["placements_checked"] and \
+                    fid["placements_matched"] < 0.995 * fid["placements_checked"]:
+                print("FAIL %s: placements %d/%d" % (name, fid["placements_matched"],
+                                                     fid["placements_checked"]))
+                bad += 1
+            t = truth.get(d["device"])
+            if t is None:
+                continue
+            if d["recorded"]["peak_reserved_bytes"] != t["peak"] or d["start"]["reserved_bytes"] != t["start"]:
+                print("FAIL %s: recorded peak %d (python %d), start %d (python %d)" % (
+                    name, d["recorded"]["peak_reserved_bytes"], t["peak"],
+                    d["start"]["reserved_bytes"], t["start"]))
+                bad += 1
+            sim = d["configs"][0]["peak_reserved_bytes"]
+            if name in PEAK_EXCEPTIONS:
+                if sim == t["peak"]:
+                    print("FAIL %s: listed as an exception but now equal: remove it" % name)
+                    bad += 1
+                else:
+                    print("exception %s: simulated %d, recorded %d: %s" % (
+                        name, sim, t["peak"], PEAK_EXCEPTIONS[name]))
+            elif sim != t["peak"]:
+                print("FAIL %s: simulated peak %d != recorded %d" % (name, sim, t["peak"]))
+                bad += 1
+            print("%s dev %d: placements %d/%d, peak %d (recorded %d)" % (
+                name, d["device"], fid["placements_matched"], fid["placements_checked"], sim, t["peak"]))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
