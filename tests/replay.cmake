@@ -5,3 +5,7 @@ add_test(NAME replay_cli_real
                  ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR} real)
 set_tests_properties(replay_cli_real PROPERTIES SKIP_RETURN_CODE 77
                      ENVIRONMENT "SNAPDIFF_SHARED=${SNAPDIFF_SHARED}")
+# The hand-worked fixtures of testdata/make_replay_fixtures.py (expected.json).
+add_test(NAME replay_cli_fixtures
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_replay_cli.py
+                 ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR} fixtures)

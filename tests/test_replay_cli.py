@@ -19,8 +19,80 @@ PEAK_EXCEPTIONS = {
 }
 
 
+def run_json(binary, *args):
+    p = subprocess.run([binary, "replay", "--json", "-q"] + list(args), capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        raise AssertionError("exit %d: %s" % (p.returncode, p.stderr))
+    doc = json.loads(p.stdout)
+    assert doc["schema"] == "snapdiff.replay/1", doc["schema"]
+    return doc["devices"][0]
+
+
+def fixtures(binary, src):
+    """The hand-worked scenarios of testdata/make_replay_fixtures.py."""
+    d = os.path.join(src, "testdata", "replay")
+    with open(os.path.join(d, "expected.json")) as f:
+        exp = json.load(f)
+    bad = 0
+
+    def check(what, got, want):
+        nonlocal bad
+        if got != want:
+            print("FAIL %s: %r, expected %r" % (what, got, want))
+            bad += 1
+
+    def path(name):
+        return os.path.join(d, name + ".pickle")
+
+    for name in ("split600", "growing"):
+        confs = [c for c in exp[name]["configs"] if c != "recorded"]
+        args = [path(name)]
+        for c in confs:
+            args += ["--alloc-conf", c]
+        dev = run_json(binary, *args)
+        check(name + " recorded peak", dev["recorded"]["peak_reserved_bytes"], exp[name]["recorded_peak"])
+        check(name + " fidelity", dev["fidelity"]["placements_matched"], dev["fidelity"]["placements_checked"])
+        got = {c["alloc_conf"]: c for c in dev["configs"]}
+        for conf, want in exp[name]["configs"].items():
+            check("%s %s peak" % (name, conf), got[conf]["peak_reserved_bytes"], want["peak"])
+            if "segment_allocs" in want:
+                check("%s %s segments" % (name, conf), got[conf]["segment_allocs"], want["segment_allocs"])
+    e = exp["retry"]
+    dev = run_json(binary, path("retry"), "--capacity", e["capacity"])
+    c = dev["configs"][0]
+    check("retry recorded peak", dev["recorded"]["peak_reserved_bytes"], e["recorded_peak"])
+    check("retry peak", c["peak_reserved_bytes"], e["configs"]["recorded"]["peak"])
+    check("retry retries", c["alloc_retries"], e["configs"]["recorded"]["retries"])
+    check("retry ooms", c["ooms"], [])
+    check("retry capacity", c["capacity_bytes"], 250 << 20)
+    dev = run_json(binary, path("retry"))
+    check("retry no capacity", dev["configs"][0]["capacity_bytes"], None)
+    check("retry no capacity peak", dev["configs"][0]["peak_reserved_bytes"], e["recorded_peak"])
+    e = exp["stranded"]
+    for cap, n in e["capacities"].items():
+        c = run_json(binary, path("stranded"), "--capacity", cap)["configs"][0]
+        check("stranded at %s" % cap, [o["entry"] for o in c["ooms"]], [e["oom_entry"]] * n)
+    # a config that does not parse is a usage error, before any file is read
+    p = subprocess.run([binary, "replay", path("split600"), "--alloc-conf", "max_split_size_mb:x"],
+                       capture_output=True, text=True)
+    check("bad --alloc-conf exit", p.returncode, 2)
+    check("bad --alloc-conf stdout", p.stdout, "")
+    # text: the fidelity line, the table, a verdict per config, the limits
+    p = subprocess.run([binary, "replay", "--no-color", path("split600"), "--alloc-conf",
+                        "max_split_size_mb:512"], capture_output=True, text=True)
+    for want in ("fidelity: 2 of 2 placements matched", "max_split_size_mb:512: peak reserved "
+                 "600.0 MiB -> 700.0 MiB", "not modelled"):
+        if want not in p.stdout:
+            print("FAIL text: no %r in\n%s" % (want, p.stdout))
+            bad += 1
+    return 1 if bad else 0
+
+
 def main():
     binary, src, part = sys.argv[1], sys.argv[2], sys.argv[3]
+    if part == "fixtures":
+        return fixtures(binary, src)
     shared = os.environ.get("SNAPDIFF_SHARED", os.path.join(src, "..", "shared"))
     real = os.path.join(shared, "real-snapshots")
     if not os.path.isdir(real):
