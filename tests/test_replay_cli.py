@@ -1,7 +1,7 @@
 """test_replay_cli.py - snapdiff replay on every real snapshot with a trace: placements
 matched >= 99.5% per file, and the recorded-settings simulated peak reserved equal to the
-recorded peak computed independently by tests/truth_replay.py. Known exceptions are
-listed with their reason and checked to still differ (so a fix is noticed).
+recorded peak computed independently by tests/truth_replay.py. A known exception would be
+listed in PEAK_EXCEPTIONS with its reason, and checked to still differ (so a fix is noticed).
 
     python3 test_replay_cli.py SNAPDIFF SOURCE_DIR real
 """
@@ -11,12 +11,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import truth_replay  # noqa: E402
 
 # File -> why its free-running peak under the recorded settings differs from the recording.
-PEAK_EXCEPTIONS = {
-    "MercuryB1_SQAttn__cuda_memory_snapshot.pickle":
-        "420 segment_free runs: the model releases every wholly free segment at each run "
-        "(empty_cache); not yet found why the free-running peak is 5.8 GiB against 5.4 GiB "
-        "recorded (fidelity is 100%, so the placements are right; the releases differ)",
-}
+PEAK_EXCEPTIONS = {}   # none: every real trace reproduces its recorded peak
 
 
 def run_json(binary, *args):

@@ -515,6 +515,7 @@ static bool free_run(sd_replay *r, const sd_device *d, const start_state *st, si
             uint32_t old = sdp_amap_del(&by_rec, e->addr);
             if (old != SDP_NIL) sdp_rsim_free_block(&m, old);
             uint32_t x = sdp_rsim_malloc(&m, e->size, e->stream, alloc_pp ? alloc_pp[i] : 0);
+            m.has_hint = false;
             if (x != SDP_NIL) {
                 ok = sdp_amap_put(&by_rec, e->addr, x);
             } else if (!m.nomem) {
@@ -524,6 +525,9 @@ static bool free_run(sd_replay *r, const sd_device *d, const start_state *st, si
         } else if (e->action == rel) {
             uint32_t x = sdp_amap_del(&by_rec, e->addr);
             if (x != SDP_NIL) sdp_rsim_free_block(&m, x);
+        } else if (e->action == SD_ACT_SEGMENT_ALLOC) {
+            m.addr_hint = e->addr;
+            m.has_hint = true;
         } else if (e->action == SD_ACT_SEGMENT_FREE) {
             if (i == 0 || d->trace[i - 1].action != SD_ACT_SEGMENT_FREE) sdp_rsim_release_cached(&m);
         } else if (e->action == SD_ACT_OOM) {

@@ -722,8 +722,15 @@ static uint32_t alloc_block(sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_
     if (m->conf->expandable_segments) return alloc_expandable(m, pool, stream, size);
     uint64_t bytes = sdp_allocation_size(size);
     if (m->capacity && m->reserved + bytes > m->capacity) return SDP_NIL;
-    uint64_t addr = m->next_fake;
-    m->next_fake += (bytes + SDP_KROUND_LARGE - 1) / SDP_KROUND_LARGE * SDP_KROUND_LARGE;
+    /* The address only orders blocks of equal size (best fit's last key): where the
+     * recording's cudaMalloc put this request's segment, when it made one; else past
+     * every real address. */
+    uint64_t addr = m->addr_hint;
+    if (!m->has_hint) {
+        addr = m->next_fake;
+        m->next_fake += (bytes + SDP_KROUND_LARGE - 1) / SDP_KROUND_LARGE * SDP_KROUND_LARGE;
+    }
+    m->has_hint = false;
     uint32_t s = sdp_rsim_add_segment(m, addr, bytes, stream, pool, false);
     if (s == SDP_NIL) return SDP_NIL;
     m->segment_allocs++;

@@ -51,6 +51,8 @@ typedef struct sdp_rsim {
     bool track_addr;
     uint64_t reserved, allocated, capacity;   /* capacity 0 = unknown */
     uint64_t next_fake;              /* addresses of the model's own new segments */
+    uint64_t addr_hint;              /* where cudaMalloc put the next segment, if known */
+    bool has_hint;
     uint64_t segment_allocs, retries;
     uint32_t rng;
     bool nomem;
