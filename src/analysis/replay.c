@@ -138,6 +138,12 @@ static uint8_t release_action(const sd_device *d)
 
 static bool is_block_live(uint8_t st) { return st == SD_BLOCK_ALLOCATED || st == SD_BLOCK_PENDING_FREE; }
 
+static void start_state_free(start_state *st)
+{
+    free(st->segs);
+    free(st->blks);
+}
+
 /* Fix the sizes of blocks known only from a free's request: rounded, and the rest of
  * the gap when no free block could be there (torch never leaves a free block of <= 1 MiB
  * in the large pool, nor under 512 B in the small one). Drop blocks that overlap. */
@@ -187,8 +193,27 @@ static void tile_start(start_state *st, const sd_alloc_conf *rec, uint64_t *bad)
     for (size_t i = 0; i < st->nblks; i++) st->allocated += st->blks[i].size;
 }
 
+/* The segment addresses of the snapshot's other devices (their segments, and the segments
+ * their traces make): a segment event of this device at one of them is another device's. */
+static bool other_segments(const sd_snapshot *s, const sd_device *self, sdp_amap *out)
+{
+    if (!sdp_amap_init(out, 64)) return false;
+    for (size_t i = 0; i < sd_snapshot_device_count(s); i++) {
+        const sd_device *d = sd_snapshot_device(s, i);
+        if (d == self) continue;
+        for (size_t k = 0; k < d->n_segments; k++)
+            if (!sdp_amap_put(out, d->segments[k].address, 1)) return false;
+        for (size_t k = 0; k < d->n_trace; k++)
+            if ((d->trace[k].action == SD_ACT_SEGMENT_ALLOC ||
+                 d->trace[k].action == SD_ACT_SEGMENT_MAP) &&
+                !sdp_amap_put(out, d->trace[k].addr, 1))
+                return false;
+    }
+    return true;
+}
+
 static sd_status rebuild_start(const sd_device *d, pools *pl, const sd_alloc_conf *rec,
-                               start_state *st, uint64_t *bad)
+                               const sdp_amap *others, start_state *st, uint64_t *bad)
 {
     memset(st, 0, sizeof *st);
     size_t cap_s = 0, cap_b = 0;
@@ -213,7 +238,10 @@ static sd_status rebuild_start(const sd_device *d, pools *pl, const sd_alloc_con
         } else if (e->action == SD_ACT_SEGMENT_ALLOC || e->action == SD_ACT_SEGMENT_MAP) {
             if (sdp_amap_get(&seen_seg, e->addr) == SDP_NIL) ok = sdp_amap_put(&seen_seg, e->addr, 1);
         } else if (e->action == SD_ACT_SEGMENT_FREE || e->action == SD_ACT_SEGMENT_UNMAP) {
-            if (sdp_amap_get(&seen_seg, e->addr) == SDP_NIL) {
+            if (sdp_amap_get(&seen_seg, e->addr) == SDP_NIL &&
+                sdp_amap_get(others, e->addr) != SDP_NIL) {
+                /* another device's segment: not ours (counted when the replay meets it) */
+            } else if (sdp_amap_get(&seen_seg, e->addr) == SDP_NIL) {
                 const sd_segment *g = end_segment_at(d, e->addr);
                 start_seg s = {e->addr, e->size, e->stream, g ? pool_index(pl, g) : 0,
                                e->action == SD_ACT_SEGMENT_UNMAP};
@@ -236,15 +264,13 @@ static sd_status rebuild_start(const sd_device *d, pools *pl, const sd_alloc_con
     }
     sdp_amap_free(&first);
     sdp_amap_free(&seen_seg);
-    if (!ok) return SD_ENOMEM;
+    if (!ok) {
+        start_state_free(st);
+        memset(st, 0, sizeof *st);
+        return SD_ENOMEM;
+    }
     tile_start(st, rec, bad);
     return SD_OK;
-}
-
-static void start_state_free(start_state *st)
-{
-    free(st->segs);
-    free(st->blks);
 }
 
 /* Build the start state into a model. by_rec: the live blocks by their (recorded)
@@ -607,7 +633,15 @@ static sd_status replay_device(sd_replay *r, const sd_device *d, const sd_replay
     pools pl;
     if (!collect_pools(d, &pl)) return SD_ENOMEM;
     start_state st;
-    sd_status status = rebuild_start(d, &pl, &r->confs[0], &st, &out->warnings[SD_REPLAY_BAD_START]);
+    sdp_amap others = {0};
+    sd_status status = other_segments(r->snap, d, &others)
+        ? rebuild_start(d, &pl, &r->confs[0], &others, &st, &out->warnings[SD_REPLAY_BAD_START])
+        : SD_ENOMEM;
+    sdp_amap_free(&others);
+    if (status != SD_OK) {
+        free(pl.ids);
+        return status;
+    }
     fid f = {.d = d, .pl = &pl, .out = out};
     uint64_t oom_cap = 0;
     if (status == SD_OK) {
