@@ -218,7 +218,8 @@ static sd_status rebuild_start(const sd_device *d, pools *pl, const sd_alloc_con
     memset(st, 0, sizeof *st);
     size_t cap_s = 0, cap_b = 0;
     sdp_amap first, seen_seg;
-    if (!sdp_amap_init(&first, d->n_trace / 2 + 16) || !sdp_amap_init(&seen_seg, 64)) {
+    /* Sized by growth: distinct addresses are far fewer than entries. */
+    if (!sdp_amap_init(&first, 1024) || !sdp_amap_init(&seen_seg, 64)) {
         sdp_amap_free(&first);
         sdp_amap_free(&seen_seg);
         return SD_ENOMEM;
@@ -299,8 +300,15 @@ static bool load_start(sdp_rsim *m, const start_state *st, sdp_amap *by_rec)
 typedef struct tline {
     sd_replay_point *pts;
     size_t n, npts, n_entries;
+    size_t k, next_start;      /* the current bucket, and the first entry of the next */
     bool *used;
 } tline;
+
+/* The first entry of bucket k: entries e with e * npts / n_entries == k. */
+static size_t tl_start(const tline *t, size_t k)
+{
+    return (size_t)(((unsigned __int128)k * t->n_entries + t->npts - 1) / t->npts);
+}
 
 static bool tl_init(tline *t, size_t npts, size_t n_entries)
 {
@@ -308,6 +316,8 @@ static bool tl_init(tline *t, size_t npts, size_t n_entries)
     t->npts = npts;
     t->n = 0;
     t->n_entries = n_entries ? n_entries : 1;
+    t->k = 0;
+    t->next_start = tl_start(t, 1);
     t->pts = calloc(npts, sizeof *t->pts);
     t->used = calloc(npts, sizeof *t->used);
     return t->pts && t->used;
@@ -315,8 +325,12 @@ static bool tl_init(tline *t, size_t npts, size_t n_entries)
 
 static void tl_note(tline *t, size_t entry, uint64_t reserved)
 {
-    size_t k = (size_t)((unsigned __int128)entry * t->npts / t->n_entries);
-    if (k >= t->npts) k = t->npts - 1;
+    /* Entries come in order: a division only when a bucket ends. */
+    while (entry >= t->next_start && t->k + 1 < t->npts) {
+        t->k++;
+        t->next_start = tl_start(t, t->k + 1);
+    }
+    size_t k = t->k;
     sd_replay_point *p = &t->pts[k];
     if (!t->used[k] || reserved > p->reserved_bytes) p->reserved_bytes = reserved;
     p->entry = entry;

@@ -27,27 +27,25 @@ bool sdp_amap_init(sdp_amap *m, size_t hint)
 {
     size_t cap = 64;
     while (cap < hint * 2) cap <<= 1;
-    m->keys = malloc(cap * sizeof *m->keys);
-    m->vals = malloc(cap * sizeof *m->vals);
+    m->slots = malloc(cap * sizeof *m->slots);
     m->cap = cap;
     m->count = 0;
-    if (!m->keys || !m->vals) return false;
-    for (size_t i = 0; i < cap; i++) m->vals[i] = SDP_NIL;
+    if (!m->slots) return false;
+    for (size_t i = 0; i < cap; i++) m->slots[i].val = SDP_NIL;
     return true;
 }
 
 void sdp_amap_free(sdp_amap *m)
 {
-    free(m->keys);
-    free(m->vals);
+    free(m->slots);
     memset(m, 0, sizeof *m);
 }
 
 uint32_t sdp_amap_get(const sdp_amap *m, uint64_t key)
 {
     for (size_t j = amap_slot(m, key);; j = (j + 1) & (m->cap - 1)) {
-        if (m->vals[j] == SDP_NIL) return SDP_NIL;
-        if (m->keys[j] == key) return m->vals[j];
+        if (m->slots[j].val == SDP_NIL) return SDP_NIL;
+        if (m->slots[j].key == key) return m->slots[j].val;
     }
 }
 
@@ -59,7 +57,7 @@ static bool amap_grow(sdp_amap *m)
         return false;
     }
     for (size_t i = 0; i < m->cap; i++)
-        if (m->vals[i] != SDP_NIL) sdp_amap_put(&n, m->keys[i], m->vals[i]);
+        if (m->slots[i].val != SDP_NIL) sdp_amap_put(&n, m->slots[i].key, m->slots[i].val);
     sdp_amap_free(m);
     *m = n;
     return true;
@@ -69,13 +67,13 @@ bool sdp_amap_put(sdp_amap *m, uint64_t key, uint32_t val)
 {
     if ((m->count + 1) * 2 > m->cap && !amap_grow(m)) return false;
     size_t j = amap_slot(m, key);
-    for (; m->vals[j] != SDP_NIL; j = (j + 1) & (m->cap - 1))
-        if (m->keys[j] == key) {
-            m->vals[j] = val;
+    for (; m->slots[j].val != SDP_NIL; j = (j + 1) & (m->cap - 1))
+        if (m->slots[j].key == key) {
+            m->slots[j].val = val;
             return true;
         }
-    m->keys[j] = key;
-    m->vals[j] = val;
+    m->slots[j].key = key;
+    m->slots[j].val = val;
     m->count++;
     return true;
 }
@@ -85,19 +83,18 @@ uint32_t sdp_amap_del(sdp_amap *m, uint64_t key)
 {
     size_t j = amap_slot(m, key);
     for (;; j = (j + 1) & (m->cap - 1)) {
-        if (m->vals[j] == SDP_NIL) return SDP_NIL;
-        if (m->keys[j] == key) break;
+        if (m->slots[j].val == SDP_NIL) return SDP_NIL;
+        if (m->slots[j].key == key) break;
     }
-    uint32_t val = m->vals[j];
-    m->vals[j] = SDP_NIL;
+    uint32_t val = m->slots[j].val;
+    m->slots[j].val = SDP_NIL;
     m->count--;
-    for (size_t k = (j + 1) & (m->cap - 1); m->vals[k] != SDP_NIL; k = (k + 1) & (m->cap - 1)) {
-        size_t home = amap_slot(m, m->keys[k]);
+    for (size_t k = (j + 1) & (m->cap - 1); m->slots[k].val != SDP_NIL; k = (k + 1) & (m->cap - 1)) {
+        size_t home = amap_slot(m, m->slots[k].key);
         bool between = j <= k ? (home > j && home <= k) : (home > j || home <= k);
         if (between) continue;
-        m->keys[j] = m->keys[k];
-        m->vals[j] = m->vals[k];
-        m->vals[k] = SDP_NIL;
+        m->slots[j] = m->slots[k];
+        m->slots[k].val = SDP_NIL;
         j = k;
     }
     return val;

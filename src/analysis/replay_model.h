@@ -35,9 +35,14 @@ typedef struct sdp_rseg {
     uint8_t expandable;
 } sdp_rseg;
 
-typedef struct sdp_amap {           /* address -> block index, open addressing */
-    uint64_t *keys;
-    uint32_t *vals;
+typedef struct sdp_amap_slot {
+    uint64_t key;
+    uint32_t val;                    /* SDP_NIL: empty */
+} sdp_amap_slot;
+
+typedef struct sdp_amap {           /* address -> block index, open addressing; key and
+                                     * value side by side: one cache line per probe */
+    sdp_amap_slot *slots;
     size_t cap, count;
 } sdp_amap;
 
