@@ -84,6 +84,29 @@ def fixtures(binary, src):
     return 1 if bad else 0
 
 
+def readme_example(binary, src, real):
+    """README.md's replay example is a real run: each line of it is in the output, in order."""
+    with open(os.path.join(src, "README.md")) as f:
+        text = f.read()
+    block = text.split("### What the allocator settings would have done", 1)[1]
+    block = block.split("```", 2)[1].splitlines()[1:]
+    want = [l for l in block if l and not l.startswith(("$", " " * 6, "limits:"))]
+    p = subprocess.run([binary, "replay", "--no-color",
+                        os.path.join(real, "ZidongLiu_DeComFL__memory.pickle"),
+                        "--alloc-conf", "expandable_segments:True", "--alloc-conf",
+                        "max_split_size_mb:512", "--capacity", "2GiB"],
+                       capture_output=True, text=True)
+    got = [l.replace(real + "/", "") for l in p.stdout.splitlines()]
+    at = 0
+    for line in want:
+        while at < len(got) and got[at] != line:
+            at += 1
+        if at == len(got):
+            print("FAIL README replay example: snapdiff does not print %r" % line)
+            return 1
+    return 0
+
+
 def main():
     binary, src, part = sys.argv[1], sys.argv[2], sys.argv[3]
     if part == "fixtures":
@@ -93,7 +116,7 @@ def main():
     if not os.path.isdir(real):
         print("SKIP: no real snapshots in %s" % real)
         return 77
-    bad = 0
+    bad = readme_example(binary, src, real)
     for name in sorted(os.listdir(real)):
         if not name.endswith((".pickle", ".pkl")):
             continue

@@ -103,18 +103,24 @@ static void put_verdict(FILE *out, const sd_snapshot *s, const sd_replay_device 
         put_site(out, s, o->stack);
         fprintf(out, ") %s", o->succeeds ? "would not happen" : "would still happen");
     }
+    /* Requests the recording served that would run out of memory here. */
     size_t new_ooms = 0;
-    for (size_t k = 0; k < c->n_ooms; k++)
-        if (s && sd_snapshot_device_count(s) && c->ooms[k].entry < d->entries) {
-            bool recorded = false;
-            for (size_t j = 0; j < c->n_oom_outcomes; j++)
-                if (c->oom_outcomes[j].entry == c->ooms[k].entry) recorded = true;
-            if (!recorded) new_ooms++;
-        }
-    if (new_ooms)
-        fprintf(out, "; %zu request%s would run out of memory, the first at entry %zu (%s)",
-                new_ooms, new_ooms == 1 ? "" : "s", c->ooms[0].entry,
-                sdp_fmt_bytes(c->ooms[0].request_bytes).s);
+    const sd_replay_oom *first_new = NULL;
+    for (size_t k = 0; k < c->n_ooms; k++) {
+        bool recorded = false;
+        for (size_t j = 0; j < c->n_oom_outcomes; j++)
+            if (c->oom_outcomes[j].entry == c->ooms[k].entry) recorded = true;
+        if (recorded) continue;
+        if (!first_new) first_new = &c->ooms[k];
+        new_ooms++;
+    }
+    if (first_new) {
+        fprintf(out, "; %zu request%s would run out of memory, the first at entry %zu (%s",
+                new_ooms, new_ooms == 1 ? "" : "s", first_new->entry,
+                sdp_fmt_bytes(first_new->request_bytes).s);
+        put_site(out, s, first_new->stack);
+        fprintf(out, ")");
+    }
     fprintf(out, "\n");
 }
 
@@ -135,18 +141,16 @@ sd_status sd_render_replay_text(FILE *out, const sd_replay *r, const sd_render_o
                 sdp_fmt_count(d->allocs).s, sdp_fmt_bytes(d->start_reserved_bytes).s,
                 sdp_fmt_bytes(d->start_allocated_bytes).s);
         put_fidelity(out, d, ro);
-        fprintf(out, "recorded: peak reserved %s, %s at the end, %s segments created, %zu OOMs\n",
+        fprintf(out, "recorded: peak reserved %s, %s at the end, %s segment%s created, "
+                     "%zu OOM%s\n",
                 sdp_fmt_bytes(d->recorded_peak_reserved_bytes).s,
                 sdp_fmt_bytes(d->recorded_end_reserved_bytes).s,
-                sdp_fmt_count(d->recorded_segment_allocs).s, d->recorded_ooms);
+                sdp_fmt_count(d->recorded_segment_allocs).s,
+                d->recorded_segment_allocs == 1 ? "" : "s", d->recorded_ooms,
+                d->recorded_ooms == 1 ? "" : "s");
         put_capacity(out, d);
         put_table(out, d);
         for (size_t c = 0; c < d->n_configs; c++) put_verdict(out, s, d, &d->configs[c], c == 0);
-        for (int w = 0; w < SD_REPLAY_WARNING_COUNT; w++)
-            if (d->warnings[w])
-                fprintf(out, "warning: the trace does not add up: %s x%llu (the replay went on)\n",
-                        sd_replay_warning_name((sd_replay_warning_code)w),
-                        (unsigned long long)d->warnings[w]);
     }
     fprintf(out, "%s\n", LIMITS);
     return ferror(out) ? SD_EIO : SD_OK;

@@ -1127,9 +1127,9 @@ def gen_replay(c):
                 settings={"trace_alloc_overflowed": True}),
            msg_re="ring-buffer-wrapped", note="trace_alloc_overflowed: entries were lost", **R)
     c.file("replay_huge_sizes", g,
-           snap([e("segment_alloc", A, 2**63), e("alloc", A, 2**64 - 1),
-                 e("alloc", 0, 2**63 + 5), e("oom", 0, 2**64 - 1),
-                 e("segment_free", A, 2**63), e("free_completed", 0, 2**64 - 1)]),
+           snap([e("segment_alloc", A, 2**62), e("alloc", A, 2**63 - 1),
+                 e("alloc", 0, 2**63 - 5), e("oom", 0, 2**63 - 1),
+                 e("segment_free", A, 2**62), e("free_completed", 0, 2**63 - 1)]),
            expect="any", dump="any", commands=("replay",), note="sizes at the edge of 64 bits")
     many = [e("segment_alloc", A + k * 32 * MiB, 20 * MiB) for k in range(3000)]
     many += [e("alloc", A + (1 << 45) + k * 512, 512) for k in range(30000)]
