@@ -67,8 +67,8 @@ complete -c snapdiff -l max-memory -x -a '8GiB 16GiB 24GiB 40GiB 48GiB 80GiB 96G
 complete -c snapdiff -s q -l quiet -d 'do not print warnings and notes on stderr'
 
 # diff, stats, frag, trace, series, check.
-complete -c snapdiff -n '__snapdiff_for diff stats frag trace series check' -s j -l json -d 'write JSON (versioned schema) instead of text'
-complete -c snapdiff -n '__snapdiff_for diff stats frag trace series check report summarize' -l jobs -x -d 'load up to N snapshots at once (default: one per CPU core)'
+complete -c snapdiff -n '__snapdiff_for diff stats frag trace series check replay' -s j -l json -d 'write JSON (versioned schema) instead of text'
+complete -c snapdiff -n '__snapdiff_for diff stats frag trace series check report summarize replay' -l jobs -x -d 'load up to N snapshots at once (default: one per CPU core)'
 
 # diff.
 complete -c snapdiff -n '__snapdiff_for diff' -s f -l format -x -a 'text json folded pprof' -d 'output format (folded: collapsed stacks for flame graphs; pprof: go tool pprof)'

@@ -51,7 +51,7 @@ static const struct opt_def options[] = {
     {"max-memory", 0, "SIZE", FOR_ALL, O_MAX_MEMORY,
      "memory budget per snapshot, e.g. 8GiB (default: half of physical memory)"},
     {"quiet", 'q', NULL, FOR_ALL, O_QUIET, "do not print warnings and notes on stderr"},
-    {"jobs", 0, "N", FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE, O_JOBS,
+    {"jobs", 0, "N", FOR_DIFF | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE | FOR_REPLAY, O_JOBS,
      "load up to N snapshots at once (default: one per CPU core)"},
     {"group-by", 'g', "KEY", FOR_DIFF | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_GROUP_BY,
      "group live blocks by site (default), leaf, stack, file, function, annotation or "

@@ -135,10 +135,11 @@ sd_status sd_render_replay_text(FILE *out, const sd_replay *r, const sd_render_o
     for (size_t i = 0; i < n; i++) {
         const sd_replay_device *d = sd_replay_device_at(r, i);
         if (i) fprintf(out, "\n");
-        fprintf(out, "replay of %s, device %lld: %s entries, %s allocs; at the start %s "
+        fprintf(out, "replay of %s, device %lld: %s entries, %s alloc%s; at the start %s "
                      "reserved, %s allocated\n",
                 sd_snapshot_source(s), (long long)d->device, sdp_fmt_count(d->entries).s,
-                sdp_fmt_count(d->allocs).s, sdp_fmt_bytes(d->start_reserved_bytes).s,
+                sdp_fmt_count(d->allocs).s, d->allocs == 1 ? "" : "s",
+                sdp_fmt_bytes(d->start_reserved_bytes).s,
                 sdp_fmt_bytes(d->start_allocated_bytes).s);
         put_fidelity(out, d, ro);
         fprintf(out, "recorded: peak reserved %s, %s at the end, %s segment%s created, "
