@@ -23,18 +23,19 @@ static void put_choice(FILE *out, const sd_replay_choice *c)
         fprintf(out, "the cached block at 0x%llx", (unsigned long long)c->address);
 }
 
-/* "loss.py:21 cross_entropy_loss": the innermost frame that names memory, else "". */
-static void put_site(FILE *out, const sd_snapshot *s, uint32_t stack)
+/* The request's site as every command names it (attrib.h): " at loss.py:21
+ * cross_entropy_loss", " at autograd MmBackward0"; nothing for an empty stack. */
+static void put_site(FILE *out, const sd_attrib *rules, const sd_snapshot *s, uint32_t stack)
 {
-    size_t n;
-    const uint32_t *ids = sd_snapshot_stack(s, stack, &n);
-    for (size_t i = 0; i < n; i++) {
-        const sd_frame *f = sd_snapshot_frame(s, ids[i]);
-        if (sd_frame_is_native_noise(f)) continue;
-        fprintf(out, " at %s:%lld %s", sd_frame_short_path(f->filename), (long long)f->line,
-                f->name);
-        return;
-    }
+    sd_site site;
+    sd_site_label lab;
+    sd_attrib_site_of_stack(rules, s, stack, &site);
+    if (!sd_site_label_of(s, stack, &site, &lab)) return;
+    if (lab.native)
+        fprintf(out, " at %s", lab.label);
+    else
+        fprintf(out, " at %s:%lld %s", sd_frame_short_path(lab.filename), (long long)lab.line,
+                lab.name);
 }
 
 static void put_fidelity(FILE *out, const sd_replay_device *d, const sd_render_options *ro)
@@ -84,7 +85,8 @@ static void put_table(FILE *out, const sd_replay_device *d)
     }
 }
 
-static void put_verdict(FILE *out, const sd_snapshot *s, const sd_replay_device *d,
+static void put_verdict(FILE *out, const sd_attrib *rules, const sd_snapshot *s,
+                        const sd_replay_device *d,
                         const sd_replay_config *c, bool first)
 {
     if (first) {
@@ -100,7 +102,7 @@ static void put_verdict(FILE *out, const sd_snapshot *s, const sd_replay_device 
     for (size_t k = 0; k < c->n_oom_outcomes; k++) {
         const sd_replay_oom_outcome *o = &c->oom_outcomes[k];
         fprintf(out, "; the OOM at entry %zu (%s", o->entry, sdp_fmt_bytes(o->request_bytes).s);
-        put_site(out, s, o->stack);
+        put_site(out, rules, s, o->stack);
         fprintf(out, ") %s", o->succeeds ? "would not happen" : "would still happen");
     }
     /* Requests the recording served that would run out of memory here. */
@@ -118,7 +120,7 @@ static void put_verdict(FILE *out, const sd_snapshot *s, const sd_replay_device 
         fprintf(out, "; %zu request%s would run out of memory, the first at entry %zu (%s",
                 new_ooms, new_ooms == 1 ? "" : "s", first_new->entry,
                 sdp_fmt_bytes(first_new->request_bytes).s);
-        put_site(out, s, first_new->stack);
+        put_site(out, rules, s, first_new->stack);
         fprintf(out, ")");
     }
     fprintf(out, "\n");
@@ -127,8 +129,10 @@ static void put_verdict(FILE *out, const sd_snapshot *s, const sd_replay_device 
 sd_status sd_render_replay_text(FILE *out, const sd_replay *r, const sd_render_options *ro,
                                 sd_error *err)
 {
-    (void)err;
     const sd_snapshot *s = sd_replay_snapshot(r);
+    sd_attrib_options ao = {0};
+    sd_attrib *rules = sd_attrib_create(&ao, err);
+    if (!rules) return SD_ENOMEM;
     size_t n = sd_replay_device_count(r);
     if (!n) fprintf(out, "%s: no trace entries: nothing to replay (record with "
                          "torch.cuda.memory._record_memory_history())\n", sd_snapshot_source(s));
@@ -151,8 +155,9 @@ sd_status sd_render_replay_text(FILE *out, const sd_replay *r, const sd_render_o
                 d->recorded_ooms == 1 ? "" : "s");
         put_capacity(out, d);
         put_table(out, d);
-        for (size_t c = 0; c < d->n_configs; c++) put_verdict(out, s, d, &d->configs[c], c == 0);
+        for (size_t c = 0; c < d->n_configs; c++) put_verdict(out, rules, s, d, &d->configs[c], c == 0);
     }
     fprintf(out, "%s\n", LIMITS);
+    sd_attrib_free(rules);
     return ferror(out) ? SD_EIO : SD_OK;
 }
