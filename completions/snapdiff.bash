@@ -12,7 +12,7 @@ _snapdiff()
     local cword=$COMP_CWORD
     COMPREPLY=()
 
-    local commands='diff stats frag series trace check report summarize dump top help'
+    local commands='diff stats frag series trace check report summarize dump top replay help'
     local common='--help -h --version -V --no-color --color --max-memory --quiet -q'
     local json='--json -j --jobs'   # diff, stats, frag, series, trace, check
     local diff_opts='--format -f --output -o --group-by -g --depth -d --hide --show --focus
@@ -95,7 +95,7 @@ _snapdiff()
             continue
         fi
         case $w in
-            diff|stats|frag|series|trace|check|report|summarize|dump|top|help) cmd=$w ;;
+            diff|stats|frag|series|trace|check|report|summarize|dump|top|replay|help) cmd=$w ;;
             *) cmd='diff' ;;   # snapdiff OLD NEW
         esac
         break
@@ -103,7 +103,7 @@ _snapdiff()
 
     # snapdiff help COMMAND: the command names, no files (help is never a file name).
     if [[ $cmd == help ]]; then
-        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag series trace check report summarize dump top' -- "$cur")
+        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag series trace check report summarize dump top replay' -- "$cur")
         return
     fi
 
@@ -121,6 +121,7 @@ _snapdiff()
             report) opts="$common $report_opts" ;;
             summarize) opts="$common --output -o --jobs" ;;
             top) opts="$common $json --format -f --group-by -g --depth -d --hide --show --focus --top -n --jobs" ;;
+            replay) opts="$common --json -j --jobs --alloc-conf --capacity" ;;
         esac
         mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
         return

@@ -24,7 +24,7 @@ function __snapdiff_command
                 set skip 1
             case '-*'
                 continue
-            case diff stats frag series trace check report summarize dump top help
+            case diff stats frag series trace check report summarize dump top replay help
                 echo $w
                 return
             case '*'
@@ -55,7 +55,8 @@ complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a summarize -d 'a sma
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a top -d 'live memory by site at the end and at the peak (one snapshot)'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a help -d 'this help, or one command\'s'
 # snapdiff help COMMAND: the command names (help is never a file name).
-complete -c snapdiff -n 'test "$(__snapdiff_command)" = help' -a 'diff stats frag series trace check report summarize dump top'
+complete -c snapdiff -n 'test "$(__snapdiff_command)" = help' -a 'diff stats frag series trace check report summarize dump top replay'
+complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a replay -d 'the caching allocator replayed from the trace: fidelity, PYTORCH_CUDA_ALLOC_CONF what-ifs'
 complete -c snapdiff -n 'test "$(__snapdiff_command)" != help' -F
 
 # Options of every command.
@@ -67,8 +68,8 @@ complete -c snapdiff -l max-memory -x -a '8GiB 16GiB 24GiB 40GiB 48GiB 80GiB 96G
 complete -c snapdiff -s q -l quiet -d 'do not print warnings and notes on stderr'
 
 # diff, stats, frag, trace, series, check.
-complete -c snapdiff -n '__snapdiff_for diff stats frag trace series check top' -s j -l json -d 'write JSON (versioned schema) instead of text'
-complete -c snapdiff -n '__snapdiff_for diff stats frag trace series check report summarize top' -l jobs -x -d 'load up to N snapshots at once (default: one per CPU core)'
+complete -c snapdiff -n '__snapdiff_for diff stats frag trace series check top replay' -s j -l json -d 'write JSON (versioned schema) instead of text'
+complete -c snapdiff -n '__snapdiff_for diff stats frag trace series check report summarize top replay' -l jobs -x -d 'load up to N snapshots at once (default: one per CPU core)'
 
 # diff.
 complete -c snapdiff -n '__snapdiff_for diff' -s f -l format -x -a 'text json folded pprof' -d 'output format (folded: collapsed stacks for flame graphs; pprof: go tool pprof)'
@@ -109,3 +110,5 @@ complete -c snapdiff -n '__snapdiff_for check' -l max-frag-index -x -a '0.5 0.7 
 complete -c snapdiff -n '__snapdiff_for check' -l fail-on-new-site -x -a '0 16MiB 64MiB' -d 'fail when a site absent from OLD holds more than SIZE'
 complete -c snapdiff -n '__snapdiff_for check' -l config -r -F -d 'read limits from FILE (key = value lines)'
 complete -c snapdiff -n '__snapdiff_for check' -l repo-root -x -a '(__fish_complete_directories)' -d 'repository for --format github file= annotations'
+complete -c snapdiff -n '__snapdiff_for replay' -l alloc-conf -x -a 'expandable_segments:True max_split_size_mb:512 garbage_collection_threshold:0.6' -d 'replay under this PYTORCH_CUDA_ALLOC_CONF too (repeatable)'
+complete -c snapdiff -n '__snapdiff_for replay' -l capacity -x -a '16GiB 24GiB 40GiB 48GiB 80GiB 96GiB 141GiB' -d 'what the allocator may reserve'

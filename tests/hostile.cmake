@@ -10,7 +10,7 @@ set(SNAPDIFF_HOSTILE_SCALE 1)
 if(SNAPDIFF_SANITIZE)
   set(SNAPDIFF_HOSTILE_SCALE 4)
 endif()
-foreach(group pickle refuse limits source zip model trunc flip)
+foreach(group pickle refuse limits source zip model trunc flip replay)
   add_test(NAME hostile_${group}
            COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/hostile/run_cases.py
                    --bin ${SNAPDIFF_BIN} --dir ${SNAPDIFF_HOSTILE_DIR}/${group} --group ${group}

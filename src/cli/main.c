@@ -43,6 +43,7 @@ int main(int argc, char **argv)
     case CMD_REPORT: status = cmd_report(&opts); break;
     case CMD_SUMMARIZE: status = cmd_summarize(&opts); break;
     case CMD_TOP: status = cmd_top(&opts); break;
+    case CMD_REPLAY: status = cmd_replay(&opts); break;
     case CMD_NONE: break;
     }
     return finish_stdout(status);

@@ -21,7 +21,7 @@ enum opt_id {
     O_GAP_THRESHOLD, O_INDEX_THRESHOLD, O_MAP, O_SVG, O_JOBS, O_OUTPUT,
     O_SINCE, O_UNTIL,
     O_SORT, O_STEPS_BETWEEN, O_MIN_SLOPE, O_CONFIDENCE, O_ASCII,
-    O_LIMIT, O_CONFIG, O_REPO_ROOT,
+    O_LIMIT, O_CONFIG, O_REPO_ROOT, O_ALLOC_CONF,
 };
 
 struct opt_def {
@@ -36,7 +36,7 @@ struct opt_def {
 static const struct opt_def options[] = {
     {"help", 'h', NULL, FOR_ALL, O_HELP, "show this help and exit"},
     {"version", 'V', NULL, FOR_ALL, O_VERSION, "show the version and exit"},
-    {"json", 'j', NULL, FOR_DIFF | FOR_TOP | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_JSON,
+    {"json", 'j', NULL, FOR_DIFF | FOR_TOP | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPLAY, O_JSON,
      "write JSON (documented, versioned schema) instead of text"},
     {"format", 'f', "FMT", FOR_DIFF | FOR_CHECK | FOR_TOP, O_FORMAT,
      "output format: text, json, folded (collapsed stacks for flame graphs) or pprof "
@@ -51,7 +51,7 @@ static const struct opt_def options[] = {
     {"max-memory", 0, "SIZE", FOR_ALL, O_MAX_MEMORY,
      "memory budget per snapshot, e.g. 8GiB (default: half of physical memory)"},
     {"quiet", 'q', NULL, FOR_ALL, O_QUIET, "do not print warnings and notes on stderr"},
-    {"jobs", 0, "N", FOR_DIFF | FOR_TOP | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE, O_JOBS,
+    {"jobs", 0, "N", FOR_DIFF | FOR_TOP | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE | FOR_REPLAY, O_JOBS,
      "load up to N snapshots at once (default: one per CPU core)"},
     {"group-by", 'g', "KEY", FOR_DIFF | FOR_TOP | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_GROUP_BY,
      "group live blocks by site (default), leaf, stack, file, function, annotation or "
@@ -66,8 +66,9 @@ static const struct opt_def options[] = {
      "show the N largest growing groups (default 20); series, trace, top: the first N groups"},
     {"steps", 0, "N", FOR_DIFF | FOR_SERIES | FOR_CHECK, O_STEPS,
      "training steps between the snapshots: growth per step; series: N1,N2,... one per snapshot"},
-    {"capacity", 0, "SIZE", FOR_DIFF | FOR_SERIES, O_CAPACITY,
-     "device memory for the steps-until-full estimate, e.g. 80GiB"},
+    {"capacity", 0, "SIZE", FOR_DIFF | FOR_SERIES | FOR_REPLAY, O_CAPACITY,
+     "device memory for the steps-until-full estimate, e.g. 80GiB; replay: what the "
+     "allocator may reserve (default: from an oom entry)"},
     {"max-growth", 0, "SIZE", FOR_DIFF | FOR_CHECK, O_MAX_GROWTH,
      "CI gate: exit 1 when allocated memory grew by more than SIZE (0 = any growth)"},
     {"max-growth-pct", 0, "P", FOR_CHECK, O_LIMIT,
@@ -105,6 +106,8 @@ static const struct opt_def options[] = {
     {"confidence", 0, "P", FOR_SERIES, O_CONFIDENCE,
      "trend-test confidence (0..1) needed for growing or shrinking (default 0.99)"},
     {"ascii", 0, NULL, FOR_SERIES, O_ASCII, "draw sparklines in ASCII, not Unicode blocks"},
+    {"alloc-conf", 0, "CONF", FOR_REPLAY, O_ALLOC_CONF,
+     "replay under this PYTORCH_CUDA_ALLOC_CONF too (repeatable, one config each)"},
 };
 
 static const struct {
@@ -136,6 +139,9 @@ static const struct {
     {"report", CMD_REPORT, "FILE...",
      "one self-contained HTML page: sites, fragmentation, timeline; growth of two or more",
      "snapdiff report old.pickle new.pickle -o report.html"},
+    {"replay", CMD_REPLAY, "FILE...",
+     "the caching allocator replayed from the trace: fidelity, PYTORCH_CUDA_ALLOC_CONF what-ifs",
+     "snapdiff replay run.pickle --alloc-conf expandable_segments:True"},
 };
 
 /* `snapdiff help [COMMAND]`: a word of its own, never a file name. */
@@ -343,6 +349,11 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
     case O_CAPACITY:
         if (!sd_parse_size(v, &opts->capacity) || opts->capacity == 0)
             return bad_value(o, v, "a size (e.g. 80GiB)", errbuf, errlen);
+        break;
+    case O_ALLOC_CONF:
+        if (opts->n_alloc_conf >= CLI_MAX_PATTERNS)
+            return bad_value(o, v, "at most 32 configs", errbuf, errlen);
+        opts->alloc_conf[opts->n_alloc_conf++] = v;
         break;
     case O_MAX_GROWTH:
         if (!sd_parse_size(v, &opts->max_growth))

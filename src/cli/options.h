@@ -15,15 +15,15 @@
 #include "snapdiff/gate.h"
 
 enum cli_command { CMD_NONE, CMD_DIFF, CMD_STATS, CMD_DUMP, CMD_FRAG, CMD_TRACE, CMD_SERIES,
-                   CMD_CHECK, CMD_REPORT, CMD_SUMMARIZE, CMD_TOP };
+                   CMD_CHECK, CMD_REPORT, CMD_SUMMARIZE, CMD_TOP, CMD_REPLAY };
 
 /* Bit per command an option applies to. */
 enum { FOR_DIFF = 1 << CMD_DIFF, FOR_STATS = 1 << CMD_STATS, FOR_DUMP = 1 << CMD_DUMP,
        FOR_FRAG = 1 << CMD_FRAG, FOR_TRACE = 1 << CMD_TRACE, FOR_SERIES = 1 << CMD_SERIES,
        FOR_CHECK = 1 << CMD_CHECK, FOR_REPORT = 1 << CMD_REPORT,
-       FOR_SUMMARIZE = 1 << CMD_SUMMARIZE, FOR_TOP = 1 << CMD_TOP,
+       FOR_SUMMARIZE = 1 << CMD_SUMMARIZE, FOR_TOP = 1 << CMD_TOP, FOR_REPLAY = 1 << CMD_REPLAY,
        FOR_ALL = FOR_DIFF | FOR_STATS | FOR_DUMP | FOR_FRAG | FOR_TRACE | FOR_SERIES |
-                 FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE | FOR_TOP };
+                 FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE | FOR_TOP | FOR_REPLAY };
 
 enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF, FORMAT_GITHUB,
                   FORMAT_JUNIT };
@@ -77,6 +77,8 @@ struct cli_opts {
     uint64_t min_slope;
     double confidence;           /* --confidence P (0..1); < 0 = not given */
     bool ascii;                  /* --ascii: sparklines in ASCII */
+    /* replay (also --capacity) */
+    const char *alloc_conf[CLI_MAX_PATTERNS]; int n_alloc_conf;   /* --alloc-conf CONF */
 };
 
 enum opt_result { OPT_OK, OPT_HELP, OPT_VERSION, OPT_ERROR };

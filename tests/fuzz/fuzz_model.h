@@ -15,6 +15,7 @@
 #include "snapdiff/diff.h"
 #include "snapdiff/frag.h"
 #include "snapdiff/render_frag.h"
+#include "snapdiff/replay.h"
 #include "snapdiff/snapshot.h"
 #include "snapdiff/stats.h"
 
@@ -104,6 +105,26 @@ static void analyse(const sd_snapshot *s)
                 FUZZ_CHECK(d->map.rows[k].n_pages <= SD_FRAG_MAP_COLUMNS);
         }
         sd_frag_free(f);
+    } else {
+        check_error(&err);
+    }
+    /* The allocator replayed (replay.h): traces that do not add up only count warnings. */
+    static const char *const confs[] = {"expandable_segments:True", "max_split_size_mb:64"};
+    sd_replay_options ropts = {.alloc_confs = confs, .n_alloc_confs = 2,
+                               .capacity = 1ULL << 30, .timeline_points = 16};
+    sd_error_clear(&err);
+    sd_replay *rp = sd_replay_create(s, &ropts, &err);
+    if (rp) {
+        for (size_t i = 0; i < sd_replay_device_count(rp); i++) {
+            const sd_replay_device *d = sd_replay_device_at(rp, i);
+            FUZZ_CHECK(d->placements_matched <= d->placements_checked);
+            FUZZ_CHECK(d->segment_decisions_matched <= d->segment_decisions_checked);
+            FUZZ_CHECK(d->n_configs == 3 && d->n_recorded_timeline <= 16);
+            for (size_t c = 0; c < d->n_configs; c++)
+                FUZZ_CHECK(d->configs[c].n_timeline <= 16 &&
+                           d->configs[c].n_oom_outcomes <= d->recorded_ooms);
+        }
+        sd_replay_free(rp);
     } else {
         check_error(&err);
     }

@@ -1095,10 +1095,58 @@ def gen_flip(c, count):
                    need="offset" if tag in ("p4", "p2") else None,
                    note="%s fixture with byte %d flipped" % (tag, pos))
 
+# -- the replay: traces that do not add up ------------------------------------------------
+
+def gen_replay(c):
+    """`snapdiff replay` on traces that contradict themselves: one warning per kind with a
+    count, the replay goes on; sizes and counts that could blow up the model stay bounded."""
+    g = "replay"
+    A = 0x7F0000000000
+    MiB = 1 << 20
+
+    def snap(trace, segs=(), settings=None, traces=None):
+        out = {"segments": [dict({"device": 0, "stream": 0, "segment_type": "large",
+                                  "blocks": [{"address": a, "size": n, "requested_size": 0,
+                                              "state": "inactive", "frames": []}]},
+                                 address=a, total_size=n) for a, n in segs],
+               "device_traces": traces if traces is not None else [trace]}
+        if settings:
+            out["allocator_settings"] = settings
+        return dumps(out)
+
+    def e(action, addr, size, stream=0):
+        return {"action": action, "addr": addr, "size": size, "stream": stream}
+
+    R = dict(expect="warn", dump="any", commands=("replay",))
+    c.file("replay_unknown_free", g, snap([e("free_requested", A, 4096),
+                                           e("free_completed", A, 4096),
+                                           e("free_completed", A + 8192, 4096)]),
+           msg_re="unknown-free", note="frees of blocks no segment holds", **R)
+    c.file("replay_overlap", g, snap([e("segment_alloc", A, 20 * MiB),
+                                      e("alloc", A, 8 * MiB), e("alloc", A + 4096, 8 * MiB)]),
+           msg_re="overlapping-alloc", note="an alloc inside a live block", **R)
+    c.file("replay_other_device_segment", g,
+           snap(None, traces=[[e("segment_free", A + (1 << 40), 20 * MiB)],
+                              [e("segment_alloc", A + (1 << 40), 20 * MiB)]]),
+           msg_re="unknown-segment|bad-start", note="device 0 frees device 1's segment", **R)
+    c.file("replay_ring_wrapped", g,
+           snap([e("free_completed", A, 512), e("alloc", A, 512)], segs=[(A, 2 * MiB)],
+                settings={"trace_alloc_overflowed": True}),
+           msg_re="ring-buffer-wrapped", note="trace_alloc_overflowed: entries were lost", **R)
+    c.file("replay_huge_sizes", g,
+           snap([e("segment_alloc", A, 2**62), e("alloc", A, 2**63 - 1),
+                 e("alloc", 0, 2**63 - 5), e("oom", 0, 2**63 - 1),
+                 e("segment_free", A, 2**62), e("free_completed", 0, 2**63 - 1)]),
+           expect="any", dump="any", commands=("replay",), note="sizes at the edge of 64 bits")
+    many = [e("segment_alloc", A + k * 32 * MiB, 20 * MiB) for k in range(3000)]
+    many += [e("alloc", A + (1 << 45) + k * 512, 512) for k in range(30000)]
+    c.file("replay_many_stray_allocs", g, snap(many), msg_re="overlapping-alloc",
+           note="30000 allocs outside 3000 segments: bounded time", timeout=20, **R)
+
 
 GROUPS = {"pickle": gen_pickle, "refuse": gen_refuse, "limits": gen_limits,
           "source": gen_source, "zip": gen_zip, "model": gen_model, "trunc": gen_trunc,
-          "flip": None}
+          "flip": None, "replay": gen_replay}
 
 
 def main():

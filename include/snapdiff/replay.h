@@ -1,0 +1,166 @@
+/* replay.h - torch's CUDA caching allocator replayed from a snapshot's trace, and what
+ * other PYTORCH_CUDA_ALLOC_CONF settings would have done with the same requests.
+ *
+ * Per device with a trace: the allocator's state at the trace's first entry is rebuilt
+ * (segments then: those of the snapshot not created in the window plus those freed in it;
+ * blocks live then: live blocks not allocated in the window plus blocks freed in it
+ * without an alloc; free space: the gaps). Then:
+ *  - fidelity: every `alloc` is placed by the model (a cached free block, which address;
+ *    or a new segment) and compared with what the allocator recorded; the replay then
+ *    follows the recorded choice, so one miss cannot cascade;
+ *  - what-if: the model runs free from the same start, under the recorded settings and
+ *    under each configuration given: peak and end reserved, segments created, retries,
+ *    requests that run out of memory, stranded and largest free memory at the end.
+ * The rules modelled, and those not, are listed in docs/json-replay.md. Limits: the
+ * program is assumed to make the same requests in the same order (true when only the
+ * allocator settings change); memory outside the caching allocator is not modelled.
+ */
+#ifndef SNAPDIFF_REPLAY_H
+#define SNAPDIFF_REPLAY_H
+
+#include <stdbool.h>
+#include "snapdiff.h"
+#include "snapshot.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* roundup_power2_divisions has one value per power-of-two interval of MiB: [0] for sizes
+ * below 2 MiB, [1] for 2-4 MiB, ... [15] for 32 GiB and above (torch's 16 intervals). */
+enum { SD_ALLOC_CONF_INTERVALS = 16 };
+
+/* One allocator configuration. */
+typedef struct sd_alloc_conf {
+    bool expandable_segments;
+    uint64_t max_split_size;         /* bytes; UINT64_MAX = unlimited (torch's default) */
+    double garbage_collection_threshold;   /* 0 = off */
+    uint32_t roundup_power2_divisions[SD_ALLOC_CONF_INTERVALS];   /* 0 = plain rounding */
+} sd_alloc_conf;
+
+/* torch's defaults: no expandable segments, unlimited split, no GC, plain rounding. */
+void sd_alloc_conf_default(sd_alloc_conf *c);
+/* Parse a PYTORCH_CUDA_ALLOC_CONF string ("expandable_segments:True,max_split_size_mb:512",
+ * "roundup_power2_divisions:[256:1,>:4]", "garbage_collection_threshold:0.6"). Keys it does
+ * not name keep torch's defaults, as the variable does. Other keys torch knows (backend,
+ * pinned_*, release_lock_on_cudamalloc, ...) are accepted and have no effect here.
+ * @return SD_OK, or SD_EUSAGE with err saying which key or value is wrong. */
+sd_status sd_alloc_conf_parse(const char *text, sd_alloc_conf *out, sd_error *err);
+/* The settings the snapshot recorded (allocator_settings, torch 2.3+); torch's defaults
+ * for what it did not record. */
+void sd_alloc_conf_recorded(const sd_snapshot *s, sd_alloc_conf *out);
+
+typedef struct sd_replay_options {
+    const char *const *alloc_confs;  /* PYTORCH_CUDA_ALLOC_CONF strings, one config each */
+    size_t n_alloc_confs;
+    uint64_t capacity;               /* bytes the allocator may reserve; 0 = from an oom
+                                      * entry (reserved then + device_free), else unknown */
+    size_t timeline_points;          /* reserved-over-time points per config; 0 = 256 */
+    uint64_t max_memory;             /* budget for the replay's tables; 0 = unlimited */
+} sd_replay_options;
+
+typedef enum sd_replay_capacity_source {
+    SD_REPLAY_CAPACITY_UNKNOWN,             /* no OOM prediction */
+    SD_REPLAY_CAPACITY_GIVEN,               /* the option */
+    SD_REPLAY_CAPACITY_OOM_ENTRY,           /* reserved at the first oom entry plus its device_free */
+} sd_replay_capacity_source;
+
+/* Traces that do not add up: counted, the replay goes on. */
+typedef enum sd_replay_warning_code {
+    SD_REPLAY_UNKNOWN_FREE,          /* a free of no live block */
+    SD_REPLAY_OVERLAP,               /* an alloc inside a live block, or not in any segment */
+    SD_REPLAY_UNKNOWN_SEGMENT,       /* a segment event that matches no segment of this
+                                      * device (another device's, or a wrong size) */
+    SD_REPLAY_RING_WRAPPED,          /* trace_alloc_overflowed: entries were lost */
+    SD_REPLAY_BAD_START,             /* a block at the start outside or across segments */
+    SD_REPLAY_WARNING_COUNT
+} sd_replay_warning_code;
+
+/* "unknown-free", "overlapping-alloc", "unknown-segment", "ring-buffer-wrapped",
+ * "bad-start-block". */
+const char *sd_replay_warning_name(sd_replay_warning_code c);
+
+typedef struct sd_replay_choice {
+    bool new_segment;                /* a new segment (cudaMalloc / map) */
+    uint64_t address;                /* the block's address (a new segment's: 0 in the model) */
+    uint64_t segment_bytes;          /* new_segment: its size */
+} sd_replay_choice;
+
+typedef struct sd_replay_mismatch {
+    size_t entry;                    /* index in the device's trace */
+    uint64_t request_bytes;          /* as recorded (before rounding) */
+    uint64_t stream;
+    sd_replay_choice model, recorded;
+} sd_replay_mismatch;
+
+typedef struct sd_replay_point {
+    size_t entry;                    /* the last entry of the bucket */
+    uint64_t reserved_bytes;         /* the highest reserved in the bucket */
+} sd_replay_point;
+
+typedef struct sd_replay_oom {
+    size_t entry;
+    uint64_t request_bytes;          /* as the entry recorded it */
+    uint32_t stack;                  /* the entry's frames (0 = none) */
+} sd_replay_oom;
+
+/* A recorded `oom` entry under one config: does the request succeed there? */
+typedef struct sd_replay_oom_outcome {
+    size_t entry;
+    uint64_t request_bytes;
+    uint32_t stack;
+    bool succeeds;
+} sd_replay_oom_outcome;
+
+typedef struct sd_replay_config {
+    const char *alloc_conf;          /* "recorded" for the first, else the string given */
+    sd_alloc_conf conf;
+    uint64_t capacity_bytes;         /* 0 = unknown */
+    uint64_t peak_reserved_bytes;
+    size_t peak_entry;
+    uint64_t end_reserved_bytes;
+    uint64_t segment_allocs;         /* cudaMallocs, and maps of expandable segments */
+    uint64_t alloc_retries;          /* cached segments released and the request retried */
+    const sd_replay_oom *ooms; size_t n_ooms;   /* requests that ran out of memory */
+    const sd_replay_oom_outcome *oom_outcomes; size_t n_oom_outcomes;  /* recorded ooms */
+    uint64_t stranded_bytes;         /* free bytes in segments that hold live blocks, end */
+    uint64_t largest_free_bytes;     /* the largest free block at the end */
+    const sd_replay_point *timeline; size_t n_timeline;
+} sd_replay_config;
+
+typedef struct sd_replay_device {
+    int64_t device;
+    size_t entries, allocs;
+    uint64_t start_reserved_bytes, start_allocated_bytes;
+    /* Recorded: start reserved plus segment_alloc/map minus segment_free/unmap. */
+    uint64_t recorded_peak_reserved_bytes, recorded_end_reserved_bytes;
+    uint64_t recorded_segment_allocs;        /* segment_alloc and segment_map entries */
+    size_t recorded_ooms;
+    const sd_replay_point *recorded_timeline; size_t n_recorded_timeline;
+    /* Fidelity */
+    uint64_t placements_checked, placements_matched;
+    uint64_t segment_decisions_checked, segment_decisions_matched;
+    bool has_first_mismatch;
+    sd_replay_mismatch first_mismatch;
+    sd_replay_capacity_source capacity_source;
+    uint64_t warnings[SD_REPLAY_WARNING_COUNT];
+    const sd_replay_config *configs; size_t n_configs;   /* "recorded" first */
+} sd_replay_device;
+
+typedef struct sd_replay sd_replay;
+
+/* Replay every device of `s` that has trace entries. `s` must outlive the result.
+ * @return the replay, or NULL with err (SD_EUSAGE: a config that does not parse, or a
+ * summary instead of a snapshot; SD_ENOMEM). */
+sd_replay *sd_replay_create(const sd_snapshot *s, const sd_replay_options *opts, sd_error *err);
+void sd_replay_free(sd_replay *r);
+
+const sd_snapshot *sd_replay_snapshot(const sd_replay *r);
+size_t sd_replay_device_count(const sd_replay *r);
+const sd_replay_device *sd_replay_device_at(const sd_replay *r, size_t i);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,184 @@
+/* replay_conf.c - allocator configurations for the replay: torch's defaults, the settings a
+ * snapshot recorded, and the PYTORCH_CUDA_ALLOC_CONF syntax (as torch's
+ * CUDAAllocatorConfig parses it: comma-separated key:value, a bracketed list for
+ * roundup_power2_divisions). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "snapdiff/replay.h"
+
+#define MIB (1024ULL * 1024)
+#define LARGE_BUFFER_MIB 20   /* max_split_size_mb below kLargeBuffer is raised to it */
+
+void sd_alloc_conf_default(sd_alloc_conf *c)
+{
+    memset(c, 0, sizeof *c);
+    c->max_split_size = UINT64_MAX;
+}
+
+static unsigned log2_floor(uint64_t v)
+{
+    unsigned k = 0;
+    while (v >>= 1) k++;
+    return k;
+}
+
+static bool is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
+
+static unsigned interval_index(uint64_t interval_mib)
+{
+    unsigned k = log2_floor(interval_mib);
+    return k >= SD_ALLOC_CONF_INTERVALS ? SD_ALLOC_CONF_INTERVALS - 1 : k;
+}
+
+void sd_alloc_conf_recorded(const sd_snapshot *s, sd_alloc_conf *out)
+{
+    sd_alloc_conf_default(out);
+    const sd_allocator_settings *st = sd_snapshot_allocator_settings(s);
+    if (!st || !st->present) return;
+    if (st->has_max_split_size && st->max_split_size > 0)
+        out->max_split_size = (uint64_t)st->max_split_size;
+    if (st->has_expandable_segments) out->expandable_segments = st->expandable_segments;
+    if (st->has_gc_threshold && st->garbage_collection_threshold > 0 &&
+        st->garbage_collection_threshold < 1)
+        out->garbage_collection_threshold = st->garbage_collection_threshold;
+    for (size_t i = 0; i < st->n_roundup_power2_divisions; i++) {
+        const sd_roundup_division *d = &st->roundup_power2_divisions[i];
+        if (is_pow2(d->interval_mib) && d->divisions > 0 && d->divisions <= (1 << 20))
+            out->roundup_power2_divisions[interval_index(d->interval_mib)] =
+                (uint32_t)d->divisions;
+    }
+}
+
+/* One unsigned decimal, the whole of [s, e). */
+static bool parse_u64(const char *s, const char *e, uint64_t *out)
+{
+    if (s == e || (size_t)(e - s) > 19) return false;
+    uint64_t v = 0;
+    for (const char *p = s; p < e; p++) {
+        if (*p < '0' || *p > '9') return false;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    *out = v;
+    return true;
+}
+
+static sd_status bad(sd_error *err, const char *text, const char *what)
+{
+    return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "--alloc-conf '%.120s': %s", text, what);
+}
+
+/* "[256:1,512:2,>:4]" or "4": torch fills the intervals up to each key with its value. */
+static sd_status parse_divisions(const char *text, const char *v, const char *e,
+                                 sd_alloc_conf *c, sd_error *err)
+{
+    uint64_t n;
+    if (*v != '[') {
+        if (!parse_u64(v, e, &n) || !is_pow2(n) || n > (1u << 20))
+            return bad(err, text, "roundup_power2_divisions needs a power of 2 or a list");
+        for (unsigned i = 0; i < SD_ALLOC_CONF_INTERVALS; i++) c->roundup_power2_divisions[i] = (uint32_t)n;
+        return SD_OK;
+    }
+    if (e[-1] != ']') return bad(err, text, "roundup_power2_divisions: the list has no ']'");
+    const char *p = v + 1, *end = e - 1;
+    unsigned last = 0;
+    bool first = true;
+    while (p < end) {
+        const char *comma = memchr(p, ',', (size_t)(end - p));
+        if (!comma) comma = end;
+        const char *colon = memchr(p, ':', (size_t)(comma - p));
+        uint64_t div;
+        if (!colon || !parse_u64(colon + 1, comma, &div) || !is_pow2(div) || div > (1u << 20))
+            return bad(err, text, "roundup_power2_divisions: each item is SIZE_MB:DIVISIONS "
+                                  "(powers of 2)");
+        if (colon - p == 1 && *p == '>') {
+            for (unsigned i = first ? 0 : last + 1; i < SD_ALLOC_CONF_INTERVALS; i++)
+                c->roundup_power2_divisions[i] = (uint32_t)div;
+        } else {
+            uint64_t mib;
+            if (!parse_u64(p, colon, &mib) || !is_pow2(mib))
+                return bad(err, text, "roundup_power2_divisions: an interval is a power of 2 "
+                                      "of MiB, or >");
+            unsigned idx = interval_index(mib);
+            for (unsigned i = first ? 0 : last + 1; i <= idx; i++)
+                c->roundup_power2_divisions[i] = (uint32_t)div;
+            last = idx;
+            first = false;
+        }
+        p = comma + 1;
+    }
+    return SD_OK;
+}
+
+static bool key_is(const char *k, size_t n, const char *name)
+{
+    return strlen(name) == n && memcmp(k, name, n) == 0;
+}
+
+static sd_status parse_item(const char *text, const char *k, const char *colon, const char *e,
+                            sd_alloc_conf *c, sd_error *err)
+{
+    size_t kn = (size_t)(colon - k);
+    const char *v = colon + 1;
+    uint64_t n;
+    if (key_is(k, kn, "expandable_segments")) {
+        if (e - v == 4 && memcmp(v, "True", 4) == 0) c->expandable_segments = true;
+        else if (e - v == 5 && memcmp(v, "False", 5) == 0) c->expandable_segments = false;
+        else return bad(err, text, "expandable_segments is True or False");
+    } else if (key_is(k, kn, "max_split_size_mb")) {
+        if (!parse_u64(v, e, &n) || n > (UINT64_MAX / MIB))
+            return bad(err, text, "max_split_size_mb needs a whole number of MiB");
+        c->max_split_size = (n < LARGE_BUFFER_MIB ? LARGE_BUFFER_MIB : n) * MIB;
+    } else if (key_is(k, kn, "garbage_collection_threshold")) {
+        char buf[32];
+        if (e - v <= 0 || e - v >= (long)sizeof buf)
+            return bad(err, text, "garbage_collection_threshold needs a number");
+        memcpy(buf, v, (size_t)(e - v));
+        buf[e - v] = 0;
+        char *end;
+        errno = 0;
+        double x = strtod(buf, &end);
+        if (*end || errno || !(x > 0.0 && x < 1.0))
+            return bad(err, text, "garbage_collection_threshold is between 0 and 1");
+        c->garbage_collection_threshold = x;
+    } else if (key_is(k, kn, "roundup_power2_divisions")) {
+        return parse_divisions(text, v, e, c, err);
+    } else if (key_is(k, kn, "backend") || key_is(k, kn, "release_lock_on_cudamalloc") ||
+               key_is(k, kn, "pinned_use_cuda_host_register") ||
+               key_is(k, kn, "pinned_num_register_threads") ||
+               key_is(k, kn, "pinned_use_background_threads") ||
+               key_is(k, kn, "graph_capture_record_stream_reuse") ||
+               key_is(k, kn, "roundup_bypass_threshold_mb")) {
+        /* known to torch, no effect on the model */
+    } else {
+        return bad(err, text, "unknown key (expandable_segments, max_split_size_mb, "
+                              "roundup_power2_divisions, garbage_collection_threshold)");
+    }
+    return SD_OK;
+}
+
+sd_status sd_alloc_conf_parse(const char *text, sd_alloc_conf *out, sd_error *err)
+{
+    sd_alloc_conf_default(out);
+    if (!text || !*text) return bad(err, text ? text : "", "empty");
+    const char *p = text;
+    while (*p) {
+        /* An item ends at a comma outside brackets. */
+        const char *e = p;
+        int depth = 0;
+        while (*e && (depth || *e != ',')) {
+            if (*e == '[') depth++;
+            else if (*e == ']' && depth) depth--;
+            e++;
+        }
+        const char *colon = memchr(p, ':', (size_t)(e - p));
+        if (!colon || colon == p || colon + 1 == e)
+            return bad(err, text, "each item is KEY:VALUE");
+        sd_status st = parse_item(text, p, colon, e, out, err);
+        if (st != SD_OK) return st;
+        p = *e ? e + 1 : e;
+    }
+    return SD_OK;
+}

@@ -1,0 +1,113 @@
+/* replay_model.h - the caching allocator model behind sd_replay (replay_model.c): blocks
+ * tiling segments, a treap of free blocks per pool ordered (stream, size, address) as
+ * torch's BlockComparatorSize orders them, and the rules of CUDACachingAllocator.cpp the
+ * replay needs. Private to the analysis layer. */
+#ifndef SNAPDIFF_REPLAY_MODEL_H
+#define SNAPDIFF_REPLAY_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "snapdiff/replay.h"
+
+#define SDP_NIL UINT32_MAX
+#define SDP_KMIN_BLOCK 512ULL
+#define SDP_KSMALL_SIZE (1ULL << 20)
+#define SDP_KSMALL_BUFFER (2ULL << 20)
+#define SDP_KLARGE_BUFFER (20ULL << 20)
+#define SDP_KMIN_LARGE_ALLOC (10ULL << 20)
+#define SDP_KROUND_LARGE (2ULL << 20)
+
+typedef struct sdp_rblk {
+    uint64_t addr, size, stream, gc_base;
+    uint32_t prev, next;      /* neighbours in the segment */
+    uint32_t l, r, prio;      /* treap of free blocks */
+    uint32_t seg;
+    uint16_t pool;            /* private pool * 2 + small */
+    uint8_t allocated, live;
+} sdp_rblk;
+
+typedef struct sdp_rseg {
+    uint64_t addr, size, stream;   /* size: mapped bytes */
+    uint32_t head, tail;           /* first and last block; SDP_NIL when none */
+    uint32_t live_pos;             /* index in live[] */
+    uint16_t pool;
+    uint8_t expandable;
+} sdp_rseg;
+
+typedef struct sdp_amap_slot {
+    uint64_t key;
+    uint32_t val;                    /* SDP_NIL: empty */
+} sdp_amap_slot;
+
+typedef struct sdp_amap {           /* address -> block index, open addressing; key and
+                                     * value side by side: one cache line per probe */
+    sdp_amap_slot *slots;
+    size_t cap, count;
+} sdp_amap;
+
+typedef struct sdp_rsim {
+    const sd_alloc_conf *conf;
+    sdp_rblk *b; size_t nb, capb; uint32_t free_b;
+    sdp_rseg *s; size_t ns, caps;
+    uint32_t *live; size_t nlive, caplive;   /* live segments */
+    uint32_t *root; uint64_t *gc_count; size_t npools;
+    sdp_amap by_addr;                /* block start -> block (kept when track_addr) */
+    bool track_addr;
+    uint64_t reserved, allocated, capacity;   /* capacity 0 = unknown */
+    uint64_t next_fake;              /* addresses of the model's own new segments */
+    uint64_t addr_hint;              /* where cudaMalloc put the next segment, if known */
+    bool has_hint;
+    uint64_t segment_allocs, retries;
+    uint32_t rng;
+    bool nomem;
+} sdp_rsim;
+
+bool sdp_amap_init(sdp_amap *m, size_t hint);
+void sdp_amap_free(sdp_amap *m);
+uint32_t sdp_amap_get(const sdp_amap *m, uint64_t key);
+bool sdp_amap_put(sdp_amap *m, uint64_t key, uint32_t val);
+uint32_t sdp_amap_del(sdp_amap *m, uint64_t key);
+
+bool sdp_rsim_init(sdp_rsim *m, const sd_alloc_conf *conf, size_t npools, bool track_addr);
+void sdp_rsim_free(sdp_rsim *m);
+
+uint64_t sdp_round_size(const sd_alloc_conf *c, uint64_t size);
+uint64_t sdp_allocation_size(uint64_t size);
+bool sdp_should_split(const sdp_rsim *m, uint32_t blk, uint64_t size);
+
+/* A segment of free memory. @return the segment index, SDP_NIL when out of memory. */
+uint32_t sdp_rsim_add_segment(sdp_rsim *m, uint64_t addr, uint64_t size, uint64_t stream,
+                              uint16_t pool, bool expandable);
+/* Carve [addr, addr + size) out of the free block that holds it, allocated; exact: split
+ * at addr + size whatever should_split says (a block as the snapshot shows it), else by
+ * torch's rule. @return the block, or SDP_NIL when no free block holds it. */
+uint32_t sdp_rsim_carve(sdp_rsim *m, uint32_t free_blk, uint64_t addr, uint64_t size,
+                        bool exact);
+/* torch's get_free_block; take: remove it from the free tree. */
+uint32_t sdp_rsim_get_free_block(sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size,
+                                 bool take);
+/* torch's alloc_found_block: split by should_split, mark allocated. */
+void sdp_rsim_alloc_found(sdp_rsim *m, uint32_t blk, uint64_t size);
+/* torch's free_block: coalesce with free neighbours, back into the free tree. */
+void sdp_rsim_free_block(sdp_rsim *m, uint32_t blk);
+/* A wholly free segment (one free block) back to the device. */
+void sdp_rsim_release_segment(sdp_rsim *m, uint32_t seg);
+/* release_cached_blocks: every wholly free segment of the default pools (private pools
+ * stay: their graphs are taken as alive); expandable segments unmap their free tail. */
+void sdp_rsim_release_cached(sdp_rsim *m);
+/* The whole of malloc: best fit, GC, new segment, the two releases and the retry.
+ * @return the allocated block, or SDP_NIL when it runs out of memory. */
+uint32_t sdp_rsim_malloc(sdp_rsim *m, uint64_t req, uint64_t stream, uint16_t private_pool);
+/* An expandable segment of `pool` that ends at addr, or SDP_NIL. */
+uint32_t sdp_rsim_expandable_ending_at(const sdp_rsim *m, uint64_t addr);
+/* Map [end, end + size) onto expandable segment seg (its new free tail). */
+void sdp_rsim_grow(sdp_rsim *m, uint32_t seg, uint64_t size);
+/* Unmap `size` bytes from the end of expandable segment seg when its free tail covers
+ * them. @return false when it does not. */
+bool sdp_rsim_shrink(sdp_rsim *m, uint32_t seg, uint64_t size);
+
+/* Free bytes in segments that hold allocated blocks, and the largest free block. */
+void sdp_rsim_free_figures(const sdp_rsim *m, uint64_t *stranded, uint64_t *largest);
+
+#endif

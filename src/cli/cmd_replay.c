@@ -1,0 +1,63 @@
+/* cmd_replay.c - `snapdiff replay FILE... [--alloc-conf CONF]... [--capacity SIZE]`: the
+ * caching allocator replayed from each snapshot's trace (replay.h), rendered as text or
+ * snapdiff.replay/1. Traces that do not add up give one warning per kind, with a count. */
+#include <stdio.h>
+
+#include "commands.h"
+#include "msg.h"
+#include "snapdiff/render_replay.h"
+#include "snapdiff/replay.h"
+
+static void warn_counts(const sd_replay *r)
+{
+    for (size_t i = 0; i < sd_replay_device_count(r); i++) {
+        const sd_replay_device *d = sd_replay_device_at(r, i);
+        for (int w = 0; w < SD_REPLAY_WARNING_COUNT; w++)
+            if (d->warnings[w])
+                msg_warn("%s: device %lld: the trace does not add up: %s x%llu; the replay "
+                         "went on", sd_snapshot_source(sd_replay_snapshot(r)),
+                         (long long)d->device,
+                         sd_replay_warning_name((sd_replay_warning_code)w),
+                         (unsigned long long)d->warnings[w]);
+    }
+}
+
+int cmd_replay(const struct cli_opts *opts)
+{
+    /* Every config parses before any file is read: a typo is a usage error. */
+    for (int i = 0; i < opts->n_alloc_conf; i++) {
+        sd_alloc_conf c;
+        sd_error err;
+        sd_error_clear(&err);
+        if (sd_alloc_conf_parse(opts->alloc_conf[i], &c, &err) != SD_OK) {
+            msg_error("%s", err.text);
+            return EXIT_TROUBLE;
+        }
+    }
+    sd_snapshot **snaps;
+    size_t n;
+    if (cli_load_all(opts->files, opts->n_files, opts, &snaps, &n) != 0) return EXIT_TROUBLE;
+    sd_replay_options ro = {.alloc_confs = opts->alloc_conf,
+                            .n_alloc_confs = (size_t)opts->n_alloc_conf,
+                            .capacity = opts->capacity};
+    sd_render_options rendo = {.color = opts->color};
+    int status = EXIT_OK;
+    for (size_t i = 0; i < n && status == EXIT_OK; i++) {
+        sd_error err;
+        sd_error_clear(&err);
+        sd_replay *r = sd_replay_create(snaps[i], &ro, &err);
+        if (!r) {
+            msg_sd_error(&err);
+            status = EXIT_TROUBLE;
+            break;
+        }
+        warn_counts(r);
+        if (i && opts->format != FORMAT_JSON) printf("\n");
+        sd_status st = opts->format == FORMAT_JSON ? sd_render_replay_json(stdout, r, &rendo, &err)
+                                                   : sd_render_replay_text(stdout, r, &rendo, &err);
+        if (st != SD_OK) status = EXIT_TROUBLE;
+        sd_replay_free(r);
+    }
+    cli_free_all(snaps, n);
+    return status;
+}

@@ -1,0 +1,100 @@
+/* replay_json.c - the replay as JSON: schema snapdiff.replay/1 (docs/json-replay.md). */
+#include <jansson.h>
+#include <stdio.h>
+
+#include "snapdiff/render_replay.h"
+
+static json_t *jint(uint64_t v) { return json_integer((json_int_t)v); }
+
+static json_t *choice_json(const sd_replay_choice *c)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "new_segment", json_boolean(c->new_segment));
+    json_object_set_new(o, "address", c->new_segment ? json_null() : jint(c->address));
+    json_object_set_new(o, "segment_bytes",
+                        c->new_segment && c->segment_bytes ? jint(c->segment_bytes) : json_null());
+    return o;
+}
+
+static json_t *fidelity_json(const sd_replay_device *d)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "placements_checked", jint(d->placements_checked));
+    json_object_set_new(o, "placements_matched", jint(d->placements_matched));
+    json_object_set_new(o, "segment_decisions_checked", jint(d->segment_decisions_checked));
+    json_object_set_new(o, "segment_decisions_matched", jint(d->segment_decisions_matched));
+    json_t *m = json_null();
+    if (d->has_first_mismatch) {
+        m = json_object();
+        json_object_set_new(m, "entry", jint(d->first_mismatch.entry));
+        json_object_set_new(m, "request_bytes", jint(d->first_mismatch.request_bytes));
+        json_object_set_new(m, "model", choice_json(&d->first_mismatch.model));
+        json_object_set_new(m, "recorded", choice_json(&d->first_mismatch.recorded));
+    }
+    json_object_set_new(o, "first_mismatch", m);
+    return o;
+}
+
+static json_t *config_json(const sd_replay_config *c)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "alloc_conf", json_string(c->alloc_conf));
+    json_object_set_new(o, "capacity_bytes", c->capacity_bytes ? jint(c->capacity_bytes) : json_null());
+    json_object_set_new(o, "peak_reserved_bytes", jint(c->peak_reserved_bytes));
+    json_object_set_new(o, "end_reserved_bytes", jint(c->end_reserved_bytes));
+    json_object_set_new(o, "segment_allocs", jint(c->segment_allocs));
+    json_object_set_new(o, "alloc_retries", jint(c->alloc_retries));
+    json_t *ooms = json_array();
+    for (size_t k = 0; k < c->n_ooms; k++) {
+        json_t *x = json_object();
+        json_object_set_new(x, "entry", jint(c->ooms[k].entry));
+        json_object_set_new(x, "request_bytes", jint(c->ooms[k].request_bytes));
+        json_array_append_new(ooms, x);
+    }
+    json_object_set_new(o, "ooms", ooms);
+    json_object_set_new(o, "stranded_bytes", jint(c->stranded_bytes));
+    json_object_set_new(o, "largest_free_bytes", jint(c->largest_free_bytes));
+    return o;
+}
+
+static json_t *device_json(const sd_replay_device *d)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "device", json_integer(d->device));
+    json_object_set_new(o, "entries", jint(d->entries));
+    json_object_set_new(o, "allocs", jint(d->allocs));
+    json_t *st = json_object();
+    json_object_set_new(st, "reserved_bytes", jint(d->start_reserved_bytes));
+    json_object_set_new(st, "allocated_bytes", jint(d->start_allocated_bytes));
+    json_object_set_new(o, "start", st);
+    json_t *rec = json_object();
+    json_object_set_new(rec, "peak_reserved_bytes", jint(d->recorded_peak_reserved_bytes));
+    json_object_set_new(rec, "end_reserved_bytes", jint(d->recorded_end_reserved_bytes));
+    json_object_set_new(rec, "segment_allocs", jint(d->recorded_segment_allocs));
+    json_object_set_new(rec, "ooms", jint(d->recorded_ooms));
+    json_object_set_new(o, "recorded", rec);
+    json_object_set_new(o, "fidelity", fidelity_json(d));
+    json_t *cs = json_array();
+    for (size_t c = 0; c < d->n_configs; c++) json_array_append_new(cs, config_json(&d->configs[c]));
+    json_object_set_new(o, "configs", cs);
+    return o;
+}
+
+sd_status sd_render_replay_json(FILE *out, const sd_replay *r, const sd_render_options *ro,
+                                sd_error *err)
+{
+    (void)ro;
+    (void)err;
+    json_t *doc = json_object();
+    json_object_set_new(doc, "schema", json_string(SD_REPLAY_SCHEMA));
+    json_object_set_new(doc, "source", json_string(sd_snapshot_source(sd_replay_snapshot(r))));
+    json_t *devs = json_array();
+    for (size_t i = 0; i < sd_replay_device_count(r); i++)
+        json_array_append_new(devs, device_json(sd_replay_device_at(r, i)));
+    json_object_set_new(doc, "devices", devs);
+    int rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', out);
+    json_decref(doc);
+    if (rc != 0) return SD_ENOMEM;
+    return ferror(out) ? SD_EIO : SD_OK;
+}

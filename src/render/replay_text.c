@@ -1,0 +1,163 @@
+/* replay_text.c - `snapdiff replay` for people: fidelity, the configs side by side, one
+ * verdict per config, the limits. */
+#include <stdio.h>
+
+#include "render/format.h"
+#include "snapdiff/attrib.h"
+#include "snapdiff/render_replay.h"
+
+#define LIMITS "limits: the replay assumes the program makes the same requests in the same " \
+               "order (true when only allocator settings change, not for a new batch size); " \
+               "memory outside the caching allocator (NCCL, cuBLAS workspaces, other " \
+               "processes) is not modelled."
+
+static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 100.0; }
+
+static void put_choice(FILE *out, const sd_replay_choice *c)
+{
+    if (c->new_segment && c->segment_bytes)
+        fprintf(out, "a new segment of %s", sdp_fmt_bytes(c->segment_bytes).s);
+    else if (c->new_segment)
+        fprintf(out, "a new segment");
+    else
+        fprintf(out, "the cached block at 0x%llx", (unsigned long long)c->address);
+}
+
+/* The request's site as every command names it (attrib.h): " at loss.py:21
+ * cross_entropy_loss", " at autograd MmBackward0"; nothing for an empty stack. */
+static void put_site(FILE *out, const sd_attrib *rules, const sd_snapshot *s, uint32_t stack)
+{
+    sd_site site;
+    sd_site_label lab;
+    sd_attrib_site_of_stack(rules, s, stack, &site);
+    if (!sd_site_label_of(s, stack, &site, &lab)) return;
+    if (lab.native)
+        fprintf(out, " at %s", lab.label);
+    else
+        fprintf(out, " at %s:%lld %s", sd_frame_short_path(lab.filename), (long long)lab.line,
+                lab.name);
+}
+
+static void put_fidelity(FILE *out, const sd_replay_device *d, const sd_render_options *ro)
+{
+    bool c = ro && ro->color;
+    fprintf(out, "%sfidelity%s: %s of %s placements matched (%.2f%%), %s of %s segment "
+                 "decisions\n",
+            sdp_ansi(c, SDP_BOLD), sdp_ansi(c, SDP_RESET),
+            sdp_fmt_count(d->placements_matched).s, sdp_fmt_count(d->placements_checked).s,
+            pct(d->placements_matched, d->placements_checked),
+            sdp_fmt_count(d->segment_decisions_matched).s,
+            sdp_fmt_count(d->segment_decisions_checked).s);
+    if (d->has_first_mismatch) {
+        const sd_replay_mismatch *m = &d->first_mismatch;
+        fprintf(out, "  first mismatch: entry %zu, a request of %s: the model chose ", m->entry,
+                sdp_fmt_bytes(m->request_bytes).s);
+        put_choice(out, &m->model);
+        fprintf(out, ", the allocator ");
+        put_choice(out, &m->recorded);
+        fprintf(out, "\n");
+    }
+}
+
+static void put_capacity(FILE *out, const sd_replay_device *d)
+{
+    uint64_t cap = d->n_configs ? d->configs[0].capacity_bytes : 0;
+    if (d->capacity_source == SD_REPLAY_CAPACITY_GIVEN)
+        fprintf(out, "capacity: %s (--capacity)\n", sdp_fmt_bytes(cap).s);
+    else if (d->capacity_source == SD_REPLAY_CAPACITY_OOM_ENTRY)
+        fprintf(out, "capacity: %s (reserved at the first oom entry plus its device_free)\n",
+                sdp_fmt_bytes(cap).s);
+    else
+        fprintf(out, "capacity: unknown (no oom entry, no --capacity): no OOM prediction\n");
+}
+
+static void put_table(FILE *out, const sd_replay_device *d)
+{
+    fprintf(out, "  %-34s %14s %12s %8s %5s %16s\n", "config", "peak reserved", "change",
+            "retries", "OOMs", "stranded at end");
+    for (size_t i = 0; i < d->n_configs; i++) {
+        const sd_replay_config *c = &d->configs[i];
+        fprintf(out, "  %-34.34s %14s %12s %8s %5zu %16s\n", c->alloc_conf,
+                sdp_fmt_bytes(c->peak_reserved_bytes).s,
+                sdp_fmt_delta(sdp_sdelta(c->peak_reserved_bytes, d->recorded_peak_reserved_bytes)).s,
+                sdp_fmt_count(c->alloc_retries).s, c->n_ooms,
+                sdp_fmt_bytes(c->stranded_bytes).s);
+    }
+}
+
+static void put_verdict(FILE *out, const sd_attrib *rules, const sd_snapshot *s,
+                        const sd_replay_device *d,
+                        const sd_replay_config *c, bool first)
+{
+    if (first) {
+        fprintf(out, "  recorded settings: simulated peak reserved %s, recorded %s (%s)",
+                sdp_fmt_bytes(c->peak_reserved_bytes).s,
+                sdp_fmt_bytes(d->recorded_peak_reserved_bytes).s,
+                c->peak_reserved_bytes == d->recorded_peak_reserved_bytes ? "equal" : "they differ");
+    } else {
+        fprintf(out, "  %s: peak reserved %s -> %s", c->alloc_conf,
+                sdp_fmt_bytes(d->configs[0].peak_reserved_bytes).s,
+                sdp_fmt_bytes(c->peak_reserved_bytes).s);
+    }
+    for (size_t k = 0; k < c->n_oom_outcomes; k++) {
+        const sd_replay_oom_outcome *o = &c->oom_outcomes[k];
+        fprintf(out, "; the OOM at entry %zu (%s", o->entry, sdp_fmt_bytes(o->request_bytes).s);
+        put_site(out, rules, s, o->stack);
+        fprintf(out, ") %s", o->succeeds ? "would not happen" : "would still happen");
+    }
+    /* Requests the recording served that would run out of memory here. */
+    size_t new_ooms = 0;
+    const sd_replay_oom *first_new = NULL;
+    for (size_t k = 0; k < c->n_ooms; k++) {
+        bool recorded = false;
+        for (size_t j = 0; j < c->n_oom_outcomes; j++)
+            if (c->oom_outcomes[j].entry == c->ooms[k].entry) recorded = true;
+        if (recorded) continue;
+        if (!first_new) first_new = &c->ooms[k];
+        new_ooms++;
+    }
+    if (first_new) {
+        fprintf(out, "; %zu request%s would run out of memory, the first at entry %zu (%s",
+                new_ooms, new_ooms == 1 ? "" : "s", first_new->entry,
+                sdp_fmt_bytes(first_new->request_bytes).s);
+        put_site(out, rules, s, first_new->stack);
+        fprintf(out, ")");
+    }
+    fprintf(out, "\n");
+}
+
+sd_status sd_render_replay_text(FILE *out, const sd_replay *r, const sd_render_options *ro,
+                                sd_error *err)
+{
+    const sd_snapshot *s = sd_replay_snapshot(r);
+    sd_attrib_options ao = {0};
+    sd_attrib *rules = sd_attrib_create(&ao, err);
+    if (!rules) return SD_ENOMEM;
+    size_t n = sd_replay_device_count(r);
+    if (!n) fprintf(out, "%s: no trace entries: nothing to replay (record with "
+                         "torch.cuda.memory._record_memory_history())\n", sd_snapshot_source(s));
+    for (size_t i = 0; i < n; i++) {
+        const sd_replay_device *d = sd_replay_device_at(r, i);
+        if (i) fprintf(out, "\n");
+        fprintf(out, "replay of %s, device %lld: %s entries, %s alloc%s; at the start %s "
+                     "reserved, %s allocated\n",
+                sd_snapshot_source(s), (long long)d->device, sdp_fmt_count(d->entries).s,
+                sdp_fmt_count(d->allocs).s, d->allocs == 1 ? "" : "s",
+                sdp_fmt_bytes(d->start_reserved_bytes).s,
+                sdp_fmt_bytes(d->start_allocated_bytes).s);
+        put_fidelity(out, d, ro);
+        fprintf(out, "recorded: peak reserved %s, %s at the end, %s segment%s created, "
+                     "%zu OOM%s\n",
+                sdp_fmt_bytes(d->recorded_peak_reserved_bytes).s,
+                sdp_fmt_bytes(d->recorded_end_reserved_bytes).s,
+                sdp_fmt_count(d->recorded_segment_allocs).s,
+                d->recorded_segment_allocs == 1 ? "" : "s", d->recorded_ooms,
+                d->recorded_ooms == 1 ? "" : "s");
+        put_capacity(out, d);
+        put_table(out, d);
+        for (size_t c = 0; c < d->n_configs; c++) put_verdict(out, rules, s, d, &d->configs[c], c == 0);
+    }
+    fprintf(out, "%s\n", LIMITS);
+    sd_attrib_free(rules);
+    return ferror(out) ? SD_EIO : SD_OK;
+}
