@@ -88,7 +88,7 @@ def readme_example(binary, src, real):
     """README.md's replay example is a real run: each line of it is in the output, in order."""
     with open(os.path.join(src, "README.md")) as f:
         text = f.read()
-    block = text.split("### What the allocator settings would have done", 1)[1]
+    block = text.split("### What would an allocator setting do: snapdiff replay", 1)[1]
     block = block.split("```", 2)[1].splitlines()[1:]
     want = [l for l in block if l and not l.startswith(("$", " " * 6, "limits:"))]
     p = subprocess.run([binary, "replay", "--no-color",

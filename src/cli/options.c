@@ -172,14 +172,16 @@ static void print_option(FILE *out, const struct opt_def *o, bool tag)
     snprintf(left, sizeof left, "%s%c%s--%s%s%s", o->short_name ? "-" : "   ",
              o->short_name ? o->short_name : ' ', o->short_name ? ", " : " ", o->long_name,
              o->arg ? " " : "", o->arg ? o->arg : "");
-    char where[64] = "";
+    /* Room for every command's name: a tag cut short would hide a command from the
+     * docs-sync test and from the reader. */
+    char where[256] = "";
     if (tag && o->commands != FOR_ALL) {
         size_t k = 0;
-        for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
+        for (size_t c = 0; c < sizeof commands / sizeof commands[0] && k < sizeof where; c++)
             if (o->commands & (1u << commands[c].cmd))
                 k += (size_t)snprintf(where + k, sizeof where - k, "%s%s", k ? "," : " [",
                                       commands[c].name);
-        snprintf(where + k, sizeof where - k, "]");
+        if (k < sizeof where) snprintf(where + k, sizeof where - k, "]");
     }
     fprintf(out, "  %-26s %s%s\n", left, o->help, where);
 }
