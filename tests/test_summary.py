@@ -56,6 +56,9 @@ def without_peak(out):
     if isinstance(doc, dict) and doc.get("schema") == "snapdiff.diff/1":
         doc.pop("peak", None)
         doc.get("totals", {}).pop("reserved_with_peak", None)
+        # Without peaks the fragmentation pattern cannot see that the peak moved reserved.
+        doc.get("totals", {}).pop("pattern", None)
+        doc.get("totals", {}).pop("hint", None)
         doc["warnings"] = [w for w in doc.get("warnings", []) if w.get("code") != "peak_one_side"]
         return json.dumps(doc, indent=2).encode()
     keep, skip = [], False
@@ -69,7 +72,8 @@ def without_peak(out):
             skip = not (ln.startswith("(the groups add up to the peak")
                         or ln.startswith("(focus: the groups hold") and "peak" in ln)
             continue
-        if ln.startswith("  peak ") or "grew with NEW's" in ln or "recorded a trace" in ln:
+        if (ln.startswith("  peak ") or "grew with NEW's" in ln or "recorded a trace" in ln
+                or ln.startswith("[fragmentation]")):
             continue
         keep.append(ln)
     return "\n".join(keep).encode()
