@@ -65,8 +65,9 @@ def test_usage():
     one_error_line("bad size", run(["stats", "--max-memory", "lots", FULL]), "lots")
     # One snapshot has nothing to diff against: `snapdiff FILE` runs `top` (issue 19).
     r = run([FULL])
-    check(r.returncode == 0 and r.stdout.startswith(FULL) and "live at the end, by site:"
-          in r.stdout, "snapdiff FILE runs top", r.stderr[:200])
+    out = r.stdout.decode() if isinstance(r.stdout, bytes) else r.stdout
+    check(r.returncode == 0 and out.startswith(FULL) and "live at the end, by site:" in out,
+          "snapdiff FILE runs top")
 
 
 def test_command_help():

@@ -434,7 +434,9 @@ sd_diff *sd_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap
         sd_diff_free(d);
         return NULL;
     }
-    if (old_snap && (has_trace(old_snap) || has_trace(new_snap))) {
+    /* A summary keeps only the trace entries the end-state diff reads: no peak from it. */
+    if (old_snap && !sd_snapshot_is_summary(old_snap) && !sd_snapshot_is_summary(new_snap) &&
+        (has_trace(old_snap) || has_trace(new_snap))) {
         sd_peak_options po;
         memset(&po, 0, sizeof po);
         po.attrib = opts->attrib;
