@@ -61,6 +61,9 @@ typedef struct sd_diff_device {
     uint64_t steps_to_capacity;         /* ceil((capacity - allocated) / per_step) */
     int64_t per_step;                   /* allocated delta / steps, toward zero */
     sd_stats_delta delta;               /* new_stats - old_stats */
+    /* NEW's ordinal of this device: `device` (OLD's) unless each file holds one device and
+     * their ordinals differ (rank r on device r): those two are compared as one. */
+    int64_t device_new;
 } sd_diff_device;
 
 /* Do the group deltas add up to the allocated delta? */

@@ -59,6 +59,8 @@ static json_t *device_json(const sd_diff_device *dd)
 {
     json_t *o = json_object();
     json_object_set_new(o, "device", json_integer(dd->device));
+    if (dd->in_old && dd->in_new && dd->device != dd->device_new)   /* ranks paired */
+        json_object_set_new(o, "device_new", json_integer(dd->device_new));
     json_object_set_new(o, "in_old", json_boolean(dd->in_old));
     json_object_set_new(o, "in_new", json_boolean(dd->in_new));
     json_object_set_new(o, "old", side_json(NULL, &dd->old_stats, NULL));
