@@ -36,7 +36,8 @@ typedef struct sd_rank_spread {
     size_t n;
     uint64_t allocated_min, allocated_median, allocated_max;   /* lower median */
     uint64_t reserved_min, reserved_median, reserved_max;
-    size_t furthest;              /* the snapshot furthest from the median allocated
+    size_t furthest;              /* the snapshot furthest from the median allocated (SD_RANK_NONE
+                                   * when every rank allocates the same: no outlier)
                                    * (the first of equals); SD_RANK_NONE when n == 0 */
     int64_t furthest_delta;       /* its allocated - the median */
 } sd_rank_spread;

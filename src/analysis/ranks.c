@@ -104,7 +104,8 @@ void sd_rank_spread_of_totals(const sd_stats *totals, size_t n, sd_rank_spread *
     spread(alloc, tmp, n, &out->allocated_min, &out->allocated_median, &out->allocated_max);
     spread(res, tmp, n, &out->reserved_min, &out->reserved_median, &out->reserved_max);
     uint64_t best = 0;
-    for (size_t i = 0; i < n; i++) {
+    /* Ranks that all hold the same have no outlier: naming one would be a false claim. */
+    for (size_t i = 0; i < n && out->allocated_min != out->allocated_max; i++) {
         uint64_t m = out->allocated_median;
         uint64_t dist = alloc[i] > m ? alloc[i] - m : m - alloc[i];
         if (out->furthest == SD_RANK_NONE || dist > best) {
