@@ -100,6 +100,7 @@ typedef struct sd_diff_totals {
     /* The device that reaches its capacity first (the index for sd_diff_device_at);
      * valid when has_steps_to_capacity. */
     size_t capacity_device;
+    uint64_t new_ooms;                  /* `oom` trace entries of NEW, all devices */
     sd_frag_brief old_frag, new_frag;   /* fragmentation of each side (zeros: no old) */
     /* The diff-level pattern (pattern.h): SD_PATTERN_FRAGMENTATION or SD_PATTERN_NONE. */
     sd_pattern pattern;

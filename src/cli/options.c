@@ -82,6 +82,8 @@ static const struct opt_def options[] = {
      "fail when NEW's fragmentation index (0..1) is above F"},
     {"fail-on-new-site", 0, "SIZE", FOR_CHECK, O_LIMIT,
      "fail when a site absent from OLD holds more than SIZE in NEW"},
+    {"max-ooms", 0, "N", FOR_CHECK, O_LIMIT,
+     "fail when NEW recorded more than N out-of-memory errors (oom trace entries)"},
     {"config", 0, "FILE", FOR_CHECK, O_CONFIG,
      "read limits from FILE ('max-growth = 256MiB' lines; the command line wins)"},
     {"repo-root", 0, "DIR", FOR_CHECK, O_REPO_ROOT,

@@ -27,6 +27,7 @@ sdp_text sdp_check_measured_text(const sd_limit_result *r)
     switch (r->unit) {
     case SD_UNIT_PERCENT: snprintf(t.s, sizeof t.s, "%+.2f%%", r->measured_ratio); return t;
     case SD_UNIT_RATIO: snprintf(t.s, sizeof t.s, "%.3f", r->measured_ratio); return t;
+    case SD_UNIT_COUNT: snprintf(t.s, sizeof t.s, "%" PRId64, r->measured); return t;
     case SD_UNIT_BYTES: break;
     }
     return signed_measure(r->id) ? sdp_fmt_delta(r->measured)
@@ -39,6 +40,7 @@ sdp_text sdp_check_limit_text(const sd_limit_result *r)
     switch (r->unit) {
     case SD_UNIT_PERCENT: snprintf(t.s, sizeof t.s, "%g%%", r->limit_ratio); return t;
     case SD_UNIT_RATIO: snprintf(t.s, sizeof t.s, "%g", r->limit_ratio); return t;
+    case SD_UNIT_COUNT: snprintf(t.s, sizeof t.s, "%" PRIu64, r->limit); return t;
     case SD_UNIT_BYTES: break;
     }
     return sdp_fmt_bytes(r->limit);
@@ -76,6 +78,10 @@ void sdp_check_words(const sd_limit_result *r, char *buf, size_t size)
     case SD_LIMIT_FAIL_ON_NEW_SITE:
         snprintf(buf, size, "the largest site absent from OLD holds %s, %s the limit of %s", m.s,
                  rel, l.s);
+        return;
+    case SD_LIMIT_MAX_OOMS:
+        snprintf(buf, size, "NEW recorded %s out-of-memory %s, %s the limit of %s", m.s,
+                 r->measured == 1 ? "error" : "errors", rel, l.s);
         return;
     case SD_LIMIT_COUNT: break;
     }
