@@ -22,13 +22,13 @@ _snapdiff()
     local series_opts='--group-by -g --depth -d --hide --show --focus --top -n --steps --capacity
         --sort --steps-between --min-slope --confidence --ascii'
     local check_only='--max-growth-pct --max-group-growth --max-per-step --max-reserved
-        --max-frag-index --fail-on-new-site --config --repo-root'
+        --max-frag-index --fail-on-new-site --max-ooms --config --repo-root'
     local check_opts="--format -f --output -o --group-by -g --depth -d --hide --show --focus --top -n
         --steps --max-growth $check_only"
     local report_opts='--output -o --jobs --group-by -g --depth -d --hide --show --focus
         --gap-threshold --index-threshold'
     # Options whose value is the next word.
-    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--config|--repo-root'
+    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root'
 
     # Values: "--opt VALUE" and "--opt=VALUE" (split at '=' or not).
     local opt=$prev value=$cur prefix=''
@@ -63,6 +63,9 @@ _snapdiff()
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -W '0 64MiB 256MiB 1GiB' -- "$value")
             return ;;
         --max-growth-pct|--max-frag-index)
+            return ;;
+        --max-ooms)
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W '0 1' -- "$value")
             return ;;
         --svg|--output|-o)
             compopt -o filenames 2>/dev/null

@@ -20,7 +20,7 @@ function __snapdiff_command
                 --capacity --max-growth --max-memory --jobs --gap-threshold --index-threshold --svg \
                 --since --until --sort --steps-between --min-slope --confidence \
                 --max-growth-pct --max-group-growth --max-per-step --max-reserved --max-frag-index \
-                --fail-on-new-site --config --repo-root --output -o
+                --fail-on-new-site --max-ooms --config --repo-root --output -o
                 set skip 1
             case '-*'
                 continue
@@ -105,5 +105,6 @@ complete -c snapdiff -n '__snapdiff_for check' -l max-per-step -x -a '64KiB 1MiB
 complete -c snapdiff -n '__snapdiff_for check' -l max-reserved -x -a '16GiB 40GiB 80GiB' -d 'fail when NEW reserves more than SIZE'
 complete -c snapdiff -n '__snapdiff_for check' -l max-frag-index -x -a '0.5 0.7 0.9' -d 'fail when the fragmentation index is above F'
 complete -c snapdiff -n '__snapdiff_for check' -l fail-on-new-site -x -a '0 16MiB 64MiB' -d 'fail when a site absent from OLD holds more than SIZE'
+complete -c snapdiff -n '__snapdiff_for check' -l max-ooms -x -a '0 1' -d 'fail when NEW recorded more than N out-of-memory errors'
 complete -c snapdiff -n '__snapdiff_for check' -l config -r -F -d 'read limits from FILE (key = value lines)'
 complete -c snapdiff -n '__snapdiff_for check' -l repo-root -x -a '(__fish_complete_directories)' -d 'repository for --format github file= annotations'
