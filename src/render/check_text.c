@@ -164,10 +164,10 @@ static void offenders_text(FILE *out, const sdp_check_report *r, const sdp_check
     fprintf(out, "%s  %12s  %12s  %-16s  %s\n", indent, "growth", "now", "breaks", "site");
     for (size_t i = 0; i < m->gate.n_offenders && shown < top; i++, shown++) {
         const sdp_check_offender *g = &m->offenders[i];
-        int klen = (int)strlen(g->key);
-        fprintf(out, "%s  %12s  %12s  %-16s  %.*s%s\n", indent, sdp_fmt_delta(g->delta_bytes).s,
+        char key[4096];
+        fprintf(out, "%s  %12s  %12s  %-16s  %s\n", indent, sdp_fmt_delta(g->delta_bytes).s,
                 sdp_fmt_bytes(g->new_bytes).s, sd_limit_name(g->limit),
-                klen > KEY_SHOWN ? KEY_SHOWN : klen, g->key, klen > KEY_SHOWN ? "..." : "");
+                sdp_fit_key(g->key, KEY_SHOWN, key, sizeof key));
         /* The diff's pattern and fix under the site, as `snapdiff OLD NEW` shows it. */
         const char *code = sd_pattern_code(g->pattern);
         if (code && g->delta_bytes > 0)
@@ -233,8 +233,9 @@ sd_status sdp_render_check_text(FILE *out, const sdp_check_report *r)
                     fprintf(out, "%s%s", sep, sdp_check_member_label(m, label, sizeof label));
                     if (m->gate.n_offenders) {
                         const sdp_check_offender *g = &m->offenders[0];
-                        fprintf(out, " (%s at %.*s)", sdp_fmt_delta(g->delta_bytes).s, KEY_SHOWN,
-                                g->key);
+                        char key[4096];
+                        fprintf(out, " (%s at %s)", sdp_fmt_delta(g->delta_bytes).s,
+                                sdp_fit_key(g->key, KEY_SHOWN, key, sizeof key));
                     } else if (m->missing != SDP_CHECK_PAIRED) {
                         fprintf(out, " (%s)", m->missing == SDP_CHECK_NO_NEW ? "missing from NEW"
                                                                               : "not in OLD");
