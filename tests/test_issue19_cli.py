@@ -146,6 +146,21 @@ def part_ranks():
     check(spread.get("furthest") is None, "check JSON: identical ranks have no outlier %r" % spread)
 
 
+def part_sites():
+    """trace --json names a site as the diff does: a C++-only stack's labelled node with
+    kind and symbol, not the raw frame."""
+    f = fix("native", "forward.pickle")
+    tr = T.run_json(["trace", f], 0, default={"devices": [{"groups": []}]})
+    df = T.run_json([f, f], 0, default={"groups": []})
+    diff_sites = {g["key"]: g["site"] for g in df["groups"]}
+    native = [g for g in tr["devices"][0]["groups"] if g["site"] and g["site"]["kind"] == "native"]
+    check(len(native) >= 1, "trace: a native site")
+    for g in native:
+        check(g["site"]["filename"] == "" and g["site"]["line"] == 0 and "symbol" in g["site"]
+              and not g["site"]["name"].startswith("torch::"), "trace: labelled %r" % g["site"])
+        check(diff_sites.get(g["key"]) == g["site"], "trace and diff name %s alike" % g["key"])
+
+
 def part_real():
     real = clitest.real_snapshots(ROOT)
     files = sorted(glob.glob(os.path.join(real, "*.pickle")) + glob.glob(os.path.join(real, "*.pkl")))
@@ -172,7 +187,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--root", required=True)
-    ap.add_argument("part", choices=["oom", "gate", "ranks", "real"])
+    ap.add_argument("part", choices=["oom", "gate", "ranks", "sites", "real"])
     a = ap.parse_args()
     T.bin, ROOT = os.path.abspath(a.bin), os.path.abspath(a.root)
     globals()["part_" + a.part]()
