@@ -161,6 +161,39 @@ def part_sites():
         check(diff_sites.get(g["key"]) == g["site"], "trace and diff name %s alike" % g["key"])
 
 
+def readme_jq():
+    """The README's `--json | jq` examples of the diff, as written there."""
+    text = open(os.path.join(ROOT, "README.md")).read()
+    block = text[text.index("### In scripts: `--json | jq`"):]
+    block = block[:block.index("```", block.index("```sh") + 5)]
+    out = []
+    for m in re.finditer(r"\$ snapdiff (testdata/example/old\.pickle testdata/example/new\.pickle[^|]*)"
+                         r"\|\s*jq (-c|-r) '((?:[^']|\n)*)'", block):
+        out.append((m.group(1).split(), m.group(2), m.group(3)))
+    return out
+
+
+def part_jq():
+    """The README's jq examples work when nothing grew (a file against itself): no site is
+    named as grown, no pattern is claimed."""
+    import shutil
+    import subprocess
+    if not shutil.which("jq"):
+        clitest.skip("jq is not installed")
+    examples = readme_jq()
+    check(len(examples) >= 2, "README: the diff's jq examples found")
+    new = os.path.join(ROOT, "testdata", "example", "new.pickle")
+    for args, flag, expr in examples:
+        same = [new if a.endswith(".pickle") else a for a in args]
+        p = run(same)
+        q = subprocess.run(["jq", flag, expr], input=p.stdout, capture_output=True, text=True)
+        check(q.returncode == 0, "jq %s: runs on a no-growth pair: %s" % (expr, q.stderr))
+        for line in q.stdout.splitlines():
+            doc = json.loads(line)
+            check(doc.get("site") is None and "pattern" not in doc,
+                  "jq %s: names nothing as grown when nothing grew: %r" % (expr, doc))
+
+
 def part_real():
     real = clitest.real_snapshots(ROOT)
     files = sorted(glob.glob(os.path.join(real, "*.pickle")) + glob.glob(os.path.join(real, "*.pkl")))
@@ -187,7 +220,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--root", required=True)
-    ap.add_argument("part", choices=["oom", "gate", "ranks", "sites", "real"])
+    ap.add_argument("part", choices=["oom", "gate", "ranks", "sites", "jq", "real"])
     a = ap.parse_args()
     T.bin, ROOT = os.path.abspath(a.bin), os.path.abspath(a.root)
     globals()["part_" + a.part]()
