@@ -20,7 +20,7 @@ _snapdiff()
     local frag_opts='--gap-threshold --index-threshold --map --svg'
     local trace_opts='--group-by -g --depth -d --hide --show --focus --top -n --since --until'
     local series_opts='--group-by -g --depth -d --hide --show --focus --top -n --steps --capacity
-        --sort --steps-between --min-slope --confidence --ascii'
+        --sort --steps-between --min-slope --confidence --ascii --as-series --as-ranks'
     local check_only='--max-growth-pct --max-group-growth --max-per-step --max-reserved
         --max-frag-index --fail-on-new-site --max-ooms --config --repo-root'
     local check_opts="--format -f --output -o --group-by -g --depth -d --hide --show --focus --top -n
@@ -113,7 +113,7 @@ _snapdiff()
     if [[ $cur == -* && $seen_files -eq 0 ]]; then
         local opts
         case $cmd in
-            '') opts="$common $json $diff_opts $frag_opts --since --until --sort --steps-between --min-slope --confidence --ascii $check_only" ;;
+            '') opts="$common $json $diff_opts $frag_opts --since --until --sort --steps-between --min-slope --confidence --ascii --as-series --as-ranks $check_only" ;;
             diff) opts="$common $json $diff_opts" ;;
             stats) opts="$common $json" ;;
             frag) opts="$common $json $frag_opts" ;;

@@ -71,6 +71,22 @@ START_TEST(identical_ranks_have_no_outlier)
 }
 END_TEST
 
+START_TEST(names_that_are_ranks)
+{
+    const char *ranks[] = {"d/rank0.pickle", "d/rank1.pickle", "d/rank2.pickle"};
+    const char *zip[] = {"j.zip:rank0/step200.pickle", "j.zip:rank1/step200.pickle"};
+    const char *series[] = {"step100_rank0.pickle", "step200_rank0.pickle"};
+    const char *steps[] = {"step100_rank0.pickle", "step200_rank1.pickle"};
+    const char *plain[] = {"a.pickle", "b.pickle"};
+    ck_assert(sd_ranks_names_are_ranks(ranks, 3));
+    ck_assert(sd_ranks_names_are_ranks(zip, 2));
+    ck_assert(!sd_ranks_names_are_ranks(series, 2));   /* the same rank twice */
+    ck_assert(!sd_ranks_names_are_ranks(steps, 2));    /* differ by more than the rank */
+    ck_assert(!sd_ranks_names_are_ranks(plain, 2));
+    ck_assert(!sd_ranks_names_are_ranks(ranks, 1));
+}
+END_TEST
+
 START_TEST(max_ooms_limit)
 {
     sd_limits l;
@@ -180,6 +196,7 @@ static Suite *make(void)
     tcase_add_test(tc, one_device_files_pair_whatever_their_ordinals);
     tcase_add_test(tc, same_ordinals_are_not_relabelled);
     tcase_add_test(tc, identical_ranks_have_no_outlier);
+    tcase_add_test(tc, names_that_are_ranks);
     tcase_add_test(tc, max_ooms_limit);
     tcase_add_test(tc, oom_figures_and_verdicts);
     tcase_add_test(tc, keys_fit_without_cutting_a_site);

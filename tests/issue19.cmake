@@ -1,6 +1,6 @@
 # Ranks and OOMs (issue 19): one-device files of other ordinals, check --max-ooms, the oom
 # figures against tests/truth_frag.py, real one-device files compared pairwise.
-foreach(part oom gate ranks sites jq real)
+foreach(part oom gate ranks series sites jq real)
   add_test(NAME issue19_cli_${part}
            COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_issue19_cli.py
                    --bin ${SNAPDIFF_BIN} --root ${PROJECT_SOURCE_DIR} ${part})

@@ -146,6 +146,46 @@ def part_ranks():
     check(spread.get("furthest") is None, "check JSON: identical ranks have no outlier %r" % spread)
 
 
+def part_series():
+    """series over rank files: ranks side by side (per-rank figures, spread, outlier),
+    --as-series / --as-ranks override the guess; a real series stays a series."""
+    exp = json.load(open(fix("ranks_devices", "expected.json")))
+    new = fix("ranks_devices", "step200")
+    out = run(["series", new]).stdout
+    check(out.startswith("Ranks of one job, side by side: 4 snapshots"), "series: ranks view %r"
+          % out[:200])
+    for r, a in enumerate(exp["step200"]["allocated"]):
+        check(re.search(r"^  rank %d\s+%.1f MiB" % (r, a / 2**20), out, re.M) is not None,
+              "series: rank %d allocated" % r)
+    sp = exp["step200"]["allocated_spread"]
+    check(("furthest from the median: rank %d (allocated +%.1f MiB)"
+           % (sp["furthest"], sp["furthest_delta"] / 2**20)) in out, "series: the outlier")
+    doc = T.run_json(["series", new], 0, default={})
+    check(doc.get("schema") == "snapdiff.series-ranks/1", "series JSON: schema")
+    if doc.get("ranks"):
+        check([x["rank"] for x in doc["ranks"]] == list(range(4)), "series JSON: ranks in order")
+        check([x["allocated_bytes"] for x in doc["ranks"]] == exp["step200"]["allocated"],
+              "series JSON: allocated per rank")
+        check([x["reserved_bytes"] for x in doc["ranks"]] == exp["step200"]["reserved"],
+              "series JSON: reserved per rank")
+        check(doc["spread"]["furthest"] == sp["furthest"]
+              and doc["spread"]["furthest_delta"] == sp["furthest_delta"]
+              and doc["spread"]["allocated_median"] == sp["median"], "series JSON: spread")
+    same = T.run_json(["series", fix("ranks_devices", "same")], 0, default={"spread": {}})
+    check(same["spread"].get("furthest", 0) is None, "series: identical ranks, no outlier")
+    out = run(["series", fix("ranks_devices", "same")]).stdout
+    check("furthest from the median" not in out and "no outlier" in out, "series: no outlier text")
+    out = run(["series", "--as-series", new]).stdout
+    check(out.startswith("Series of 4 snapshots"), "series --as-series: a time series")
+    leak = fix("series", "leak")
+    check(run(["series", leak]).stdout.startswith("Series of"), "series: a real series stays one")
+    out = run(["series", "--as-ranks", leak]).stdout
+    check(out.startswith("Ranks of one job"), "series --as-ranks: ranks view")
+    # a zip whose members are the ranks of one archive
+    out = run(["series", fix("ranks", "new.zip")]).stdout
+    check(out.startswith("Ranks of one job"), "series over a zip of ranks: ranks view")
+
+
 def part_sites():
     """trace --json names a site as the diff does: a C++-only stack's labelled node with
     kind and symbol, not the raw frame."""
@@ -220,7 +260,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--root", required=True)
-    ap.add_argument("part", choices=["oom", "gate", "ranks", "sites", "jq", "real"])
+    ap.add_argument("part", choices=["oom", "gate", "ranks", "series", "sites", "jq", "real"])
     a = ap.parse_args()
     T.bin, ROOT = os.path.abspath(a.bin), os.path.abspath(a.root)
     globals()["part_" + a.part]()

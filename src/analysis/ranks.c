@@ -1,6 +1,7 @@
 /* ranks.c - pairing the members of two rank archives, and the spread across ranks
  * (ranks.h). */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/base.h"
@@ -32,6 +33,39 @@ static bool distinct_ranks(const char *const *names, size_t n)
         if (r < 0) return false;
         for (size_t k = 0; k < i; k++)
             if (sd_rank_of_name(names[k]) == r) return false;
+    }
+    return true;
+}
+
+/* name with the digits of its rank number (the last "rank" that has them) taken out. */
+static void without_rank(const char *name, char *out, size_t size)
+{
+    const char *cut = NULL, *end = NULL;
+    for (const char *p = name; *p; p++) {
+        if (tolower((unsigned char)p[0]) != 'r' || tolower((unsigned char)p[1]) != 'a'
+            || tolower((unsigned char)p[2]) != 'n' || tolower((unsigned char)p[3]) != 'k')
+            continue;
+        const char *q = p + 4;
+        if (*q == '_' || *q == '-' || *q == '.') q++;
+        if (!isdigit((unsigned char)*q)) continue;
+        cut = q;
+        for (end = q; isdigit((unsigned char)*end); end++) {}
+    }
+    if (!cut) {
+        snprintf(out, size, "%s", name);
+        return;
+    }
+    snprintf(out, size, "%.*s#%s", (int)(cut - name), name, end);
+}
+
+bool sd_ranks_names_are_ranks(const char *const *names, size_t n)
+{
+    if (n < 2 || !distinct_ranks(names, n)) return false;
+    char first[1024], other[1024];
+    without_rank(names[0], first, sizeof first);
+    for (size_t i = 1; i < n; i++) {
+        without_rank(names[i], other, sizeof other);
+        if (strcmp(first, other) != 0) return false;
     }
     return true;
 }

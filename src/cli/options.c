@@ -20,7 +20,7 @@ enum opt_id {
     O_GROUP_BY, O_DEPTH, O_HIDE, O_SHOW, O_FOCUS, O_TOP, O_STEPS, O_CAPACITY, O_MAX_GROWTH,
     O_GAP_THRESHOLD, O_INDEX_THRESHOLD, O_MAP, O_SVG, O_JOBS, O_OUTPUT,
     O_SINCE, O_UNTIL,
-    O_SORT, O_STEPS_BETWEEN, O_MIN_SLOPE, O_CONFIDENCE, O_ASCII,
+    O_SORT, O_STEPS_BETWEEN, O_MIN_SLOPE, O_CONFIDENCE, O_ASCII, O_AS_SERIES, O_AS_RANKS,
     O_LIMIT, O_CONFIG, O_REPO_ROOT,
 };
 
@@ -107,6 +107,10 @@ static const struct opt_def options[] = {
     {"confidence", 0, "P", FOR_SERIES, O_CONFIDENCE,
      "trend-test confidence (0..1) needed for growing or shrinking (default 0.99)"},
     {"ascii", 0, NULL, FOR_SERIES, O_ASCII, "draw sparklines in ASCII, not Unicode blocks"},
+    {"as-series", 0, NULL, FOR_SERIES, O_AS_SERIES,
+     "read the snapshots as a time series, even when their names look like ranks of one job"},
+    {"as-ranks", 0, NULL, FOR_SERIES, O_AS_RANKS,
+     "read the snapshots as ranks of one job side by side (default when the names differ only by a rank number)"},
 };
 
 static const struct {
@@ -386,6 +390,8 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
             return bad_value(o, v, "a number from 0 to below 1 (e.g. 0.99)", errbuf, errlen);
         break;
     case O_ASCII: opts->ascii = true; break;
+    case O_AS_SERIES: opts->as = AS_SERIES; break;
+    case O_AS_RANKS: opts->as = AS_RANKS; break;
     case O_SVG: opts->svg = v; break;
     case O_OUTPUT: opts->output = v; break;
     case O_SINCE: opts->since = v; break;

@@ -77,6 +77,7 @@ struct cli_opts {
     uint64_t min_slope;
     double confidence;           /* --confidence P (0..1); < 0 = not given */
     bool ascii;                  /* --ascii: sparklines in ASCII */
+    enum cli_as { AS_GUESS, AS_SERIES, AS_RANKS } as;   /* --as-series, --as-ranks */
 };
 
 enum opt_result { OPT_OK, OPT_HELP, OPT_VERSION, OPT_ERROR };
