@@ -20,15 +20,15 @@ _snapdiff()
     local frag_opts='--gap-threshold --index-threshold --map --svg'
     local trace_opts='--group-by -g --depth -d --hide --show --focus --top -n --since --until'
     local series_opts='--group-by -g --depth -d --hide --show --focus --top -n --steps --capacity
-        --sort --steps-between --min-slope --confidence --ascii'
+        --sort --steps-between --min-slope --confidence --ascii --as-series --as-ranks'
     local check_only='--max-growth-pct --max-group-growth --max-per-step --max-reserved
-        --max-frag-index --fail-on-new-site --config --repo-root'
+        --max-frag-index --fail-on-new-site --max-ooms --config --repo-root'
     local check_opts="--format -f --output -o --group-by -g --depth -d --hide --show --focus --top -n
         --steps --max-growth $check_only"
     local report_opts='--output -o --jobs --group-by -g --depth -d --hide --show --focus
         --gap-threshold --index-threshold'
     # Options whose value is the next word.
-    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--config|--repo-root'
+    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root'
 
     # Values: "--opt VALUE" and "--opt=VALUE" (split at '=' or not).
     local opt=$prev value=$cur prefix=''
@@ -63,6 +63,9 @@ _snapdiff()
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -W '0 64MiB 256MiB 1GiB' -- "$value")
             return ;;
         --max-growth-pct|--max-frag-index)
+            return ;;
+        --max-ooms)
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W '0 1' -- "$value")
             return ;;
         --svg|--output|-o)
             compopt -o filenames 2>/dev/null
@@ -110,7 +113,7 @@ _snapdiff()
     if [[ $cur == -* && $seen_files -eq 0 ]]; then
         local opts
         case $cmd in
-            '') opts="$common $json $diff_opts $frag_opts --since --until --sort --steps-between --min-slope --confidence --ascii $check_only" ;;
+            '') opts="$common $json $diff_opts $frag_opts --since --until --sort --steps-between --min-slope --confidence --ascii --as-series --as-ranks $check_only" ;;
             diff) opts="$common $json $diff_opts" ;;
             stats) opts="$common $json" ;;
             frag) opts="$common $json $frag_opts" ;;

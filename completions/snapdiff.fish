@@ -20,7 +20,7 @@ function __snapdiff_command
                 --capacity --max-growth --max-memory --jobs --gap-threshold --index-threshold --svg \
                 --since --until --sort --steps-between --min-slope --confidence \
                 --max-growth-pct --max-group-growth --max-per-step --max-reserved --max-frag-index \
-                --fail-on-new-site --config --repo-root --output -o
+                --fail-on-new-site --max-ooms --config --repo-root --output -o
                 set skip 1
             case '-*'
                 continue
@@ -101,6 +101,8 @@ complete -c snapdiff -n '__snapdiff_for series' -l steps-between -x -d 'training
 complete -c snapdiff -n '__snapdiff_for series' -l min-slope -x -a '64KiB 256KiB 1MiB 16MiB' -d 'smallest slope per snapshot that counts as growing (default 256KiB)'
 complete -c snapdiff -n '__snapdiff_for series' -l confidence -x -a '0.9 0.95 0.99' -d 'trend-test confidence needed for growing or shrinking (default 0.99)'
 complete -c snapdiff -n '__snapdiff_for series' -l ascii -d 'draw sparklines in ASCII, not Unicode blocks'
+complete -c snapdiff -n '__snapdiff_for series' -l as-series -d 'read the snapshots as a time series'
+complete -c snapdiff -n '__snapdiff_for series' -l as-ranks -d 'read the snapshots as ranks of one job, side by side'
 # check.
 complete -c snapdiff -n '__snapdiff_for check' -l max-growth-pct -x -d 'fail when allocated memory grew by more than P percent of OLD'
 complete -c snapdiff -n '__snapdiff_for check' -l max-group-growth -x -a '0 16MiB 64MiB 256MiB' -d 'fail when any one site grew by more than SIZE'
@@ -108,6 +110,7 @@ complete -c snapdiff -n '__snapdiff_for check' -l max-per-step -x -a '64KiB 1MiB
 complete -c snapdiff -n '__snapdiff_for check' -l max-reserved -x -a '16GiB 40GiB 80GiB' -d 'fail when NEW reserves more than SIZE'
 complete -c snapdiff -n '__snapdiff_for check' -l max-frag-index -x -a '0.5 0.7 0.9' -d 'fail when the fragmentation index is above F'
 complete -c snapdiff -n '__snapdiff_for check' -l fail-on-new-site -x -a '0 16MiB 64MiB' -d 'fail when a site absent from OLD holds more than SIZE'
+complete -c snapdiff -n '__snapdiff_for check' -l max-ooms -x -a '0 1' -d 'fail when NEW recorded more than N out-of-memory errors'
 complete -c snapdiff -n '__snapdiff_for check' -l config -r -F -d 'read limits from FILE (key = value lines)'
 complete -c snapdiff -n '__snapdiff_for check' -l repo-root -x -a '(__fish_complete_directories)' -d 'repository for --format github file= annotations'
 complete -c snapdiff -n '__snapdiff_for replay' -l alloc-conf -x -a 'expandable_segments:True max_split_size_mb:512 garbage_collection_threshold:0.6' -d 'replay under this PYTORCH_CUDA_ALLOC_CONF too (repeatable)'

@@ -29,7 +29,9 @@ FIGURES = ["segments", "blocks", "free_blocks", "reserved_bytes", "allocated_byt
            "empty_cache_releasable_bytes", "stranded_free_bytes", "largest_stranded_bytes",
            "stranded_index", "free_histogram"]
 OOM_KEYS = ["trace_index", "time_us", "request_bytes", "device_free_bytes", "stream", "pool",
-            "largest_free_bytes", "free_bytes", "source", "note", "cause", "site", "stack"]
+            "largest_free_bytes", "free_bytes", "source", "note", "cause", "site", "stack",
+            "allocator_free_bytes", "cached_free_bytes", "stranded_free_bytes", "all_free_bytes",
+            "at_run_start", "live_bytes", "live_blocks"]
 
 
 T = clitest.Suite(BIN)
@@ -75,6 +77,9 @@ def compare_with_truth(path, *extra, gap=30.0, index=0.5):
             for k in OOM_KEYS:
                 check(go[k] == wo[k], "%s oom %s: %s is %r, truth %r"
                       % (where, wo["trace_index"], k, go[k], wo[k]))
+            got_sites = [x["bytes"] for x in go["live_sites"]]
+            check(got_sites == wo["live_site_bytes"], "%s oom %s: live sites %r, truth %r"
+                  % (where, wo["trace_index"], got_sites, wo["live_site_bytes"]))
     same_figures(name + " total", got["total"], want["total"])
     check(got["total"]["verdict"] == want["total"]["verdict"], name + ": total verdict")
     for gp, wp in zip(got["total"]["pools"], want["total"]["pools"]):

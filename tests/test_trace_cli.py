@@ -115,7 +115,7 @@ def part_fixtures():
               and d["peak"]["key"] == e["peak_key"] and d["window_peak_bytes"] == e["peak_bytes"],
               "whole: peak (nothing live before the run)")
         check(d["peak"]["site"] == {"filename": "/home/alice/proj/model.py", "line": 52,
-                                    "name": "forward"}, "whole: peak site")
+                                    "name": "forward", "kind": "user"}, "whole: peak site")
         check(d["groups"][0]["key"] == e["top_key"], "whole: top group")
         for g in d["groups"]:
             check([g["alive_bytes"], g["alive_count"], g["alloc_count"], g["alloc_bytes"],
@@ -263,7 +263,10 @@ def part_json():
             for g in d["groups"]:
                 check(set(g) == {"key", "site", "alive_bytes", "alive_count", "alloc_count",
                                  "alloc_bytes", "free_count", "free_bytes"}, name + ": group keys")
-                check(g["site"] is None or set(g["site"]) == {"filename", "line", "name"},
+                # the diff's site object (issue 19): kind always, symbol for a native
+                # site, backward for a backward one
+                check(g["site"] is None or {"filename", "line", "name", "kind"} <= set(g["site"])
+                      <= {"filename", "line", "name", "kind", "symbol", "backward"},
                       name + ": site keys")
             ab = [g["alive_bytes"] for g in d["groups"]]
             check(ab == sorted(ab, reverse=True), name + ": groups largest alive first")

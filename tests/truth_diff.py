@@ -307,8 +307,32 @@ def order(groups):
     return grow + shrink + zero
 
 
+def paired(old, new):
+    """NEW as the diff sees it: when each file uses one device (segments or trace entries)
+    and their ordinals differ (rank r on device r), NEW's device takes OLD's ordinal
+    (issue 19); otherwise NEW itself."""
+    if old is None:
+        return new
+    do, dn = devices_of(old), devices_of(new)
+    if len(do) != 1 or len(dn) != 1 or do == dn:
+        return new
+    o, n = do[0], dn[0]
+    out = dict(new)
+    out["segments"] = [dict(seg, device=o) if seg.get("device", 0) == n else seg
+                       for seg in new["segments"]]
+    traces = list(new.get("device_traces") or [])
+    if traces:
+        moved = traces[n] if n < len(traces) else []
+        traces = [[] if i == n else t for i, t in enumerate(traces)]
+        traces += [[] for _ in range(o + 1 - len(traces))]
+        traces[o] = moved
+        out["device_traces"] = traces
+    return out
+
+
 def compute(old, new, group_by="site", depth=0, hide=(), show=(), focus=()):
     """The figures for two loaded snapshots (load() results)."""
+    new = paired(old, new)
     rules = Rules(hide, show)
     focus_re = [re.compile(p) for p in focus]
     old_live, new_live = live(old), live(new)
@@ -372,6 +396,7 @@ def _newest_time(snap):
 
 def warnings(old, new, group_by="site"):
     """The diff's warnings, in the order snapdiff gives them: [{"code", ...}]."""
+    new = paired(old, new)
     out = []
     rules = Rules((), ())
     sides = (live(old), live(new))

@@ -28,6 +28,7 @@ SMALL_PAGE = 2 * MIB               # expandable segment page, small pool
 LARGE_PAGE = 20 * MIB              # expandable segment page, large pool
 SMALL_REQUEST = 1 * MIB            # requests up to this go to the small pool
 SPLIT_SEGMENT = 512 * MIB          # large segments at least this big count as "large splits"
+OOM_SITES = 5                      # the largest sites live at an oom (SD_FRAG_OOM_SITES)
 OOM_REPLAY_LIMIT = 64              # replay figures for the last 64 oom entries per device
 
 ALLOCATED, PENDING, INACTIVE, OTHER = "allocated", "pending", "inactive", "other"
@@ -47,8 +48,10 @@ class Seg:
         pid = raw.get("segment_pool_id", (0, 0))
         self.pool_id = (pid[0], pid[1]) if pid is not None else (0, 0)
         self.blocks = []
+        self.raw_blocks = []    # the pickled block dicts, for their frames
         offset = 0
         for b in raw.get("blocks", []):
+            self.raw_blocks.append(b)
             size = b.get("size", 0)
             addr = b["address"] if "address" in b else self.address + offset
             offset += size
@@ -211,11 +214,13 @@ class Replay:
     def __init__(self, segs):
         self.segs = {}          # address -> [size, stream, small, default_pool]
         self.busy = {}          # address -> size
+        self.site = {}          # address -> the diff's site key of the block's frames
         for s in segs:
             self.segs[s.address] = [s.total_size, s.stream, s.small, s.default_pool]
-            for addr, size, _req, state in s.blocks:
+            for (addr, size, _req, state), raw in zip(s.blocks, s.raw_blocks):
                 if state != INACTIVE:
                     self.busy[addr] = size
+                    self.site[addr] = site_key(raw)
         self.failure = None
 
     def undo(self, i, e):
@@ -233,6 +238,7 @@ class Replay:
             if addr in self.busy:
                 return where + ": block is live later"
             self.busy[addr] = round_request(size)
+            self.site[addr] = site_key(e)
         elif act == "segment_alloc":
             if addr not in self.segs:
                 return where + ": no such segment later"
@@ -276,6 +282,30 @@ class Replay:
         else:
             self.segs[addr] = [size, stream, size <= SMALL_PAGE, True]
 
+    def allocator_free(self):
+        """(wholly free cached segments, free space stranded in segments with live
+        blocks), over every segment of any pool and stream."""
+        cached = stranded = 0
+        for a, (size, _st, _sm, _d) in self.segs.items():
+            end, pos, free, busy = a + size, a, 0, False
+            for b_lo, b_size in sorted(self.busy.items()):
+                b_hi = b_lo + b_size
+                if b_hi <= pos or b_lo >= end:
+                    continue
+                busy = True
+                if b_lo > pos:
+                    free += b_lo - pos
+                pos = b_hi
+            free += max(end - pos, 0)
+            if busy:
+                stranded += free
+            else:
+                cached += free
+        return cached, stranded
+
+    def live(self):
+        return [(size, self.site.get(a)) for a, size in self.busy.items()]
+
     def free_runs(self, stream, small):
         """Sizes of the free runs in matching segments (default pool, stream, size class)."""
         busy = sorted(self.busy.items())
@@ -307,6 +337,50 @@ def snapshot_runs(segs, stream, small):
             for b in s.blocks if b[3] == INACTIVE]
 
 
+def site_key(block):
+    """The diff's site key of a block's (or trace entry's) frames; None without frames."""
+    import truth_diff
+    frames = truth_diff.frames_of(block)
+    key = truth_diff.group_key(truth_diff.Rules((), ()), "site", 0, frames)
+    return None if key == truth_diff.NO_STACK else key
+
+
+def snapshot_allocator_free(segs):
+    cached = stranded = 0
+    for s in segs:
+        free = sum(b[1] for b in s.blocks if b[3] == INACTIVE)
+        if any(b[3] != INACTIVE for b in s.blocks):
+            stranded += free
+        else:
+            cached += free
+    return cached, stranded
+
+
+def snapshot_live(segs):
+    return [(b[1], site_key(raw)) for s in segs for b, raw in zip(s.blocks, s.raw_blocks)
+            if b[3] != INACTIVE]
+
+
+def oom_cause(request, device_free, largest, allocator_free):
+    """capacity: all free (device + allocator) < request; fragmentation: enough in all,
+    no piece; both: short in all, but the allocator's free covers at least half of what
+    the device lacked."""
+    if largest >= request:
+        return "unclear"
+    if device_free + allocator_free >= request:
+        return "fragmentation"
+    return "both" if 2 * allocator_free >= request - device_free else "capacity"
+
+
+def site_bytes(live):
+    """The bytes of the largest SITES sites live at an oom, largest first."""
+    by = {}
+    for size, key in live:
+        if key is not None:
+            by[key] = by.get(key, 0) + size
+    return sorted(by.values(), reverse=True)[:OOM_SITES]
+
+
 def oom_site(e):
     """The line that asked: the diff's site rule (tests/truth_diff.py) over the entry's
     frames, and the frames without PyTorch's noise."""
@@ -328,33 +402,41 @@ def oom_events(segs, trace):
     found = {}
     rep = Replay(segs)
     failure = None
-    for i in range(len(trace) - 1, idx[0] - 1, -1):
+    for i in range(len(trace) - 1, -1, -1):      # on to the first entry: the run's start?
         e = trace[i]
+        if i < idx[0] and failure is not None:
+            break
         if e.get("action") == "oom":
             request = e.get("size", 0)
             small = request <= SMALL_REQUEST
             stream = e.get("stream", 0)
             if failure is None and i in replayed_from:
                 runs, src, note = rep.free_runs(stream, small), "replay", None
+                (cached, stranded), live = rep.allocator_free(), rep.live()
             else:
                 runs, src = snapshot_runs(segs, stream, small), "snapshot"
                 note = failure if failure else "replay is limited to the last %d oom entries" \
                     % OOM_REPLAY_LIMIT
+                (cached, stranded), live = snapshot_allocator_free(segs), snapshot_live(segs)
             largest, free = max(runs, default=0), sum(runs)
-            if largest >= request:
-                cause = "unclear"
-            elif free >= request:
-                cause = "fragmentation"
-            else:
-                cause = "capacity"
+            dev_free = e.get("device_free", 0)
             found[i] = {"trace_index": i, "time_us": e.get("time_us"),
-                        "request_bytes": request, "device_free_bytes": e.get("device_free", 0),
+                        "request_bytes": request, "device_free_bytes": dev_free,
                         "stream": stream, "pool": "small" if small else "large",
                         "largest_free_bytes": largest, "free_bytes": free,
-                        "source": src, "note": note, "cause": cause}
+                        "source": src, "note": note,
+                        "cause": oom_cause(request, dev_free, largest, cached + stranded),
+                        "allocator_free_bytes": cached + stranded,
+                        "cached_free_bytes": cached, "stranded_free_bytes": stranded,
+                        "all_free_bytes": dev_free + cached + stranded,
+                        "live_bytes": sum(x[0] for x in live), "live_blocks": len(live),
+                        "live_site_bytes": site_bytes(live)}
             found[i]["site"], found[i]["stack"] = oom_site(e)
         if failure is None:
             failure = rep.undo(i, e)
+    at_start = failure is None and not rep.busy and not rep.segs
+    for i in idx:
+        found[i]["at_run_start"] = at_start and found[i]["source"] == "replay"
     return [found[i] for i in idx]
 
 

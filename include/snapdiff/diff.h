@@ -61,6 +61,9 @@ typedef struct sd_diff_device {
     uint64_t steps_to_capacity;         /* ceil((capacity - allocated) / per_step) */
     int64_t per_step;                   /* allocated delta / steps, toward zero */
     sd_stats_delta delta;               /* new_stats - old_stats */
+    /* NEW's ordinal of this device: `device` (OLD's) unless each file holds one device and
+     * their ordinals differ (rank r on device r): those two are compared as one. */
+    int64_t device_new;
 } sd_diff_device;
 
 /* Do the group deltas add up to the allocated delta? */
@@ -97,6 +100,7 @@ typedef struct sd_diff_totals {
     /* The device that reaches its capacity first (the index for sd_diff_device_at);
      * valid when has_steps_to_capacity. */
     size_t capacity_device;
+    uint64_t new_ooms;                  /* `oom` trace entries of NEW, all devices */
     sd_frag_brief old_frag, new_frag;   /* fragmentation of each side (zeros: no old) */
     /* The diff-level pattern (pattern.h): SD_PATTERN_FRAGMENTATION or SD_PATTERN_NONE.
      * Fragmentation holds only when reserved grew (sd_pattern_of_totals) while neither

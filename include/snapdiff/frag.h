@@ -95,11 +95,26 @@ typedef enum sd_frag_verdict {
     SD_FRAG_FRAGMENTED,         /* free memory exists, in pieces */
 } sd_frag_verdict;
 
+/* From the oom's figures (docs/oom.md): "all free" is the device's free memory plus the
+ * allocator's (allocator_free_bytes), "a piece" the largest free block of the request's
+ * pool and stream. */
 typedef enum sd_oom_cause {
-    SD_OOM_FRAGMENTATION,       /* largest free < request <= free (same stream and pool) */
-    SD_OOM_CAPACITY,            /* free < request: not enough cached memory at all */
+    SD_OOM_FRAGMENTATION,       /* all free >= request, no piece large enough */
+    SD_OOM_CAPACITY,            /* all free < request: not enough memory at all */
     SD_OOM_UNCLEAR,             /* a free block >= request existed in the state we know */
+    SD_OOM_BOTH,                /* all free < request, and the allocator's free memory
+                                 * would have covered at least half of what the device
+                                 * lacked (2 * allocator free >= request - device free) */
 } sd_oom_cause;
+
+/* A site live at an oom, by the diff's site rule: its bytes and blocks in the state the
+ * oom figures come from. The largest SD_FRAG_OOM_SITES, largest first. */
+#define SD_FRAG_OOM_SITES 5
+typedef struct sd_frag_live_site {
+    uint32_t stack;             /* a stack of the site (sd_snapshot_stack), for its label */
+    sd_site site;               /* sd_attrib_site_of_stack of that stack */
+    uint64_t bytes, blocks;     /* live blocks (block sizes) attributed to the site */
+} sd_frag_live_site;
 
 /* Why an oom event was not replayed: the replay is limited, or stopped at a trace entry
  * that contradicts the later state (every kind after SD_REPLAY_PAST_LIMIT). */
@@ -135,6 +150,17 @@ typedef struct sd_frag_oom {
     sd_site site;               /* the line that asked, by the diff's site rule
                                  * (sd_attrib_site, default options): site.site is an
                                  * index into that stack, -1 when there is none */
+    /* The allocator's free memory, all pools and streams: wholly free cached segments and
+     * free space stranded in segments with live blocks (allocator_free = their sum). */
+    uint64_t allocator_free_bytes, cached_free_bytes, stranded_free_bytes;
+    /* The trace reaches back to the run's start (the replay undid every entry, and before
+     * the first nothing was live): an oom before any steady state, nothing to compare. */
+    bool at_run_start;
+    /* What was live at the oom, by site (blocks whose stack is known: those of the
+     * snapshot and those a replayed free gave back). live_bytes counts every live block. */
+    uint64_t live_bytes, live_blocks;
+    sd_frag_live_site sites[SD_FRAG_OOM_SITES];
+    size_t n_sites;
 } sd_frag_oom;
 
 /* ---- Why the verdict, and what would help: data, worded by the renderers. ---------- */
@@ -185,6 +211,9 @@ typedef enum sd_frag_advice_code {
     SD_ADVICE_GROWTH,              /* full: compare two snapshots to see what grows */
     SD_ADVICE_NO_EMPTY_CACHE,      /* empty_cache() would return only bytes of of_bytes
                                     * (given only when bytes is under half of of_bytes) */
+    SD_ADVICE_OOM_AT_START,        /* an oom for lack of capacity at the run's start:
+                                    * bytes requested, of_bytes free in all; shrink the
+                                    * largest sites live at the oom (in place of GROWTH) */
 } sd_frag_advice_code;
 
 typedef struct sd_frag_advice {
@@ -265,6 +294,8 @@ sd_frag *sd_frag_create(const sd_snapshot *s, const sd_frag_options *opts, sd_er
 void sd_frag_free(sd_frag *f);
 
 const sd_snapshot *sd_frag_snapshot(const sd_frag *f);
+/* The site rule of the oom events' sites (the diff's, default options). */
+const sd_attrib *sd_frag_attrib(const sd_frag *f);
 const sd_frag_options *sd_frag_thresholds(const sd_frag *f);
 size_t sd_frag_device_count(const sd_frag *f);          /* same order as the snapshot */
 const sd_frag_device *sd_frag_device_at(const sd_frag *f, size_t i);

@@ -24,6 +24,7 @@ typedef enum sd_limit_id {
     SD_LIMIT_MAX_RESERVED,     /* reserved bytes of NEW, all devices */
     SD_LIMIT_MAX_FRAG_INDEX,   /* fragmentation index of NEW (0..1, frag.h) */
     SD_LIMIT_FAIL_ON_NEW_SITE, /* the most bytes a group absent from OLD holds in NEW */
+    SD_LIMIT_MAX_OOMS,         /* the `oom` trace entries NEW recorded, all devices */
     SD_LIMIT_COUNT
 } sd_limit_id;
 
@@ -31,6 +32,7 @@ typedef enum sd_limit_unit {
     SD_UNIT_BYTES,             /* measured, limit: bytes (value[], measured) */
     SD_UNIT_PERCENT,           /* ratio[], measured_ratio: percent */
     SD_UNIT_RATIO,             /* ratio[], measured_ratio: 0..1 */
+    SD_UNIT_COUNT,             /* value[], measured: a count (e.g. oom entries) */
 } sd_limit_unit;
 
 /* What was asked for: one optional value per limit (value[] for bytes, ratio[] else). */

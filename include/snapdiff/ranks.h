@@ -32,11 +32,18 @@ typedef struct sd_rank_pair {
 size_t sd_ranks_pair(const char *const *old_names, size_t n_old, const char *const *new_names,
                      size_t n_new, sd_rank_pair *pairs);
 
+/* Whether n >= 2 names are the ranks of one job: every name carries a rank number, no two
+ * the same, and the names are equal once that number is taken out ("rank0.pickle",
+ * "rank1.pickle"; "job.zip:rank3/step200.pickle"). Names that differ otherwise
+ * ("step100_rank0", "step200_rank0") are a series. */
+bool sd_ranks_names_are_ranks(const char *const *names, size_t n);
+
 typedef struct sd_rank_spread {
     size_t n;
     uint64_t allocated_min, allocated_median, allocated_max;   /* lower median */
     uint64_t reserved_min, reserved_median, reserved_max;
-    size_t furthest;              /* the snapshot furthest from the median allocated
+    size_t furthest;              /* the snapshot furthest from the median allocated (SD_RANK_NONE
+                                   * when every rank allocates the same: no outlier)
                                    * (the first of equals); SD_RANK_NONE when n == 0 */
     int64_t furthest_delta;       /* its allocated - the median */
 } sd_rank_spread;

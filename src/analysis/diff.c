@@ -50,6 +50,7 @@ static void *diff_calloc(sd_diff *d, size_t n, size_t elem)
 /* ---------- groups: the profile's keys, compared ---------- */
 
 static size_t device_slot(const sd_diff *d, int64_t ordinal);
+static size_t device_slot_of(const sd_diff *d, size_t side, int64_t ordinal);
 
 /* The devices with live memory in either file, in ordinal order (d->devices is sorted):
  * groups are split by them, so that a 3-GPU job never sums a site over devices. */
@@ -71,7 +72,9 @@ static void add_side(sd_diff *d, size_t side, const size_t *slot_of, size_t n_me
     if (!s) return;
     for (size_t i = 0; i < sd_snapshot_device_count(s); i++) {
         const sd_device *dev = sd_snapshot_device(s, i);
-        size_t di = slot_of[device_slot(d, dev->device)];
+        size_t slot = device_slot_of(d, side, dev->device);
+        if (slot == SIZE_MAX) continue;
+        size_t di = slot_of[slot];
         if (di == SIZE_MAX) continue;
         for (size_t b = 0; b < dev->n_blocks; b++) {
             const sd_block *blk = &dev->blocks[b];
@@ -232,21 +235,51 @@ static size_t device_slot(const sd_diff *d, int64_t ordinal)
     return SIZE_MAX;
 }
 
+/* The slot of a device as `side` numbers it (NEW's ordinal may be paired with OLD's). */
+static size_t device_slot_of(const sd_diff *d, size_t side, int64_t ordinal)
+{
+    for (size_t i = 0; i < d->n_devices; i++)
+        if (side ? d->devices[i].in_new && d->devices[i].device_new == ordinal
+                 : d->devices[i].device == ordinal)
+            return i;
+    return SIZE_MAX;
+}
+
+/* The one device of s that holds anything (segments or trace entries), or NULL when none
+ * or several do: a rank's file lists every visible GPU but uses its own. */
+static const sd_device *sole_device(const sd_snapshot *s)
+{
+    const sd_device *found = NULL;
+    for (size_t i = 0; s && i < sd_snapshot_device_count(s); i++) {
+        const sd_device *dev = sd_snapshot_device(s, i);
+        if (!dev->n_segments && !dev->n_trace) continue;
+        if (found) return NULL;
+        found = dev;
+    }
+    return found;
+}
+
 static int device_cmp(const void *pa, const void *pb)
 {
     const sd_diff_device *a = pa, *b = pb;
     return a->device < b->device ? -1 : a->device > b->device;
 }
 
-/* The union of both snapshots' devices, with their stats. */
+/* The union of both snapshots' devices, with their stats. When each file uses one device
+ * and their ordinals differ, the two are one device (ranks of a job: rank r on device r);
+ * NEW's other, empty devices then keep their own ordinals unless OLD's one is taken. */
 static sd_status collect_devices(sd_diff *d, sd_error *err)
 {
+    const sd_device *so = sole_device(d->snaps[0]), *sn = sole_device(d->snaps[1]);
+    bool pair = so && sn && so->device != sn->device;
     for (int w = 0; w < 2; w++) {
         const sd_snapshot *s = d->snaps[w];
         if (!s) continue;
         for (size_t i = 0; i < sd_snapshot_device_count(s); i++) {
             const sd_device *dev = sd_snapshot_device(s, i);
-            size_t k = device_slot(d, dev->device);
+            if (w && pair && dev != sn && dev->device == so->device) continue;   /* empty */
+            int64_t as = w && pair && dev == sn ? so->device : dev->device;
+            size_t k = device_slot(d, as);
             if (k == SIZE_MAX) {
                 if (sdp_grow((void **)&d->devices, &d->devices_cap, d->n_devices + 1,
                              sizeof *d->devices, &d->arena))
@@ -258,9 +291,11 @@ static sd_status collect_devices(sd_diff *d, sd_error *err)
             }
             sd_diff_device *dd = &d->devices[k];
             if (w) {
+                dd->device_new = dev->device;
                 dd->in_new = true;
                 sd_stats_device(dev, &dd->new_stats);
             } else {
+                dd->device_new = dev->device;
                 dd->in_old = true;
                 sd_stats_device(dev, &dd->old_stats);
             }
@@ -284,7 +319,7 @@ static void device_capacity(const sd_diff_options *o, sd_diff_device *dd, const 
          * estimate of the device's usable total (other processes are not counted). */
         for (size_t i = 0; i < sd_snapshot_device_count(sn); i++) {
             const sd_device *dev = sd_snapshot_device(sn, i);
-            if (dev->device != dd->device) continue;
+            if (dev->device != dd->device_new) continue;
             for (size_t k = dev->n_trace; k-- > 0;) {
                 if (dev->trace[k].action != SD_ACT_OOM) continue;
                 dd->capacity = dev->trace[k].device_free + dd->new_stats.reserved_bytes;
@@ -331,6 +366,16 @@ static void decide(sd_diff *d)
     else t->outlook = SD_OUTLOOK_NO_CAPACITY;
 }
 
+static uint64_t count_ooms(const sd_snapshot *s)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; s && i < sd_snapshot_device_count(s); i++) {
+        const sd_device *dev = sd_snapshot_device(s, i);
+        for (size_t k = 0; k < dev->n_trace; k++) n += dev->trace[k].action == SD_ACT_OOM;
+    }
+    return n;
+}
+
 static void compute_totals(sd_diff *d, const sd_diff_options *o)
 {
     sd_diff_totals *t = &d->totals;
@@ -354,6 +399,7 @@ static void compute_totals(sd_diff *d, const sd_diff_options *o)
         }
     }
     t->delta = stats_delta(&t->old_stats, &t->new_stats);
+    t->new_ooms = count_ooms(d->snaps[1]);
     if (d->snaps[0]) sd_frag_brief_of(d->snaps[0], &t->old_frag);
     sd_frag_brief_of(d->snaps[1], &t->new_frag);
     t->steps = o->steps;

@@ -39,11 +39,15 @@ static uint64_t block_hash(uint32_t device, const sd_block *b)
     return h ^ (h >> 32);
 }
 
-static uint32_t device_slot(const kept_ctx *k, int64_t ordinal)
+/* The slot of a device as OLD or NEW numbers it (the diff may pair two one-device files
+ * whose ordinals differ: sd_diff_device.device_new). */
+static uint32_t device_slot(const kept_ctx *k, int64_t ordinal, bool is_new)
 {
     for (size_t i = 0; i < k->n_devices; i++)
-        if (k->devices[i].device == ordinal) return (uint32_t)i;
-    return 0; /* not reached: the caller lists every device */
+        if (is_new ? k->devices[i].in_new && k->devices[i].device_new == ordinal
+                   : k->devices[i].device == ordinal)
+            return (uint32_t)i;
+    return 0; /* not reached for a device with blocks: the caller lists every such one */
 }
 
 static bool stacks_equal(kept_ctx *k, uint32_t old_id, uint32_t new_id)
@@ -71,7 +75,7 @@ static size_t count_live(kept_ctx *k, const sd_snapshot *s, bool is_new)
     size_t total = 0;
     for (size_t i = 0; s && i < sd_snapshot_device_count(s); i++) {
         const sd_device *dev = sd_snapshot_device(s, i);
-        sd_diff_counts *c = &k->devices[device_slot(k, dev->device)].blocks;
+        sd_diff_counts *c = &k->devices[device_slot(k, dev->device, is_new)].blocks;
         for (size_t b = 0; b < dev->n_blocks; b++) {
             if (dev->blocks[b].state != SD_BLOCK_ALLOCATED) continue;
             if (is_new) c->added++;
@@ -87,7 +91,7 @@ static void insert_old(kept_ctx *k)
     size_t n = 0;
     for (size_t i = 0; i < sd_snapshot_device_count(k->old_snap); i++) {
         const sd_device *dev = sd_snapshot_device(k->old_snap, i);
-        uint32_t di = device_slot(k, dev->device);
+        uint32_t di = device_slot(k, dev->device, false);
         for (size_t b = 0; b < dev->n_blocks; b++) {
             const sd_block *blk = &dev->blocks[b];
             if (blk->state != SD_BLOCK_ALLOCATED) continue;
@@ -119,7 +123,7 @@ static void match_new(kept_ctx *k)
 {
     for (size_t i = 0; i < sd_snapshot_device_count(k->new_snap); i++) {
         const sd_device *dev = sd_snapshot_device(k->new_snap, i);
-        uint32_t di = device_slot(k, dev->device);
+        uint32_t di = device_slot(k, dev->device, true);
         sd_diff_counts *c = &k->devices[di].blocks;
         for (size_t b = 0; b < dev->n_blocks; b++) {
             const sd_block *blk = &dev->blocks[b];

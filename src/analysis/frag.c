@@ -531,6 +531,7 @@ void sd_frag_free(sd_frag *f)
 }
 
 const sd_snapshot *sd_frag_snapshot(const sd_frag *f) { return f->snap; }
+const sd_attrib *sd_frag_attrib(const sd_frag *f) { return f->attrib; }
 const sd_frag_options *sd_frag_thresholds(const sd_frag *f) { return &f->opts; }
 size_t sd_frag_device_count(const sd_frag *f) { return f->n_devices; }
 const sd_frag_device *sd_frag_total(const sd_frag *f) { return &f->total; }

@@ -24,6 +24,7 @@
 
 typedef struct rslot {
     uint64_t key, size, stream;
+    uint32_t stack;            /* a live block's stack (0: not known) */
     bool live, small, dflt;
 } rslot;
 
@@ -111,8 +112,9 @@ static void rmap_del(rmap *m, rslot *r)
 
 typedef struct replay {
     rmap segs;             /* segment address -> size, stream, small, default pool */
-    rmap busy;             /* live (not inactive) block address -> size */
-    uint64_t (*sorted)[2]; /* busy blocks by address, rebuilt per evaluated oom */
+    rmap busy;             /* live (not inactive) block address -> size, stack */
+    uint64_t (*sorted)[3]; /* busy blocks by address (address, size, stack), rebuilt per
+                            * evaluated oom */
     size_t cap_sorted;
     sdp_arena *budget;
 } replay;
@@ -140,7 +142,7 @@ static bool replay_init(replay *r, const sd_device *dev, sdp_arena *budget)
         if (!rmap_put(&r->segs, &v)) return false;
         for (uint32_t k = 0; k < seg->n_blocks; k++) {
             const sd_block *b = &dev->blocks[seg->first_block + k];
-            rslot bv = {.key = b->address, .size = b->size};
+            rslot bv = {.key = b->address, .size = b->size, .stack = b->stack};
             if (b->state != SD_BLOCK_INACTIVE && !rmap_put(&r->busy, &bv)) return false;
         }
     }
@@ -226,7 +228,7 @@ static undo_result undo(replay *r, const sd_trace_entry *e, sd_replay_stop *why)
             *why = SD_REPLAY_BLOCK_LIVE_LATER;
             return UNDO_CONFLICT;
         }
-        rslot v = {.key = e->addr, .size = round_request(e->size)};
+        rslot v = {.key = e->addr, .size = round_request(e->size), .stack = e->stack};
         return rmap_put(&r->busy, &v) ? UNDO_OK : UNDO_NOMEM;
     }
     case SD_ACT_SEGMENT_ALLOC:
@@ -275,60 +277,105 @@ static int cmp_block(const void *a, const void *b)
     return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
-/* Free runs of the replayed state in segments of the default pool, `stream` and size
- * class: each segment minus the live blocks that overlap it. */
-static bool replay_free_runs(replay *r, uint64_t stream, bool small, free_sum *fs)
+/* The busy blocks of the replayed state by address into r->sorted. @return their count,
+ * or SIZE_MAX when memory runs out. */
+static size_t sort_busy(replay *r)
 {
     size_t n = 0;
     if (sdp_grow((void **)&r->sorted, &r->cap_sorted, r->busy.n ? r->busy.n : 1,
                  sizeof *r->sorted, r->budget) != SD_OK)
-        return false;
+        return SIZE_MAX;
     for (size_t i = 0; i < r->busy.n_recs; i++) {
         if (!r->busy.recs[i].live) continue;
         r->sorted[n][0] = r->busy.recs[i].key;
         r->sorted[n][1] = r->busy.recs[i].size;
+        r->sorted[n][2] = r->busy.recs[i].stack;
         n++;
     }
     qsort(r->sorted, n, sizeof *r->sorted, cmp_block);
+    return n;
+}
+
+/* The free bytes of segment s in the replayed state (s minus the live blocks overlapping
+ * it; r->sorted holds n busy blocks by address), each run handed to fs when given.
+ * *busy: whether a live block overlaps it. */
+static uint64_t segment_free(const replay *r, size_t n, const rslot *s, free_sum *fs,
+                             bool *busy)
+{
+    uint64_t end = s->key + s->size, pos = s->key, free = 0;
+    size_t lo = 0, hi = n;                   /* first busy block starting after s->key */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->sorted[mid][0] <= s->key) lo = mid + 1;
+        else hi = mid;
+    }
+    *busy = false;
+    for (size_t k = lo ? lo - 1 : 0; k < n && r->sorted[k][0] < end; k++) {
+        uint64_t b_lo = r->sorted[k][0], b_hi = b_lo + r->sorted[k][1];
+        if (b_hi <= pos) continue;
+        *busy = true;
+        if (b_lo > pos) {
+            free += b_lo - pos;
+            if (fs) add_run(fs, b_lo - pos);
+        }
+        pos = b_hi;
+    }
+    if (end > pos) {
+        free += end - pos;
+        if (fs) add_run(fs, end - pos);
+    }
+    return free;
+}
+
+/* Free runs of the replayed state in segments of the default pool, the oom's stream and
+ * size class (fs), and the allocator's free memory over every segment (o). The busy
+ * blocks stay sorted in r->sorted (*n_busy of them) for the sites at the oom. */
+static bool replay_free_runs(replay *r, sd_frag_oom *o, free_sum *fs, size_t *n_busy)
+{
+    size_t n = sort_busy(r);
+    if (n == SIZE_MAX) return false;
     for (size_t i = 0; i < r->segs.n_recs; i++) {
         const rslot *s = &r->segs.recs[i];
-        if (!s->live || !s->dflt || s->stream != stream || s->small != small) continue;
-        uint64_t end = s->key + s->size, pos = s->key;
-        size_t lo = 0, hi = n;               /* first busy block starting after s->key */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (r->sorted[mid][0] <= s->key) lo = mid + 1;
-            else hi = mid;
-        }
-        for (size_t k = lo ? lo - 1 : 0; k < n && r->sorted[k][0] < end; k++) {
-            uint64_t b_lo = r->sorted[k][0], b_hi = b_lo + r->sorted[k][1];
-            if (b_hi <= pos) continue;
-            if (b_lo > pos) add_run(fs, b_lo - pos);
-            pos = b_hi;
-        }
-        if (end > pos) add_run(fs, end - pos);
+        if (!s->live) continue;
+        bool mine = s->dflt && s->stream == o->stream && s->small == o->small_pool, busy;
+        uint64_t free = segment_free(r, n, s, mine ? fs : NULL, &busy);
+        if (busy) o->stranded_free_bytes += free;
+        else o->cached_free_bytes += free;
     }
+    *n_busy = n;
     return true;
 }
 
-static void snapshot_free_runs(const sd_device *dev, uint64_t stream, bool small,
-                               free_sum *fs)
+static void snapshot_free_runs(const sd_device *dev, sd_frag_oom *o, free_sum *fs)
 {
     for (size_t i = 0; i < dev->n_segments; i++) {
         const sd_segment *seg = &dev->segments[i];
-        if (!sdp_frag_default_pool(seg) || seg->stream != stream || seg->is_small != small)
-            continue;
+        bool mine = sdp_frag_default_pool(seg) && seg->stream == o->stream
+                    && seg->is_small == o->small_pool;
+        uint64_t free = 0;
+        bool busy = false;
         for (uint32_t k = 0; k < seg->n_blocks; k++) {
             const sd_block *b = &dev->blocks[seg->first_block + k];
-            if (b->state == SD_BLOCK_INACTIVE) add_run(fs, b->size);
+            if (b->state != SD_BLOCK_INACTIVE) {
+                busy = true;
+                continue;
+            }
+            free += b->size;
+            if (mine) add_run(fs, b->size);
         }
+        if (busy) o->stranded_free_bytes += free;
+        else o->cached_free_bytes += free;
     }
 }
 
-static sd_oom_cause cause_of(uint64_t request, const free_sum *fs)
+/* The verdict from the figures (frag.h, docs/oom.md). */
+static sd_oom_cause cause_of(const sd_frag_oom *o)
 {
-    if (fs->largest >= request) return SD_OOM_UNCLEAR;
-    return fs->total >= request ? SD_OOM_FRAGMENTATION : SD_OOM_CAPACITY;
+    uint64_t request = o->request_bytes, devfree = o->device_free_bytes;
+    if (o->largest_free_bytes >= request) return SD_OOM_UNCLEAR;
+    uint64_t all = devfree + o->allocator_free_bytes;
+    if (all >= request) return SD_OOM_FRAGMENTATION;
+    return o->allocator_free_bytes * 2 >= request - devfree ? SD_OOM_BOTH : SD_OOM_CAPACITY;
 }
 
 /* ---- the walk --------------------------------------------------------------------- */
@@ -345,6 +392,90 @@ static bool oom_site(sd_frag *f, sd_frag_oom *o)
     for (size_t k = 0; k < n; k++) frames[k] = sd_snapshot_frame(f->snap, ids[k]);
     sd_attrib_site(f->attrib, frames, n, &o->site);
     return true;
+}
+
+static int cmp_stack(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    if (x[2] != y[2]) return (x[2] > y[2]) - (x[2] < y[2]);
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+typedef struct site_acc {
+    const sd_frame *frame;      /* the site frame: one site, whatever stack led there */
+    bool backward;
+    sd_frag_live_site s;
+} site_acc;
+
+/* Fold one stack's bytes into the sites (acc holds *n of them, room for every stack). */
+static void add_stack(const sd_frag *f, site_acc *acc, size_t *n, uint32_t stack,
+                      uint64_t bytes, uint64_t blocks)
+{
+    sd_site site;
+    sd_attrib_site_of_stack(f->attrib, f->snap, stack, &site);
+    const sd_frame *fr = site.site >= 0 ? sd_site_frame(f->snap, stack, &site, site.site) : NULL;
+    if (!fr) return;                     /* an empty stack names no site */
+    for (size_t i = 0; i < *n; i++)
+        if (acc[i].frame == fr && acc[i].backward == site.backward) {
+            acc[i].s.bytes += bytes;
+            acc[i].s.blocks += blocks;
+            return;
+        }
+    acc[(*n)++] = (site_acc){fr, site.backward, {.stack = stack, .site = site,
+                                                 .bytes = bytes, .blocks = blocks}};
+}
+
+static int cmp_site_acc(const void *a, const void *b)
+{
+    const site_acc *x = a, *y = b;
+    if (x->s.bytes != y->s.bytes) return x->s.bytes < y->s.bytes ? 1 : -1;
+    return (x->s.stack > y->s.stack) - (x->s.stack < y->s.stack);
+}
+
+/* What was live at the oom by site: blk holds n live blocks (address, size, stack),
+ * sorted here by stack. @return false when memory runs out. */
+static bool oom_sites(const sd_frag *f, sd_frag_oom *o, uint64_t (*blk)[3], size_t n)
+{
+    o->live_bytes = o->live_blocks = 0;
+    o->n_sites = 0;
+    qsort(blk, n, sizeof *blk, cmp_stack);
+    site_acc *acc = malloc((n ? n : 1) * sizeof *acc);
+    if (!acc) return false;
+    size_t n_acc = 0;
+    for (size_t i = 0; i < n;) {
+        uint64_t bytes = 0, blocks = 0;
+        size_t k = i;
+        for (; k < n && blk[k][2] == blk[i][2]; k++) {
+            bytes += blk[k][1];
+            blocks++;
+        }
+        o->live_bytes += bytes;
+        o->live_blocks += blocks;
+        if (blk[i][2]) add_stack(f, acc, &n_acc, (uint32_t)blk[i][2], bytes, blocks);
+        i = k;
+    }
+    qsort(acc, n_acc, sizeof *acc, cmp_site_acc);
+    for (size_t i = 0; i < n_acc && i < SD_FRAG_OOM_SITES; i++) o->sites[o->n_sites++] = acc[i].s;
+    free(acc);
+    return true;
+}
+
+/* The snapshot's live blocks as (address, size, stack), for an oom the replay did not
+ * reach. NULL when memory runs out. */
+static uint64_t (*snapshot_busy(const sd_device *dev, size_t *n))[3]
+{
+    uint64_t (*blk)[3] = malloc((dev->n_blocks ? dev->n_blocks : 1) * sizeof *blk);
+    *n = 0;
+    if (!blk) return NULL;
+    for (size_t i = 0; i < dev->n_blocks; i++) {
+        const sd_block *b = &dev->blocks[i];
+        if (b->state == SD_BLOCK_INACTIVE) continue;
+        blk[*n][0] = b->address;
+        blk[*n][1] = b->size;
+        blk[*n][2] = b->stack;
+        (*n)++;
+    }
+    return blk;
 }
 
 static void start_event(sd_frag_oom *o, size_t i, const sd_trace_entry *e)
@@ -377,18 +508,28 @@ sd_status sdp_frag_ooms(sd_frag *f, const sd_device *dev, sd_frag_oom **out, siz
     if (!replay_init(&r, dev, &f->mem)) goto nomem;
     sd_frag_oom failure = {.stop = SD_REPLAY_DONE};   /* where the replay stopped */
     size_t k = count;                            /* events are filled newest first */
-    for (size_t i = dev->n_trace; i-- > first;) {
+    /* Past the oldest oom the undo goes on to the trace's first entry, to learn whether
+     * the trace reaches back to the run's start. */
+    for (size_t i = dev->n_trace; i-- > 0;) {
         const sd_trace_entry *e = &dev->trace[i];
+        if (i < first && failure.stop != SD_REPLAY_DONE) break;
         if (e->action == SD_ACT_OOM) {
             sd_frag_oom *o = &ooms[--k];
             free_sum fs = {0, 0};
             start_event(o, i, e);
             if (!oom_site(f, o)) goto nomem;
             if (failure.stop == SD_REPLAY_DONE && count - k <= SD_FRAG_OOM_REPLAY_LIMIT) {
-                if (!replay_free_runs(&r, o->stream, o->small_pool, &fs)) goto nomem;
+                size_t n_busy = 0;
+                if (!replay_free_runs(&r, o, &fs, &n_busy) || !oom_sites(f, o, r.sorted, n_busy))
+                    goto nomem;
                 o->replayed = true;
             } else {
-                snapshot_free_runs(dev, o->stream, o->small_pool, &fs);
+                snapshot_free_runs(dev, o, &fs);
+                size_t n_busy = 0;
+                uint64_t (*blk)[3] = snapshot_busy(dev, &n_busy);
+                bool ok = blk && oom_sites(f, o, blk, n_busy);
+                free(blk);
+                if (!ok) goto nomem;
                 o->stop = failure.stop != SD_REPLAY_DONE ? failure.stop : SD_REPLAY_PAST_LIMIT;
                 o->stop_index = failure.stop_index;
                 o->stop_action = failure.stop_action;
@@ -396,7 +537,8 @@ sd_status sdp_frag_ooms(sd_frag *f, const sd_device *dev, sd_frag_oom **out, siz
             }
             o->largest_free_bytes = fs.largest;
             o->free_bytes = fs.total;
-            o->cause = cause_of(o->request_bytes, &fs);
+            o->allocator_free_bytes = o->cached_free_bytes + o->stranded_free_bytes;
+            o->cause = cause_of(o);
         }
         if (failure.stop != SD_REPLAY_DONE) continue;
         sd_replay_stop why = SD_REPLAY_DONE;
@@ -409,6 +551,10 @@ sd_status sdp_frag_ooms(sd_frag *f, const sd_device *dev, sd_frag_oom **out, siz
             failure.stop_addr = e->addr;
         }
     }
+    /* Every entry undone, back to a state with nothing live and nothing reserved: the
+     * trace covers the run's start. */
+    bool at_start = failure.stop == SD_REPLAY_DONE && r.busy.n == 0 && r.segs.n == 0;
+    for (size_t i = 0; i < count; i++) ooms[i].at_run_start = at_start && ooms[i].replayed;
     replay_free(&r);
     *out = ooms;
     *n = count;
@@ -424,6 +570,7 @@ const char *sd_oom_cause_name(sd_oom_cause c)
     case SD_OOM_FRAGMENTATION: return "fragmentation";
     case SD_OOM_CAPACITY: return "capacity";
     case SD_OOM_UNCLEAR: return "unclear";
+    case SD_OOM_BOTH: return "both";
     }
     return "unclear";
 }

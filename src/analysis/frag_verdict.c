@@ -176,11 +176,39 @@ static void fix_advice(const sd_frag *f, const sd_frag_device *d, advice_list *l
         advise(l, &(sd_frag_advice){.code = SD_ADVICE_ROUND_SIZES});
 }
 
+/* The newest oom that lacked capacity at the run's start (nothing to compare it with). */
+static const sd_frag_oom *oom_at_start(const sd_frag_device *d)
+{
+    for (size_t i = d->n_ooms; i-- > 0;) {
+        const sd_frag_oom *o = &d->ooms[i];
+        if (o->at_run_start && (o->cause == SD_OOM_CAPACITY || o->cause == SD_OOM_BOTH))
+            return o;
+    }
+    return NULL;
+}
+
+/* An oom that fragmentation contributed to: only then are allocator settings advice. */
+static bool oom_fragmented(const sd_frag_device *d)
+{
+    for (size_t i = 0; i < d->n_ooms; i++)
+        if (d->ooms[i].cause == SD_OOM_FRAGMENTATION || d->ooms[i].cause == SD_OOM_BOTH)
+            return true;
+    return false;
+}
+
 static void device_advice(const sd_frag *f, const sd_frag_device *d, advice_list *l)
 {
     const sd_frag_figures *g = &d->fig;
-    if (d->verdict == SD_FRAG_FRAGMENTED) fix_advice(f, d, l);
-    if (d->verdict == SD_FRAG_FULL) advise(l, &(sd_frag_advice){.code = SD_ADVICE_GROWTH});
+    const sd_frag_oom *start = oom_at_start(d);
+    bool oom_frag = oom_fragmented(d);
+    if (d->verdict == SD_FRAG_FRAGMENTED || oom_frag) fix_advice(f, d, l);
+    if (start)
+        advise(l, &(sd_frag_advice){.code = SD_ADVICE_OOM_AT_START,
+                                    .bytes = start->request_bytes,
+                                    .of_bytes = start->device_free_bytes
+                                                + start->allocator_free_bytes});
+    else if (d->verdict == SD_FRAG_FULL && !oom_frag)
+        advise(l, &(sd_frag_advice){.code = SD_ADVICE_GROWTH});
     if (d->verdict != SD_FRAG_COMPACT &&
         g->empty_cache_releasable_bytes * 100 < g->reserved_bytes * NO_EMPTY_CACHE_PCT)
         advise(l, &(sd_frag_advice){.code = SD_ADVICE_NO_EMPTY_CACHE,

@@ -68,6 +68,12 @@ static void new_site(const sd_diff *d, sd_limit_result *r)
     r->measured = most > INT64_MAX ? INT64_MAX : (int64_t)most;
 }
 
+static void oom_count(const sd_diff *d, sd_limit_result *r)
+{
+    uint64_t n = sd_diff_totals_of(d)->new_ooms;
+    r->measured = n > INT64_MAX ? INT64_MAX : (int64_t)n;
+}
+
 static const struct limit_def {
     sd_limit_id id;
     const char *name;
@@ -81,6 +87,7 @@ static const struct limit_def {
     {SD_LIMIT_MAX_RESERVED, "max-reserved", SD_UNIT_BYTES, reserved},
     {SD_LIMIT_MAX_FRAG_INDEX, "max-frag-index", SD_UNIT_RATIO, frag_index},
     {SD_LIMIT_FAIL_ON_NEW_SITE, "fail-on-new-site", SD_UNIT_BYTES, new_site},
+    {SD_LIMIT_MAX_OOMS, "max-ooms", SD_UNIT_COUNT, oom_count},
 };
 
 const char *sd_limit_name(sd_limit_id id)
@@ -108,6 +115,7 @@ const char *sd_limit_expects(sd_limit_id id)
     switch (sd_limit_unit_of(id)) {
     case SD_UNIT_PERCENT: return "a percentage of at least 0 (e.g. 10 or 2.5)";
     case SD_UNIT_RATIO: return "a number from 0 to 1 (e.g. 0.5)";
+    case SD_UNIT_COUNT: return "a count of at least 0 (e.g. 0)";
     case SD_UNIT_BYTES: break;
     }
     return "a size (e.g. 512MiB, or 0)";
@@ -124,6 +132,19 @@ static bool parse_number(const char *s, double lo, double hi, double *out)
     return true;
 }
 
+/* A count: decimal digits only. */
+static bool parse_count(const char *s, uint64_t *out)
+{
+    if (!s || !*s) return false;
+    uint64_t v = 0;
+    for (; *s; s++) {
+        if (!isdigit((unsigned char)*s) || v > (UINT64_MAX - 9) / 10) return false;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    *out = v;
+    return true;
+}
+
 bool sd_limit_set(sd_limits *limits, sd_limit_id id, const char *text)
 {
     if ((unsigned)id >= SD_LIMIT_COUNT || !text) return false;
@@ -136,6 +157,9 @@ bool sd_limit_set(sd_limits *limits, sd_limit_id id, const char *text)
         break;
     case SD_UNIT_RATIO:
         if (!parse_number(text, 0, 1, &limits->ratio[id])) return false;
+        break;
+    case SD_UNIT_COUNT:
+        if (!parse_count(text, &limits->value[id])) return false;
         break;
     }
     limits->has[id] = true;
@@ -258,12 +282,14 @@ sd_status sd_limits_parse(const char *text, size_t len, const char *path, sd_lim
 static bool within(const sd_limit_result *r)
 {
     if (!r->measurable) return r->id == SD_LIMIT_MAX_PER_STEP ? true : r->measured <= 0;
-    if (r->unit != SD_UNIT_BYTES) return r->measured_ratio <= r->limit_ratio;
+    if (r->unit != SD_UNIT_BYTES && r->unit != SD_UNIT_COUNT)
+        return r->measured_ratio <= r->limit_ratio;
     return r->measured <= 0 || (uint64_t)r->measured <= r->limit;
 }
 
 static bool near_limit(const sd_limit_result *r)
 {
+    if (r->unit == SD_UNIT_COUNT) return false;   /* one more oom is not "near" */
     if (r->unit != SD_UNIT_BYTES) return r->limit_ratio > 0 && r->measured_ratio > 0.9 * r->limit_ratio;
     return r->limit > 0 && r->measured > 0 && (double)r->measured > 0.9 * (double)r->limit;
 }

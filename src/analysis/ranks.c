@@ -1,6 +1,7 @@
 /* ranks.c - pairing the members of two rank archives, and the spread across ranks
  * (ranks.h). */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/base.h"
@@ -32,6 +33,39 @@ static bool distinct_ranks(const char *const *names, size_t n)
         if (r < 0) return false;
         for (size_t k = 0; k < i; k++)
             if (sd_rank_of_name(names[k]) == r) return false;
+    }
+    return true;
+}
+
+/* name with the digits of its rank number (the last "rank" that has them) taken out. */
+static void without_rank(const char *name, char *out, size_t size)
+{
+    const char *cut = NULL, *end = NULL;
+    for (const char *p = name; *p; p++) {
+        if (tolower((unsigned char)p[0]) != 'r' || tolower((unsigned char)p[1]) != 'a'
+            || tolower((unsigned char)p[2]) != 'n' || tolower((unsigned char)p[3]) != 'k')
+            continue;
+        const char *q = p + 4;
+        if (*q == '_' || *q == '-' || *q == '.') q++;
+        if (!isdigit((unsigned char)*q)) continue;
+        cut = q;
+        for (end = q; isdigit((unsigned char)*end); end++) {}
+    }
+    if (!cut) {
+        snprintf(out, size, "%s", name);
+        return;
+    }
+    snprintf(out, size, "%.*s#%s", (int)(cut - name), name, end);
+}
+
+bool sd_ranks_names_are_ranks(const char *const *names, size_t n)
+{
+    if (n < 2 || !distinct_ranks(names, n)) return false;
+    char first[1024], other[1024];
+    without_rank(names[0], first, sizeof first);
+    for (size_t i = 1; i < n; i++) {
+        without_rank(names[i], other, sizeof other);
+        if (strcmp(first, other) != 0) return false;
     }
     return true;
 }
@@ -104,7 +138,8 @@ void sd_rank_spread_of_totals(const sd_stats *totals, size_t n, sd_rank_spread *
     spread(alloc, tmp, n, &out->allocated_min, &out->allocated_median, &out->allocated_max);
     spread(res, tmp, n, &out->reserved_min, &out->reserved_median, &out->reserved_max);
     uint64_t best = 0;
-    for (size_t i = 0; i < n; i++) {
+    /* Ranks that all hold the same have no outlier: naming one would be a false claim. */
+    for (size_t i = 0; i < n && out->allocated_min != out->allocated_max; i++) {
         uint64_t m = out->allocated_median;
         uint64_t dist = alloc[i] > m ? alloc[i] - m : m - alloc[i];
         if (out->furthest == SD_RANK_NONE || dist > best) {

@@ -13,7 +13,10 @@
 
 #include "commands.h"
 #include "msg.h"
+#include "render/check_render.h"
+#include "render/format.h"
 #include "render/series_render.h"
+#include "snapdiff/ranks.h"
 #include "snapdiff/series.h"
 
 typedef struct input_tables {
@@ -167,6 +170,123 @@ static int analyse(const struct cli_opts *o, sd_groups **all, size_t n)
     return st == SD_OK || st == SD_EIO ? EXIT_OK : EXIT_TROUBLE;
 }
 
+/* ---- ranks of one job, side by side (issue 19) ---- */
+
+static int by_rank(const void *pa, const void *pb)
+{
+    const sd_groups *a = *(const sd_groups *const *)pa, *b = *(const sd_groups *const *)pb;
+    int64_t ra = sd_rank_of_name(sd_groups_source(a)), rb = sd_rank_of_name(sd_groups_source(b));
+    return (ra > rb) - (ra < rb);
+}
+
+static bool read_as_ranks(const struct cli_opts *o, sd_groups **all, size_t n)
+{
+    if (o->as != AS_GUESS) return o->as == AS_RANKS;
+    const char **names = malloc((n ? n : 1) * sizeof *names);
+    if (!names) return false;
+    for (size_t i = 0; i < n; i++) names[i] = sd_groups_source(all[i]);
+    bool ranks = sd_ranks_names_are_ranks(names, n);
+    free(names);
+    return ranks;
+}
+
+static void total_of(const sd_groups *g, sd_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    st->device = -1;
+    for (size_t d = 0; d < sd_groups_device_count(g); d++) {
+        const sd_group_device *x = sd_groups_device(g, d);
+        st->allocated_bytes += x->allocated;
+        st->reserved_bytes += x->reserved;
+        st->requested_bytes += x->requested;
+    }
+}
+
+/* The rank's label ("rank 3"), or the snapshot's name when it carries no rank. */
+static void rank_label(const sd_groups *g, char *buf, size_t size)
+{
+    int64_t r = sd_rank_of_name(sd_groups_source(g));
+    if (r >= 0) snprintf(buf, size, "rank %lld", (long long)r);
+    else snprintf(buf, size, "%s", sd_groups_source(g));
+}
+
+static void ranks_json(FILE *out, sd_groups **all, const sd_stats *t, size_t n,
+                       const sd_rank_spread *sp)
+{
+    fprintf(out, "{\n  \"schema\": \"snapdiff.series-ranks/1\",\n  \"ranks\": [");
+    for (size_t i = 0; i < n; i++) {
+        int64_t r = sd_rank_of_name(sd_groups_source(all[i]));
+        const char *src = sd_groups_source(all[i]);
+        fprintf(out, "%s\n    {\"rank\": ", i ? "," : "");
+        if (r >= 0) fprintf(out, "%lld", (long long)r);
+        else fprintf(out, "null");
+        fprintf(out, ", \"source\": ");
+        sdp_put_json_string(out, src, strlen(src));
+        fprintf(out, ", \"allocated_bytes\": %llu, \"reserved_bytes\": %llu, "
+                "\"allocated_vs_median\": %lld}", (unsigned long long)t[i].allocated_bytes,
+                (unsigned long long)t[i].reserved_bytes,
+                (long long)(t[i].allocated_bytes - sp->allocated_median));
+    }
+    fprintf(out, "\n  ],\n  \"spread\": {\"allocated_min\": %llu, \"allocated_median\": %llu, "
+            "\"allocated_max\": %llu, \"reserved_min\": %llu, \"reserved_median\": %llu, "
+            "\"reserved_max\": %llu, \"furthest\": ",
+            (unsigned long long)sp->allocated_min, (unsigned long long)sp->allocated_median,
+            (unsigned long long)sp->allocated_max, (unsigned long long)sp->reserved_min,
+            (unsigned long long)sp->reserved_median, (unsigned long long)sp->reserved_max);
+    int64_t fr = sp->furthest == SD_RANK_NONE ? -2
+                 : sd_rank_of_name(sd_groups_source(all[sp->furthest]));
+    if (fr == -2) fprintf(out, "null");
+    else if (fr < 0) sdp_put_json_string(out, sd_groups_source(all[sp->furthest]),
+                                         strlen(sd_groups_source(all[sp->furthest])));
+    else fprintf(out, "%lld", (long long)fr);
+    fprintf(out, ", \"furthest_delta\": %lld}\n}\n", (long long)sp->furthest_delta);
+}
+
+/* Per-rank figures, the spread, the rank furthest from the median (none when they are all
+ * the same): the ranks of one job are not a time series. */
+static int ranks_view(const struct cli_opts *o, sd_groups **all, size_t n)
+{
+    qsort(all, n, sizeof *all, by_rank);
+    sd_stats *t = calloc(n ? n : 1, sizeof *t);
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    char (*labels)[300] = calloc(n ? n : 1, sizeof *labels);
+    if (!t || !names || !labels) {
+        free(t);
+        free(names);
+        free(labels);
+        msg_error("out of memory");
+        return EXIT_TROUBLE;
+    }
+    for (size_t i = 0; i < n; i++) {
+        total_of(all[i], &t[i]);
+        rank_label(all[i], labels[i], sizeof labels[i]);
+        names[i] = labels[i];
+    }
+    sd_rank_spread sp;
+    sd_rank_spread_of_totals(t, n, &sp);
+    if (o->format == FORMAT_JSON) {
+        ranks_json(stdout, all, t, n, &sp);
+    } else {
+        printf("Ranks of one job, side by side: %zu snapshots whose names differ only by a rank "
+               "number (--as-series reads them as a time series)\n", n);
+        printf("  %-10s %12s %12s %14s  %s\n", "rank", "allocated", "reserved", "vs median",
+               "file");
+        for (size_t i = 0; i < n; i++)
+            printf("  %-10s %12s %12s %14s  %s\n", labels[i],
+                   sdp_fmt_bytes(t[i].allocated_bytes).s, sdp_fmt_bytes(t[i].reserved_bytes).s,
+                   sdp_fmt_delta(sdp_sdelta(t[i].allocated_bytes, sp.allocated_median)).s,
+                   sd_groups_source(all[i]));
+        printf("\n");
+        sdp_render_spread_text(stdout, &sp, names, "ranks", o->color);
+        if (sp.furthest == SD_RANK_NONE)
+            printf("  no outlier: every rank allocates the same\n");
+    }
+    free(t);
+    free(names);
+    free(labels);
+    return EXIT_OK;
+}
+
 static int run_series(const struct cli_opts *opts, const char *const *files, size_t n_in)
 {
     series_ctx c = {.max_memory = opts->max_memory, .inputs = calloc(n_in ? n_in : 1, sizeof *c.inputs)};
@@ -206,7 +326,8 @@ static int run_series(const struct cli_opts *opts, const char *const *files, siz
         } else if (opts->sort == SORT_TIME) {
             sorted = sort_by_time(all, n);
         }
-        if (sorted == 0) status = analyse(opts, all, n);
+        if (sorted == 0)
+            status = read_as_ranks(opts, all, n) ? ranks_view(opts, all, n) : analyse(opts, all, n);
     }
     for (size_t i = 0; i < n_in; i++) {
         for (size_t m = 0; m < c.inputs[i].n; m++) sd_groups_free(c.inputs[i].t[m]);

@@ -20,7 +20,7 @@ enum opt_id {
     O_GROUP_BY, O_DEPTH, O_HIDE, O_SHOW, O_FOCUS, O_TOP, O_STEPS, O_CAPACITY, O_MAX_GROWTH,
     O_GAP_THRESHOLD, O_INDEX_THRESHOLD, O_MAP, O_SVG, O_JOBS, O_OUTPUT,
     O_SINCE, O_UNTIL,
-    O_SORT, O_STEPS_BETWEEN, O_MIN_SLOPE, O_CONFIDENCE, O_ASCII,
+    O_SORT, O_STEPS_BETWEEN, O_MIN_SLOPE, O_CONFIDENCE, O_ASCII, O_AS_SERIES, O_AS_RANKS,
     O_LIMIT, O_CONFIG, O_REPO_ROOT, O_ALLOC_CONF,
 };
 
@@ -83,6 +83,8 @@ static const struct opt_def options[] = {
      "fail when NEW's fragmentation index (0..1) is above F"},
     {"fail-on-new-site", 0, "SIZE", FOR_CHECK, O_LIMIT,
      "fail when a site absent from OLD holds more than SIZE in NEW"},
+    {"max-ooms", 0, "N", FOR_CHECK, O_LIMIT,
+     "fail when NEW recorded more than N out-of-memory errors (oom trace entries)"},
     {"config", 0, "FILE", FOR_CHECK, O_CONFIG,
      "read limits from FILE ('max-growth = 256MiB' lines; the command line wins)"},
     {"repo-root", 0, "DIR", FOR_CHECK, O_REPO_ROOT,
@@ -108,6 +110,10 @@ static const struct opt_def options[] = {
     {"ascii", 0, NULL, FOR_SERIES, O_ASCII, "draw sparklines in ASCII, not Unicode blocks"},
     {"alloc-conf", 0, "CONF", FOR_REPLAY, O_ALLOC_CONF,
      "replay under this PYTORCH_CUDA_ALLOC_CONF too (repeatable, one config each)"},
+    {"as-series", 0, NULL, FOR_SERIES, O_AS_SERIES,
+     "read the snapshots as a time series, even when their names look like ranks of one job"},
+    {"as-ranks", 0, NULL, FOR_SERIES, O_AS_RANKS,
+     "read the snapshots as ranks of one job side by side (default when the names differ only by a rank number)"},
 };
 
 static const struct {
@@ -399,6 +405,8 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
             return bad_value(o, v, "a number from 0 to below 1 (e.g. 0.99)", errbuf, errlen);
         break;
     case O_ASCII: opts->ascii = true; break;
+    case O_AS_SERIES: opts->as = AS_SERIES; break;
+    case O_AS_RANKS: opts->as = AS_RANKS; break;
     case O_SVG: opts->svg = v; break;
     case O_OUTPUT: opts->output = v; break;
     case O_SINCE: opts->since = v; break;

@@ -79,6 +79,7 @@ struct cli_opts {
     bool ascii;                  /* --ascii: sparklines in ASCII */
     /* replay (also --capacity) */
     const char *alloc_conf[CLI_MAX_PATTERNS]; int n_alloc_conf;   /* --alloc-conf CONF */
+    enum cli_as { AS_GUESS, AS_SERIES, AS_RANKS } as;   /* --as-series, --as-ranks */
 };
 
 enum opt_result { OPT_OK, OPT_HELP, OPT_VERSION, OPT_ERROR };

@@ -10,7 +10,8 @@
 static json_t *measured_json(const sd_limit_result *x)
 {
     if (!x->measurable) return json_null();
-    return x->unit == SD_UNIT_BYTES ? json_integer(x->measured) : json_real(x->measured_ratio);
+    return x->unit == SD_UNIT_BYTES || x->unit == SD_UNIT_COUNT ? json_integer(x->measured)
+                                                                : json_real(x->measured_ratio);
 }
 
 static json_t *limit_json(const sd_limit_result *x)
@@ -19,11 +20,13 @@ static json_t *limit_json(const sd_limit_result *x)
     char words[256];
     sdp_check_words(x, words, sizeof words);
     json_object_set_new(o, "name", json_string(x->name));
+    bool whole = x->unit == SD_UNIT_BYTES || x->unit == SD_UNIT_COUNT;
     json_object_set_new(o, "unit", json_string(x->unit == SD_UNIT_BYTES ? "bytes"
+                                               : x->unit == SD_UNIT_COUNT ? "count"
                                                : x->unit == SD_UNIT_PERCENT ? "percent"
                                                                             : "ratio"));
-    json_object_set_new(o, "limit", x->unit == SD_UNIT_BYTES ? json_integer((json_int_t)x->limit)
-                                                             : json_real(x->limit_ratio));
+    json_object_set_new(o, "limit", whole ? json_integer((json_int_t)x->limit)
+                                          : json_real(x->limit_ratio));
     json_object_set_new(o, "measured", measured_json(x));
     json_object_set_new(o, "pass", json_boolean(x->pass));
     json_object_set_new(o, "near", json_boolean(x->near));
@@ -94,7 +97,8 @@ static json_t *worst_limits_json(const sdp_check_report *r)
                 if (x->id != (sd_limit_id)id) continue;
                 bool worse = !worst || (worst->pass && !x->pass)
                              || (worst->pass == x->pass
-                                 && (x->unit == SD_UNIT_BYTES ? x->measured > worst->measured
+                                 && (x->unit == SD_UNIT_BYTES || x->unit == SD_UNIT_COUNT
+                                         ? x->measured > worst->measured
                                                               : x->measured_ratio > worst->measured_ratio));
                 if (worse) {
                     worst = x;

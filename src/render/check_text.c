@@ -27,6 +27,7 @@ sdp_text sdp_check_measured_text(const sd_limit_result *r)
     switch (r->unit) {
     case SD_UNIT_PERCENT: snprintf(t.s, sizeof t.s, "%+.2f%%", r->measured_ratio); return t;
     case SD_UNIT_RATIO: snprintf(t.s, sizeof t.s, "%.3f", r->measured_ratio); return t;
+    case SD_UNIT_COUNT: snprintf(t.s, sizeof t.s, "%" PRId64, r->measured); return t;
     case SD_UNIT_BYTES: break;
     }
     return signed_measure(r->id) ? sdp_fmt_delta(r->measured)
@@ -39,6 +40,7 @@ sdp_text sdp_check_limit_text(const sd_limit_result *r)
     switch (r->unit) {
     case SD_UNIT_PERCENT: snprintf(t.s, sizeof t.s, "%g%%", r->limit_ratio); return t;
     case SD_UNIT_RATIO: snprintf(t.s, sizeof t.s, "%g", r->limit_ratio); return t;
+    case SD_UNIT_COUNT: snprintf(t.s, sizeof t.s, "%" PRIu64, r->limit); return t;
     case SD_UNIT_BYTES: break;
     }
     return sdp_fmt_bytes(r->limit);
@@ -76,6 +78,10 @@ void sdp_check_words(const sd_limit_result *r, char *buf, size_t size)
     case SD_LIMIT_FAIL_ON_NEW_SITE:
         snprintf(buf, size, "the largest site absent from OLD holds %s, %s the limit of %s", m.s,
                  rel, l.s);
+        return;
+    case SD_LIMIT_MAX_OOMS:
+        snprintf(buf, size, "NEW recorded %s out-of-memory %s, %s the limit of %s", m.s,
+                 r->measured == 1 ? "error" : "errors", rel, l.s);
         return;
     case SD_LIMIT_COUNT: break;
     }
@@ -158,10 +164,10 @@ static void offenders_text(FILE *out, const sdp_check_report *r, const sdp_check
     fprintf(out, "%s  %12s  %12s  %-16s  %s\n", indent, "growth", "now", "breaks", "site");
     for (size_t i = 0; i < m->gate.n_offenders && shown < top; i++, shown++) {
         const sdp_check_offender *g = &m->offenders[i];
-        int klen = (int)strlen(g->key);
-        fprintf(out, "%s  %12s  %12s  %-16s  %.*s%s\n", indent, sdp_fmt_delta(g->delta_bytes).s,
+        char key[4096];
+        fprintf(out, "%s  %12s  %12s  %-16s  %s\n", indent, sdp_fmt_delta(g->delta_bytes).s,
                 sdp_fmt_bytes(g->new_bytes).s, sd_limit_name(g->limit),
-                klen > KEY_SHOWN ? KEY_SHOWN : klen, g->key, klen > KEY_SHOWN ? "..." : "");
+                sdp_fit_key(g->key, KEY_SHOWN, key, sizeof key));
         /* The diff's pattern and fix under the site, as `snapdiff OLD NEW` shows it. */
         const char *code = sd_pattern_code(g->pattern);
         if (code && g->delta_bytes > 0)
@@ -227,8 +233,9 @@ sd_status sdp_render_check_text(FILE *out, const sdp_check_report *r)
                     fprintf(out, "%s%s", sep, sdp_check_member_label(m, label, sizeof label));
                     if (m->gate.n_offenders) {
                         const sdp_check_offender *g = &m->offenders[0];
-                        fprintf(out, " (%s at %.*s)", sdp_fmt_delta(g->delta_bytes).s, KEY_SHOWN,
-                                g->key);
+                        char key[4096];
+                        fprintf(out, " (%s at %s)", sdp_fmt_delta(g->delta_bytes).s,
+                                sdp_fit_key(g->key, KEY_SHOWN, key, sizeof key));
                     } else if (m->missing != SDP_CHECK_PAIRED) {
                         fprintf(out, " (%s)", m->missing == SDP_CHECK_NO_NEW ? "missing from NEW"
                                                                               : "not in OLD");

@@ -60,6 +60,8 @@ static json_t *device_json(const sd_diff_device *dd)
 {
     json_t *o = json_object();
     json_object_set_new(o, "device", json_integer(dd->device));
+    if (dd->in_old && dd->in_new && dd->device != dd->device_new)   /* ranks paired */
+        json_object_set_new(o, "device_new", json_integer(dd->device_new));
     json_object_set_new(o, "in_old", json_boolean(dd->in_old));
     json_object_set_new(o, "in_new", json_boolean(dd->in_new));
     json_object_set_new(o, "old", side_json(NULL, &dd->old_stats, NULL));
@@ -78,8 +80,14 @@ static json_t *device_json(const sd_diff_device *dd)
  * forward line with "backward": true. */
 static json_t *site_json(const sd_attrib *a, const sd_diff_group *g)
 {
+    return sdp_site_json(a, g->rep_snapshot, g->rep_stack, &g->rep_site);
+}
+
+json_t *sdp_site_json(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
+                      const sd_site *site)
+{
     sd_site_label l;
-    if (!sd_site_label_of(g->rep_snapshot, g->rep_stack, &g->rep_site, &l)) return json_null();
+    if (!s || !sd_site_label_of(s, stack, site, &l)) return json_null();
     json_t *o;
     if (l.native) {
         o = json_object();
@@ -89,8 +97,7 @@ static json_t *site_json(const sd_attrib *a, const sd_diff_group *g)
         json_object_set_new(o, "kind", json_string(sd_frame_kind_name(SD_FRAME_NATIVE)));
         json_object_set_new(o, "symbol", json_string(l.name));
     } else {
-        o = frame_json(a, sd_site_frame(g->rep_snapshot, g->rep_stack, &g->rep_site,
-                                        g->rep_site.site));
+        o = frame_json(a, sd_site_frame(s, stack, site, site->site));
     }
     if (l.backward) json_object_set_new(o, "backward", json_true());
     return o;

@@ -31,6 +31,14 @@ sd_status sdp_render_diff_text(FILE *out, const sd_diff *d, const sdp_diff_text_
  * without an old snapshot. */
 sd_status sdp_render_diff_json(FILE *out, const sd_diff *d);
 
+/* A site as every JSON document names it: {filename, line, name, kind} (a native site:
+ * filename "", line 0, its label as name, the raw C++ symbol as `symbol`; a backward
+ * site adds "backward": true). JSON null for an empty stack. jansson's json_t, named
+ * by its struct tag so that this header does not need jansson. */
+struct json_t;
+struct json_t *sdp_site_json(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
+                             const sd_site *site);
+
 /* One warning of the diff in English, as snprintf does (diff_warn_words.c). */
 size_t sdp_diff_warning_text(const sd_diff_warning *w, char *buf, size_t size);
 

@@ -246,6 +246,10 @@ static void print_devices(const text_ctx *r)
     for (size_t i = 0; i < nd; i++) {
         const sd_diff_device *dd = sd_diff_device_at(r->diff, i);
         all_both = all_both && dd->in_old && dd->in_new;
+        if (dd->in_old && dd->in_new && dd->device != dd->device_new)
+            fprintf(r->out, "  device %" PRId64 " vs device %" PRId64
+                    ": one device per file, compared as ranks of one job\n",
+                    dd->device, dd->device_new);
     }
     if (nd <= 1 && all_both) return;
     for (size_t i = 0; i < nd; i++) {

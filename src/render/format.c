@@ -1,5 +1,7 @@
 /* format.c - the one formatting and escaping module of the renderers. */
+#include <ctype.h>
 #include <inttypes.h>
+#include <string.h>
 
 #include "render/format.h"
 #include "snapdiff/units.h"
@@ -148,4 +150,73 @@ size_t sdp_user_prefix_len(const char *prefix, size_t len)
         if (strncmp(prefix + start, "ipykernel_", 10) == 0) len = start;
     }
     return len > 1 ? len : 0;
+}
+
+/* ---- keys that fit a column without cutting a site ---- */
+
+/* Where "path" ends in "path:line rest": the ':' followed by digits and then a space or
+ * the end; NULL when the text has no such location (a native site: "autograd X"). */
+static const char *location_colon(const char *s, size_t n)
+{
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (s[i] != ':' || !isdigit((unsigned char)s[i + 1])) continue;
+        size_t k = i + 1;
+        while (k < n && isdigit((unsigned char)s[k])) k++;
+        if (k == n || s[k] == ' ') return s + i;
+    }
+    return NULL;
+}
+
+/* Append s[0..n) to buf at *len, shortening the path of "path:line name" from the left
+ * by dropping leading directories while the whole is over `room` (the file stays). */
+static void put_part(char *buf, size_t size, size_t *len, const char *s, size_t n, size_t room)
+{
+    const char *colon = location_colon(s, n);
+    const char *p = s;
+    bool elided = false;
+    if (colon) {
+        while (n - (size_t)(p - s) + (elided ? 4 : 0) > room) {
+            const char *slash = memchr(p, '/', (size_t)(colon - p));
+            if (!slash) break;                 /* the file's own name stays */
+            p = slash + 1;
+            elided = true;
+        }
+    }
+    int w = snprintf(buf + *len, size > *len ? size - *len : 0, "%s%.*s", elided ? ".../" : "",
+                     (int)(n - (size_t)(p - s)), p);
+    if (w > 0) *len += (size_t)w;
+    if (*len >= size) *len = size ? size - 1 : 0;
+}
+
+const char *sdp_fit_key(const char *key, size_t width, char *buf, size_t size)
+{
+    if (!size) return buf;
+    size_t n = strlen(key);
+    if (n <= width) {
+        snprintf(buf, size, "%s", key);
+        return buf;
+    }
+    static const char arrow[] = " <- ";
+    const char *end = strstr(key, arrow);
+    size_t first = end ? (size_t)(end - key) : n, len = 0;
+    buf[0] = '\0';
+    put_part(buf, size, &len, key, first, width);
+    while (end) {                              /* the callers, while they fit */
+        const char *part = end + sizeof arrow - 1;
+        const char *next = strstr(part, arrow);
+        size_t pn = next ? (size_t)(next - part) : strlen(part);
+        size_t before = len;
+        char tmp[512];
+        size_t tl = 0;
+        tmp[0] = '\0';
+        put_part(tmp, sizeof tmp, &tl, part, pn, 0);     /* as short as it goes */
+        if (before + sizeof arrow - 1 + tl + (next ? 8 : 0) > width) {
+            snprintf(buf + len, size - len, " <- ...");
+            return buf;
+        }
+        snprintf(buf + len, size - len, "%s%s", arrow, tmp);
+        len = strlen(buf);
+        end = next;
+    }
+    return buf;
 }

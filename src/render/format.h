@@ -39,4 +39,11 @@ void sdp_put_json_string(FILE *out, const char *text, size_t n);
 /* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
 size_t sdp_utf8_seq_len(const unsigned char *s, size_t n);
 
+/* A group key for a text column about `width` characters wide, never cutting a site:
+ * "path:line name" keeps "file:line name" whole and shortens its path from the left
+ * (".../proj/model.py:340 forward"); callers after " <- " are shortened the same way and
+ * left out (" <- ...") once the width is spent. A key that fits is copied as it is.
+ * @return buf. */
+const char *sdp_fit_key(const char *key, size_t width, char *buf, size_t size);
+
 #endif

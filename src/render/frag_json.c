@@ -1,6 +1,7 @@
 /* frag_json.c - the snapdiff.frag/1 document of `snapdiff frag --json`. */
 #include <stdio.h>
 
+#include "render/diff_render.h"
 #include "render/frag_render.h"
 #include "render/settings.h"
 
@@ -95,7 +96,36 @@ static json_t *oom_stack_json(const sd_snapshot *s, const sd_frag_oom *m)
     return a;
 }
 
-static json_t *ooms_json(const sd_snapshot *s, const sd_frag_device *d)
+/* What was live at the oom by site, named as every JSON document names a site. */
+static json_t *oom_sites_json(const sd_frag *f, const sd_frag_oom *m)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < m->n_sites; i++) {
+        const sd_frag_live_site *x = &m->sites[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "site", sdp_site_json(sd_frag_attrib(f), sd_frag_snapshot(f),
+                                                     x->stack, &x->site));
+        json_object_set_new(o, "bytes", u64(x->bytes));
+        json_object_set_new(o, "blocks", u64(x->blocks));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+/* The figures issue 19 added to an oom event (docs/json-frag.md). */
+static void oom_figures_json(json_t *o, const sd_frag *f, const sd_frag_oom *m)
+{
+    json_object_set_new(o, "allocator_free_bytes", u64(m->allocator_free_bytes));
+    json_object_set_new(o, "cached_free_bytes", u64(m->cached_free_bytes));
+    json_object_set_new(o, "stranded_free_bytes", u64(m->stranded_free_bytes));
+    json_object_set_new(o, "all_free_bytes", u64(m->device_free_bytes + m->allocator_free_bytes));
+    json_object_set_new(o, "at_run_start", json_boolean(m->at_run_start));
+    json_object_set_new(o, "live_bytes", u64(m->live_bytes));
+    json_object_set_new(o, "live_blocks", u64(m->live_blocks));
+    json_object_set_new(o, "live_sites", oom_sites_json(f, m));
+}
+
+static json_t *ooms_json(const sd_frag *f, const sd_snapshot *s, const sd_frag_device *d)
 {
     json_t *a = json_array();
     for (size_t i = 0; i < d->n_ooms; i++) {
@@ -115,6 +145,7 @@ static json_t *ooms_json(const sd_snapshot *s, const sd_frag_device *d)
         json_object_set_new(o, "cause", json_string(sd_oom_cause_name(m->cause)));
         json_object_set_new(o, "site", frame_json(sdp_frag_oom_frame(s, m, m->site.site)));
         json_object_set_new(o, "stack", oom_stack_json(s, m));
+        oom_figures_json(o, f, m);
         json_array_append_new(a, o);
     }
     return a;
@@ -130,7 +161,7 @@ static void verdict_json(json_t *o, const sd_frag_device *d)
     json_object_set_new(o, "advice", adv);
 }
 
-static json_t *device_json(const sd_snapshot *s, const sd_frag_device *d)
+static json_t *device_json(const sd_frag *f, const sd_snapshot *s, const sd_frag_device *d)
 {
     json_t *o = json_object();
     json_object_set_new(o, "device", json_integer(d->device));
@@ -139,7 +170,7 @@ static json_t *device_json(const sd_snapshot *s, const sd_frag_device *d)
     json_object_set_new(o, "large_split_free_bytes", u64(d->large_split_free_bytes));
     json_object_set_new(o, "pools", pools_json(d));
     json_object_set_new(o, "streams", streams_json(d));
-    json_object_set_new(o, "oom_events", ooms_json(s, d));
+    json_object_set_new(o, "oom_events", ooms_json(f, s, d));
     return o;
 }
 
@@ -164,7 +195,7 @@ json_t *sdp_frag_json(const sd_frag *f, bool with_schema)
                                                    "index", t->index_threshold));
     json_t *devs = json_array();
     for (size_t i = 0; i < sd_frag_device_count(f); i++)
-        json_array_append_new(devs, device_json(sd_frag_snapshot(f), sd_frag_device_at(f, i)));
+        json_array_append_new(devs, device_json(f, sd_frag_snapshot(f), sd_frag_device_at(f, i)));
     json_object_set_new(o, "devices", devs);
     json_object_set_new(o, "total", total_json(sd_frag_total(f)));
     json_object_set_new(o, "settings", sdp_settings_frag_json(sd_snapshot_allocator_settings(s)));

@@ -126,6 +126,32 @@ static void print_histogram(const ctx *c, const sd_frag_figures *g)
     }
 }
 
+/* The free memory the verdict weighs, then what was live at the oom by site (whole
+ * sites, one a line: never cut). */
+static void print_oom_figures(const ctx *c, const sd_snapshot *s, const sd_frag_oom *m)
+{
+    fprintf(c->out, "    free in all %s: %s on the device + %s in the allocator (%s in wholly "
+            "free cached segments, %s stranded in segments with live blocks)%s\n",
+            B(m->device_free_bytes + m->allocator_free_bytes), B(m->device_free_bytes),
+            B(m->allocator_free_bytes), B(m->cached_free_bytes), B(m->stranded_free_bytes),
+            m->at_run_start ? "; the trace reaches back to the run's start" : "");
+    if (!m->live_blocks) return;
+    fprintf(c->out, "    live at the oom: %s in %" PRIu64 " blocks%s\n", B(m->live_bytes),
+            m->live_blocks, m->n_sites ? ", the largest sites:" : "");
+    for (size_t i = 0; i < m->n_sites; i++) {
+        const sd_frag_live_site *x = &m->sites[i];
+        sd_site_label l;
+        if (!sd_site_label_of(s, x->stack, &x->site, &l)) continue;
+        if (l.native)
+            fprintf(c->out, "      %10s  %s%s\n", B(x->bytes), l.label,
+                    l.backward ? " (backward)" : "");
+        else
+            fprintf(c->out, "      %10s  %s:%lld %s%s\n", B(x->bytes),
+                    sd_frame_short_path(l.filename), (long long)l.line, l.name,
+                    l.backward ? " (backward)" : "");
+    }
+}
+
 static void print_oom(const ctx *c, const sd_snapshot *s, const sd_frag_oom *m)
 {
     /* the line that asked first, when the trace entry recorded frames */
@@ -141,6 +167,7 @@ static void print_oom(const ctx *c, const sd_snapshot *s, const sd_frag_oom *m)
     else fprintf(c->out, "\n");
     if (!m->replayed)
         fprintf(c->out, "    (not replayed: %s)\n", sdp_frag_oom_note_words(m).s);
+    print_oom_figures(c, s, m);
 }
 
 static void print_advice(const ctx *c, const sd_frag_device *d)

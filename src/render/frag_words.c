@@ -169,6 +169,13 @@ size_t sd_frag_advice_text(const sd_frag_advice *a, char *buf, size_t size)
             "show a leak; compare two snapshots (snapdiff OLD NEW) to see which allocation "
             "site grows");
         break;
+    case SD_ADVICE_OOM_AT_START:
+        say(&w, "The run ran out of memory at its start (the trace reaches back to it): it "
+            "asked for %s with %s free on the device and in the allocator together. Shrink "
+            "the largest sites live at the oom (batch size, sequence length, activation "
+            "checkpointing, sharding) or use a device with more memory", B(a->bytes),
+            B(a->of_bytes));
+        break;
     case SD_ADVICE_NO_EMPTY_CACHE:
         say(&w, "Do not call torch.cuda.empty_cache() as a fix: it would return only %s of %s "
             "reserved (free segments and pages with no live block), which the allocator would "

@@ -106,9 +106,8 @@ static void group_table(FILE *out, const sd_series *s, const sdp_series_text_opt
         fprintf(out, " %6.2f%% %11s  %s  ", 100 * g->trend.confidence,
                 sdp_fmt_bytes(g->bytes[n - 1]).s, spark);
         if (devs) fprintf(out, "%3" PRId64 " ", g->device);
-        size_t len = strlen(g->key);
-        fprintf(out, "%.*s%s\n", (int)(len > KEY_SHOWN ? KEY_SHOWN : len), g->key,
-                len > KEY_SHOWN ? "..." : "");
+        char key[4096];
+        fprintf(out, "%s\n", sdp_fit_key(g->key, KEY_SHOWN, key, sizeof key));
     }
     if (shown < ng)
         fprintf(out, "  %s... %zu more groups (--top N to show more, --json for all)%s\n",

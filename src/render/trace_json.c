@@ -2,6 +2,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "render/diff_render.h"
 #include "render/trace_render.h"
 
 static json_t *jint(uint64_t v) { return json_integer((json_int_t)v); }
@@ -14,6 +15,16 @@ static json_t *frame_json(const sd_frame *f)
     json_object_set_new(o, "line", json_integer(f->line));
     json_object_set_new(o, "name", json_string(f->name));
     return o;
+}
+
+/* A site named as the diff names it (sdp_site_json: a C++-only stack's site is its
+ * labelled node, "autograd BmmBackward0" with kind and symbol, not the raw frame). */
+static json_t *site_json(const sd_attrib *a, const sd_snapshot *s, uint32_t stack)
+{
+    if (!stack) return json_null();
+    sd_site site;
+    sd_attrib_site_of_stack(a, s, stack, &site);
+    return sdp_site_json(a, s, stack, &site);
 }
 
 static json_t *time_json(bool has, int64_t us) { return has ? json_integer(us) : json_null(); }
@@ -30,7 +41,7 @@ static json_t *stack_json(const sd_snapshot *s, uint32_t stack)
     return a;
 }
 
-static json_t *peak_json(const sd_snapshot *s, const sd_trace_device *d)
+static json_t *peak_json(const sd_attrib *a, const sd_snapshot *s, const sd_trace_device *d)
 {
     if (!d->has_peak) return json_null();
     json_t *o = json_object();
@@ -39,7 +50,7 @@ static json_t *peak_json(const sd_snapshot *s, const sd_trace_device *d)
     json_object_set_new(o, "start_bytes", jint(d->peak_start_bytes));
     json_object_set_new(o, "time_us", time_json(d->peak_has_time, d->peak_time_us));
     json_object_set_new(o, "key", json_string(d->peak_key));
-    json_object_set_new(o, "site", frame_json(d->peak_site));
+    json_object_set_new(o, "site", d->peak_site ? site_json(a, s, d->peak_stack) : json_null());
     json_object_set_new(o, "stack", stack_json(s, d->peak_stack));
     return o;
 }
@@ -63,11 +74,11 @@ static json_t *phase_json(const sd_trace_phase *p)
     return o;
 }
 
-static json_t *group_json(const sd_trace_group *g)
+static json_t *group_json(const sd_attrib *a, const sd_snapshot *s, const sd_trace_group *g)
 {
     json_t *o = json_object();
     json_object_set_new(o, "key", json_string(g->key));
-    json_object_set_new(o, "site", frame_json(g->site));
+    json_object_set_new(o, "site", g->site ? site_json(a, s, g->rep_stack) : json_null());
     json_object_set_new(o, "alive_bytes", jint(g->alive_bytes));
     json_object_set_new(o, "alive_count", jint(g->alive_count));
     json_object_set_new(o, "alloc_count", jint(g->alloc_count));
@@ -85,7 +96,7 @@ static json_t *actions_json(const sd_trace_device *d)
     return o;
 }
 
-static json_t *device_json(const sd_snapshot *s, const sd_trace_device *d)
+static json_t *device_json(const sd_attrib *a, const sd_snapshot *s, const sd_trace_device *d)
 {
     json_t *o = json_object();
     json_object_set_new(o, "device", json_integer(d->device));
@@ -102,7 +113,7 @@ static json_t *device_json(const sd_snapshot *s, const sd_trace_device *d)
     json_object_set_new(o, "unknown_free_bytes", jint(d->unknown_free_bytes));
     json_object_set_new(o, "actions", actions_json(d));
     json_object_set_new(o, "peak_bytes", jint(d->has_peak ? d->peak_bytes : 0));
-    json_object_set_new(o, "peak", peak_json(s, d));
+    json_object_set_new(o, "peak", peak_json(a, s, d));
     json_object_set_new(o, "window_peak_bytes", jint(d->window_peak_bytes));
     json_object_set_new(o, "first_time_us", time_json(d->has_span, d->first_time_us));
     json_object_set_new(o, "last_time_us", time_json(d->has_span, d->last_time_us));
@@ -128,7 +139,7 @@ static json_t *device_json(const sd_snapshot *s, const sd_trace_device *d)
     for (size_t i = 0; i < d->n_phases; i++) json_array_append_new(ph, phase_json(&d->phases[i]));
     json_object_set_new(o, "phases", ph);
     json_t *g = json_array();
-    for (size_t i = 0; i < d->n_groups; i++) json_array_append_new(g, group_json(&d->groups[i]));
+    for (size_t i = 0; i < d->n_groups; i++) json_array_append_new(g, group_json(a, s, &d->groups[i]));
     json_object_set_new(o, "groups", g);
     return o;
 }
@@ -144,7 +155,7 @@ sd_status sdp_render_trace_json(FILE *out, const sd_trace *t)
     json_object_set_new(doc, "depth", json_integer(sd_attrib_depth(a)));
     json_t *devs = json_array();
     for (size_t i = 0; i < sd_trace_device_count(t); i++)
-        json_array_append_new(devs, device_json(s, sd_trace_device_at(t, i)));
+        json_array_append_new(devs, device_json(a, s, sd_trace_device_at(t, i)));
     json_object_set_new(doc, "devices", devs);
     int rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', out);

@@ -31,12 +31,11 @@ static void frame_label(const sd_frame *f, char *buf, size_t size)
              f->name, ell);
 }
 
-/* The key as shown: cut when longer than the column allows. */
+/* The key as shown: paths shortened from the left when longer than the column allows,
+ * the site itself never cut (sdp_fit_key). */
 static void key_label(const char *key, char *buf, size_t size)
 {
-    size_t n = strlen(key);
-    if (n <= LABEL_MAX) snprintf(buf, size, "%s", key);
-    else snprintf(buf, size, "%.*s...", LABEL_MAX - 3, key);
+    sdp_fit_key(key, LABEL_MAX, buf, size);
 }
 
 static void print_warning(const text_ctx *r, const sd_trace_warning *w)
@@ -127,7 +126,7 @@ static void print_groups(const text_ctx *r, const sd_trace_device *d)
             w_n, "allocs", w_b, "alloc bytes", w_f, "frees", "group");
     for (size_t i = 0; i < shown; i++) {
         const sd_trace_group *g = &d->groups[i];
-        char label[LABEL_MAX + 8];
+        char label[4096];
         key_label(g->key, label, sizeof label);
         bool alive = g->alive_bytes > 0;
         fprintf(r->out, "  %s%*s%s  %*s  %*s  %*s  %*s  %s\n", alive ? c_on(r, SDP_RED) : "",

@@ -512,7 +512,11 @@
         return el('li', {text: typeof w === 'string' ? w : (w.message || w.text || JSON.stringify(w))});
       })));
     var groups = diff.groups || [];
-    var growing = groups.filter(function (g) { return g.delta_bytes > 0; });
+    // grew as the diff text counts it (sd_diff_group_changed): a rounding-only change
+    // (block bytes moved, requested bytes did not) is neither growth nor shrinkage
+    var growing = groups.filter(function (g) {
+      return g.delta_bytes > 0 && g.delta_requested_bytes !== 0;
+    });
     var s1 = section(main, 'sd-growth', 'Growth by ' + diff.group_by,
       fmtCount(growing.length) + ' of ' + fmtCount(groups.length) + ' groups grew. Click a header to sort.');
     var max = 0;

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Write the out-of-memory fixtures of issue 19 with CPython.
+
+    python3 testdata/make_oom_fixtures.py      # rewrites testdata/oom/
+
+Each file's trace holds one `oom` entry with device_free; the figures at the oom (the
+allocator's free memory: wholly free cached segments and space stranded in segments with
+live blocks; the largest free block of the request's pool and stream) and the verdict are
+worked out beside each scenario and checked against tests/truth_frag.py before writing.
+Snapshots shaped as torch 2.x writes them (testdata/make_frag_fixtures.py's Snap).
+
+  capacity_start  the trace starts with the run (segment_alloc first): a 2 GiB segment with
+                  1200 + 800 MiB live and 48 MiB free; the oom asks for 1 GiB with 200 MiB
+                  free on the device. All free 248 MiB < 1 GiB, and 2 * 48 < 1024 - 200:
+                  capacity, at the run's start (nothing to compare with).
+  fragmentation   a 1 GiB segment live before the trace began (no segment_alloc in it):
+                  P 300 live | 200 free | X 200 live | 150 free | Q 174 live (MiB); the oom
+                  asks for 256 MiB with 20 MiB free on the device: all free 370 MiB >= 256,
+                  largest piece 200 MiB < 256: fragmentation, not at the run's start.
+  both            fragmentation's segment with 336 MiB free in it (200 + 136, a live 14 MiB
+                  block ends the second hole) plus a wholly free 64 MiB segment on stream 7
+                  (cached); the oom asks for 512 MiB with 100 MiB on the device: all free
+                  500 MiB < 512, but the allocator's 400 MiB cover more than half of the
+                  412 MiB the device lacked: both.
+"""
+import os
+import pickle
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+sys.dont_write_bytecode = True
+from make_frag_fixtures import (ALLOC, ATTN, BASE, BATCH, FREE, MODEL, OPTIM,  # noqa: E402
+                                MiB, GiB, Snap)
+
+OUT = os.path.join(HERE, "oom")
+
+
+def capacity_start():
+    s = Snap()
+    s.record_settings()
+    A = BASE
+    s.segment(A, [(1200 * MiB, ALLOC, MODEL), (800 * MiB, ALLOC, ATTN), (48 * MiB, FREE, None)])
+    s.trace("segment_alloc", addr=A, size=2048 * MiB, frames=MODEL)
+    s.trace("alloc", addr=A, size=1200 * MiB, frames=MODEL)
+    s.trace("alloc", addr=A + 1200 * MiB, size=800 * MiB, frames=ATTN)
+    s.trace("oom", size=GiB, device_free=200 * MiB, frames=ATTN)
+    return s
+
+
+def fragmentation(extra_free_segment=False, request=256 * MiB, device_free=20 * MiB):
+    s = Snap()
+    s.record_settings()
+    A = BASE
+    s.segment(A, [(300 * MiB, ALLOC, MODEL), (200 * MiB, FREE, None),
+                  (200 * MiB, ALLOC, ATTN), (150 * MiB, FREE, None),
+                  (174 * MiB, ALLOC, OPTIM)])
+    if extra_free_segment:
+        s.segment(A + 2 * GiB, [(64 * MiB, FREE, None)], stream=7)
+    # the trace begins after P was allocated: X came and went, a batch came
+    s.trace("alloc", addr=A + 500 * MiB, size=200 * MiB, frames=ATTN)
+    s.trace("alloc", addr=A + 850 * MiB, size=174 * MiB, frames=OPTIM)
+    s.trace("oom", size=request, device_free=device_free, frames=BATCH)
+    return s
+
+
+def both():
+    s = fragmentation(extra_free_segment=True, request=512 * MiB, device_free=100 * MiB)
+    # 336 MiB of the big segment's free space: make the second hole 136 MiB by a live
+    # 14 MiB block at its end (the segment stays 1 GiB)
+    seg = s.segments[0]
+    hole = seg["blocks"][3]
+    hole["size"] = 136 * MiB
+    tail = {"address": hole["address"] + 136 * MiB, "size": 14 * MiB,
+            "requested_size": 14 * MiB, "state": ALLOC, "frames": s.stack(BATCH)}
+    seg["blocks"].insert(4, tail)
+    seg["allocated_size"] += 14 * MiB
+    seg["active_size"] += 14 * MiB
+    seg["requested_size"] += 14 * MiB
+    return s
+
+
+def expect(path, cause, at_start, allocator_free, largest):
+    import truth_frag
+    dev = truth_frag.analyse(path, 30.0, 0.5)["devices"][0]
+    o = dev["oom_events"][0]
+    got = (o["cause"], o["at_run_start"], o["allocator_free_bytes"], o["largest_free_bytes"])
+    assert got == (cause, at_start, allocator_free, largest), (path, got)
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    files = {"capacity_start": capacity_start(), "fragmentation": fragmentation(),
+             "both": both()}
+    for name, s in files.items():
+        with open(os.path.join(OUT, name + ".pickle"), "wb") as f:
+            pickle.dump(s.data(), f, protocol=4)
+    expect(os.path.join(OUT, "capacity_start.pickle"), "capacity", True, 48 * MiB, 48 * MiB)
+    expect(os.path.join(OUT, "fragmentation.pickle"), "fragmentation", False, 350 * MiB,
+           200 * MiB)
+    expect(os.path.join(OUT, "both.pickle"), "both", False, 400 * MiB, 200 * MiB)
+
+
+if __name__ == "__main__":
+    main()
