@@ -27,6 +27,7 @@ enum { CMD_NOT_RANKS = -1 };
 int cmd_diff_ranks(const struct cli_opts *opts);
 int cmd_report(const struct cli_opts *opts);
 int cmd_summarize(const struct cli_opts *opts);
+int cmd_curve(const struct cli_opts *opts);
 
 /* Shared by the commands (load.c), both through the library's parallel loader (load.h,
  * --jobs). They print the warnings, or the one error line; -1 means: printed, exit 2.

@@ -15,15 +15,15 @@
 #include "snapdiff/gate.h"
 
 enum cli_command { CMD_NONE, CMD_DIFF, CMD_STATS, CMD_DUMP, CMD_FRAG, CMD_TRACE, CMD_SERIES,
-                   CMD_CHECK, CMD_REPORT, CMD_SUMMARIZE };
+                   CMD_CHECK, CMD_REPORT, CMD_SUMMARIZE, CMD_CURVE };
 
 /* Bit per command an option applies to. */
 enum { FOR_DIFF = 1 << CMD_DIFF, FOR_STATS = 1 << CMD_STATS, FOR_DUMP = 1 << CMD_DUMP,
        FOR_FRAG = 1 << CMD_FRAG, FOR_TRACE = 1 << CMD_TRACE, FOR_SERIES = 1 << CMD_SERIES,
        FOR_CHECK = 1 << CMD_CHECK, FOR_REPORT = 1 << CMD_REPORT,
-       FOR_SUMMARIZE = 1 << CMD_SUMMARIZE,
+       FOR_SUMMARIZE = 1 << CMD_SUMMARIZE, FOR_CURVE = 1 << CMD_CURVE,
        FOR_ALL = FOR_DIFF | FOR_STATS | FOR_DUMP | FOR_FRAG | FOR_TRACE | FOR_SERIES |
-                 FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE };
+                 FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE | FOR_CURVE };
 
 enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF, FORMAT_GITHUB,
                   FORMAT_JUNIT };
@@ -77,6 +77,15 @@ struct cli_opts {
     uint64_t min_slope;
     double confidence;           /* --confidence P (0..1); < 0 = not given */
     bool ascii;                  /* --ascii: sparklines in ASCII */
+
+    /* curve (also: --capacity, --max-per-step, --max-growth-pct, --config) */
+    bool has_baseline_step;      /* --baseline-step N */
+    uint64_t baseline_step;
+    double threshold;            /* --threshold F (0..1]; 0 = not given */
+    bool has_max_fraction;       /* --max-fraction F */
+    double max_fraction;
+    uint64_t horizon;            /* --horizon N, 0 = not given */
+    const char *log_format;      /* --log-format text|jsonl|csv|nvidia-smi */
 };
 
 enum opt_result { OPT_OK, OPT_HELP, OPT_VERSION, OPT_ERROR };
