@@ -670,7 +670,7 @@ static bool next_line(reader *r, size_t *len, bool *too_long, bool *failed)
     if (!gzgets(r->f, r->buf, SDP_CURVE_MAX_LINE)) {
         int code;
         gzerror(r->f, &code);
-        *failed = code != Z_OK && code != Z_BUF_ERROR;
+        *failed = code != Z_OK;   /* Z_BUF_ERROR: a gzip stream cut short */
         r->eof = true;
         return false;
     }
