@@ -77,8 +77,8 @@ static const struct opt_def options[] = {
     {"max-group-growth", 0, "SIZE", FOR_CHECK, O_LIMIT,
      "fail when any one group (site) grew by more than SIZE"},
     {"max-per-step", 0, "SIZE", FOR_CHECK | FOR_CURVE, O_LIMIT,
-     "fail when allocated memory grew by more than SIZE per step (check: needs --steps; "
-     "curve: a growing floor's slope)"},
+     "fail when allocated memory grew by more than SIZE per step (check: needs the steps "
+     "given; curve: a growing floor's slope)"},
     {"max-reserved", 0, "SIZE", FOR_CHECK, O_LIMIT,
      "fail when NEW reserves more than SIZE (all devices)"},
     {"max-frag-index", 0, "F", FOR_CHECK, O_LIMIT,

@@ -155,17 +155,22 @@ static void series_block(FILE *out, const sd_curve *c, const sd_curve_series *s,
             s->measure, s->samples, s->axis_seconds ? "second" : "step", s->first_x, s->last_x,
             s->stride > 1 ? " (merged)" : "", verdict_colour(color, s->verdict),
             vname ? vname : "no verdict", reset);
-    double lo = INFINITY, hi = -INFINITY;
-    for (int k = 0; k < SD_CURVE_SPARK; k++)
-        if (!isnan(s->spark_lo[k])) {
-            lo = fmin(lo, s->spark_lo[k]);
-            hi = fmax(hi, s->spark_hi[k]);
-        }
+    /* each line on its own scale: the floor's rise shows even under a wide swing */
+    double rows[2][2] = {{INFINITY, -INFINITY}, {INFINITY, -INFINITY}};
+    const double *src[2] = {s->spark_hi, s->spark_lo};
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < SD_CURVE_SPARK; k++)
+            if (!isnan(src[r][k])) {
+                rows[r][0] = fmin(rows[r][0], src[r][k]);
+                rows[r][1] = fmax(rows[r][1], src[r][k]);
+            }
     char line[SD_CURVE_SPARK * 4 + 1];
-    spark(s->spark_hi, &lo, &hi, line, sizeof line, unicode);
-    fprintf(out, "  curve     %s  %s\n", line, bytes_of(hi).s);
-    spark(s->spark_lo, &lo, &hi, line, sizeof line, unicode);
-    fprintf(out, "  floor     %s  %s\n", line, bytes_of(lo).s);
+    static const char *const names[2] = {"curve", "floor"};
+    for (int r = 0; r < 2; r++) {
+        spark(src[r], &rows[r][0], &rows[r][1], line, sizeof line, unicode);
+        fprintf(out, "  %-8s  %s  %s .. %s\n", names[r], line, bytes_of(rows[r][0]).s,
+                bytes_of(rows[r][1]).s);
+    }
     fprintf(out, "  baseline  %s at %s %.0f%s\n", bytes_of(s->baseline_bytes).s,
             s->axis_seconds ? "second" : "step", s->baseline_x,
             s->baseline_short ? " (the step asked for left too little: 10% of the run)" : "");
