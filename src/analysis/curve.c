@@ -117,13 +117,29 @@ typedef struct sample_view {
     size_t n;
 } sample_view;
 
-static const sample_view *cmp_view;
-static int order_cmp(const void *pa, const void *pb)
+typedef struct keyed { double x; size_t i; } keyed;
+
+static int keyed_cmp(const void *pa, const void *pb)
 {
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    double xa = cmp_view->x[a], xb = cmp_view->x[b];
-    if (xa != xb) return (xa > xb) - (xa < xb);
-    return (a > b) - (a < b);
+    const keyed *a = pa, *b = pb;
+    if (a->x != b->x) return (a->x > b->x) - (a->x < b->x);
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/* v->order: the samples by x, ties in arrival order (no global state: thread-safe). */
+static bool sort_by_x(sample_view *v)
+{
+    keyed *k = malloc((v->n ? v->n : 1) * sizeof *k);
+    v->order = malloc((v->n ? v->n : 1) * sizeof *v->order);
+    if (!k || !v->order) {
+        free(k);
+        return false;
+    }
+    for (size_t i = 0; i < v->n; i++) k[i] = (keyed){v->x[i], i};
+    qsort(k, v->n, sizeof *k, keyed_cmp);
+    for (size_t i = 0; i < v->n; i++) v->order[i] = k[i].i;
+    free(k);
+    return true;
 }
 
 static double baseline_x_of(const sd_curve_options *o, double first, double last, bool seconds,
@@ -138,8 +154,7 @@ static double baseline_x_of(const sd_curve_options *o, double first, double last
         return tenth;
     }
     if (seconds) return tenth;
-    double b = SD_CURVE_DEFAULT_BASELINE_STEP;
-    if (b < first) b = first;
+    double b = first + SD_CURVE_DEFAULT_BASELINE_STEP;   /* a resumed run warms up again */
     return b <= first + span / 2 ? b : tenth;
 }
 
@@ -276,11 +291,10 @@ static sd_status analyse_series(sd_curve_series *s, const sdp_curve_series *in,
                                 const sd_curve_options *o, sd_error *err)
 {
     sample_view v = {in->x, in->lo, in->hi, in->gap, NULL, in->n};
-    v.order = malloc((v.n ? v.n : 1) * sizeof *v.order);
-    if (!v.order) return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
-    for (size_t i = 0; i < v.n; i++) v.order[i] = i;
-    cmp_view = &v;
-    qsort(v.order, v.n, sizeof *v.order, order_cmp);
+    if (!sort_by_x(&v)) {
+        free(v.order);
+        return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+    }
     s->samples = in->n_raw;
     s->stride = in->stride;
     s->axis_seconds = in->axis_seconds;
@@ -317,9 +331,11 @@ static sd_status analyse_series(sd_curve_series *s, const sdp_curve_series *in,
     s->peak_last = w.peak[w.n - 1];
     double span = s->last_x - s->baseline_x;
     fit f;
-    if (!fit_line(w.fx, w.floor, w.n, &f)) {
+    if (w.n < 3 || !(span > 0) || !fit_line(w.fx, w.floor, w.n, &f)) {
+        /* every sample at a few x (a step that never moves): no line to fit */
         free(v.order);
-        return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        capacity_of(s, o, in);
+        return SD_OK;
     }
     decide(s, o, &w, &f, span);
     if (s->baseline_bytes > 0) {

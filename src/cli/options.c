@@ -109,7 +109,7 @@ static const struct opt_def options[] = {
      "trend-test confidence (0..1) needed for growing or shrinking (default 0.99)"},
     {"ascii", 0, NULL, FOR_SERIES, O_ASCII, "draw sparklines in ASCII, not Unicode blocks"},
     {"baseline-step", 0, "N", FOR_CURVE, O_BASELINE_STEP,
-     "the baseline after warm-up: at step N (default 200, or the first 10% of a shorter run)"},
+     "the baseline after warm-up: at step N (default: 200 steps in, or the first 10% of a shorter run)"},
     {"threshold", 0, "F", FOR_CURVE, O_THRESHOLD,
      "fraction of the capacity to stop at gracefully: steps until it (default 0.85)"},
     {"max-fraction", 0, "F", FOR_CURVE, O_MAX_FRACTION,

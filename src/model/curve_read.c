@@ -237,10 +237,8 @@ static bool jstring(jscan *j, const char **s, size_t *len)
 {
     if (j->p >= j->end || *j->p != '"') return false;
     const char *b = ++j->p;
-    while (j->p < j->end && *j->p != '"') {
-        if (*j->p == '\\') j->p++;
-        j->p++;
-    }
+    while (j->p < j->end && *j->p != '"')
+        j->p += *j->p == '\\' && j->end - j->p > 1 ? 2 : 1;
     if (j->p >= j->end) return false;
     *s = b;
     *len = (size_t)(j->p - b);
