@@ -117,12 +117,69 @@ START_TEST(limits_file)
 }
 END_TEST
 
+/* Read `text` as one log; the first series' first kept sample. */
+static sdp_curve_series *read_one(sdp_curve_log *log, const char *text, sdp_curve_format *fmt)
+{
+    char *path = sdp_test_write_temp(text, strlen(text));
+    sdp_curve_log_init(log, 0);
+    sdp_curve_file_info info;
+    sd_error err;
+    sd_error_clear(&err);
+    ck_assert_int_eq(sdp_curve_read(log, path, 0, SDP_CURVE_AUTO, &info, &err), SD_OK);
+    sdp_curve_log_finish(log);
+    remove(path);
+    free(path);
+    *fmt = info.format;
+    ck_assert_uint_ge(log->n_series, 1);
+    return &log->series[0];
+}
+
+START_TEST(each_format)
+{
+    sdp_curve_log log;
+    sdp_curve_format f;
+    const double G = 1073741824.0;
+    sdp_curve_series *s = read_one(&log, "step=1200 alloc=23.41G reserved=30.02G\n"
+                                   "step: 1201 | mem_alloc 23.4 GB\n"
+                                   "iter 1202 loss 3.1 memory_allocated=25132122112 "
+                                   "max_memory_allocated=26000000000\n", &f);
+    ck_assert_int_eq(f, SDP_CURVE_TEXT);
+    ck_assert_uint_eq(s->n, 3);
+    ck_assert(s->x[0] == 1200 && fabs(s->lo[0] - 23.41 * G) < 1 && fabs(s->gap[0] - 6.61 * G) < 2);
+    ck_assert(s->x[1] == 1201 && fabs(s->lo[1] - 23.4 * G) < 1 && isnan(s->gap[1]));
+    ck_assert(s->x[2] == 1202 && s->lo[2] == 25132122112.0);
+    ck_assert(s->has_max_alloc && s->max_alloc_last == 26000000000.0);
+    sdp_curve_log_free(&log);
+
+    s = read_one(&log, "{\"global_step\": 5, \"rank\": 3, \"stats\": {\"allocated_bytes.all."
+                 "current\": 1024, \"num_alloc_retries\": 2}, \"note\": \"a \\\" b\"}\n", &f);
+    ck_assert_int_eq(f, SDP_CURVE_JSONL);
+    ck_assert(s->rank == 3 && s->x[0] == 5 && s->lo[0] == 1024 && s->retries_last == 2);
+    sdp_curve_log_free(&log);
+
+    s = read_one(&log, "global_step,loss,allocated_mib,reserved_gb\n10,2.5,512,1\n", &f);
+    ck_assert_int_eq(f, SDP_CURVE_CSV);
+    ck_assert(s->x[0] == 10 && s->lo[0] == 512.0 * 1048576 && s->gap[0] == G - 512.0 * 1048576);
+    sdp_curve_log_free(&log);
+
+    s = read_one(&log, "timestamp, index, memory.used [MiB], memory.total [MiB]\n"
+                 "2024/05/01 23:59:50.000, 1, 100 MiB, 81920 MiB\n"
+                 "2024/05/02 00:00:10.500, 1, 101 MiB, 81920 MiB\n", &f);
+    ck_assert_int_eq(f, SDP_CURVE_NVSMI);
+    ck_assert(s->gpu == 1 && s->axis_seconds && s->measure == SDP_CURVE_USED);
+    ck_assert(s->x[0] == 0 && fabs(s->x[1] - 20.5) < 1e-6 && s->lo[1] == 101.0 * 1048576);
+    ck_assert(s->has_total && s->total == 81920.0 * 1048576);
+    sdp_curve_log_free(&log);
+}
+END_TEST
+
 static Suite *make(void)
 {
     Suite *s = suite_create("curve");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, figures_and_units);
+    tcase_add_test(tc, each_format);
     tcase_add_test(tc, leak_under_swing_and_clean_swing);
     tcase_add_test(tc, merging_keeps_the_slope);
     tcase_add_test(tc, limits_file);

@@ -218,6 +218,27 @@ def hostile():
         p = run(["-", "--json"], stdin=open(fx("leak_sawtooth.log")).read())
         check(json.loads(p.stdout)["series"][0]["verdict"] == "growing", "stdin read")
         run([os.path.join(tmp, "absent.log")], rc=2)
+        # seeded mutations of every fixture: flipped, cut, repeated and inserted bytes
+        rng = random.Random(21)
+        srcs = sorted(f for f in os.listdir(FIX) if not f.endswith((".py", ".json")))
+        for k in range(int(os.environ.get("CURVE_MUTATIONS", "60"))):
+            data = bytearray(open(fx(srcs[k % len(srcs)]), "rb").read())
+            for _ in range(rng.randint(1, 40)):
+                op, at = rng.randrange(4), rng.randrange(len(data))
+                if op == 0:
+                    data[at] = rng.randrange(256)
+                elif op == 1:
+                    del data[at:at + rng.randint(1, 300)]
+                elif op == 2:
+                    data[at:at] = data[at:at + rng.randint(1, 300)] * rng.randint(1, 20)
+                else:
+                    data[at:at] = rng.choice([b"e999", b"\x00", b"{", b"\"", b"\n,,,\n",
+                                              b"99999999999999999999", b"GiB", b"[" * 64])
+            p = run([write("mut%d" % k, bytes(data))], rc=None)
+            check(p.returncode in (0, 1, 2) and "Sanitizer" not in p.stderr and
+                  "runtime error" not in p.stderr,
+                  "mutation %d of %s: exit %d %s" % (k, srcs[k % len(srcs)], p.returncode,
+                                                      p.stderr[-300:]))
         # many samples: merged, memory bounded, the slope still right
         big = write("big.log", b"".join(b"step=%d alloc=%dB\n" % (s, 4 * GiB + 1000 * s +
                                         (s % 50) * MiB) for s in range(100000)))

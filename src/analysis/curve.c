@@ -355,6 +355,17 @@ static sd_status analyse_series(sd_curve_series *s, const sdp_curve_series *in,
 
 /* ---------- ranks ---------- */
 
+/* The series compared as ranks: those with a verdict, on the first such series' axis
+ * (slopes per step and per second do not compare). */
+static bool in_ranks(const sd_curve *c, const sd_curve_series *s)
+{
+    if (s->verdict == SD_CURVE_UNDECIDED) return false;
+    for (size_t i = 0; i < c->n_series; i++)
+        if (c->series[i].verdict != SD_CURVE_UNDECIDED)
+            return c->series[i].axis_seconds == s->axis_seconds;
+    return false;
+}
+
 static void ranks_of(sd_curve *c)
 {
     sd_curve_ranks *r = &c->ranks;
@@ -367,7 +378,7 @@ static void ranks_of(sd_curve *c)
     if (!sl || !bl || !dv || !sp) goto out;
     for (size_t i = 0; i < c->n_series; i++) {
         const sd_curve_series *s = &c->series[i];
-        if (s->verdict == SD_CURVE_UNDECIDED) continue;
+        if (!in_ranks(c, s)) continue;
         sl[n] = s->slope;
         bl[n] = s->baseline_bytes;
         sp[n] = s->last_x - s->baseline_x;
@@ -381,18 +392,18 @@ static void ranks_of(sd_curve *c)
     r->baseline_median = median_of(bl, n);
     double span = median_of(sp, n);
     for (size_t i = 0, k = 0; i < c->n_series; i++)
-        if (c->series[i].verdict != SD_CURVE_UNDECIDED)
+        if (in_ranks(c, &c->series[i]))
             dv[k++] = fabs(c->series[i].slope - r->slope_median);
     r->slope_mad = median_of(dv, n);
     for (size_t i = 0, k = 0; i < c->n_series; i++)
-        if (c->series[i].verdict != SD_CURVE_UNDECIDED)
+        if (in_ranks(c, &c->series[i]))
             dv[k++] = fabs(c->series[i].baseline_bytes - r->baseline_median);
     r->baseline_mad = median_of(dv, n);
     double slope_floor = span > 0 ? (double)c->opts.min_growth / span : 0;
     double base_floor = fmax((double)c->opts.min_growth, 0.01 * r->baseline_median);
     for (size_t i = 0; i < c->n_series; i++) {
         sd_curve_series *s = &c->series[i];
-        if (s->verdict == SD_CURVE_UNDECIDED) continue;
+        if (!in_ranks(c, s)) continue;
         double ds = s->slope - r->slope_median, db = s->baseline_bytes - r->baseline_median;
         s->slope_dev = r->slope_mad > 0 ? 0.6745 * ds / r->slope_mad : 0;
         s->baseline_dev = r->baseline_mad > 0 ? 0.6745 * db / r->baseline_mad : 0;
