@@ -2,8 +2,9 @@
 # bench_curve.sh SNAPDIFF_BIN [LINES] - time `snapdiff curve` on a long training log.
 #
 # Writes a log of LINES (default 1,000,000) text lines under /tmp (a 64 KiB/step leak under
-# a 2 GiB sawtooth, reserved beside allocated), gzips a copy, and runs `snapdiff curve`
-# on both under /usr/bin/time -v: wall-clock time and peak RSS. A benchmark, not a test:
+# a 2 GiB sawtooth, reserved beside allocated), gzips a copy, writes the same as JSON Lines
+# of memory_stats() keys, and runs `snapdiff curve` on each under /usr/bin/time -v:
+# wall-clock time and peak RSS. A benchmark, not a test:
 # it prints the figures and the verdict, and fails only when snapdiff does.
 set -eu
 bin=${1:?usage: bench_curve.sh SNAPDIFF_BIN [LINES]}
@@ -14,13 +15,16 @@ python3 - "$dir/mem.log" "$lines" <<'PY'
 import sys
 path, n = sys.argv[1], int(sys.argv[2])
 GiB, KiB = 1 << 30, 1 << 10
-with open(path, "w") as f:
+with open(path, "w") as f, open(path.replace(".log", ".jsonl"), "w") as j:
     for s in range(n):
         alloc = 20 * GiB + 2 * GiB * (s % 40) // 39 + 64 * KiB * s
         f.write("step=%d loss=2.0 alloc=%dB reserved=%dB\n" % (s, alloc, alloc + 3 * GiB))
+        j.write('{"step": %d, "loss": 2.0, "allocated_bytes.all.current": %d, '
+                '"reserved_bytes.all.current": %d, "num_alloc_retries": 0}\n'
+                % (s, alloc, alloc + 3 * GiB))
 PY
 gzip -k "$dir/mem.log"
-for f in "$dir/mem.log" "$dir/mem.log.gz"; do
+for f in "$dir/mem.log" "$dir/mem.log.gz" "$dir/mem.jsonl"; do
     echo "== $(basename "$f"): $(wc -c <"$f") bytes, $lines lines"
     /usr/bin/time -v "$bin" curve --json "$f" >"$dir/out.json" 2>"$dir/time.txt" || {
         cat "$dir/time.txt"; exit 1; }

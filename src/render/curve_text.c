@@ -126,15 +126,17 @@ static void spark(const double *v, const double *scale_lo, const double *scale_h
     uint64_t u[SD_CURVE_SPARK + 2];
     double prev = NAN;
     size_t n = 0;
+    /* a range under 0.1% of the level is drawn flat: it is no movement worth a picture */
+    bool flat = *scale_hi - *scale_lo < 0.001 * fabs(*scale_hi);
     for (int k = 0; k < SD_CURVE_SPARK; k++) {
         double x = isnan(v[k]) ? prev : v[k];
         if (isnan(x)) continue;
-        u[n++] = (uint64_t)llround(fmax(x, 0));
+        u[n++] = flat ? 0 : (uint64_t)llround(fmax(x, 0));
         prev = x;
     }
-    /* two fixed ends give both lines the same scale; they are cut off below */
-    u[n] = (uint64_t)llround(fmax(*scale_lo, 0));
-    u[n + 1] = (uint64_t)llround(fmax(*scale_hi, 0));
+    /* two fixed ends set the scale; they are cut off below */
+    u[n] = flat ? 0 : (uint64_t)llround(fmax(*scale_lo, 0));
+    u[n + 1] = flat ? 0 : (uint64_t)llround(fmax(*scale_hi, 0));
     char tmp[(SD_CURVE_SPARK + 2) * 4 + 1];
     sdp_sparkline(u, n + 2, n + 2, unicode, tmp, sizeof tmp);
     size_t cut = unicode ? n * 3 : n;   /* each block is 3 bytes of UTF-8 */
