@@ -157,6 +157,14 @@ START_TEST(each_format)
     ck_assert(s->rank == 3 && s->x[0] == 5 && s->lo[0] == 1024 && s->retries_last == 2);
     sdp_curve_log_free(&log);
 
+    /* a preamble, then JSON Lines and printed Python dicts */
+    s = read_one(&log, "Starting training on 8 GPUs\n{\"step\": 1, \"memory_allocated\": 2048}\n"
+                 "{'step': 2, 'memory_allocated': 4096, 'loss': 0.5}\n", &f);
+    ck_assert_int_eq(f, SDP_CURVE_TEXT);
+    ck_assert_uint_eq(s->n, 2);
+    ck_assert(s->x[0] == 1 && s->lo[0] == 2048 && s->x[1] == 2 && s->lo[1] == 4096);
+    sdp_curve_log_free(&log);
+
     s = read_one(&log, "global_step,loss,allocated_mib,reserved_gb\n10,2.5,512,1\n", &f);
     ck_assert_int_eq(f, SDP_CURVE_CSV);
     ck_assert(s->x[0] == 10 && s->lo[0] == 512.0 * 1048576 && s->gap[0] == G - 512.0 * 1048576);

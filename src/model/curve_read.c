@@ -201,6 +201,7 @@ static void parse_text(const char *s, size_t len, record *r)
         enum field f = classify(s + b, n, &mult);
         if (f == F_NONE || f == F_TIME || f == F_GPU) continue;
         size_t j = i;
+        if (j < len && (s[j] == '\'' || s[j] == '"')) j++;   /* a printed dict: {'step': 5} */
         while (j < len && (s[j] == ' ' || s[j] == '\t')) j++;
         if (j < len && (s[j] == '=' || s[j] == ':')) j++;
         while (j < len && (s[j] == ' ' || s[j] == '\t')) j++;
@@ -752,9 +753,16 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
                 seconds = !has_step;
                 continue;
             }
-            if (format == SDP_CURVE_JSONL) parse_jsonl(s, len, &r);
+            if (format == SDP_CURVE_JSONL || (format == SDP_CURVE_TEXT && s[b] == '{'))
+                parse_jsonl(s, len, &r);
             else if (format == SDP_CURVE_TEXT) parse_text(s, len, &r);
             else parse_csv(&h, s, len, &r);
+            if (r.bad && s[b] == '{') {
+                /* not JSON: a printed Python dict ({'step': 5, ...}) reads as text */
+                memset(&r, 0, sizeof r);
+                parse_text(s, len, &r);
+                if (!r.has[F_STEP] && !r.has[F_TIME]) r.bad = "not a JSON object";
+            }
         }
         bool took = false;
         if (!r.bad) {
