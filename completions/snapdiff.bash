@@ -12,7 +12,7 @@ _snapdiff()
     local cword=$COMP_CWORD
     COMPREPLY=()
 
-    local commands='diff stats frag series trace check report summarize dump top replay help'
+    local commands='diff stats frag series trace check report summarize dump top replay curve help'
     local common='--help -h --version -V --no-color --color --max-memory --quiet -q'
     local json='--json -j --jobs'   # diff, stats, frag, series, trace, check
     local diff_opts='--format -f --output -o --group-by -g --depth -d --hide --show --focus
@@ -25,10 +25,12 @@ _snapdiff()
         --max-frag-index --fail-on-new-site --max-ooms --config --repo-root'
     local check_opts="--format -f --output -o --group-by -g --depth -d --hide --show --focus --top -n
         --steps --max-growth $check_only"
+    local curve_opts='--json -j --format -f --capacity --max-per-step --max-growth-pct --config
+        --baseline-step --threshold --max-fraction --horizon --log-format'
     local report_opts='--output -o --jobs --group-by -g --depth -d --hide --show --focus
         --gap-threshold --index-threshold'
     # Options whose value is the next word.
-    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root'
+    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root|--baseline-step|--threshold|--max-fraction|--horizon|--log-format|--alloc-conf'
 
     # Values: "--opt VALUE" and "--opt=VALUE" (split at '=' or not).
     local opt=$prev value=$cur prefix=''
@@ -43,12 +45,18 @@ _snapdiff()
         --group-by|-g)
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'site leaf stack file function annotation compile-context' -- "$value")
             return ;;
+        --log-format)
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'text jsonl csv nvidia-smi' -- "$value")
+            return ;;
+        --baseline-step|--threshold|--max-fraction|--horizon)
+            return ;;
         --sort)
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'name time' -- "$value")
             return ;;
         --format|-f)
             local formats='text json folded pprof'
             [[ " ${words[*]} " == *" check "* ]] && formats='text json github junit'
+            [[ " ${words[*]} " == *" curve "* ]] && formats='text json github'
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "$formats" -- "$value")
             return ;;
         --config)
@@ -98,7 +106,7 @@ _snapdiff()
             continue
         fi
         case $w in
-            diff|stats|frag|series|trace|check|report|summarize|dump|top|replay|help) cmd=$w ;;
+            diff|stats|frag|series|trace|check|report|summarize|dump|top|replay|curve|help) cmd=$w ;;
             *) cmd='diff' ;;   # snapdiff OLD NEW
         esac
         break
@@ -106,7 +114,7 @@ _snapdiff()
 
     # snapdiff help COMMAND: the command names, no files (help is never a file name).
     if [[ $cmd == help ]]; then
-        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag series trace check report summarize dump top replay' -- "$cur")
+        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag series trace check report summarize dump top replay curve' -- "$cur")
         return
     fi
 
@@ -114,6 +122,7 @@ _snapdiff()
         local opts
         case $cmd in
             '') opts="$common $json $diff_opts $frag_opts --since --until --sort --steps-between --min-slope --confidence --ascii --as-series --as-ranks $check_only" ;;
+            '') opts="$common $json $diff_opts $frag_opts --since --until --sort --steps-between --min-slope --confidence --ascii $check_only --baseline-step --threshold --max-fraction --horizon --log-format" ;;
             diff) opts="$common $json $diff_opts" ;;
             stats) opts="$common $json" ;;
             frag) opts="$common $json $frag_opts" ;;
@@ -125,6 +134,7 @@ _snapdiff()
             summarize) opts="$common --output -o --jobs" ;;
             top) opts="$common $json --format -f --group-by -g --depth -d --hide --show --focus --top -n --jobs" ;;
             replay) opts="$common --json -j --jobs --alloc-conf --capacity" ;;
+            curve) opts="$common $curve_opts" ;;
         esac
         mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
         return

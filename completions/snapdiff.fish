@@ -20,11 +20,12 @@ function __snapdiff_command
                 --capacity --max-growth --max-memory --jobs --gap-threshold --index-threshold --svg \
                 --since --until --sort --steps-between --min-slope --confidence \
                 --max-growth-pct --max-group-growth --max-per-step --max-reserved --max-frag-index \
-                --fail-on-new-site --max-ooms --config --repo-root --output -o
+                --fail-on-new-site --max-ooms --config --repo-root --output -o --baseline-step \
+                --threshold --max-fraction --horizon --log-format --alloc-conf
                 set skip 1
             case '-*'
                 continue
-            case diff stats frag series trace check report summarize dump top replay help
+            case diff stats frag series trace check report summarize dump top replay curve help
                 echo $w
                 return
             case '*'
@@ -55,8 +56,9 @@ complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a summarize -d 'a sma
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a top -d 'live memory by site at the end and at the peak (one snapshot)'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a help -d 'this help, or one command\'s'
 # snapdiff help COMMAND: the command names (help is never a file name).
-complete -c snapdiff -n 'test "$(__snapdiff_command)" = help' -a 'diff stats frag series trace check report summarize dump top replay'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a replay -d 'the caching allocator replayed from the trace: fidelity, PYTORCH_CUDA_ALLOC_CONF what-ifs'
+complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a curve -d 'leak or noise from the memory figures a training log holds'
+complete -c snapdiff -n 'test "$(__snapdiff_command)" = help' -a 'diff stats frag series trace check report summarize dump top replay curve'
 complete -c snapdiff -n 'test "$(__snapdiff_command)" != help' -F
 
 # Options of every command.
@@ -115,3 +117,15 @@ complete -c snapdiff -n '__snapdiff_for check' -l config -r -F -d 'read limits f
 complete -c snapdiff -n '__snapdiff_for check' -l repo-root -x -a '(__fish_complete_directories)' -d 'repository for --format github file= annotations'
 complete -c snapdiff -n '__snapdiff_for replay' -l alloc-conf -x -a 'expandable_segments:True max_split_size_mb:512 garbage_collection_threshold:0.6' -d 'replay under this PYTORCH_CUDA_ALLOC_CONF too (repeatable)'
 complete -c snapdiff -n '__snapdiff_for replay' -l capacity -x -a '16GiB 24GiB 40GiB 48GiB 80GiB 96GiB 141GiB' -d 'what the allocator may reserve'
+# curve.
+complete -c snapdiff -n '__snapdiff_for curve' -s j -l json -d 'write JSON (snapdiff.curve/1) instead of text'
+complete -c snapdiff -n 'test "$(__snapdiff_command)" = curve' -s f -l format -x -a 'text json github' -d 'output format'
+complete -c snapdiff -n '__snapdiff_for curve' -l capacity -x -a '16GiB 24GiB 40GiB 48GiB 80GiB 96GiB 141GiB' -d 'device memory for the steps-until-full estimate'
+complete -c snapdiff -n '__snapdiff_for curve' -l max-per-step -x -a '64KiB 1MiB 16MiB' -d 'fail when the floor grows by more than SIZE per step'
+complete -c snapdiff -n '__snapdiff_for curve' -l max-growth-pct -x -d 'fail when the floor grew by more than P percent of the baseline'
+complete -c snapdiff -n '__snapdiff_for curve' -l config -r -F -d 'read limits from FILE (check --config format)'
+complete -c snapdiff -n '__snapdiff_for curve' -l baseline-step -x -d 'the baseline after warm-up: at step N (default 200)'
+complete -c snapdiff -n '__snapdiff_for curve' -l threshold -x -a '0.8 0.85 0.9' -d 'fraction of the capacity to stop at (default 0.85)'
+complete -c snapdiff -n '__snapdiff_for curve' -l max-fraction -x -a '0.85 0.9 0.95' -d 'fail when the peak reaches F of the capacity'
+complete -c snapdiff -n '__snapdiff_for curve' -l horizon -x -d 'steps ahead that --max-fraction projects'
+complete -c snapdiff -n '__snapdiff_for curve' -l log-format -x -a 'text jsonl csv nvidia-smi' -d 'read the logs as'

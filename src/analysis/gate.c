@@ -221,6 +221,8 @@ static sd_status parse_line(char *text, const char *path, size_t line, sd_limits
         *has_steps = true;
         return SD_OK;
     }
+    /* `snapdiff curve`'s own keys (curve.h): one file can serve both commands */
+    if (strcmp(key, "max-fraction") == 0 || strcmp(key, "horizon") == 0) return SD_OK;
     sd_limit_id id;
     char what[240];
     if (!sd_limit_find(key, &id)) {

@@ -29,6 +29,7 @@ int cmd_report(const struct cli_opts *opts);
 int cmd_summarize(const struct cli_opts *opts);
 int cmd_top(const struct cli_opts *opts);
 int cmd_replay(const struct cli_opts *opts);
+int cmd_curve(const struct cli_opts *opts);
 
 /* Shared by the commands (load.c), both through the library's parallel loader (load.h,
  * --jobs). They print the warnings, or the one error line; -1 means: printed, exit 2.

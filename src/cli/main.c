@@ -39,6 +39,7 @@ int main(int argc, char **argv)
     case CMD_FRAG: status = cmd_frag(&opts); break;
     case CMD_TRACE: status = cmd_trace(&opts); break;
     case CMD_SERIES: status = cmd_series(&opts); break;
+    case CMD_CURVE: status = cmd_curve(&opts); break;
     case CMD_CHECK: status = cmd_check(&opts); break;
     case CMD_REPORT: status = cmd_report(&opts); break;
     case CMD_SUMMARIZE: status = cmd_summarize(&opts); break;

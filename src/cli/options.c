@@ -22,6 +22,7 @@ enum opt_id {
     O_SINCE, O_UNTIL,
     O_SORT, O_STEPS_BETWEEN, O_MIN_SLOPE, O_CONFIDENCE, O_ASCII, O_AS_SERIES, O_AS_RANKS,
     O_LIMIT, O_CONFIG, O_REPO_ROOT, O_ALLOC_CONF,
+    O_BASELINE_STEP, O_THRESHOLD, O_MAX_FRACTION, O_HORIZON, O_LOG_FORMAT,
 };
 
 struct opt_def {
@@ -36,12 +37,12 @@ struct opt_def {
 static const struct opt_def options[] = {
     {"help", 'h', NULL, FOR_ALL, O_HELP, "show this help and exit"},
     {"version", 'V', NULL, FOR_ALL, O_VERSION, "show the version and exit"},
-    {"json", 'j', NULL, FOR_DIFF | FOR_TOP | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPLAY, O_JSON,
+    {"json", 'j', NULL, FOR_DIFF | FOR_TOP | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPLAY | FOR_CURVE, O_JSON,
      "write JSON (documented, versioned schema) instead of text"},
-    {"format", 'f', "FMT", FOR_DIFF | FOR_CHECK | FOR_TOP, O_FORMAT,
+    {"format", 'f', "FMT", FOR_DIFF | FOR_CHECK | FOR_TOP | FOR_CURVE, O_FORMAT,
      "output format: text, json, folded (collapsed stacks for flame graphs) or pprof "
      "(gzipped profile.proto for go tool pprof; needs -o FILE or a redirect); "
-     "check: text, json, github or junit"},
+     "check: text, json, github or junit; curve: text, json or github"},
     {"output", 'o', "FILE", FOR_DIFF | FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE, O_OUTPUT,
      "write the result to FILE instead of stdout (check: the JUnit report; report: the page; "
      "summarize: the summary, or a directory for an input of several snapshots)"},
@@ -66,17 +67,19 @@ static const struct opt_def options[] = {
      "show the N largest growing groups (default 20); series, trace, top: the first N groups"},
     {"steps", 0, "N", FOR_DIFF | FOR_SERIES | FOR_CHECK, O_STEPS,
      "training steps between the snapshots: growth per step; series: N1,N2,... one per snapshot"},
-    {"capacity", 0, "SIZE", FOR_DIFF | FOR_SERIES | FOR_REPLAY, O_CAPACITY,
+    {"capacity", 0, "SIZE", FOR_DIFF | FOR_SERIES | FOR_REPLAY | FOR_CURVE, O_CAPACITY,
      "device memory for the steps-until-full estimate, e.g. 80GiB; replay: what the "
      "allocator may reserve (default: from an oom entry)"},
     {"max-growth", 0, "SIZE", FOR_DIFF | FOR_CHECK, O_MAX_GROWTH,
      "CI gate: exit 1 when allocated memory grew by more than SIZE (0 = any growth)"},
-    {"max-growth-pct", 0, "P", FOR_CHECK, O_LIMIT,
-     "fail when allocated memory grew by more than P percent of OLD's"},
+    {"max-growth-pct", 0, "P", FOR_CHECK | FOR_CURVE, O_LIMIT,
+     "fail when allocated memory grew by more than P percent of OLD's (curve: the floor vs "
+     "the baseline)"},
     {"max-group-growth", 0, "SIZE", FOR_CHECK, O_LIMIT,
      "fail when any one group (site) grew by more than SIZE"},
-    {"max-per-step", 0, "SIZE", FOR_CHECK, O_LIMIT,
-     "fail when allocated memory grew by more than SIZE per step (needs --steps)"},
+    {"max-per-step", 0, "SIZE", FOR_CHECK | FOR_CURVE, O_LIMIT,
+     "fail when allocated memory grew by more than SIZE per step (check: needs the steps "
+     "given; curve: a growing floor's slope)"},
     {"max-reserved", 0, "SIZE", FOR_CHECK, O_LIMIT,
      "fail when NEW reserves more than SIZE (all devices)"},
     {"max-frag-index", 0, "F", FOR_CHECK, O_LIMIT,
@@ -85,7 +88,7 @@ static const struct opt_def options[] = {
      "fail when a site absent from OLD holds more than SIZE in NEW"},
     {"max-ooms", 0, "N", FOR_CHECK, O_LIMIT,
      "fail when NEW recorded more than N out-of-memory errors (oom trace entries)"},
-    {"config", 0, "FILE", FOR_CHECK, O_CONFIG,
+    {"config", 0, "FILE", FOR_CHECK | FOR_CURVE, O_CONFIG,
      "read limits from FILE ('max-growth = 256MiB' lines; the command line wins)"},
     {"repo-root", 0, "DIR", FOR_CHECK, O_REPO_ROOT,
      "--format github: name a site's file when it is in DIR (default: .)"},
@@ -114,6 +117,16 @@ static const struct opt_def options[] = {
      "read the snapshots as a time series, even when their names look like ranks of one job"},
     {"as-ranks", 0, NULL, FOR_SERIES, O_AS_RANKS,
      "read the snapshots as ranks of one job side by side (default when the names differ only by a rank number)"},
+    {"baseline-step", 0, "N", FOR_CURVE, O_BASELINE_STEP,
+     "the baseline after warm-up: at step N (default: 200 steps in, or the first 10% of a shorter run)"},
+    {"threshold", 0, "F", FOR_CURVE, O_THRESHOLD,
+     "fraction of the capacity to stop at gracefully: steps until it (default 0.85)"},
+    {"max-fraction", 0, "F", FOR_CURVE, O_MAX_FRACTION,
+     "fail when the peak reaches F of the capacity, in the run or within --horizon steps"},
+    {"horizon", 0, "N", FOR_CURVE, O_HORIZON,
+     "steps ahead that --max-fraction projects a growing curve"},
+    {"log-format", 0, "FMT", FOR_CURVE, O_LOG_FORMAT,
+     "read the logs as text, jsonl, csv or nvidia-smi (default: detected per file)"},
 };
 
 static const struct {
@@ -148,6 +161,9 @@ static const struct {
     {"replay", CMD_REPLAY, "FILE...",
      "the caching allocator replayed from the trace: fidelity, PYTORCH_CUDA_ALLOC_CONF what-ifs",
      "snapdiff replay run.pickle --alloc-conf expandable_segments:True"},
+    {"curve", CMD_CURVE, "LOG...",
+     "leak or noise from the memory figures a training log holds (text, JSONL, CSV, nvidia-smi)",
+     "snapdiff curve --max-per-step 64KiB mem.log"},
 };
 
 /* `snapdiff help [COMMAND]`: a word of its own, never a file name. */
@@ -409,6 +425,29 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
     case O_AS_RANKS: opts->as = AS_RANKS; break;
     case O_SVG: opts->svg = v; break;
     case O_OUTPUT: opts->output = v; break;
+    case O_BASELINE_STEP:
+        if (!parse_uint(v, 1000000000000000ull, &opts->baseline_step))
+            return bad_value(o, v, "a step number", errbuf, errlen);
+        opts->has_baseline_step = true;
+        break;
+    case O_THRESHOLD:
+        if (!parse_double(v, 0, 1, &opts->threshold) || opts->threshold == 0)
+            return bad_value(o, v, "a fraction above 0, at most 1 (e.g. 0.85)", errbuf, errlen);
+        break;
+    case O_MAX_FRACTION:
+        if (!parse_double(v, 0, 1, &opts->max_fraction))
+            return bad_value(o, v, "a number from 0 to 1 (e.g. 0.9)", errbuf, errlen);
+        opts->has_max_fraction = true;
+        break;
+    case O_HORIZON:
+        if (!parse_uint(v, 1000000000000000ull, &opts->horizon) || opts->horizon == 0)
+            return bad_value(o, v, "a positive number of steps", errbuf, errlen);
+        break;
+    case O_LOG_FORMAT:
+        if (strcmp(v, "text") && strcmp(v, "jsonl") && strcmp(v, "csv") && strcmp(v, "nvidia-smi"))
+            return bad_value(o, v, "text, jsonl, csv or nvidia-smi", errbuf, errlen);
+        opts->log_format = v;
+        break;
     case O_SINCE: opts->since = v; break;
     case O_UNTIL: opts->until = v; break;
     }
@@ -561,7 +600,7 @@ static enum opt_result help_for(const char **pos, int n_pos, struct cli_opts *op
         return OPT_HELP;
     }
     if (n_pos > 2 || (n_pos == 2 && !find_command(pos[1], &opts->command))) {
-        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, series, trace, top, check, report, summarize, dump)",
+        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, series, trace, top, check, report, summarize, dump, replay, curve)",
                  pos[n_pos == 2 ? 1 : 2]);
         return OPT_ERROR;
     }
@@ -631,8 +670,14 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
         return OPT_ERROR;
     }
     bool for_check = opts->format == FORMAT_GITHUB || opts->format == FORMAT_JUNIT;
-    if (for_check && opts->command != CMD_CHECK) {
-        snprintf(errbuf, errlen, "--format github and junit are for 'check'");
+    if (opts->command == CMD_CURVE && (opts->format == FORMAT_FOLDED || opts->format == FORMAT_PPROF ||
+                                       opts->format == FORMAT_JUNIT)) {
+        snprintf(errbuf, errlen, "curve writes text, json or github");
+        return OPT_ERROR;
+    }
+    if (for_check && opts->command != CMD_CHECK && !(opts->command == CMD_CURVE &&
+                                                     opts->format == FORMAT_GITHUB)) {
+        snprintf(errbuf, errlen, "--format github and junit are for 'check' (github also for 'curve')");
         return OPT_ERROR;
     }
     if (opts->command == CMD_CHECK && (opts->format == FORMAT_FOLDED || opts->format == FORMAT_PPROF)) {

@@ -15,15 +15,16 @@
 #include "snapdiff/gate.h"
 
 enum cli_command { CMD_NONE, CMD_DIFF, CMD_STATS, CMD_DUMP, CMD_FRAG, CMD_TRACE, CMD_SERIES,
-                   CMD_CHECK, CMD_REPORT, CMD_SUMMARIZE, CMD_TOP, CMD_REPLAY };
+                   CMD_CHECK, CMD_REPORT, CMD_SUMMARIZE, CMD_TOP, CMD_REPLAY, CMD_CURVE };
 
 /* Bit per command an option applies to. */
 enum { FOR_DIFF = 1 << CMD_DIFF, FOR_STATS = 1 << CMD_STATS, FOR_DUMP = 1 << CMD_DUMP,
        FOR_FRAG = 1 << CMD_FRAG, FOR_TRACE = 1 << CMD_TRACE, FOR_SERIES = 1 << CMD_SERIES,
        FOR_CHECK = 1 << CMD_CHECK, FOR_REPORT = 1 << CMD_REPORT,
        FOR_SUMMARIZE = 1 << CMD_SUMMARIZE, FOR_TOP = 1 << CMD_TOP, FOR_REPLAY = 1 << CMD_REPLAY,
+       FOR_CURVE = 1 << CMD_CURVE,
        FOR_ALL = FOR_DIFF | FOR_STATS | FOR_DUMP | FOR_FRAG | FOR_TRACE | FOR_SERIES |
-                 FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE | FOR_TOP | FOR_REPLAY };
+                 FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE | FOR_TOP | FOR_REPLAY | FOR_CURVE };
 
 enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF, FORMAT_GITHUB,
                   FORMAT_JUNIT };
@@ -80,6 +81,15 @@ struct cli_opts {
     /* replay (also --capacity) */
     const char *alloc_conf[CLI_MAX_PATTERNS]; int n_alloc_conf;   /* --alloc-conf CONF */
     enum cli_as { AS_GUESS, AS_SERIES, AS_RANKS } as;   /* --as-series, --as-ranks */
+
+    /* curve (also: --capacity, --max-per-step, --max-growth-pct, --config) */
+    bool has_baseline_step;      /* --baseline-step N */
+    uint64_t baseline_step;
+    double threshold;            /* --threshold F (0..1]; 0 = not given */
+    bool has_max_fraction;       /* --max-fraction F */
+    double max_fraction;
+    uint64_t horizon;            /* --horizon N, 0 = not given */
+    const char *log_format;      /* --log-format text|jsonl|csv|nvidia-smi */
 };
 
 enum opt_result { OPT_OK, OPT_HELP, OPT_VERSION, OPT_ERROR };

@@ -1,0 +1,111 @@
+/* cmd_curve.c - `snapdiff curve LOG...`: leak or noise from the memory figures training
+ * logs already hold (curve.h). Options -> read and analyse -> one warning line per file
+ * with unreadable lines -> render -> exit 1 when a limit is broken.
+ *
+ * Limits come from --max-per-step, --max-growth-pct, --max-fraction (--horizon) and from
+ * --config FILE in check's `key = value` format (the command line wins). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "msg.h"
+#include "options.h"
+#include "snapdiff/curve.h"
+#include "snapdiff/render_curve.h"
+
+enum { CONFIG_MAX = 64 * 1024 };
+
+static int read_config(const char *path, sd_curve_limits *limits)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        msg_error("%s: cannot open limits file: %s", path, strerror(errno));
+        return -1;
+    }
+    static char text[CONFIG_MAX + 1];
+    size_t len = fread(text, 1, sizeof text, f);
+    bool bad = ferror(f);
+    fclose(f);
+    if (bad || len > CONFIG_MAX) {
+        msg_error("%s: %s", path, bad ? "cannot read limits file" : "limits file larger than 64 KiB");
+        return -1;
+    }
+    sd_error err;
+    sd_error_clear(&err);
+    if (sd_curve_limits_parse(text, len, path, limits, &err) != SD_OK) {
+        msg_sd_error(&err);
+        return -1;
+    }
+    return 0;
+}
+
+static sd_curve_format log_format(const char *name)
+{
+    if (!name) return SD_CURVE_FORMAT_AUTO;
+    if (strcmp(name, "text") == 0) return SD_CURVE_FORMAT_TEXT;
+    if (strcmp(name, "jsonl") == 0) return SD_CURVE_FORMAT_JSONL;
+    if (strcmp(name, "csv") == 0) return SD_CURVE_FORMAT_CSV;
+    return SD_CURVE_FORMAT_NVIDIA_SMI;
+}
+
+static void options_of(const struct cli_opts *o, sd_curve_options *co)
+{
+    memset(co, 0, sizeof *co);
+    co->format = log_format(o->log_format);
+    co->has_baseline_step = o->has_baseline_step;
+    co->baseline_step = (double)o->baseline_step;
+    co->capacity = o->capacity;
+    co->threshold = o->threshold;
+    sd_curve_limits *l = &co->limits;
+    l->has_max_per_step = o->limits.has[SD_LIMIT_MAX_PER_STEP];
+    l->max_per_step = o->limits.value[SD_LIMIT_MAX_PER_STEP];
+    l->has_max_growth_pct = o->limits.has[SD_LIMIT_MAX_GROWTH_PCT];
+    l->max_growth_pct = o->limits.ratio[SD_LIMIT_MAX_GROWTH_PCT];
+    l->has_max_fraction = o->has_max_fraction;
+    l->max_fraction = o->max_fraction;
+    l->horizon = o->horizon;
+}
+
+static void warn_files(const sd_curve *c)
+{
+    for (size_t i = 0; i < sd_curve_file_count(c); i++) {
+        const sd_curve_file *f = sd_curve_file_at(c, i);
+        if (f->bad_lines)
+            msg_warn("%s: %" PRIu64 " line%s could not be read, the first at line %" PRIu64 " (%s)",
+                     f->path, f->bad_lines, f->bad_lines == 1 ? "" : "s", f->first_bad_line,
+                     f->first_bad_why ? f->first_bad_why : "unreadable");
+    }
+    for (size_t i = 0; i < sd_curve_limit_count(c); i++) {
+        const sd_curve_limit_result *r = sd_curve_limit_at(c, i);
+        if (!r->measurable)
+            msg_note("--%s: nothing to measure it on%s", r->name,
+                     r->id == SD_CURVE_LIMIT_MAX_FRACTION ? " (no capacity: give --capacity)" : "");
+    }
+}
+
+int cmd_curve(const struct cli_opts *o)
+{
+    sd_curve_options co;
+    options_of(o, &co);
+    if (o->config && read_config(o->config, &co.limits) != 0) return EXIT_TROUBLE;
+    if (co.limits.horizon && !co.limits.has_max_fraction)
+        msg_note("--horizon projects for --max-fraction, which is not given");
+    sd_error err;
+    sd_error_clear(&err);
+    sd_curve *c = sd_curve_create(o->files, (size_t)o->n_files, &co, &err);
+    if (!c) {
+        msg_sd_error(&err);
+        return EXIT_TROUBLE;
+    }
+    warn_files(c);
+    sd_render_options ro = {.color = o->color, .width = 0};
+    sd_status st;
+    if (o->format == FORMAT_JSON) st = sd_render_curve_json(stdout, c, &ro, &err);
+    else if (o->format == FORMAT_GITHUB) st = sd_render_curve_github(stdout, c, &ro, &err);
+    else st = sd_render_curve_text(stdout, c, &ro, &err);
+    int rc = st != SD_OK ? EXIT_TROUBLE : sd_curve_pass(c) ? EXIT_OK : EXIT_CHECK_FAILED;
+    sd_curve_free(c);
+    return rc;
+}

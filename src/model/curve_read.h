@@ -1,0 +1,88 @@
+/* curve_read.h - the memory figures a training log already holds, read line by line
+ * (curve_read.c): text lines, JSON Lines, CSV with a header, nvidia-smi CSV; plain or
+ * gzip, `-` for stdin. Private to libsnapdiff (curve.h is the public face).
+ *
+ * Memory is bounded whatever the log's length: each series keeps at most `max_samples`
+ * samples; when it is full, neighbouring samples are merged in pairs (the lowest and the
+ * highest figure of the pair kept, the first x) and every later sample is merged into
+ * buckets of the new stride before it is stored. A line longer than SDP_CURVE_MAX_LINE
+ * bytes is a bad line. */
+#ifndef SNAPDIFF_MODEL_CURVE_READ_H
+#define SNAPDIFF_MODEL_CURVE_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "snapdiff/snapdiff.h"
+
+#define SDP_CURVE_MAX_LINE (64u << 10)
+#define SDP_CURVE_MAX_SERIES 1024
+#define SDP_CURVE_DEFAULT_MAX_SAMPLES 32768
+
+typedef enum sdp_curve_format {
+    SDP_CURVE_AUTO, SDP_CURVE_TEXT, SDP_CURVE_JSONL, SDP_CURVE_CSV, SDP_CURVE_NVSMI
+} sdp_curve_format;
+
+/* Which figure a series follows: allocated when its log has one; else reserved; nvidia-smi
+ * gives memory.used (reserved plus the CUDA context and other processes). */
+typedef enum sdp_curve_measure {
+    SDP_CURVE_ALLOCATED, SDP_CURVE_RESERVED, SDP_CURVE_USED
+} sdp_curve_measure;
+
+typedef struct sdp_curve_series {
+    size_t file;              /* index of the input */
+    int64_t rank;             /* the log's rank field, or -1 */
+    int64_t gpu;              /* nvidia-smi's index, or -1 */
+    bool axis_seconds;        /* x is seconds (nvidia-smi, or a CSV with only time) */
+    sdp_curve_measure measure;
+    /* stored samples, in arrival order: x, the lowest and highest figure, the smallest
+     * reserved - allocated gap (NaN where the log has no reserved figure) */
+    double *x, *lo, *hi, *gap;
+    size_t n, cap;
+    uint64_t stride;          /* raw samples per stored sample (1, 2, 4, ...) */
+    double pend_x, pend_lo, pend_hi, pend_gap;
+    uint64_t pend_n;
+    uint64_t n_raw;           /* samples read */
+    /* scalars seen along the way (has_* false when never) */
+    bool has_reserved; double reserved_last;
+    bool has_max_alloc; double max_alloc_last;      /* max_memory_allocated, kept apart */
+    bool has_retries; double retries_first, retries_last;
+    bool has_ooms; double ooms_first, ooms_last;
+    bool has_total; double total;                    /* nvidia-smi memory.total */
+} sdp_curve_series;
+
+typedef struct sdp_curve_log {
+    sdp_curve_series *series;
+    size_t n_series, cap_series;
+    size_t max_samples;
+} sdp_curve_log;
+
+/* What one file gave. */
+typedef struct sdp_curve_file_info {
+    sdp_curve_format format;  /* as detected or forced */
+    uint64_t lines;
+    uint64_t samples;
+    uint64_t bad_lines;       /* lines that looked like figures and could not be read */
+    uint64_t first_bad_line;  /* 1-based; 0 = none */
+    const char *first_bad_why;
+} sdp_curve_file_info;
+
+void sdp_curve_log_init(sdp_curve_log *log, size_t max_samples);
+void sdp_curve_log_free(sdp_curve_log *log);
+/* Read one file (path, or "-" for stdin; gzip detected) as input number `file`, adding its
+ * series to log. @return SD_OK; SD_EIO (cannot open/read), SD_ESNAPSHOT (no memory figure
+ * at all: the message says what was looked for), SD_ELIMIT (too many series), SD_ENOMEM. */
+sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
+                         sdp_curve_format format, sdp_curve_file_info *info, sd_error *err);
+/* Flush pending buckets so that x/lo/hi/gap hold every sample read. */
+void sdp_curve_log_finish(sdp_curve_log *log);
+/* "text", "jsonl", "csv", "nvidia-smi". */
+const char *sdp_curve_format_name(sdp_curve_format f);
+/* Parse a figure as logs write it: a number and an optional unit, B, K/KB/KiB, M/MB/MiB,
+ * G/GB/GiB, T/TB/TiB (all binary: G and GB read as 2^30, as torch users mean them).
+ * *used = characters consumed. @return false on junk, a negative or non-finite number, or
+ * more than 2^62 bytes. */
+bool sdp_curve_parse_figure(const char *s, size_t len, double mult, double *out, size_t *used);
+
+#endif

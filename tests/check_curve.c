@@ -1,0 +1,198 @@
+/* check_curve.c - unit tests of `snapdiff curve`'s reader and statistics (curve.h,
+ * model/curve_read.h): figures and units, bounded merging, verdicts on made-up curves,
+ * Sen's interval, the limits file. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/curve_read.h"
+#include "snapdiff/curve.h"
+
+#include "check_helpers.h"
+
+START_TEST(figures_and_units)
+{
+    double v;
+    size_t used;
+    ck_assert(sdp_curve_parse_figure("23.5G", 5, 1, &v, &used) && v == 23.5 * 1073741824.0);
+    ck_assert(sdp_curve_parse_figure("2 GB", 4, 1, &v, &used) && v == 2.0 * 1073741824.0);
+    ck_assert(sdp_curve_parse_figure("512KiB", 6, 1, &v, &used) && v == 512 * 1024.0);
+    ck_assert(sdp_curve_parse_figure("100", 3, 1048576.0, &v, &used) && v == 100 * 1048576.0);
+    ck_assert(sdp_curve_parse_figure("7 steps", 7, 1, &v, &used) && v == 7 && used == 1);
+    ck_assert(!sdp_curve_parse_figure("1e400", 5, 1, &v, &used));
+    ck_assert(!sdp_curve_parse_figure("17179869184TiB", 14, 1, &v, &used));
+    ck_assert(!sdp_curve_parse_figure("1.5.5", 5, 1, &v, &used));
+    ck_assert(!sdp_curve_parse_figure("-5", 2, 1, &v, &used));
+    ck_assert(!sdp_curve_parse_figure("G", 1, 1, &v, &used));
+}
+END_TEST
+
+/* A text log of n steps: base + slope * s + a sawtooth of `swing` over `period` steps. */
+static char *write_log(int n, double base, double slope, double swing, int period)
+{
+    size_t cap = (size_t)n * 64 + 1, k = 0;
+    char *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    for (int s = 0; s < n; s++)
+        k += (size_t)snprintf(buf + k, cap - k, "step=%d alloc=%.0fB\n", s,
+                              base + slope * s + swing * (s % period) / (period - 1));
+    char *path = sdp_test_write_temp(buf, k);
+    free(buf);
+    return path;
+}
+
+static const sd_curve_series *analyse(const char *path, const sd_curve_options *o, sd_curve **out)
+{
+    sd_error err;
+    sd_error_clear(&err);
+    const char *paths[1] = {path};
+    *out = sd_curve_create(paths, 1, o, &err);
+    ck_assert_msg(*out != NULL, "%s", err.text);
+    ck_assert_uint_eq(sd_curve_series_count(*out), 1);
+    return sd_curve_series_at(*out, 0);
+}
+
+START_TEST(leak_under_swing_and_clean_swing)
+{
+    sd_curve *c;
+    char *p = write_log(1000, 20e9, 102400, 2147483648.0, 20);
+    const sd_curve_series *s = analyse(p, NULL, &c);
+    ck_assert_int_eq(s->verdict, SD_CURVE_GROWING);
+    ck_assert(fabs(s->slope - 102400) < 10240);
+    ck_assert(s->low <= s->slope && s->slope <= s->high && s->low > 0);
+    ck_assert(s->baseline_x == 200);
+    sd_curve_free(c);
+    remove(p);
+    free(p);
+    p = write_log(1000, 20e9, 0, 2147483648.0, 20);
+    s = analyse(p, NULL, &c);
+    ck_assert_int_eq(s->verdict, SD_CURVE_FLAT);
+    sd_curve_free(c);
+    remove(p);
+    free(p);
+    p = write_log(1000, 20e9, -102400, 0, 20);
+    s = analyse(p, NULL, &c);
+    ck_assert_int_eq(s->verdict, SD_CURVE_SHRINKING);
+    sd_curve_free(c);
+    remove(p);
+    free(p);
+}
+END_TEST
+
+START_TEST(merging_keeps_the_slope)
+{
+    sd_curve *c;
+    char *p = write_log(5000, 1e9, 4096, 64e6, 10);
+    sd_curve_options o;
+    memset(&o, 0, sizeof o);
+    o.max_samples = 64;
+    const sd_curve_series *s = analyse(p, &o, &c);
+    ck_assert_uint_eq(s->samples, 5000);
+    ck_assert(s->stride >= 64);
+    ck_assert_int_eq(s->verdict, SD_CURVE_GROWING);
+    ck_assert(fabs(s->slope - 4096) < 410);
+    sd_curve_free(c);
+    remove(p);
+    free(p);
+}
+END_TEST
+
+START_TEST(limits_file)
+{
+    sd_curve_limits l;
+    memset(&l, 0, sizeof l);
+    l.has_max_per_step = true;
+    l.max_per_step = 1;
+    sd_error err;
+    sd_error_clear(&err);
+    const char *t = "# x\nmax-per-step = 64KiB\nmax-growth = 1GiB\nmax-fraction = 0.9\nhorizon = 50\n";
+    ck_assert_int_eq(sd_curve_limits_parse(t, strlen(t), "l.conf", &l, &err), SD_OK);
+    ck_assert_uint_eq(l.max_per_step, 1);   /* the command line wins */
+    ck_assert(l.has_max_fraction && l.max_fraction == 0.9 && l.horizon == 50);
+    const char *bad = "max-fraction = 2\n";
+    ck_assert_int_eq(sd_curve_limits_parse(bad, strlen(bad), "l.conf", &l, &err), SD_EFORMAT);
+    ck_assert_str_eq(err.source, "l.conf:1");
+}
+END_TEST
+
+/* Read `text` as one log; the first series' first kept sample. */
+static sdp_curve_series *read_one(sdp_curve_log *log, const char *text, sdp_curve_format *fmt)
+{
+    char *path = sdp_test_write_temp(text, strlen(text));
+    sdp_curve_log_init(log, 0);
+    sdp_curve_file_info info;
+    sd_error err;
+    sd_error_clear(&err);
+    ck_assert_int_eq(sdp_curve_read(log, path, 0, SDP_CURVE_AUTO, &info, &err), SD_OK);
+    sdp_curve_log_finish(log);
+    remove(path);
+    free(path);
+    *fmt = info.format;
+    ck_assert_uint_ge(log->n_series, 1);
+    return &log->series[0];
+}
+
+START_TEST(each_format)
+{
+    sdp_curve_log log;
+    sdp_curve_format f;
+    const double G = 1073741824.0;
+    sdp_curve_series *s = read_one(&log, "step=1200 alloc=23.41G reserved=30.02G\n"
+                                   "step: 1201 | mem_alloc 23.4 GB\n"
+                                   "iter 1202 loss 3.1 memory_allocated=25132122112 "
+                                   "max_memory_allocated=26000000000\n", &f);
+    ck_assert_int_eq(f, SDP_CURVE_TEXT);
+    ck_assert_uint_eq(s->n, 3);
+    ck_assert(s->x[0] == 1200 && fabs(s->lo[0] - 23.41 * G) < 1 && fabs(s->gap[0] - 6.61 * G) < 2);
+    ck_assert(s->x[1] == 1201 && fabs(s->lo[1] - 23.4 * G) < 1 && isnan(s->gap[1]));
+    ck_assert(s->x[2] == 1202 && s->lo[2] == 25132122112.0);
+    ck_assert(s->has_max_alloc && s->max_alloc_last == 26000000000.0);
+    sdp_curve_log_free(&log);
+
+    s = read_one(&log, "{\"global_step\": 5, \"rank\": 3, \"stats\": {\"allocated_bytes.all."
+                 "current\": 1024, \"num_alloc_retries\": 2}, \"note\": \"a \\\" b\"}\n", &f);
+    ck_assert_int_eq(f, SDP_CURVE_JSONL);
+    ck_assert(s->rank == 3 && s->x[0] == 5 && s->lo[0] == 1024 && s->retries_last == 2);
+    sdp_curve_log_free(&log);
+
+    /* a preamble, then JSON Lines and printed Python dicts */
+    s = read_one(&log, "Starting training on 8 GPUs\n{\"step\": 1, \"memory_allocated\": 2048}\n"
+                 "{'step': 2, 'memory_allocated': 4096, 'loss': 0.5}\n", &f);
+    ck_assert_int_eq(f, SDP_CURVE_TEXT);
+    ck_assert_uint_eq(s->n, 2);
+    ck_assert(s->x[0] == 1 && s->lo[0] == 2048 && s->x[1] == 2 && s->lo[1] == 4096);
+    sdp_curve_log_free(&log);
+
+    s = read_one(&log, "global_step,loss,allocated_mib,reserved_gb\n10,2.5,512,1\n", &f);
+    ck_assert_int_eq(f, SDP_CURVE_CSV);
+    ck_assert(s->x[0] == 10 && s->lo[0] == 512.0 * 1048576 && s->gap[0] == G - 512.0 * 1048576);
+    sdp_curve_log_free(&log);
+
+    s = read_one(&log, "timestamp, index, memory.used [MiB], memory.total [MiB]\n"
+                 "2024/05/01 23:59:50.000, 1, 100 MiB, 81920 MiB\n"
+                 "2024/05/02 00:00:10.500, 1, 101 MiB, 81920 MiB\n", &f);
+    ck_assert_int_eq(f, SDP_CURVE_NVSMI);
+    ck_assert(s->gpu == 1 && s->axis_seconds && s->measure == SDP_CURVE_USED);
+    ck_assert(s->x[0] == 0 && fabs(s->x[1] - 20.5) < 1e-6 && s->lo[1] == 101.0 * 1048576);
+    ck_assert(s->has_total && s->total == 81920.0 * 1048576);
+    sdp_curve_log_free(&log);
+}
+END_TEST
+
+static Suite *make(void)
+{
+    Suite *s = suite_create("curve");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, figures_and_units);
+    tcase_add_test(tc, each_format);
+    tcase_add_test(tc, leak_under_swing_and_clean_swing);
+    tcase_add_test(tc, merging_keeps_the_slope);
+    tcase_add_test(tc, limits_file);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return sdp_test_main(make); }
