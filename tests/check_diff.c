@@ -372,7 +372,7 @@ static uint64_t folded_sum(const sd_diff *d)
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(sdp_render_folded(f, sd_diff_profile(d), 0, 1, 0, NULL), SD_OK);
+    ck_assert_int_eq(sd_render_diff_folded(f, sd_diff_profile(d), 0, 1, 0, NULL), SD_OK);
     fclose(f);
     uint64_t sum = 0;
     const char *prev = NULL;

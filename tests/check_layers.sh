@@ -27,6 +27,20 @@ for dir in "$src"/*/; do
         [ -f "$f" ] || continue
         files=$((files + 1))
         # "layer/file.h" includes only; <...> and same-folder "file.h" are not layer edges
+        # the CLI is a client of the public API: "snapdiff/x.h" and its own headers only
+        if [ "$layer" = cli ]; then
+            for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([a-z]*\)\/[^"]*".*/\1/p' "$f"); do
+                if [ "$inc" != snapdiff ]; then
+                    echo "check_layers: $f (cli) includes $inc/: the CLI uses public headers only"
+                    bad=1
+                fi
+            done
+            if grep -n '\bsdp_\|\bSDP_' "$f" >/dev/null; then
+                echo "check_layers: $f (cli) names a private sdp_ function: $(grep -o '\bsdp_[a-z0-9_]*\|\bSDP_[A-Z0-9_]*' "$f" | head -n 1)"
+                bad=1
+            fi
+            continue
+        fi
         for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([a-z]*\)\/[^"]*".*/\1/p' "$f"); do
             [ "$inc" = snapdiff ] && continue
             theirs=$(rank "$inc")

@@ -14,6 +14,13 @@
 
 #define SD_RANK_NONE SIZE_MAX
 
+/* Whether both sides of a pair of members are there. */
+typedef enum sd_member_missing {
+    SD_MEMBER_PAIRED,         /* both sides */
+    SD_MEMBER_NO_OLD,         /* only in NEW (nothing to compare with) */
+    SD_MEMBER_NO_NEW,         /* only in OLD (the rank is gone) */
+} sd_member_missing;
+
 /* The rank number a member name carries: the digits after the last "rank" (any case),
  * with an optional '_', '-' or '.' between ("rank3.pickle", "job_rank_12.pkl",
  * "rank0/snapshot.pickle"). @return -1 when none. */

@@ -3,7 +3,7 @@
  *
  * load (in parallel; each snapshot is reduced to its group table, groups.h, in the loading
  * thread and freed at once) -> order (--sort) and steps -> analyse (series.h) -> render
- * (text or JSON, src/render/series_render.h) -> exit status.
+ * (text or JSON, snapdiff/render_series.h) -> exit status.
  */
 #include <ctype.h>
 #include <pthread.h>
@@ -13,7 +13,7 @@
 
 #include "commands.h"
 #include "msg.h"
-#include "render/series_render.h"
+#include "snapdiff/render_series.h"
 #include "snapdiff/series.h"
 
 typedef struct input_tables {
@@ -156,11 +156,11 @@ static int analyse(const struct cli_opts *o, sd_groups **all, size_t n)
     }
     sd_status st;
     if (o->format == FORMAT_JSON) {
-        st = sdp_render_series_json(stdout, s);
+        st = sd_render_series_json(stdout, s);
     } else {
-        sdp_series_text_options to = {.render = {.color = o->color}, .top = (size_t)o->top,
+        sd_series_text_options to = {.render = {.color = o->color}, .top = (size_t)o->top,
                                       .unicode = !o->ascii && utf8_locale()};
-        st = sdp_render_series_text(stdout, s, &to);
+        st = sd_render_series_text(stdout, s, &to);
     }
     if (st == SD_ENOMEM) msg_error("out of memory while writing the report");
     sd_series_free(s);

@@ -1,6 +1,6 @@
 /* cmd_trace.c - `snapdiff trace FILE`: the recorded allocation history, replayed.
  *
- * load -> analyse (sd_trace, trace.h) -> render (text or JSON, src/render/trace_render.h)
+ * load -> analyse (sd_trace, trace.h) -> render (text or JSON, snapdiff/render_trace.h)
  * -> exit status. This file maps the options (--since/--until parsed here) and nothing else.
  */
 #include <errno.h>
@@ -10,7 +10,7 @@
 
 #include "commands.h"
 #include "msg.h"
-#include "render/trace_render.h"
+#include "snapdiff/render_trace.h"
 #include "snapdiff/trace.h"
 
 /* "#N" an entry index, "+US" microseconds after the first recorded time, "T" a time_us. */
@@ -60,11 +60,11 @@ int cmd_trace(const struct cli_opts *o)
     } else {
         sd_status st;
         if (o->format == FORMAT_JSON) {
-            st = sdp_render_trace_json(stdout, t);
+            st = sd_render_trace_json(stdout, t);
             if (st == SD_ENOMEM) msg_error("out of memory while writing JSON");
         } else {
-            sdp_trace_text_options tt = {.render = {.color = o->color}, .top = (size_t)o->top};
-            st = sdp_render_trace_text(stdout, t, &tt);
+            sd_trace_text_options tt = {.render = {.color = o->color}, .top = (size_t)o->top};
+            st = sd_render_trace_text(stdout, t, &tt);
         }
         status = st == SD_OK || st == SD_EIO ? EXIT_OK : EXIT_TROUBLE;
     }

@@ -9,7 +9,7 @@
 
 #include "commands.h"
 #include "msg.h"
-#include "render/check_render.h"
+#include "snapdiff/render_ranks.h"
 #include "snapdiff/load.h"
 #include "snapdiff/ranks.h"
 
@@ -271,7 +271,7 @@ void cli_print_spread(FILE *out, sd_snapshot *const *snaps, size_t n, bool color
         sd_rank_spread sp;
         sd_rank_spread_of((const sd_snapshot *const *)snaps, n, &sp);
         fputc('\n', out);
-        sdp_render_spread_text(out, &sp, names, ranks ? "ranks" : "snapshots", color);
+        sd_render_spread_text(out, &sp, names, ranks ? "ranks" : "snapshots", color);
     }
     free(labels);
     free(names);

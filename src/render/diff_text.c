@@ -592,7 +592,7 @@ static void print_stacks(const text_ctx *r)
     }
 }
 
-sd_status sdp_render_diff_text(FILE *out, const sd_diff *d, const sdp_diff_text_options *o)
+sd_status sd_render_diff_text(FILE *out, const sd_diff *d, const sd_diff_text_options *o)
 {
     const sd_profile *p = sd_diff_profile(d);
     const sd_attrib *a = sd_diff_attrib(d);
