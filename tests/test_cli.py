@@ -163,6 +163,18 @@ def test_artifact_dir(tmp):
     open(os.path.join(one, "README.md"), "w").write("the run\n")
     r = run(["diff", one, one])
     check(r.returncode == 0, "diff of two one-snapshot dirs", r.stderr)
+    # A rank that died before it wrote leaves an empty file: the others load, and the
+    # note names it (issue 22: it used to abort the whole run).
+    open(os.path.join(d, "rank2.pickle"), "wb").close()
+    r = run(["stats", "--json", d])
+    check(r.returncode == 0, "empty rank file: exit 0", r.stderr)
+    err = r.stderr.decode()
+    check(err == "snapdiff: note: %s: skipped 3 files that are not snapshots: README.md "
+          "(text), rank2.pickle (empty), train.log (text)\n" % d, "empty rank file named", err)
+    with zipfile.ZipFile(z, "a") as zf:
+        zf.writestr("rank2.pickle", b"")
+    r = run(["stats", z])
+    check(r.returncode == 0 and b"rank2.pickle (empty)" in r.stderr, "empty zip member", r.stderr)
 
 
 def many_blocks_snapshot(n_a, n_b):

@@ -213,9 +213,13 @@ static int judge(check_run *c, const struct cli_opts *o, const sd_limits *limits
     c->limits = limits;
     cli_diff_options(o, &c->dopts);
     size_t n_old = 0;
-    if (cli_load_members(o->files, 1, o, &c->old, &n_old) != 0) return -1;
+    struct cli_load_options old = {.shape = CLI_LOAD_MEMBERS, .specs = o->files, .n = 1,
+                                   .members = &c->old, .counts = &n_old};
+    if (cli_load(o, &old) != 0) return -1;
     c->n_old = n_old;
-    if (cli_load_stream_planned(o->files + 1, 1, o, plan, judge_one, c) != 0) return -1;
+    struct cli_load_options new = {.shape = CLI_LOAD_STREAM, .specs = o->files + 1, .n = 1,
+                                   .opened = plan, .each = judge_one, .ctx = c};
+    if (cli_load(o, &new) != 0) return -1;
     for (size_t i = 0; i < c->pairs.n; i++) {
         const sd_check_member *m = &c->members[i];
         if (m->missing != SD_MEMBER_PAIRED)

@@ -103,7 +103,9 @@ int cmd_diff(const struct cli_opts *opts)
         int st = cmd_diff_ranks(opts);
         if (st != CMD_NOT_RANKS) return st;
     }
-    if (cli_load_each(opts->files, (size_t)opts->n_files, opts, snaps + one) != 0)
+    struct cli_load_options lo = {.shape = CLI_LOAD_ONE, .specs = opts->files,
+                                  .n = (size_t)opts->n_files, .one = snaps + one};
+    if (cli_load(opts, &lo) != 0)
         return EXIT_TROUBLE;
     sd_diff_options dopts;
     cli_diff_options(opts, &dopts);

@@ -257,7 +257,9 @@ static int diff_all(ranks_run *r)
     for (size_t i = 0; i < r->pairs.n; i++)
         if (r->pairs.pairs[i].new_index != SD_RANK_NONE)
             r->pair_of_new[r->pairs.pairs[i].new_index] = i;
-    if (cli_load_members(o->files, 1, o, &r->old, &r->n_old) != 0) return -1;
+    struct cli_load_options old = {.shape = CLI_LOAD_MEMBERS, .specs = o->files, .n = 1,
+                                   .members = &r->old, .counts = &r->n_old};
+    if (cli_load(o, &old) != 0) return -1;
     const char **got = calloc(r->n_old ? r->n_old : 1, sizeof *got);
     if (!got) {
         msg_error("out of memory");
@@ -274,7 +276,9 @@ static int diff_all(ranks_run *r)
         return -1;
     }
     cli_diff_options(o, &r->dopts);
-    return cli_load_stream_planned(o->files + 1, 1, o, check_new, diff_one, r);
+    struct cli_load_options new = {.shape = CLI_LOAD_STREAM, .specs = o->files + 1, .n = 1,
+                                   .opened = check_new, .each = diff_one, .ctx = r};
+    return cli_load(o, &new);
 }
 
 int cmd_diff_ranks(const struct cli_opts *o)

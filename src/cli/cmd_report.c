@@ -96,7 +96,9 @@ int cmd_report(const struct cli_opts *opts)
     }
     sd_snapshot **snaps;
     size_t n;
-    if (cli_load_all(opts->files, opts->n_files, opts, &snaps, &n) != 0) return EXIT_TROUBLE;
+    struct cli_load_options lo = {.shape = CLI_LOAD_FLAT, .specs = opts->files,
+                                  .n = (size_t)opts->n_files, .all = &snaps, .n_all = &n};
+    if (cli_load(opts, &lo) != 0) return EXIT_TROUBLE;
     int status = EXIT_TROUBLE;
     sd_frag **frags = calloc(n ? n : 1, sizeof *frags);
     sd_diff *diff = NULL;

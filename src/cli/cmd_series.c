@@ -183,7 +183,9 @@ static int run_series(const struct cli_opts *opts, const char *const *files, siz
     int status = EXIT_TROUBLE;
     size_t n = 0;
     sd_groups **all = NULL;
-    int loaded = cli_load_stream(files, n_in, opts, reduce, &c);
+    struct cli_load_options lo = {.shape = CLI_LOAD_STREAM, .specs = files, .n = n_in,
+                                  .each = reduce, .ctx = &c};
+    int loaded = cli_load(opts, &lo);
     pthread_mutex_destroy(&c.lock);
     if (loaded == 0) {
         for (size_t i = 0; i < n_in; i++) n += c.inputs[i].n;

@@ -50,7 +50,8 @@ int cmd_trace(const struct cli_opts *o)
     if (!parse_bound("since", o->since, &to.since) || !parse_bound("until", o->until, &to.until))
         return EXIT_TROUBLE;
     sd_snapshot *snap = NULL;
-    if (cli_load_each(o->files, 1, o, &snap) != 0) return EXIT_TROUBLE;
+    struct cli_load_options lo = {.shape = CLI_LOAD_ONE, .specs = o->files, .n = 1, .one = &snap};
+    if (cli_load(o, &lo) != 0) return EXIT_TROUBLE;
     sd_error err;
     sd_error_clear(&err);
     sd_trace *t = sd_trace_create(snap, &to, &err);

@@ -67,8 +67,8 @@ static sd_loaded *load(const char *const *specs, size_t n, const struct cli_opts
     return res;
 }
 
-int cli_load_each(const char *const *specs, size_t n, const struct cli_opts *opts,
-                  sd_snapshot **out)
+static int load_one(const char *const *specs, size_t n, const struct cli_opts *opts,
+                    sd_snapshot **out)
 {
     sd_loaded *res = load(specs, n, opts, false);
     if (!res) return -1;
@@ -83,12 +83,11 @@ int cli_load_each(const char *const *specs, size_t n, const struct cli_opts *opt
     return ok ? 0 : -1;
 }
 
-int cli_load_all(const char **specs, int n_specs, const struct cli_opts *opts,
-                 sd_snapshot ***out, size_t *n_out)
+static int load_flat(const char *const *specs, size_t n, const struct cli_opts *opts,
+                     sd_snapshot ***out, size_t *n_out)
 {
     *out = NULL;
     *n_out = 0;
-    size_t n = n_specs > 0 ? (size_t)n_specs : 0;
     sd_loaded *res = load(specs, n, opts, true);
     if (!res) return -1;
     /* As if loaded one after another: stop at the first input that failed. */
@@ -150,14 +149,8 @@ static sd_status stream_each(void *vctx, size_t input, size_t member, const sd_s
     return c->each(c->ctx, input, member, snap, err);
 }
 
-int cli_load_stream(const char *const *specs, size_t n, const struct cli_opts *opts,
-                    cli_each_fn each, void *ctx)
-{
-    return cli_load_stream_planned(specs, n, opts, NULL, each, ctx);
-}
-
-int cli_load_stream_planned(const char *const *specs, size_t n, const struct cli_opts *opts,
-                            cli_opened_fn opened, cli_each_fn each, void *ctx)
+static int load_stream(const char *const *specs, size_t n, const struct cli_opts *opts,
+                       cli_opened_fn opened, cli_each_fn each, void *ctx)
 {
     sd_loaded *res = calloc(n ? n : 1, sizeof *res);
     stream_ctx sc = {.each = each, .ctx = ctx, .warnings = calloc(n ? n : 1, sizeof(char *))};
@@ -189,8 +182,8 @@ int cli_load_stream_planned(const char *const *specs, size_t n, const struct cli
     return ok ? 0 : -1;
 }
 
-int cli_load_members(const char *const *specs, size_t n, const struct cli_opts *opts,
-                     sd_snapshot ***out, size_t *counts)
+static int load_members(const char *const *specs, size_t n, const struct cli_opts *opts,
+                        sd_snapshot ***out, size_t *counts)
 {
     sd_loaded *res = load(specs, n, opts, true);
     if (!res) return -1;
@@ -208,6 +201,18 @@ int cli_load_members(const char *const *specs, size_t n, const struct cli_opts *
     sd_loaded_free(res, n);
     free(res);
     return ok ? 0 : -1;
+}
+
+int cli_load(const struct cli_opts *opts, const struct cli_load_options *lo)
+{
+    switch (lo->shape) {
+    case CLI_LOAD_ONE: return load_one(lo->specs, lo->n, opts, lo->one);
+    case CLI_LOAD_FLAT: return load_flat(lo->specs, lo->n, opts, lo->all, lo->n_all);
+    case CLI_LOAD_MEMBERS: return load_members(lo->specs, lo->n, opts, lo->members, lo->counts);
+    case CLI_LOAD_STREAM: return load_stream(lo->specs, lo->n, opts, lo->opened, lo->each, lo->ctx);
+    }
+    msg_error("internal error: unknown load shape");
+    return -1;
 }
 
 void cli_attrib_options(const struct cli_opts *o, sd_attrib_options *a)

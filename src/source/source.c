@@ -352,7 +352,7 @@ static bool dir_skips(sd_input *in, const char *name, const char *full)
     if (fd < 0) return false;                 /* reading it later says why */
     ssize_t got = pread(fd, head, sizeof head, 0);
     close(fd);
-    return got > 0 && sdp_sniff_skip(in, name, head, (size_t)got);
+    return got >= 0 && sdp_sniff_skip(in, name, head, (size_t)got);
 }
 
 /* A job's artifact directory often holds one folder per rank (rank0/..., rank1/...):
