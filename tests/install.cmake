@@ -20,7 +20,7 @@ add_test(NAME cli_public_api_only
 
 add_test(NAME lib_headers_alone
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_headers.sh ${CMAKE_C_COMPILER}
-                 ${PROJECT_SOURCE_DIR}/include)
+                 ${PROJECT_SOURCE_DIR}/include -I${PROJECT_BINARY_DIR}/include)
 
 add_test(NAME lib_install_pkgconfig
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_install.sh ${CMAKE_COMMAND}

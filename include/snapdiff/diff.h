@@ -22,6 +22,10 @@
 #include "snapshot.h"
 #include "stats.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- The diff ------------------------------------------------------------------------ */
 
 typedef struct sd_diff sd_diff;
@@ -186,5 +190,9 @@ const sd_profile *sd_diff_profile(const sd_diff *d);
 size_t sd_diff_warning_count(const sd_diff *d);
 const sd_diff_warning *sd_diff_warning_at(const sd_diff *d, size_t i);
 const sd_attrib *sd_diff_attrib(const sd_diff *d);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -14,6 +14,10 @@
 #include "attrib.h"
 #include "snapshot.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- The brief: what `snapdiff OLD NEW` prints as a one-line delta. ------------------ */
 
 typedef struct sd_frag_brief {
@@ -300,5 +304,9 @@ void sd_frag_bucket_bounds(size_t i, uint64_t *min_bytes, uint64_t *max_bytes);
 
 const char *sd_frag_verdict_name(sd_frag_verdict v);   /* "compact", "full", "fragmented" */
 const char *sd_oom_cause_name(sd_oom_cause c);         /* "fragmentation", ... */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

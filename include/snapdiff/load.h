@@ -19,6 +19,10 @@
 #include <stdbool.h>
 #include "snapshot.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sd_loader_options {
     uint64_t max_memory;    /* per snapshot, and the bound on loads in flight; 0 = none */
     unsigned jobs;          /* snapshots loaded at once; 0 = the number of online cores */
@@ -69,5 +73,9 @@ sd_status sd_load_all(const char *const *specs, size_t n, const sd_loader_option
 /* Free the snapshots still in out[i].snaps (a caller keeps one by setting its entry to
  * NULL) and the arrays. */
 void sd_loaded_free(sd_loaded *out, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -12,6 +12,10 @@
 #include "snapshot.h"
 #include "stats.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define SD_RANK_NONE SIZE_MAX
 
 /* Whether both sides of a pair of members are there. */
@@ -53,5 +57,9 @@ void sd_rank_spread_of(const sd_snapshot *const *snaps, size_t n, sd_rank_spread
 /* The same from each snapshot's totals (sd_stats_total), for callers that keep those and
  * free the snapshots. */
 void sd_rank_spread_of_totals(const sd_stats *totals, size_t n, sd_rank_spread *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -16,6 +16,10 @@
 #include "snapdiff.h"
 #include "source.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sd_snapshot sd_snapshot;
 
 typedef enum sd_block_state {
@@ -200,5 +204,9 @@ const char *sd_snapshot_warning(const sd_snapshot *s, size_t i);
 
 const char *sd_block_state_name(sd_block_state st);
 const char *sd_trace_action_name(sd_trace_action a);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

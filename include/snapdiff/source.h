@@ -10,6 +10,10 @@
 
 #include "snapdiff.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sd_input sd_input;
 
 typedef struct sd_input_options {
@@ -45,5 +49,9 @@ typedef struct sd_bytes {
 /* @return SD_OK or an error naming the member. */
 sd_status sd_input_read(sd_input *in, size_t i, sd_bytes *out, sd_error *err);
 void sd_bytes_release(sd_bytes *b);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

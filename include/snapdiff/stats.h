@@ -4,6 +4,10 @@
 
 #include "snapshot.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sd_stats {
     int64_t device;                  /* -1 for the total over devices */
     uint64_t segments, segments_large, segments_small, segments_expandable;
@@ -28,5 +32,9 @@ void sd_stats_add(sd_stats *a, const sd_stats *b);
 void sd_stats_total(const sd_snapshot *s, sd_stats *out);
 /* 100 * allocated / reserved; 0 when nothing is reserved. */
 double sd_stats_allocated_pct(const sd_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -28,6 +28,10 @@
 #include <stdio.h>
 #include "snapshot.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define SD_SUMMARY_VERSION 1          /* the format written; readers refuse newer ones */
 #define SD_SUMMARY_MAGIC "snapdiff.summary"
 
@@ -44,5 +48,9 @@ bool sd_summary_sniff(const uint8_t *data, size_t len);
  * hex string), checking the envelope and version first.
  * @return SD_OK, or an error with the byte offset (corrupt input) or SD_EIO. */
 sd_status sd_summary_write_json(const uint8_t *data, size_t len, FILE *out, sd_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
