@@ -477,7 +477,7 @@ static uint64_t live_bytes(const sd_snapshot *s, bool requested)
 {
     uint64_t sum = 0;
     for (size_t i = 0; i < sd_snapshot_device_count(s); i++) {
-        const sd_device *dev = sd_snapshot_device(s, i);
+        const sd_cuda_device *dev = sd_snapshot_device(s, i);
         for (size_t k = 0; k < dev->n_blocks; k++)
             if (dev->blocks[k].state == SD_BLOCK_ALLOCATED)
                 sum += requested ? dev->blocks[k].requested_size : dev->blocks[k].size;

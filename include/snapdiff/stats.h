@@ -25,7 +25,7 @@ typedef struct sd_stats {
 } sd_stats;
 
 /* Totals of one device. */
-void sd_stats_device(const sd_device *dev, sd_stats *out);
+void sd_stats_device(const sd_cuda_device *dev, sd_stats *out);
 /* Sum of b into a (a->device becomes -1; time span widened). */
 void sd_stats_add(sd_stats *a, const sd_stats *b);
 /* Totals over every device of the snapshot. */

@@ -68,7 +68,7 @@ static void add_side(sd_diff *d, size_t side, const size_t *slot_of, size_t n_me
     const sd_snapshot *s = d->snaps[side];
     if (!s) return;
     for (size_t i = 0; i < sd_snapshot_device_count(s); i++) {
-        const sd_device *dev = sd_snapshot_device(s, i);
+        const sd_cuda_device *dev = sd_snapshot_device(s, i);
         size_t di = slot_of[device_slot(d, dev->device)];
         if (di == SIZE_MAX) continue;
         for (size_t b = 0; b < dev->n_blocks; b++) {
@@ -243,7 +243,7 @@ static sd_status collect_devices(sd_diff *d, sd_error *err)
         const sd_snapshot *s = d->snaps[w];
         if (!s) continue;
         for (size_t i = 0; i < sd_snapshot_device_count(s); i++) {
-            const sd_device *dev = sd_snapshot_device(s, i);
+            const sd_cuda_device *dev = sd_snapshot_device(s, i);
             size_t k = device_slot(d, dev->device);
             if (k == SIZE_MAX) {
                 if (sdp_grow((void **)&d->devices, &d->devices_cap, d->n_devices + 1,
@@ -281,7 +281,7 @@ static void device_capacity(const sd_diff_options *o, sd_diff_device *dd, const 
         /* The driver's free memory at the last OOM plus what the allocator held: an
          * estimate of the device's usable total (other processes are not counted). */
         for (size_t i = 0; i < sd_snapshot_device_count(sn); i++) {
-            const sd_device *dev = sd_snapshot_device(sn, i);
+            const sd_cuda_device *dev = sd_snapshot_device(sn, i);
             if (dev->device != dd->device) continue;
             for (size_t k = dev->n_trace; k-- > 0;) {
                 if (dev->trace[k].action != SD_ACT_OOM) continue;

@@ -126,7 +126,7 @@ static void replay_free(replay *r)
     r->sorted = NULL;
 }
 
-static bool replay_init(replay *r, const sd_device *dev, sdp_arena *budget)
+static bool replay_init(replay *r, const sd_cuda_device *dev, sdp_arena *budget)
 {
     memset(r, 0, sizeof *r);
     r->budget = budget;
@@ -311,7 +311,7 @@ static bool replay_free_runs(replay *r, uint64_t stream, bool small, free_sum *f
     return true;
 }
 
-static void snapshot_free_runs(const sd_device *dev, uint64_t stream, bool small,
+static void snapshot_free_runs(const sd_cuda_device *dev, uint64_t stream, bool small,
                                free_sum *fs)
 {
     for (size_t i = 0; i < dev->n_segments; i++) {
@@ -360,7 +360,7 @@ static void start_event(sd_frag_oom *o, size_t i, const sd_trace_entry *e)
     o->stack = e->stack;
 }
 
-sd_status sdp_frag_ooms(sd_frag *f, const sd_device *dev, sd_frag_oom **out, size_t *n)
+sd_status sdp_frag_ooms(sd_frag *f, const sd_cuda_device *dev, sd_frag_oom **out, size_t *n)
 {
     *out = NULL;
     *n = 0;

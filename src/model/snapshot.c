@@ -143,7 +143,7 @@ uint64_t sd_snapshot_trace_recorded(const sd_snapshot *s, size_t i)
 }
 size_t sd_snapshot_device_count(const sd_snapshot *s) { return s->n_devices; }
 
-const sd_device *sd_snapshot_device(const sd_snapshot *s, size_t i)
+const sd_cuda_device *sd_snapshot_device(const sd_snapshot *s, size_t i)
 {
     return i < s->n_devices ? &s->devices[i] : NULL;
 }

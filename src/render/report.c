@@ -361,7 +361,7 @@ static json_t *site_index(json_t *sites, json_t *index, json_t *text)
  * window's net change (0 when that is negative: an incomplete window). Each point is a
  * bucket of entries: [first entry, time_us or null, highest live, lowest live, site of
  * the allocation that reached the highest]. */
-static json_t *timeline_device(const sd_snapshot *s, const sd_attrib *a, const sd_device *dev)
+static json_t *timeline_device(const sd_snapshot *s, const sd_attrib *a, const sd_cuda_device *dev)
 {
     size_t n = dev->n_trace;
     bool has_completed = false;
@@ -458,7 +458,7 @@ static json_t *oom_sites_json(const sd_snapshot *s, const sd_attrib *a)
 {
     json_t *devs = json_array();
     for (size_t d = 0; d < sd_snapshot_device_count(s); d++) {
-        const sd_device *dev = sd_snapshot_device(s, d);
+        const sd_cuda_device *dev = sd_snapshot_device(s, d);
         json_t *o = json_object();
         size_t kept = 0;
         for (size_t i = dev->n_trace; i-- > 0 && kept < 256;) {
