@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "model/model.h"
+#include "source/source_internal.h"
 #include "snapdiff/stats.h"
 #include "snapdiff/summary.h"
 
@@ -76,7 +77,7 @@ static sd_snapshot *load_impl(const uint8_t *data, size_t len, const char *sourc
     sd_status st = sdp_intern_init(s);
     if (st == SD_OK)
         st = sdp_pickle_parse_into(&L->pickle, data, len,
-                                   consumed && consumed->map_ ? SDP_PARSE_RELEASE_BEHIND : 0,
+                                   sdp_bytes_mapped(consumed) ? SDP_PARSE_RELEASE_BEHIND : 0,
                                    &hook, &L->root, &L->trailing, &L->proto, &n_values, err);
     if (consumed) sd_bytes_release(consumed);
     if (st == SD_OK) shrink_records(s);
