@@ -33,12 +33,12 @@ static bool report(const sd_loaded *r, const struct cli_opts *o)
     if (r->n_skipped)
         msg_note("%s: skipped %zu %s: %s", r->spec, r->n_skipped,
                  r->n_skipped == 1 ? "file that is not a snapshot" : "files that are not snapshots",
-                 r->skipped);
+                 r->skipped ? r->skipped : "");
     for (size_t k = 0; k < r->n_snaps; k++) print_warnings(r->snaps[k]);
     if (r->status != SD_OK) {
         if (r->ambiguous)
             msg_error("%s: holds %zu snapshots (%s, ...); pick one as %s:MEMBER", r->spec,
-                      r->n_members, r->first_member, r->spec);
+                      r->n_members, r->first_member ? r->first_member : "", r->spec);
         else
             msg_sd_error(&r->err);
         return false;
