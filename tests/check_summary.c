@@ -4,12 +4,13 @@
  * with an offset, and works with a NULL error pointer. Values come from the fixtures
  * themselves: each is compared with the snapshot it was made from. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "snapdiff/diff.h"
 #include "snapdiff/stats.h"
-#include "snapdiff/summary.h"
+#include "snapdiff/summarize.h"
 
 #include "check_helpers.h"
 

@@ -13,7 +13,7 @@
 #include "snapdiff/frag.h"
 #include "snapdiff/groups.h"
 #include "snapdiff/stats.h"
-#include "snapdiff/summary.h"
+#include "snapdiff/summarize.h"
 
 #define NO_ID UINT32_MAX
 #define SDP_SUM_TRY(x) do { sd_status st_ = (x); if (st_ != SD_OK) return st_; } while (0)

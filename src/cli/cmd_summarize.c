@@ -15,7 +15,7 @@
 
 #include "commands.h"
 #include "msg.h"
-#include "snapdiff/summary.h"
+#include "snapdiff/summarize.h"
 #include "snapdiff/units.h"
 
 static bool write_all(FILE *f, const uint8_t *p, size_t n)

@@ -95,12 +95,4 @@ void cli_pairs_free(struct cli_pairs *p);
  * median), after the members of stats and frag. Nothing for fewer than two. */
 void cli_print_spread(FILE *out, sd_snapshot *const *snaps, size_t n, bool color);
 
-/* Colour helpers: return "" when colour is off. */
-const char *clr_bold(const struct cli_opts *o);
-const char *clr_red(const struct cli_opts *o);
-const char *clr_green(const struct cli_opts *o);
-const char *clr_yellow(const struct cli_opts *o);
-const char *clr_dim(const struct cli_opts *o);
-const char *clr_reset(const struct cli_opts *o);
-
 #endif

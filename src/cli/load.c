@@ -243,14 +243,6 @@ void cli_free_all(sd_snapshot **snaps, size_t n)
     free(snaps);
 }
 
-static const char *esc(const struct cli_opts *o, const char *code) { return o->color ? code : ""; }
-const char *clr_bold(const struct cli_opts *o) { return esc(o, "\033[1m"); }
-const char *clr_red(const struct cli_opts *o) { return esc(o, "\033[31m"); }
-const char *clr_green(const struct cli_opts *o) { return esc(o, "\033[32m"); }
-const char *clr_yellow(const struct cli_opts *o) { return esc(o, "\033[33m"); }
-const char *clr_dim(const struct cli_opts *o) { return esc(o, "\033[2m"); }
-const char *clr_reset(const struct cli_opts *o) { return esc(o, "\033[0m"); }
-
 /* After the members of stats and frag: the spread across them (ranks.h), when several. */
 void cli_print_spread(FILE *out, sd_snapshot *const *snaps, size_t n, bool color)
 {

@@ -4,7 +4,6 @@
 
 #include "model/model.h"
 #include "source/source_internal.h"
-#include "snapdiff/stats.h"
 #include "snapdiff/summary.h"
 
 /* The end of a load: the value tree and every lookup structure go, the model stays. */

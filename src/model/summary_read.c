@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "model/model.h"
-#include "model/msgpack.h"
+#include "base/msgpack.h"
 #include "snapdiff/summary.h"
 
 #define TRY SDP_MP_TRY

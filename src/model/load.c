@@ -1,4 +1,4 @@
-/* loader.c - the one N-way loader (load.h): snapshots loaded by a few threads at once.
+/* load.c - the one N-way loader (load.h): snapshots loaded by a few threads at once.
  *
  * First every input is opened, in this thread, to learn its members (a file is one, an
  * archive or directory of ranks many); then each member is one piece of work. Workers
