@@ -328,7 +328,7 @@ START_TEST(model_legacy_list_addresses_and_history)
     sd_snapshot *s = load_fixture("legacy_list", &err);
     ck_assert_msg(s != NULL, "%s", err.text);
     ck_assert(sd_snapshot_is_legacy_list(s));
-    const sd_device *d = sd_snapshot_device(s, 0);
+    const sd_cuda_device *d = sd_snapshot_device(s, 0);
     ck_assert_uint_eq(d->n_blocks, 3);
     ck_assert_uint_eq(d->blocks[1].address, 4096 + 1024);
     ck_assert_uint_eq(d->blocks[2].address, 4096 + 1536);
@@ -358,7 +358,7 @@ START_TEST(model_dict_devices_traces_settings)
     sd_snapshot *s = load_fixture("dict_devices", &err);
     ck_assert_msg(s != NULL, "%s", err.text);
     ck_assert_uint_eq(sd_snapshot_device_count(s), 2);
-    const sd_device *d0 = sd_snapshot_device(s, 0), *d1 = sd_snapshot_device(s, 1);
+    const sd_cuda_device *d0 = sd_snapshot_device(s, 0), *d1 = sd_snapshot_device(s, 1);
     ck_assert_int_eq(d0->device, 0);
     ck_assert_int_eq(d1->device, 1);
     ck_assert_uint_eq(d1->n_trace, 2);
@@ -685,7 +685,7 @@ START_TEST(model_trace_entry_shared_through_memo)
 {
     sd_snapshot *s = load_shared();
     ck_assert_uint_eq(sd_snapshot_device_count(s), 2);
-    const sd_device *d0 = sd_snapshot_device(s, 0), *d1 = sd_snapshot_device(s, 1);
+    const sd_cuda_device *d0 = sd_snapshot_device(s, 0), *d1 = sd_snapshot_device(s, 1);
     ck_assert_uint_eq(d0->n_trace, 3);
     for (size_t i = 0; i < 2; i++) { /* E twice: the same entry at both references */
         ck_assert_int_eq(d0->trace[i].action, SD_ACT_ALLOC);

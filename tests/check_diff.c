@@ -372,7 +372,7 @@ static uint64_t folded_sum(const sd_diff *d)
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(sdp_render_folded(f, sd_diff_profile(d), 0, 1, 0, NULL), SD_OK);
+    ck_assert_int_eq(sd_render_diff_folded(f, sd_diff_profile(d), 0, 1, 0, NULL), SD_OK);
     fclose(f);
     uint64_t sum = 0;
     const char *prev = NULL;
@@ -477,7 +477,7 @@ static uint64_t live_bytes(const sd_snapshot *s, bool requested)
 {
     uint64_t sum = 0;
     for (size_t i = 0; i < sd_snapshot_device_count(s); i++) {
-        const sd_device *dev = sd_snapshot_device(s, i);
+        const sd_cuda_device *dev = sd_snapshot_device(s, i);
         for (size_t k = 0; k < dev->n_blocks; k++)
             if (dev->blocks[k].state == SD_BLOCK_ALLOCATED)
                 sum += requested ? dev->blocks[k].requested_size : dev->blocks[k].size;

@@ -292,7 +292,7 @@ START_TEST(multidev_total_and_pools)
     ck_assert_uint_eq(t->n_advice, d1->n_advice);
     /* the largest segments of device 0: 60, 60 (by address), 20 (pool), 2 MiB */
     uint32_t idx[8];
-    const sd_device *dev = sd_snapshot_device(s, 0);
+    const sd_cuda_device *dev = sd_snapshot_device(s, 0);
     ck_assert_uint_eq(sd_frag_largest_segments(dev, 8, idx), 4);
     ck_assert_uint_eq(dev->segments[idx[0]].total_size, 60 * MiB);
     ck_assert_uint_lt(dev->segments[idx[0]].address, dev->segments[idx[1]].address);
@@ -382,7 +382,7 @@ static const sd_block hand_blocks[] = {
 };
 static const sd_segment hand_segment = {.address = 16 * MiB, .total_size = 5 * MiB,
                                         .first_block = 0, .n_blocks = 4};
-static const sd_device hand_device = {.device = 0, .segments = &hand_segment, .n_segments = 1,
+static const sd_cuda_device hand_device = {.device = 0, .segments = &hand_segment, .n_segments = 1,
                                       .blocks = hand_blocks, .n_blocks = 4};
 
 START_TEST(map_page_size)
@@ -449,7 +449,7 @@ START_TEST(map_of_a_fixture)
     sd_snapshot *s = load("multidev");
     sd_frag *f = analyse(s);
     const sd_frag_device *d0 = sd_frag_device_at(f, 0);
-    const sd_device *dev = sd_snapshot_device(s, 0);
+    const sd_cuda_device *dev = sd_snapshot_device(s, 0);
     const sd_frag_map *m = &d0->map;
     /* 60, 60, 20 (pool (1,2)) and 2 MiB: pages of 2 MiB, 30 in the largest row */
     ck_assert_uint_eq(m->n_segments, 4);

@@ -69,6 +69,41 @@ static_libs=$("$pkgconfig" --static --libs snapdiff | sed 's/-lsnapdiff\b//')
 cmp -s "$work/app.out" "$work/app_static.out" ||
     fail "static and shared disagree: $(cat "$work/app.out") / $(cat "$work/app_static.out")"
 
+# A C++ program: every installed header inside extern "C", one version at compile and
+# at run time, linked through pkg-config (issue 22).
+cxx=$(command -v g++ || command -v c++ || true)
+[ -n "$cxx" ] || fail "no C++ compiler (g++): tests/deps.sh installs it"
+{
+    for h in "$prefix"/include/snapdiff/*.h; do echo "#include <snapdiff/$(basename "$h")>"; done
+    cat <<'CXX'
+#include <cstdio>
+#include <cstring>
+int main()
+{
+    sd_error err;
+    sd_error_clear(&err);
+    char buf[32];
+    sd_format_bytes(1536, buf, sizeof buf);
+    std::printf("%s %s %d\n", sd_version(), buf, SD_VERSION_NUMBER);
+    return std::strcmp(sd_version(), SD_VERSION) == 0 ? 0 : 1;
+}
+CXX
+} >"$work/app.cpp"
+"$cxx" "$@" -std=c++11 -Wall -Wextra -Werror -o "$work/app_cxx" "$work/app.cpp" \
+    $("$pkgconfig" --cflags --libs snapdiff) || fail "a C++ program does not build against it"
+LD_LIBRARY_PATH=$libdir "$work/app_cxx" >"$work/app_cxx.out" ||
+    fail "the C++ program failed: $(cat "$work/app_cxx.out")"
+pcver=$("$pkgconfig" --modversion snapdiff)
+[ "$(cat "$work/app_cxx.out")" = "$pcver 1.5 KiB $(echo "$pcver" | awk -F. '{print $1 * 10000 + $2 * 100 + $3}')" ] ||
+    fail "C++ program says '$(cat "$work/app_cxx.out")', snapdiff.pc says $pcver"
+[ "$("$prefix/bin/snapdiff" --version)" = "snapdiff $pcver" ] ||
+    fail "snapdiff --version says '$("$prefix/bin/snapdiff" --version)', snapdiff.pc $pcver"
+thver=$(awk '$1 == ".TH" {gsub(/"/, ""); print; exit}' "$prefix"/share/man/man1/snapdiff.1 2>/dev/null || true)
+case "$thver" in
+    *"snapdiff $pcver"*) ;;
+    *) fail "the man page's title line ($thver) does not carry version $pcver" ;;
+esac
+
 # The figures are the installed tool's.
 "$prefix/bin/snapdiff" stats --json "$fixture" >"$work/stats.json"
 expect=$("$python3" -c '

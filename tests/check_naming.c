@@ -231,7 +231,7 @@ END_TEST
 
 static uint32_t stack_of_block(const sd_snapshot *s, size_t k)
 {
-    const sd_device *d = sd_snapshot_device(s, 0);
+    const sd_cuda_device *d = sd_snapshot_device(s, 0);
     ck_assert_uint_gt(d->n_blocks, k);
     return d->blocks[k].stack;
 }
@@ -278,7 +278,7 @@ START_TEST(forward_frames_make_a_backward_site)
     ck_assert_str_eq(sd_site_label_name(&l), "autograd AccumulateGrad (parameter gradients)");
     ck_assert_str_eq(l.name, "torch::autograd::AccumulateGrad::apply(" VEC "&&)");
     /* Trace entries carry the same context: the first two have forward_frames. */
-    const sd_device *d = sd_snapshot_device(s, 0);
+    const sd_cuda_device *d = sd_snapshot_device(s, 0);
     ck_assert_uint_eq(d->n_trace, 3);
     for (size_t i = 0; i < 3; i++) {
         const sd_stack_context *tc = sd_snapshot_stack_context(s, d->trace[i].stack);

@@ -4,12 +4,13 @@
  * with an offset, and works with a NULL error pointer. Values come from the fixtures
  * themselves: each is compared with the snapshot it was made from. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "snapdiff/diff.h"
 #include "snapdiff/stats.h"
-#include "snapdiff/summary.h"
+#include "snapdiff/summarize.h"
 
 #include "check_helpers.h"
 
@@ -42,7 +43,7 @@ static void same_model(const sd_snapshot *a, const sd_snapshot *b)
 {
     ck_assert_uint_eq(sd_snapshot_device_count(a), sd_snapshot_device_count(b));
     for (size_t d = 0; d < sd_snapshot_device_count(a); d++) {
-        const sd_device *x = sd_snapshot_device(a, d), *y = sd_snapshot_device(b, d);
+        const sd_cuda_device *x = sd_snapshot_device(a, d), *y = sd_snapshot_device(b, d);
         ck_assert_int_eq(x->device, y->device);
         ck_assert_uint_eq(x->n_segments, y->n_segments);
         ck_assert_uint_eq(x->n_blocks, y->n_blocks);

@@ -13,7 +13,30 @@
 #     carries a versioned SONAME (libsnapdiff.so.N). KNOWN_UNDEFINED: names a header still
 #     declares although nothing defines them (a known bug being fixed), tolerated with a
 #     note until the declaration goes.
+#
+#   check_symbols.sh --client OBJECT...
+#     The objects of a client of the library (the snapdiff tool, src/cli/) call the public
+#     API only: no symbol they use is an sdp_ internal, although they link the static
+#     archive where those are visible.
 set -eu
+
+client_mode() {
+    [ $# -ge 1 ] || { echo "check_symbols: --client needs the objects"; exit 2; }
+    used=$(nm -u "$@" | awk 'NF == 2 {print $2}' | sort -u)
+    count=$(printf '%s\n' "$used" | grep -c '^sd_' || true)
+    if [ "$count" -lt 10 ]; then
+        echo "check_symbols: the client objects call only $count sd_ functions: are these its objects?"
+        exit 1
+    fi
+    bad=$(printf '%s\n' "$used" | grep '^sdp_\|^SDP_' || true)
+    if [ -n "$bad" ]; then
+        echo "check_symbols: the client calls private sdp_ functions (make them public sd_, or"
+        echo "keep the work in the library):"
+        echo "$bad" | sed 's/^/    /'
+        exit 1
+    fi
+    echo "check_symbols: the client ($# objects) calls $count sd_ functions and no sdp_ one"
+}
 
 static_mode() {
     lib=$1
@@ -91,7 +114,10 @@ shared_mode() {
     echo "check_symbols: $lib ($soname) exports $count sd_ functions, exactly the public API"
 }
 
-if [ "${1:-}" = --shared ]; then
+if [ "${1:-}" = --client ]; then
+    shift
+    client_mode "$@"
+elif [ "${1:-}" = --shared ]; then
     [ $# -ge 3 ] || { echo "usage: check_symbols.sh --shared LIB.so INCLUDE_DIR [NAME...]"; exit 2; }
     shift
     shared_mode "$@"

@@ -53,7 +53,7 @@ START_TEST(whole_run_reproduces_live_blocks)
     sd_trace *t = replay(s);
     ck_assert_uint_eq(sd_trace_device_count(t), 1);
     const sd_trace_device *d = sd_trace_device_at(t, 0);
-    const sd_device *dev = sd_snapshot_device(s, 0);
+    const sd_cuda_device *dev = sd_snapshot_device(s, 0);
     size_t k = 0;
     uint64_t bytes = 0;
     for (size_t i = 0; i < dev->n_blocks; i++) {
@@ -192,7 +192,7 @@ END_TEST
 START_TEST(window_bounds)
 {
     sd_snapshot *s = load("phases");
-    const sd_device *dev = sd_snapshot_device(s, 0);
+    const sd_cuda_device *dev = sd_snapshot_device(s, 0);
     int64_t t0 = dev->trace[0].time_us;
     struct { sd_trace_bound since, until; size_t first, n; } cases[] = {
         {{SD_BOUND_INDEX, 28}, {SD_BOUND_INDEX, 53}, 28, 25},

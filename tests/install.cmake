@@ -11,9 +11,16 @@ add_test(NAME lib_symbols_shared
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_symbols.sh --shared
                  $<TARGET_FILE:snapdiff_shared> ${PROJECT_SOURCE_DIR}/include)
 
+# The tool is a client of its own library (issue 22): it links the static archive, yet
+# calls no sdp_ internal.
+add_test(NAME cli_public_api_only
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_symbols.sh --client
+                 $<TARGET_OBJECTS:snapdiff>
+         COMMAND_EXPAND_LISTS)
+
 add_test(NAME lib_headers_alone
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_headers.sh ${CMAKE_C_COMPILER}
-                 ${PROJECT_SOURCE_DIR}/include)
+                 ${PROJECT_SOURCE_DIR}/include -I${PROJECT_BINARY_DIR}/include)
 
 add_test(NAME lib_install_pkgconfig
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_install.sh ${CMAKE_COMMAND}
@@ -22,5 +29,5 @@ add_test(NAME lib_install_pkgconfig
                  ${PROJECT_SOURCE_DIR}/testdata/basic/v2_6_full.pickle
                  ${SNAPDIFF_USER_CFLAGS})
 
-set_tests_properties(lib_symbols_shared lib_headers_alone lib_install_pkgconfig
+set_tests_properties(lib_symbols_shared cli_public_api_only lib_headers_alone lib_install_pkgconfig
                      PROPERTIES LABELS lib)

@@ -167,6 +167,39 @@ def test_artifact_dir(tmp):
     open(os.path.join(one, "README.md"), "w").write("the run\n")
     r = run(["diff", one, one])
     check(r.returncode == 0, "diff of two one-snapshot dirs", r.stderr)
+    # A rank that died before it wrote leaves an empty file: the others load, and the
+    # note names it (issue 22: it used to abort the whole run).
+    open(os.path.join(d, "rank2.pickle"), "wb").close()
+    r = run(["stats", "--json", d])
+    check(r.returncode == 0, "empty rank file: exit 0", r.stderr)
+    err = r.stderr.decode()
+    check(err == "snapdiff: note: %s: skipped 3 files that are not snapshots: README.md "
+          "(text), rank2.pickle (empty), train.log (text)\n" % d, "empty rank file named", err)
+    with zipfile.ZipFile(z, "a") as zf:
+        zf.writestr("rank2.pickle", b"")
+    r = run(["stats", z])
+    check(r.returncode == 0 and b"rank2.pickle (empty)" in r.stderr, "empty zip member", r.stderr)
+
+
+def test_manners():
+    """Typos get the nearest name; a command after the files says the command comes first;
+    a command's help keeps only its own words (issue 22)."""
+    one_error_line("typo option", run(["--josn", FULL, FULL]),
+                   "unknown option '--josn'; did you mean '--json'?")
+    one_error_line("far option", run(["--zzzzzz", FULL, FULL]), "unknown option '--zzzzzz'")
+    r = run(["--zzzzzz", FULL, FULL])
+    check(b"did you mean" not in r.stderr, "no suggestion for a far option", r.stderr)
+    one_error_line("typo command", run(["stast", FULL]),
+                   "unknown command 'stast'; did you mean 'stats'?")
+    one_error_line("command after file", run([FULL, "stats"]),
+                   "'stats' is a command: the command comes first")
+    r = run(["help", "diff"])
+    out = r.stdout.decode()
+    check(r.returncode == 0 and "check: text, json, github or junit" not in out
+          and "series, trace:" not in out and "JUnit" not in out, "help diff: diff's only", out)
+    r = run(["help", "check"])
+    check(b"--format FMT           text, json, github or junit" in r.stdout,
+          "help check: its formats", r.stdout)
 
 
 def many_blocks_snapshot(n_a, n_b):
@@ -358,6 +391,7 @@ def main():
         test_command_help()
         test_not_a_pickle(tmp)
         test_artifact_dir(tmp)
+        test_manners()
         test_number_formats(tmp)
         test_stats_figures()
         test_stats_text_golden()

@@ -15,6 +15,10 @@
 #include <stdbool.h>
 #include "snapshot.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum sd_group_by {
     SD_GROUP_SITE,       /* "FILE:LINE NAME" of the site (+ --depth user callers) */
     SD_GROUP_LEAF,       /* "FILE:LINE NAME" of the innermost frame that is not native noise */
@@ -157,5 +161,9 @@ bool sd_frame_is_mode_shim(const sd_frame *f);
  * @return the key's length, as snprintf does: a result >= size means it was cut. */
 size_t sd_attrib_key(const sd_attrib *a, const sd_frame *const *frames, size_t n,
                      char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -22,6 +22,10 @@
 #include "snapshot.h"
 #include "stats.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- The diff ------------------------------------------------------------------------ */
 
 typedef struct sd_diff sd_diff;
@@ -202,5 +206,9 @@ const sd_attrib *sd_diff_attrib(const sd_diff *d);
  * OLD or neither side recorded a trace; no device pairs when only one side did. */
 struct sd_peak_diff;
 const struct sd_peak_diff *sd_diff_peak(const sd_diff *d);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

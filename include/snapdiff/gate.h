@@ -16,6 +16,10 @@
 #include <stdbool.h>
 #include "diff.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum sd_limit_id {
     SD_LIMIT_MAX_GROWTH,       /* allocated bytes new - old, all devices */
     SD_LIMIT_MAX_GROWTH_PCT,   /* 100 * that growth / old allocated (percent) */
@@ -102,5 +106,9 @@ size_t sd_limits_count(const sd_limits *limits);
  * measured on the diff's per-step growth: without steps it is not measurable (callers
  * require steps with it). */
 void sd_gate_diff(const sd_diff *d, const sd_limits *limits, sd_gate *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -22,6 +22,10 @@
 
 #include "attrib.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sd_groups sd_groups;
 
 typedef struct sd_group_row {
@@ -61,5 +65,9 @@ size_t sd_groups_row_count(const sd_groups *g);
 const sd_group_row *sd_groups_row(const sd_groups *g, size_t i);
 /* The row of (key, device), by binary search. NULL when the key held nothing there. */
 const sd_group_row *sd_groups_find(const sd_groups *g, const char *key, int64_t device);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -19,6 +19,10 @@
 #include <stdbool.h>
 #include "snapshot.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sd_loader_options {
     uint64_t max_memory;    /* per snapshot, and the bound on loads in flight; 0 = none */
     unsigned jobs;          /* snapshots loaded at once; 0 = the number of online cores */
@@ -48,14 +52,15 @@ typedef struct sd_loaded {
     sd_error err;                 /* why not (unless `ambiguous`) */
     bool ambiguous;               /* !all_members and the input holds n_members != 1 */
     size_t n_members;             /* members of the opened input; 0 if it did not open */
-    char first_member[256];       /* display name of member 0 ("" when none) */
+    char *first_member;           /* display name of member 0 (owned; NULL when none) */
     sd_snapshot **snaps;          /* the snapshots loaded, in member order: all of them,
                                    * or those before the member that failed (none with
                                    * `each`) */
     size_t n_snaps;
     size_t n_passed;              /* with `each`: the snapshots handed to it */
     size_t n_skipped;             /* directory files left out as no snapshot (source.h) */
-    char skipped[512];            /* their names: sd_input_skipped */
+    char *skipped;                /* their names as sd_input_skipped gives them (owned;
+                                   * NULL when none) */
 } sd_loaded;
 
 /* The default for `jobs`: the number of online cores (at least 1). */
@@ -67,7 +72,11 @@ sd_status sd_load_all(const char *const *specs, size_t n, const sd_loader_option
                       sd_loaded *out);
 
 /* Free the snapshots still in out[i].snaps (a caller keeps one by setting its entry to
- * NULL) and the arrays. */
+ * NULL), the arrays and the names. */
 void sd_loaded_free(sd_loaded *out, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

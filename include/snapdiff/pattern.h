@@ -23,6 +23,10 @@
 #include "attrib.h"
 #include "snapshot.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* In precedence order: when several match a group, the first one wins. */
 typedef enum sd_pattern {
     SD_PATTERN_NONE,               /* no clear evidence: JSON null */
@@ -64,5 +68,9 @@ sd_pattern sd_pattern_classify(const sd_attrib *a, const sd_frame *const *frames
  * growth (either way); else SD_PATTERN_NONE. */
 #define SD_PATTERN_FRAG_MIN_RESERVED (2u << 20)
 sd_pattern sd_pattern_of_totals(int64_t allocated_delta, int64_t reserved_delta);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

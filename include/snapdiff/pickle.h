@@ -13,6 +13,10 @@
 #include <stdio.h>
 #include "snapdiff.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sd_pickle sd_pickle;
 typedef struct sd_value sd_value;
 
@@ -72,5 +76,9 @@ const void *sd_value_identity(const sd_value *v);
  * nesting is bounded too, so a cycle or a "billion laughs" file ends in an error.
  * @return SD_OK, SD_ELIMIT (err names the container's offset) or SD_EIO (write failed). */
 sd_status sd_value_write_json(const sd_value *v, FILE *out, uint64_t max_nodes, sd_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -23,6 +23,10 @@
 
 #include "attrib.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sd_profile sd_profile;
 
 typedef struct sd_profile_figures {
@@ -70,5 +74,9 @@ size_t sd_profile_key_count(const sd_profile *p);
 const sd_profile_key *sd_profile_key_at(const sd_profile *p, size_t i);
 /* The sums over all keys, per side. */
 const sd_profile_figures *sd_profile_total(const sd_profile *p, size_t side);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -12,7 +12,18 @@
 #include "snapshot.h"
 #include "stats.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define SD_RANK_NONE SIZE_MAX
+
+/* Whether both sides of a pair of members are there. */
+typedef enum sd_member_missing {
+    SD_MEMBER_PAIRED,         /* both sides */
+    SD_MEMBER_NO_OLD,         /* only in NEW (nothing to compare with) */
+    SD_MEMBER_NO_NEW,         /* only in OLD (the rank is gone) */
+} sd_member_missing;
 
 /* The rank number a member name carries: the digits after the last "rank" (any case),
  * with an optional '_', '-' or '.' between ("rank3.pickle", "job_rank_12.pkl",
@@ -53,5 +64,9 @@ void sd_rank_spread_of(const sd_snapshot *const *snaps, size_t n, sd_rank_spread
 /* The same from each snapshot's totals (sd_stats_total), for callers that keep those and
  * free the snapshots. */
 void sd_rank_spread_of_totals(const sd_stats *totals, size_t n, sd_rank_spread *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

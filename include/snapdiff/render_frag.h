@@ -10,6 +10,10 @@
 #include "frag.h"
 #include "render.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define SD_FRAG_SCHEMA "snapdiff.frag/1"
 
 /* One analysis as text: per device the verdict with its reason, the advice, the figures
@@ -35,5 +39,9 @@ size_t sd_frag_oom_note(const sd_frag_oom *o, char *buf, size_t size);
  * long C++ names cut), "" when its trace entry has no frames; s is the analysed snapshot. */
 size_t sd_frag_oom_site(const sd_snapshot *s, const sd_frag_oom *o, char *buf, size_t size);
 #define SD_FRAG_TEXT_MAX 1024    /* enough for any of them */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -8,6 +8,10 @@
 #include "render.h"
 #include "snapshot.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define SD_STATS_SCHEMA "snapdiff.stats/1"
 
 /* The totals of one snapshot per device and overall, with its allocator settings.
@@ -15,5 +19,9 @@
 sd_status sd_render_stats_text(FILE *out, const sd_snapshot *s, const sd_render_options *opts);
 /* The snapdiff.stats/1 document of n snapshots (one file: the file's object itself). */
 sd_status sd_render_stats_json(FILE *out, const sd_snapshot *const *snaps, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -32,6 +32,10 @@
 
 #include "groups.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sd_series sd_series;
 
 typedef enum sd_trend {
@@ -129,5 +133,9 @@ double sd_series_max_confidence(const sd_series *s);
  * memory ran out (n(n-1)/2 doubles are needed). */
 bool sd_theil_sen(const double *x, const double *y, size_t n, double *slope);
 void sd_mann_kendall(const double *y, size_t n, sd_series_trend *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

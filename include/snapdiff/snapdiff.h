@@ -12,7 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SD_VERSION "0.1.0"
+#include "snapdiff/version.h"   /* generated (version.h.in): beside this file once installed */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef enum sd_status {
     SD_OK = 0,
@@ -35,6 +39,10 @@ typedef struct sd_error {
     char text[256];         /* what was expected / what went wrong */
 } sd_error;
 
+/* The version of the library loaded at run time ("0.1.0"), which can differ from the
+ * SD_VERSION a program was compiled with (version.h). */
+const char *sd_version(void);
+
 /* Reset an error record to "no error". */
 void sd_error_clear(sd_error *err);
 
@@ -44,5 +52,9 @@ const char *sd_status_name(sd_status code);
 /* Format "SOURCE: offset N: TEXT" (offset part omitted when unknown) into buf. Every
  * sd_ function that takes an sd_error * accepts NULL (nothing is recorded); so does this. */
 void sd_error_format(const sd_error *err, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -16,6 +16,10 @@
 #include "snapdiff.h"
 #include "source.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sd_snapshot sd_snapshot;
 
 typedef enum sd_block_state {
@@ -73,12 +77,12 @@ typedef struct sd_trace_entry {
     bool has_time;
 } sd_trace_entry;
 
-typedef struct sd_device {
+typedef struct sd_cuda_device {
     int64_t device;
     const sd_segment *segments; size_t n_segments;   /* sorted by address */
     const sd_block *blocks;     size_t n_blocks;
     const sd_trace_entry *trace; size_t n_trace;     /* oldest first */
-} sd_device;
+} sd_cuda_device;
 
 /* One recorded setting: a small owned tree, so that reports can show the dict as the
  * snapshot recorded it. Containers are kept four levels deep (deeper ones are empty), at
@@ -167,7 +171,7 @@ const char *sd_snapshot_origin(const sd_snapshot *s);
 uint64_t sd_snapshot_trace_recorded(const sd_snapshot *s, size_t i);
 
 size_t sd_snapshot_device_count(const sd_snapshot *s);   /* sorted by device ordinal */
-const sd_device *sd_snapshot_device(const sd_snapshot *s, size_t i);
+const sd_cuda_device *sd_snapshot_device(const sd_snapshot *s, size_t i);
 
 size_t sd_snapshot_stack_count(const sd_snapshot *s);
 /* Frames of stack `id`, innermost first, as indices for sd_snapshot_frame. */
@@ -200,5 +204,9 @@ const char *sd_snapshot_warning(const sd_snapshot *s, size_t i);
 
 const char *sd_block_state_name(sd_block_state st);
 const char *sd_trace_action_name(sd_trace_action a);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -10,6 +10,10 @@
 
 #include "snapdiff.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sd_input sd_input;
 
 typedef struct sd_input_options {
@@ -34,16 +38,19 @@ const char *sd_input_skipped(const sd_input *in);
 
 /* The bytes of one member, decompressed: a read-only map of the file where possible,
  * else a heap buffer. Release with sd_bytes_release. */
+typedef struct sd_bytes_owner sd_bytes_owner;   /* opaque: what holds the bytes */
 typedef struct sd_bytes {
     const uint8_t *data;
     size_t len;
-    void *heap_;        /* private: malloc'd buffer, or NULL */
-    void *map_;         /* private: mmap'd region, or NULL */
-    size_t map_len_;
+    sd_bytes_owner *owner;   /* released by sd_bytes_release */
 } sd_bytes;
 
 /* @return SD_OK or an error naming the member. */
 sd_status sd_input_read(sd_input *in, size_t i, sd_bytes *out, sd_error *err);
 void sd_bytes_release(sd_bytes *b);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

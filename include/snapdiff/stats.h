@@ -4,6 +4,10 @@
 
 #include "snapshot.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sd_stats {
     int64_t device;                  /* -1 for the total over devices */
     uint64_t segments, segments_large, segments_small, segments_expandable;
@@ -21,12 +25,16 @@ typedef struct sd_stats {
 } sd_stats;
 
 /* Totals of one device. */
-void sd_stats_device(const sd_device *dev, sd_stats *out);
+void sd_stats_device(const sd_cuda_device *dev, sd_stats *out);
 /* Sum of b into a (a->device becomes -1; time span widened). */
 void sd_stats_add(sd_stats *a, const sd_stats *b);
 /* Totals over every device of the snapshot. */
 void sd_stats_total(const sd_snapshot *s, sd_stats *out);
 /* 100 * allocated / reserved; 0 when nothing is reserved. */
 double sd_stats_allocated_pct(const sd_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

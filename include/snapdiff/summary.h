@@ -21,28 +21,29 @@
  *
  * A summary keeps no trace to replay and its trace counts are the digest's: the commands
  * that show the trace (stats, trace, frag, report) ask for the snapshot itself.
+ *
+ * This header is the format (its name, version and how it is recognised); writing one is
+ * summarize.h's, showing one as JSON render_summary.h's.
  */
 #ifndef SNAPDIFF_SUMMARY_H
 #define SNAPDIFF_SUMMARY_H
 
-#include <stdio.h>
-#include "snapshot.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define SD_SUMMARY_VERSION 1          /* the format written; readers refuse newer ones */
 #define SD_SUMMARY_MAGIC "snapdiff.summary"
 
-/* Encode `s` as a summary into a malloc'd buffer (free it with free()). `writer` names
- * the program for the file (may be NULL).
- * @return SD_OK, or SD_ENOMEM (out of memory) with err filled. */
-sd_status sd_summary_encode(const sd_snapshot *s, const char *writer, uint8_t **out,
-                            size_t *len, sd_error *err);
-
 /* Do these bytes start like a summary (of any version)? */
 bool sd_summary_sniff(const uint8_t *data, size_t len);
 
-/* Write a summary's whole content as JSON (a msgpack map becomes an object, binary data a
- * hex string), checking the envelope and version first.
- * @return SD_OK, or an error with the byte offset (corrupt input) or SD_EIO. */
-sd_status sd_summary_write_json(const uint8_t *data, size_t len, FILE *out, sd_error *err);
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -27,6 +27,10 @@
 #include "attrib.h"
 #include "snapshot.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum sd_trace_bound_kind {
     SD_BOUND_NONE,      /* no bound */
     SD_BOUND_INDEX,     /* an entry index of the device's trace, 0 = the oldest */
@@ -149,5 +153,9 @@ const sd_snapshot *sd_trace_snapshot(const sd_trace *t);
 const sd_attrib *sd_trace_attrib(const sd_trace *t);
 size_t sd_trace_device_count(const sd_trace *t);
 const sd_trace_device *sd_trace_device_at(const sd_trace *t, size_t i);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

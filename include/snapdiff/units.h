@@ -5,6 +5,10 @@
 #include <stdbool.h>
 #include "snapdiff.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* "1.5 GiB", "512 B", "3.0 MiB": binary units, one decimal above bytes. */
 void sd_format_bytes(uint64_t bytes, char *buf, size_t size);
 /* Signed variant: "+1.5 GiB", "-512 B", "0 B". */
@@ -12,5 +16,9 @@ void sd_format_delta(int64_t bytes, char *buf, size_t size);
 /* Parse "80GiB", "512 MiB", "1.5GB", "4096", "2k": KiB/MiB/GiB/TiB binary, KB/MB/GB/TB
  * decimal, K/M/G/T binary, plain number = bytes. @return false on junk or overflow. */
 bool sd_parse_size(const char *text, uint64_t *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -71,7 +71,7 @@ static void add_side(sd_diff *d, size_t side, const size_t *slot_of, size_t n_me
     const sd_snapshot *s = d->snaps[side];
     if (!s) return;
     for (size_t i = 0; i < sd_snapshot_device_count(s); i++) {
-        const sd_device *dev = sd_snapshot_device(s, i);
+        const sd_cuda_device *dev = sd_snapshot_device(s, i);
         size_t slot = device_slot_of(d, side, dev->device);
         if (slot == SIZE_MAX) continue;
         size_t di = slot_of[slot];
@@ -247,11 +247,11 @@ static size_t device_slot_of(const sd_diff *d, size_t side, int64_t ordinal)
 
 /* The one device of s that holds anything (segments or trace entries), or NULL when none
  * or several do: a rank's file lists every visible GPU but uses its own. */
-static const sd_device *sole_device(const sd_snapshot *s)
+static const sd_cuda_device *sole_device(const sd_snapshot *s)
 {
-    const sd_device *found = NULL;
+    const sd_cuda_device *found = NULL;
     for (size_t i = 0; s && i < sd_snapshot_device_count(s); i++) {
-        const sd_device *dev = sd_snapshot_device(s, i);
+        const sd_cuda_device *dev = sd_snapshot_device(s, i);
         if (!dev->n_segments && !dev->n_trace) continue;
         if (found) return NULL;
         found = dev;
@@ -270,13 +270,13 @@ static int device_cmp(const void *pa, const void *pb)
  * NEW's other, empty devices then keep their own ordinals unless OLD's one is taken. */
 static sd_status collect_devices(sd_diff *d, sd_error *err)
 {
-    const sd_device *so = sole_device(d->snaps[0]), *sn = sole_device(d->snaps[1]);
+    const sd_cuda_device *so = sole_device(d->snaps[0]), *sn = sole_device(d->snaps[1]);
     bool pair = so && sn && so->device != sn->device;
     for (int w = 0; w < 2; w++) {
         const sd_snapshot *s = d->snaps[w];
         if (!s) continue;
         for (size_t i = 0; i < sd_snapshot_device_count(s); i++) {
-            const sd_device *dev = sd_snapshot_device(s, i);
+            const sd_cuda_device *dev = sd_snapshot_device(s, i);
             if (w && pair && dev != sn && dev->device == so->device) continue;   /* empty */
             int64_t as = w && pair && dev == sn ? so->device : dev->device;
             size_t k = device_slot(d, as);
@@ -318,7 +318,7 @@ static void device_capacity(const sd_diff_options *o, sd_diff_device *dd, const 
         /* The driver's free memory at the last OOM plus what the allocator held: an
          * estimate of the device's usable total (other processes are not counted). */
         for (size_t i = 0; i < sd_snapshot_device_count(sn); i++) {
-            const sd_device *dev = sd_snapshot_device(sn, i);
+            const sd_cuda_device *dev = sd_snapshot_device(sn, i);
             if (dev->device != dd->device_new) continue;
             for (size_t k = dev->n_trace; k-- > 0;) {
                 if (dev->trace[k].action != SD_ACT_OOM) continue;
@@ -370,7 +370,7 @@ static uint64_t count_ooms(const sd_snapshot *s)
 {
     uint64_t n = 0;
     for (size_t i = 0; s && i < sd_snapshot_device_count(s); i++) {
-        const sd_device *dev = sd_snapshot_device(s, i);
+        const sd_cuda_device *dev = sd_snapshot_device(s, i);
         for (size_t k = 0; k < dev->n_trace; k++) n += dev->trace[k].action == SD_ACT_OOM;
     }
     return n;

@@ -74,7 +74,7 @@ static size_t count_live(kept_ctx *k, const sd_snapshot *s, bool is_new)
 {
     size_t total = 0;
     for (size_t i = 0; s && i < sd_snapshot_device_count(s); i++) {
-        const sd_device *dev = sd_snapshot_device(s, i);
+        const sd_cuda_device *dev = sd_snapshot_device(s, i);
         sd_diff_counts *c = &k->devices[device_slot(k, dev->device, is_new)].blocks;
         for (size_t b = 0; b < dev->n_blocks; b++) {
             if (dev->blocks[b].state != SD_BLOCK_ALLOCATED) continue;
@@ -90,7 +90,7 @@ static void insert_old(kept_ctx *k)
 {
     size_t n = 0;
     for (size_t i = 0; i < sd_snapshot_device_count(k->old_snap); i++) {
-        const sd_device *dev = sd_snapshot_device(k->old_snap, i);
+        const sd_cuda_device *dev = sd_snapshot_device(k->old_snap, i);
         uint32_t di = device_slot(k, dev->device, false);
         for (size_t b = 0; b < dev->n_blocks; b++) {
             const sd_block *blk = &dev->blocks[b];
@@ -122,7 +122,7 @@ static bool take_old(kept_ctx *k, uint32_t di, const sd_block *b)
 static void match_new(kept_ctx *k)
 {
     for (size_t i = 0; i < sd_snapshot_device_count(k->new_snap); i++) {
-        const sd_device *dev = sd_snapshot_device(k->new_snap, i);
+        const sd_cuda_device *dev = sd_snapshot_device(k->new_snap, i);
         uint32_t di = device_slot(k, dev->device, true);
         sd_diff_counts *c = &k->devices[di].blocks;
         for (size_t b = 0; b < dev->n_blocks; b++) {

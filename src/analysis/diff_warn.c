@@ -121,7 +121,7 @@ static bool newest_time(const sd_snapshot *s, int64_t *out)
 {
     bool any = false;
     for (size_t i = 0; s && i < sd_snapshot_device_count(s); i++) {
-        const sd_device *dev = sd_snapshot_device(s, i);
+        const sd_cuda_device *dev = sd_snapshot_device(s, i);
         for (size_t k = 0; k < dev->n_trace; k++) {
             const sd_trace_entry *e = &dev->trace[k];
             if (!e->has_time || (any && e->time_us <= *out)) continue;

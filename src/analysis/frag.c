@@ -51,7 +51,7 @@ void sd_frag_bucket_bounds(size_t i, uint64_t *min_bytes, uint64_t *max_bytes)
 
 /* ---- what empty_cache() would release --------------------------------------------- */
 
-static bool segment_all_free(const sd_device *dev, const sd_segment *seg)
+static bool segment_all_free(const sd_cuda_device *dev, const sd_segment *seg)
 {
     for (uint32_t k = 0; k < seg->n_blocks; k++)
         if (dev->blocks[seg->first_block + k].state != SD_BLOCK_INACTIVE) return false;
@@ -86,7 +86,7 @@ static uint64_t released_part(const sd_segment *seg, const sd_block *b, bool all
     return expandable_pages(seg, b);
 }
 
-static uint64_t segment_releasable(const sd_device *dev, const sd_segment *seg,
+static uint64_t segment_releasable(const sd_cuda_device *dev, const sd_segment *seg,
                                    bool all_free)
 {
     if (!sdp_frag_default_pool(seg)) return 0;
@@ -129,7 +129,7 @@ typedef struct accum {
     size_t n_alloc, n_free;
 } accum;
 
-static void add_segment(sd_frag *f, accum *acc, const sd_device *dev, const sd_segment *seg)
+static void add_segment(sd_frag *f, accum *acc, const sd_cuda_device *dev, const sd_segment *seg)
 {
     sd_frag_figures *fig = acc->fig;
     bool all_free = segment_all_free(dev, seg);
@@ -200,7 +200,7 @@ static void group_figures(sd_frag *f, size_t first, size_t n, const seg_filter *
     memset(out, 0, sizeof *out);
     accum acc = {out, 0, 0};
     for (size_t d = first; d < first + n; d++) {
-        const sd_device *dev = sd_snapshot_device(f->snap, d);
+        const sd_cuda_device *dev = sd_snapshot_device(f->snap, d);
         for (size_t i = 0; i < dev->n_segments; i++)
             if (filter_match(flt, &dev->segments[i]))
                 add_segment(f, &acc, dev, &dev->segments[i]);
@@ -210,7 +210,7 @@ static void group_figures(sd_frag *f, size_t first, size_t n, const seg_filter *
 
 /* Free bytes in big default large-pool segments that also hold live blocks: the case
  * max_split_size_mb addresses. */
-static uint64_t large_split_free(const sd_device *dev)
+static uint64_t large_split_free(const sd_cuda_device *dev)
 {
     uint64_t sum = 0;
     for (size_t i = 0; i < dev->n_segments; i++) {
@@ -265,7 +265,7 @@ static sd_status make_pools(sd_frag *f, size_t first, size_t n, sd_frag_device *
     bool has_large = false, has_small = false;
     size_t n_ids = 0;
     for (size_t d = first; d < first + n; d++) {
-        const sd_device *dev = sd_snapshot_device(f->snap, d);
+        const sd_cuda_device *dev = sd_snapshot_device(f->snap, d);
         for (size_t i = 0; i < dev->n_segments; i++) {
             const sd_segment *seg = &dev->segments[i];
             enum pool_kind k = pool_kind_of(seg);
@@ -311,7 +311,7 @@ static sd_status make_pools(sd_frag *f, size_t first, size_t n, sd_frag_device *
 
 static sd_status make_streams(sd_frag *f, size_t d, sd_frag_device *out)
 {
-    const sd_device *dev = sd_snapshot_device(f->snap, d);
+    const sd_cuda_device *dev = sd_snapshot_device(f->snap, d);
     uint64_t *streams = sdp_frag_calloc(f, dev->n_segments, sizeof *streams);
     if (!streams) return SD_ENOMEM;
     for (size_t i = 0; i < dev->n_segments; i++) streams[i] = dev->segments[i].stream;
@@ -342,7 +342,7 @@ uint64_t sd_frag_map_page(uint64_t largest, size_t columns)
     return page;
 }
 
-size_t sd_frag_segment_pages(const sd_device *dev, const sd_segment *seg, uint64_t page,
+size_t sd_frag_segment_pages(const sd_cuda_device *dev, const sd_segment *seg, uint64_t page,
                              sd_frag_page *pages, size_t max_pages)
 {
     size_t n = seg->total_size ? (size_t)((seg->total_size + page - 1) / page) : 1;
@@ -378,7 +378,7 @@ sd_frag_page_fill sd_frag_page_fill_of(const sd_frag_page *p)
     return p->pending ? SD_PAGE_PENDING : SD_PAGE_FREE;
 }
 
-uint64_t sd_frag_segment_free(const sd_device *dev, const sd_segment *seg)
+uint64_t sd_frag_segment_free(const sd_cuda_device *dev, const sd_segment *seg)
 {
     uint64_t sum = 0;
     for (uint32_t k = 0; k < seg->n_blocks; k++)
@@ -387,7 +387,7 @@ uint64_t sd_frag_segment_free(const sd_device *dev, const sd_segment *seg)
     return sum;
 }
 
-uint64_t sd_frag_segment_stranded(const sd_device *dev, const sd_segment *seg)
+uint64_t sd_frag_segment_stranded(const sd_cuda_device *dev, const sd_segment *seg)
 {
     bool all_free = segment_all_free(dev, seg);
     uint64_t sum = 0;
@@ -399,7 +399,7 @@ uint64_t sd_frag_segment_stranded(const sd_device *dev, const sd_segment *seg)
 }
 
 /* Runs of equal state of a segment's blocks, in an array of f's arena. */
-static sd_status segment_runs(sd_frag *f, const sd_device *dev, const sd_segment *seg,
+static sd_status segment_runs(sd_frag *f, const sd_cuda_device *dev, const sd_segment *seg,
                               sd_frag_map_row *r)
 {
     sd_frag_run *runs = sdp_frag_calloc(f, seg->n_blocks, sizeof *runs);
@@ -418,7 +418,7 @@ static sd_status segment_runs(sd_frag *f, const sd_device *dev, const sd_segment
 
 /* The segments with the most stranded free memory, each split into pages of one size
  * for all. */
-static sd_status make_map(sd_frag *f, const sd_device *dev, sd_frag_map *map)
+static sd_status make_map(sd_frag *f, const sd_cuda_device *dev, sd_frag_map *map)
 {
     uint32_t idx[SD_FRAG_MAP_SEGMENTS];
     size_t n = sd_frag_stranded_segments(dev, SD_FRAG_MAP_SEGMENTS, idx);
@@ -454,7 +454,7 @@ static sd_status make_map(sd_frag *f, const sd_device *dev, sd_frag_map *map)
 
 static sd_status analyse_device(sd_frag *f, size_t i)
 {
-    const sd_device *dev = sd_snapshot_device(f->snap, i);
+    const sd_cuda_device *dev = sd_snapshot_device(f->snap, i);
     sd_frag_device *d = &f->devices[i];
     seg_filter all = {0};
     d->device = dev->device;
@@ -547,7 +547,7 @@ void sd_frag_brief_of(const sd_snapshot *s, sd_frag_brief *out)
 {
     memset(out, 0, sizeof *out);
     for (size_t d = 0; d < sd_snapshot_device_count(s); d++) {
-        const sd_device *dev = sd_snapshot_device(s, d);
+        const sd_cuda_device *dev = sd_snapshot_device(s, d);
         for (size_t i = 0; i < dev->n_segments; i++) out->reserved += dev->segments[i].total_size;
         for (size_t i = 0; i < dev->n_blocks; i++) {
             const sd_block *b = &dev->blocks[i];
@@ -563,14 +563,14 @@ void sd_frag_brief_of(const sd_snapshot *s, sd_frag_brief *out)
 }
 
 /* Bigger first; equal sizes by address. */
-static bool segment_before(const sd_device *dev, uint32_t a, uint32_t b)
+static bool segment_before(const sd_cuda_device *dev, uint32_t a, uint32_t b)
 {
     const sd_segment *x = &dev->segments[a], *y = &dev->segments[b];
     if (x->total_size != y->total_size) return x->total_size > y->total_size;
     return x->address < y->address;
 }
 
-size_t sd_frag_largest_segments(const sd_device *dev, size_t max, uint32_t *out)
+size_t sd_frag_largest_segments(const sd_cuda_device *dev, size_t max, uint32_t *out)
 {
     /* Insertion into a short sorted list: max is a screenful, segments can be many. */
     size_t n = 0;
@@ -589,14 +589,14 @@ size_t sd_frag_largest_segments(const sd_device *dev, size_t max, uint32_t *out)
 }
 
 /* More stranded first; then bigger; then the lower address. */
-static bool stranded_before(const sd_device *dev, uint32_t a, uint64_t sa, uint32_t b,
+static bool stranded_before(const sd_cuda_device *dev, uint32_t a, uint64_t sa, uint32_t b,
                             uint64_t sb)
 {
     if (sa != sb) return sa > sb;
     return segment_before(dev, a, b);
 }
 
-size_t sd_frag_stranded_segments(const sd_device *dev, size_t max, uint32_t *out)
+size_t sd_frag_stranded_segments(const sd_cuda_device *dev, size_t max, uint32_t *out)
 {
     uint64_t keys[SD_FRAG_MAP_SEGMENTS];
     if (max > SD_FRAG_MAP_SEGMENTS) max = SD_FRAG_MAP_SEGMENTS;

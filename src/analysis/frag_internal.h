@@ -47,6 +47,6 @@ static inline bool sdp_frag_default_pool(const sd_segment *seg)
 
 /* The oom events of one device, oldest first, in an array of f's arena (*out NULL when
  * there are none). @return SD_OK or SD_ENOMEM. */
-sd_status sdp_frag_ooms(sd_frag *f, const sd_device *dev, sd_frag_oom **out, size_t *n);
+sd_status sdp_frag_ooms(sd_frag *f, const sd_cuda_device *dev, sd_frag_oom **out, size_t *n);
 
 #endif

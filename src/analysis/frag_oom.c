@@ -128,7 +128,7 @@ static void replay_free(replay *r)
     r->sorted = NULL;
 }
 
-static bool replay_init(replay *r, const sd_device *dev, sdp_arena *budget)
+static bool replay_init(replay *r, const sd_cuda_device *dev, sdp_arena *budget)
 {
     memset(r, 0, sizeof *r);
     r->budget = budget;
@@ -346,7 +346,7 @@ static bool replay_free_runs(replay *r, sd_frag_oom *o, free_sum *fs, size_t *n_
     return true;
 }
 
-static void snapshot_free_runs(const sd_device *dev, sd_frag_oom *o, free_sum *fs)
+static void snapshot_free_runs(const sd_cuda_device *dev, sd_frag_oom *o, free_sum *fs)
 {
     for (size_t i = 0; i < dev->n_segments; i++) {
         const sd_segment *seg = &dev->segments[i];
@@ -462,7 +462,7 @@ static bool oom_sites(const sd_frag *f, sd_frag_oom *o, uint64_t (*blk)[3], size
 
 /* The snapshot's live blocks as (address, size, stack), for an oom the replay did not
  * reach. NULL when memory runs out. */
-static uint64_t (*snapshot_busy(const sd_device *dev, size_t *n))[3]
+static uint64_t (*snapshot_busy(const sd_cuda_device *dev, size_t *n))[3]
 {
     uint64_t (*blk)[3] = malloc((dev->n_blocks ? dev->n_blocks : 1) * sizeof *blk);
     *n = 0;
@@ -491,7 +491,7 @@ static void start_event(sd_frag_oom *o, size_t i, const sd_trace_entry *e)
     o->stack = e->stack;
 }
 
-sd_status sdp_frag_ooms(sd_frag *f, const sd_device *dev, sd_frag_oom **out, size_t *n)
+sd_status sdp_frag_ooms(sd_frag *f, const sd_cuda_device *dev, sd_frag_oom **out, size_t *n)
 {
     *out = NULL;
     *n = 0;

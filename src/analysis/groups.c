@@ -82,7 +82,7 @@ static sd_status fill_rows(sd_groups *g, const sd_snapshot *s, const sd_profile 
     }
     size_t n_rows = 0;
     for (size_t d = 0; d < nd; d++) {
-        const sd_device *dev = sd_snapshot_device(s, d);
+        const sd_cuda_device *dev = sd_snapshot_device(s, d);
         for (size_t i = 0; i < dev->n_blocks; i++) {
             const sd_block *b = &dev->blocks[i];
             if (b->state != SD_BLOCK_ALLOCATED) continue;

@@ -345,7 +345,7 @@ static sd_status replay_step(sd_peak *p, const sd_trace_entry *e, int64_t *delta
     return SD_OK;
 }
 
-static size_t bound_index(const sd_device *d, const sd_trace_bound *b, bool upper)
+static size_t bound_index(const sd_cuda_device *d, const sd_trace_bound *b, bool upper)
 {
     size_t n = d->n_trace;
     if (b->kind == SD_BOUND_NONE) return upper ? n : 0;
@@ -363,7 +363,7 @@ static size_t bound_index(const sd_device *d, const sd_trace_bound *b, bool uppe
     return n;
 }
 
-static sd_status end_table(sd_peak *p, const sd_device *d, sd_peak_device *dv)
+static sd_status end_table(sd_peak *p, const sd_cuda_device *d, sd_peak_device *dv)
 {
     table_begin(p);
     for (size_t b = 0; b < d->n_blocks; b++) {
@@ -376,7 +376,7 @@ static sd_status end_table(sd_peak *p, const sd_device *d, sd_peak_device *dv)
 }
 
 /* The whole trace once: the peak, the early frees and the leftovers. */
-static sd_status replay_device(sd_peak *p, const sd_device *d, sd_peak_device *dv,
+static sd_status replay_device(sd_peak *p, const sd_cuda_device *d, sd_peak_device *dv,
                                dev_state *ds, const sd_peak_options *o)
 {
     size_t n = d->n_trace;
@@ -467,7 +467,7 @@ static sd_status replay_device(sd_peak *p, const sd_device *d, sd_peak_device *d
  * blocks of the trace alive then. */
 static sd_status live_table(sd_peak *p, size_t i, size_t entry, sd_peak_table *out)
 {
-    const sd_device *d = sd_snapshot_device(p->snap, p->states[i].index);
+    const sd_cuda_device *d = sd_snapshot_device(p->snap, p->states[i].index);
     const dev_state *ds = &p->states[i];
     if (replay_reset(p)) return SD_ENOMEM;
     for (size_t k = 0; k <= entry && k < d->n_trace; k++) {
@@ -512,7 +512,7 @@ static sd_status peak_build(sd_peak *p, const sd_peak_options *o)
     memset(p->devices, 0, (nd ? nd : 1) * sizeof *p->devices);
     memset(p->states, 0, (nd ? nd : 1) * sizeof *p->states);
     for (size_t i = 0; i < nd; i++) {
-        const sd_device *d = sd_snapshot_device(p->snap, i);
+        const sd_cuda_device *d = sd_snapshot_device(p->snap, i);
         sd_peak_device *dv = &p->devices[i];
         p->states[i].index = i;
         p->n_devices = i + 1;
@@ -606,7 +606,7 @@ sd_status sd_peak_live_series(sd_peak *p, size_t i, uint64_t *live, size_t n, sd
 {
     if (!p || i >= p->n_devices || (n && !live))
         return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_peak_live_series: no such device");
-    const sd_device *d = sd_snapshot_device(p->snap, p->states[i].index);
+    const sd_cuda_device *d = sd_snapshot_device(p->snap, p->states[i].index);
     if (replay_reset(p)) return nomem(err);
     int64_t cur = (int64_t)p->devices[i].start_bytes;
     for (size_t k = 0; k < d->n_trace && k < n; k++) {

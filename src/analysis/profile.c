@@ -98,7 +98,7 @@ static void side_free(prof_side *sd)
 static void add_blocks(prof_side *sd)
 {
     for (size_t i = 0; i < sd_snapshot_device_count(sd->snap); i++) {
-        const sd_device *dev = sd_snapshot_device(sd->snap, i);
+        const sd_cuda_device *dev = sd_snapshot_device(sd->snap, i);
         for (size_t k = 0; k < dev->n_blocks; k++) {
             const sd_block *b = &dev->blocks[k];
             if (b->state != SD_BLOCK_ALLOCATED) continue;

@@ -100,7 +100,7 @@ static uint16_t pool_index(pools *p, const sd_segment *g)
     return 0;
 }
 
-static bool collect_pools(const sd_device *d, pools *p)
+static bool collect_pools(const sd_cuda_device *d, pools *p)
 {
     p->ids = malloc((d->n_segments + 1) * sizeof *p->ids);
     if (!p->ids) return false;
@@ -118,7 +118,7 @@ static bool collect_pools(const sd_device *d, pools *p)
 }
 
 /* The snapshot's segment at addr (segments are sorted by address), or NULL. */
-static const sd_segment *end_segment_at(const sd_device *d, uint64_t addr)
+static const sd_segment *end_segment_at(const sd_cuda_device *d, uint64_t addr)
 {
     size_t lo = 0, hi = d->n_segments;
     while (lo < hi) {
@@ -129,7 +129,7 @@ static const sd_segment *end_segment_at(const sd_device *d, uint64_t addr)
     return lo < d->n_segments && d->segments[lo].address == addr ? &d->segments[lo] : NULL;
 }
 
-static uint8_t release_action(const sd_device *d)
+static uint8_t release_action(const sd_cuda_device *d)
 {
     for (size_t i = 0; i < d->n_trace; i++)
         if (d->trace[i].action == SD_ACT_FREE_COMPLETED) return SD_ACT_FREE_COMPLETED;
@@ -195,11 +195,11 @@ static void tile_start(start_state *st, const sd_alloc_conf *rec, uint64_t *bad)
 
 /* The segment addresses of the snapshot's other devices (their segments, and the segments
  * their traces make): a segment event of this device at one of them is another device's. */
-static bool other_segments(const sd_snapshot *s, const sd_device *self, sdp_amap *out)
+static bool other_segments(const sd_snapshot *s, const sd_cuda_device *self, sdp_amap *out)
 {
     if (!sdp_amap_init(out, 64)) return false;
     for (size_t i = 0; i < sd_snapshot_device_count(s); i++) {
-        const sd_device *d = sd_snapshot_device(s, i);
+        const sd_cuda_device *d = sd_snapshot_device(s, i);
         if (d == self) continue;
         for (size_t k = 0; k < d->n_segments; k++)
             if (!sdp_amap_put(out, d->segments[k].address, 1)) return false;
@@ -212,7 +212,7 @@ static bool other_segments(const sd_snapshot *s, const sd_device *self, sdp_amap
     return true;
 }
 
-static sd_status rebuild_start(const sd_device *d, pools *pl, const sd_alloc_conf *rec,
+static sd_status rebuild_start(const sd_cuda_device *d, pools *pl, const sd_alloc_conf *rec,
                                const sdp_amap *others, start_state *st, uint64_t *bad)
 {
     memset(st, 0, sizeof *st);
@@ -355,7 +355,7 @@ static sd_replay_point *tl_finish(sd_replay *r, tline *t, size_t *n)
 
 static uint64_t sub_sat(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
-static bool recorded_walk(sd_replay *r, const sd_device *d, sd_replay_device *out,
+static bool recorded_walk(sd_replay *r, const sd_cuda_device *d, sd_replay_device *out,
                           size_t npts, uint64_t *oom_capacity)
 {
     tline t;
@@ -401,7 +401,7 @@ typedef struct pending {
 
 typedef struct fid {
     sdp_rsim m;
-    const sd_device *d;
+    const sd_cuda_device *d;
     pools *pl;
     pending *pend; size_t npend, cap_pend;
     sd_replay_device *out;
@@ -492,7 +492,7 @@ static void fid_alloc(fid *f, size_t i, const sd_trace_entry *e)
 
 static bool fidelity(fid *f, const start_state *st, const sd_alloc_conf *rec)
 {
-    const sd_device *d = f->d;
+    const sd_cuda_device *d = f->d;
     if (!sdp_rsim_init(&f->m, rec, f->pl->n * 2, true) || !load_start(&f->m, st, NULL)) return false;
     uint8_t rel = release_action(d);
     for (size_t i = 0; i < d->n_trace && !f->m.nomem; i++) {
@@ -535,7 +535,7 @@ typedef struct run_out {
     sd_replay_oom_outcome *outc; size_t n_outc, cap_outc;
 } run_out;
 
-static bool free_run(sd_replay *r, const sd_device *d, const start_state *st, size_t npools,
+static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *st, size_t npools,
                      const uint16_t *alloc_pp, sd_replay_config *cfg, size_t npts)
 {
     sdp_rsim m = {0};
@@ -636,7 +636,7 @@ static bool ring_wrapped(const sd_snapshot *s)
     return false;
 }
 
-static sd_status replay_device(sd_replay *r, const sd_device *d, const sd_replay_options *o,
+static sd_status replay_device(sd_replay *r, const sd_cuda_device *d, const sd_replay_options *o,
                                sd_replay_device *out)
 {
     size_t npts = o && o->timeline_points ? o->timeline_points : DEFAULT_POINTS;
@@ -723,7 +723,7 @@ sd_replay *sd_replay_create(const sd_snapshot *s, const sd_replay_options *opts,
     r->devices = own(r, nd * sizeof *r->devices);
     if (!r->devices) goto nomem;
     for (size_t i = 0; i < nd; i++) {
-        const sd_device *d = sd_snapshot_device(s, i);
+        const sd_cuda_device *d = sd_snapshot_device(s, i);
         if (!d->n_trace) continue;
         if (replay_device(r, d, opts, &r->devices[r->n_devices]) != SD_OK) goto nomem;
         r->n_devices++;

@@ -2,7 +2,7 @@
 #include "base/base.h"
 #include "snapdiff/stats.h"
 
-void sd_stats_device(const sd_device *dev, sd_stats *out)
+void sd_stats_device(const sd_cuda_device *dev, sd_stats *out)
 {
     memset(out, 0, sizeof *out);
     out->device = dev->device;

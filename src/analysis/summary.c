@@ -13,7 +13,7 @@
 #include "snapdiff/frag.h"
 #include "snapdiff/groups.h"
 #include "snapdiff/stats.h"
-#include "snapdiff/summary.h"
+#include "snapdiff/summarize.h"
 
 #define NO_ID UINT32_MAX
 #define SDP_SUM_TRY(x) do { sd_status st_ = (x); if (st_ != SD_OK) return st_; } while (0)
@@ -60,7 +60,7 @@ static void key(writer *w, const char *k) { str(w, k); }
 /* The trace entries kept of one device: from the first oom entry to the end (the oom
  * analysis replays the trace backwards from the end down to it), and before it only the
  * newest-timed entry (the diff's `swapped` check and series' time order read it). */
-static void keep_trace(writer *w, size_t d, const sd_device *dev)
+static void keep_trace(writer *w, size_t d, const sd_cuda_device *dev)
 {
     size_t first_oom = dev->n_trace, newest = dev->n_trace;
     for (size_t i = 0; i < dev->n_trace; i++) {
@@ -73,7 +73,7 @@ static void keep_trace(writer *w, size_t d, const sd_device *dev)
     w->newest[d] = newest < first_oom ? newest : dev->n_trace;
 }
 
-static size_t kept_trace_count(const writer *w, size_t d, const sd_device *dev)
+static size_t kept_trace_count(const writer *w, size_t d, const sd_cuda_device *dev)
 {
     return dev->n_trace - w->trace_from[d] + (w->newest[d] < dev->n_trace);
 }
@@ -88,7 +88,7 @@ static void mark_stack(writer *w, uint32_t id)
 
 static void mark_trace_entry(writer *w, const sd_trace_entry *e) { mark_stack(w, e->stack); }
 
-static void mark_device(writer *w, size_t d, const sd_device *dev)
+static void mark_device(writer *w, size_t d, const sd_cuda_device *dev)
 {
     for (size_t i = 0; i < dev->n_segments; i++) mark_stack(w, dev->segments[i].stack);
     for (size_t i = 0; i < dev->n_blocks; i++) mark_stack(w, dev->blocks[i].stack);
@@ -227,7 +227,7 @@ static void pack_trace_entry(writer *w, const sd_trace_entry *e)
     u64(w, new_stack(w, e->stack));
 }
 
-static void pack_device(writer *w, size_t d, const sd_device *dev)
+static void pack_device(writer *w, size_t d, const sd_cuda_device *dev)
 {
     map(w, 5);
     key(w, "device");

@@ -103,7 +103,7 @@ static addr_rec *addr_find(sd_trace *t, uint64_t addr)
 
 /* ---------- the window ---------- */
 
-static size_t bound_index(const sd_device *d, const sd_trace_bound *b, bool upper)
+static size_t bound_index(const sd_cuda_device *d, const sd_trace_bound *b, bool upper)
 {
     size_t n = d->n_trace;
     if (b->kind == SD_BOUND_NONE) return upper ? n : 0;
@@ -316,7 +316,8 @@ static void release(sd_trace *t, sd_trace_device *dv, replay *r, addr_rec *a)
     p->free_count++;
 }
 
-static sd_status step(sd_trace *t, const sd_device *d, sd_trace_device *dv, replay *r, size_t i)
+static sd_status step(sd_trace *t, const sd_cuda_device *d, sd_trace_device *dv, replay *r,
+                      size_t i)
 {
     const sd_trace_entry *e = &d->trace[i];
     uint8_t act = e->action < SD_ACT_COUNT ? e->action : SD_ACT_OTHER;
@@ -386,7 +387,7 @@ static sd_status take_peak(sd_trace *t, sd_trace_device *dv)
     return SD_OK;
 }
 
-static sd_status replay_device(sd_trace *t, const sd_device *d, sd_trace_device *dv,
+static sd_status replay_device(sd_trace *t, const sd_cuda_device *d, sd_trace_device *dv,
                                const sd_trace_options *o, sd_error *err)
 {
     dv->device = d->device;
@@ -540,7 +541,7 @@ static sd_status trace_build(sd_trace *t, const sd_trace_options *o, sd_error *e
     if (!t->stacks || !t->devices) return nomem(err);
     memset(t->devices, 0, (n ? n : 1) * sizeof *t->devices);
     for (size_t i = 0; i < sd_snapshot_device_count(t->snap); i++) {
-        const sd_device *d = sd_snapshot_device(t->snap, i);
+        const sd_cuda_device *d = sd_snapshot_device(t->snap, i);
         if (!d->n_trace) continue;
         sd_status st = replay_device(t, d, &t->devices[t->n_devices++], o, err);
         if (st) return st;

@@ -60,3 +60,5 @@ void sd_error_format(const sd_error *err, char *buf, size_t size)
     else
         snprintf(buf, size, "%s: %s", src, err->text);
 }
+
+const char *sd_version(void) { return SD_VERSION; }

@@ -4,7 +4,7 @@
  * -> open NEW and pair its members with OLD's by name (ranks.h: by rank, by name) -> load
  * NEW's members in parallel (load.h), each judged by a diff and a gate (gate.h) and freed
  * in its loading thread -> render (text, JSON, GitHub annotations, JUnit XML:
- * render/check_render.h) -> exit 0 all hold, 1 a limit is exceeded or a member is missing,
+ * snapdiff/render_check.h) -> exit 0 all hold, 1 a limit is exceeded or a member is missing,
  * 2 error. Every measure and verdict comes from the library.
  */
 #include <errno.h>
@@ -17,7 +17,8 @@
 
 #include "commands.h"
 #include "msg.h"
-#include "render/check_render.h"
+#include "snapdiff/render_check.h"
+#include "snapdiff/render_ranks.h"
 #include "snapdiff/gate.h"
 #include "snapdiff/ranks.h"
 
@@ -88,7 +89,7 @@ typedef struct check_run {
     size_t n_new;
     struct cli_pairs pairs;
     size_t *pair_of_new;            /* NEW member -> its pair */
-    sdp_check_member *members;      /* per pair */
+    sd_check_member *members;      /* per pair */
     sd_stats *new_totals;           /* per NEW member, for the spread */
     char (*labels)[64];             /* per NEW member: "rank 2", or its name */
     const char **label_ptrs;
@@ -97,7 +98,7 @@ typedef struct check_run {
 
 static void run_free(check_run *c)
 {
-    for (size_t i = 0; c->members && i < c->pairs.n; i++) sdp_check_member_release(&c->members[i]);
+    for (size_t i = 0; c->members && i < c->pairs.n; i++) sd_check_member_release(&c->members[i]);
     free(c->members);
     free(c->pair_of_new);
     free(c->new_totals);
@@ -170,15 +171,15 @@ static sd_status plan(void *ctx, size_t input, const sd_input *in, sd_error *err
     if (!c->members) return nomem(err);
     for (size_t i = 0; i < c->pairs.n; i++) {
         const sd_rank_pair *p = &c->pairs.pairs[i];
-        sdp_check_member *m = &c->members[i];
+        sd_check_member *m = &c->members[i];
         bool has_old = p->old_index != SD_RANK_NONE, has_new = p->new_index != SD_RANK_NONE;
         m->name = cli_pair_name(&c->pairs, i);
         m->old_name = has_old ? c->pairs.names[0][p->old_index] : NULL;
         m->rank = p->rank;
-        m->missing = !has_old ? SDP_CHECK_NO_OLD : !has_new ? SDP_CHECK_NO_NEW : SDP_CHECK_PAIRED;
+        m->missing = !has_old ? SD_MEMBER_NO_OLD : !has_new ? SD_MEMBER_NO_NEW : SD_MEMBER_PAIRED;
         if (has_new) {
             c->pair_of_new[p->new_index] = i;
-            sdp_check_member_label(m, c->labels[p->new_index], sizeof c->labels[p->new_index]);
+            sd_check_member_label(m, c->labels[p->new_index], sizeof c->labels[p->new_index]);
             c->label_ptrs[p->new_index] = c->labels[p->new_index];
         }
     }
@@ -193,14 +194,14 @@ static sd_status judge_one(void *ctx, size_t input, size_t member, const sd_snap
     (void)input;
     check_run *c = ctx;
     sd_stats_total(snap, &c->new_totals[member]);
-    sdp_check_member *m = &c->members[c->pair_of_new[member]];
+    sd_check_member *m = &c->members[c->pair_of_new[member]];
     const sd_rank_pair *p = &c->pairs.pairs[c->pair_of_new[member]];
-    if (m->missing != SDP_CHECK_PAIRED) return SD_OK;
+    if (m->missing != SD_MEMBER_PAIRED) return SD_OK;
     sd_diff *d = sd_diff_create(c->old[p->old_index], snap, &c->dopts, err);
     if (!d) return err->code ? err->code : SD_ENOMEM;
     sd_gate_diff(d, c->limits, &m->gate);
     m->pass = m->gate.pass;
-    sd_status st = sdp_check_member_take(m, d);
+    sd_status st = sd_check_member_take(m, d);
     sd_diff_free(d);
     return st == SD_OK ? SD_OK : nomem(err);
 }
@@ -212,35 +213,39 @@ static int judge(check_run *c, const struct cli_opts *o, const sd_limits *limits
     c->limits = limits;
     cli_diff_options(o, &c->dopts);
     size_t n_old = 0;
-    if (cli_load_members(o->files, 1, o, &c->old, &n_old) != 0) return -1;
+    struct cli_load_options old = {.shape = CLI_LOAD_MEMBERS, .specs = o->files, .n = 1,
+                                   .members = &c->old, .counts = &n_old};
+    if (cli_load(o, &old) != 0) return -1;
     c->n_old = n_old;
-    if (cli_load_stream_planned(o->files + 1, 1, o, plan, judge_one, c) != 0) return -1;
+    struct cli_load_options new = {.shape = CLI_LOAD_STREAM, .specs = o->files + 1, .n = 1,
+                                   .opened = plan, .each = judge_one, .ctx = c};
+    if (cli_load(o, &new) != 0) return -1;
     for (size_t i = 0; i < c->pairs.n; i++) {
-        const sdp_check_member *m = &c->members[i];
-        if (m->missing != SDP_CHECK_PAIRED)
+        const sd_check_member *m = &c->members[i];
+        if (m->missing != SD_MEMBER_PAIRED)
             msg_warn("%s: %s", m->name,
-                     m->missing == SDP_CHECK_NO_OLD ? "only in NEW, no OLD member to compare with"
+                     m->missing == SD_MEMBER_NO_OLD ? "only in NEW, no OLD member to compare with"
                                                     : "only in OLD, missing from NEW");
     }
     sd_rank_spread_of_totals(c->new_totals, c->n_new, &c->spread);
     return 0;
 }
 
-static sd_status render(const struct cli_opts *o, const sdp_check_report *r, FILE *out)
+static sd_status render(const struct cli_opts *o, const sd_check_report *r, FILE *out)
 {
     switch (o->format) {
-    case FORMAT_JSON: return sdp_render_check_json(out, r);
-    case FORMAT_GITHUB: return sdp_render_check_github(out, r);
-    case FORMAT_JUNIT: return sdp_render_check_junit(out, r);
+    case FORMAT_JSON: return sd_render_check_json(out, r);
+    case FORMAT_GITHUB: return sd_render_check_github(out, r);
+    case FORMAT_JUNIT: return sd_render_check_junit(out, r);
     case FORMAT_TEXT:
     case FORMAT_FOLDED:
     case FORMAT_PPROF: break;
     }
-    return sdp_render_check_text(out, r);
+    return sd_render_check_text(out, r);
 }
 
 /* The report to stdout, or to --output FILE. EXIT_OK or EXIT_TROUBLE (printed). */
-static int write_report(const struct cli_opts *o, const sdp_check_report *r)
+static int write_report(const struct cli_opts *o, const sd_check_report *r)
 {
     FILE *out = o->output ? fopen(o->output, "w") : stdout;
     if (!out) {
@@ -272,7 +277,7 @@ int cmd_check(const struct cli_opts *opts)
     memset(&c, 0, sizeof c);
     int status = EXIT_TROUBLE;
     if (judge(&c, &o, &o.limits) == 0) {
-        sdp_check_report r = {.members = c.members, .n = c.pairs.n, .pass = true,
+        sd_check_report r = {.members = c.members, .n = c.pairs.n, .pass = true,
                               .many = c.n_old > 1 || c.n_new > 1,
                               .top = (size_t)o.top == 20 ? 0 : (size_t)o.top,
                               .render = {.color = o.color}, .locate = locate,
@@ -289,7 +294,7 @@ int cmd_check(const struct cli_opts *opts)
                     char label[300];
                     if (!c.members[i].pass)
                         k += (size_t)snprintf(failed + k, sizeof failed - k, "%s%s", k ? ", " : "",
-                                              sdp_check_member_label(&c.members[i], label,
+                                              sd_check_member_label(&c.members[i], label,
                                                                      sizeof label));
                 }
                 msg_error("check failed%s%s", r.many ? ": " : "", r.many ? failed : "");

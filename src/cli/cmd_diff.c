@@ -1,7 +1,7 @@
 /* cmd_diff.c - `snapdiff OLD NEW`: what grew, grouped by where it was allocated.
  *
  * load (in parallel, load.h) -> analyse (sd_diff, the --max-growth gate) -> render (text,
- * JSON, folded or pprof, src/render/diff_render.h) -> exit status. Every figure and verdict
+ * JSON, folded or pprof, snapdiff/render_diff.h) -> exit status. Every figure and verdict
  * comes from the library; this file maps options and words the gate's verdict.
  */
 #include <errno.h>
@@ -12,8 +12,8 @@
 
 #include "commands.h"
 #include "msg.h"
-#include "render/diff_render.h"
-#include "render/format.h"
+#include "snapdiff/render_diff.h"
+#include "snapdiff/units.h"
 #include "snapdiff/gate.h"
 
 /* Write the report to `out`. A failed write on stdout is left to main's check of it. */
@@ -23,15 +23,15 @@ static int render(FILE *out, const struct cli_opts *o, const sd_diff *d)
     sd_error_clear(&err);
     sd_status st;
     if (o->format == FORMAT_FOLDED || o->format == FORMAT_PPROF) {
-        st = (o->format == FORMAT_FOLDED ? sdp_render_folded : sdp_render_pprof)(
+        st = (o->format == FORMAT_FOLDED ? sd_render_diff_folded : sd_render_diff_pprof)(
             out, sd_diff_profile(d), 0, 1, o->max_memory, &err);
         if (st != SD_OK && st != SD_EIO) msg_sd_error(&err);
     } else if (o->format == FORMAT_JSON) {
-        st = sdp_render_diff_json(out, d);
+        st = sd_render_diff_json(out, d);
         if (st == SD_ENOMEM) msg_error("out of memory while writing JSON");
     } else {
-        sdp_diff_text_options to = {.render = {.color = o->color}, .top = (size_t)o->top};
-        st = sdp_render_diff_text(out, d, &to);
+        sd_diff_text_options to = {.render = {.color = o->color}, .top = (size_t)o->top};
+        st = sd_render_diff_text(out, d, &to);
     }
     return st == SD_OK || st == SD_EIO ? EXIT_OK : EXIT_TROUBLE;
 }
@@ -41,7 +41,7 @@ static void print_warnings(const sd_diff *d)
 {
     for (size_t i = 0; i < sd_diff_warning_count(d); i++) {
         char msg[512];
-        sdp_diff_warning_text(sd_diff_warning_at(d, i), msg, sizeof msg);
+        sd_diff_warning_text(sd_diff_warning_at(d, i), msg, sizeof msg);
         msg_warn("%s [%s]", msg, sd_diff_warning_name(sd_diff_warning_at(d, i)->code));
     }
 }
@@ -72,12 +72,14 @@ static int apply_gate(const struct cli_opts *o, const sd_diff *d, int status)
     cli_diff_gate(o, d, &gate);
     for (size_t i = 0; i < gate.n_results; i++) {
         const sd_limit_result *r = &gate.results[i];
-        sdp_text grew = sdp_fmt_delta(r->measured), lim = sdp_fmt_bytes(r->limit);
+        char grew[32], lim[32];
+        sd_format_delta(r->measured, grew, sizeof grew);
+        sd_format_bytes(r->limit, lim, sizeof lim);
         if (!r->pass)
-            msg_error("check failed: allocated memory grew by %s, more than --%s %s", grew.s,
-                      r->name, lim.s);
+            msg_error("check failed: allocated memory grew by %s, more than --%s %s", grew,
+                      r->name, lim);
         else
-            msg_note("check passed: allocated memory grew by %s (limit %s)", grew.s, lim.s);
+            msg_note("check passed: allocated memory grew by %s (limit %s)", grew, lim);
     }
     return gate.pass ? status : EXIT_CHECK_FAILED;
 }
@@ -101,7 +103,9 @@ int cmd_diff(const struct cli_opts *opts)
         int st = cmd_diff_ranks(opts);
         if (st != CMD_NOT_RANKS) return st;
     }
-    if (cli_load_each(opts->files, (size_t)opts->n_files, opts, snaps + one) != 0)
+    struct cli_load_options lo = {.shape = CLI_LOAD_ONE, .specs = opts->files,
+                                  .n = (size_t)opts->n_files, .one = snaps + one};
+    if (cli_load(opts, &lo) != 0)
         return EXIT_TROUBLE;
     sd_diff_options dopts;
     cli_diff_options(opts, &dopts);

@@ -17,10 +17,10 @@
 
 #include "commands.h"
 #include "msg.h"
-#include "render/check_render.h"
-#include "render/diff_render.h"
-#include "render/format.h"
 #include "snapdiff/gate.h"
+#include "snapdiff/render_diff.h"
+#include "snapdiff/render_ranks.h"
+#include "snapdiff/units.h"
 
 /* What one pair leaves once its models are gone. */
 typedef struct pair_result {
@@ -135,10 +135,10 @@ static sd_status render_pair(const ranks_run *r, const sd_diff *d, pair_result *
     if (!mem) return nomem(err);
     sd_status st;
     if (r->o->format == FORMAT_JSON) {
-        st = sdp_render_diff_json(mem, d);
+        st = sd_render_diff_json(mem, d);
     } else {
-        sdp_diff_text_options to = {.render = {.color = r->o->color}, .top = (size_t)r->o->top};
-        st = sdp_render_diff_text(mem, d, &to);
+        sd_diff_text_options to = {.render = {.color = r->o->color}, .top = (size_t)r->o->top};
+        st = sd_render_diff_text(mem, d, &to);
     }
     if (fclose(mem) != 0 && st == SD_OK) st = SD_ENOMEM;
     if (st != SD_OK) {
@@ -175,56 +175,40 @@ static sd_status diff_one(void *ctx, size_t input, size_t member, const sd_snaps
     return st;
 }
 
-static const char *missing_text(const sd_rank_pair *p)
+/* Pair i as the renderers lay it out. */
+static sd_diff_rank rank_of(const ranks_run *r, size_t i)
 {
-    return p->old_index == SD_RANK_NONE ? "only in NEW: no OLD member to compare with"
-                                        : "only in OLD: missing from NEW";
+    const struct cli_pairs *pp = &r->pairs;
+    const sd_rank_pair *p = &pp->pairs[i];
+    const pair_result *res = &r->results[i];
+    bool has_old = p->old_index != SD_RANK_NONE, has_new = p->new_index != SD_RANK_NONE;
+    sd_diff_rank m = {.label = pp->labels[i], .name = cli_pair_name(pp, i),
+                      .old_name = has_old ? pp->names[0][p->old_index] : NULL,
+                      .rank = p->rank, .report = res->report, .report_len = res->report_len,
+                      .grew = res->grew,
+                      .missing = !has_old ? SD_MEMBER_NO_OLD
+                                 : !has_new ? SD_MEMBER_NO_NEW : SD_MEMBER_PAIRED};
+    return m;
 }
 
 /* Pair i's heading and report, its messages on stderr. */
 static void print_pair(const ranks_run *r, size_t i, bool *gate_failed)
 {
     const struct cli_opts *o = r->o;
-    const struct cli_pairs *pp = &r->pairs;
-    const sd_rank_pair *p = &pp->pairs[i];
-    const pair_result *res = &r->results[i];
-    bool json = o->format == FORMAT_JSON, missing = p->old_index == SD_RANK_NONE
-                                                    || p->new_index == SD_RANK_NONE;
-    const char *name = cli_pair_name(pp, i);
-    if (json) {
-        printf("%s\n    {\"member\": ", i == 0 ? "" : ",");
-        sdp_put_json_string(stdout, name, strlen(name));
-        if (p->rank >= 0) printf(", \"rank\": %lld", (long long)p->rank);
-        else printf(", \"rank\": null");
-        printf(", \"old_member\": ");
-        if (p->old_index != SD_RANK_NONE)
-            sdp_put_json_string(stdout, pp->names[0][p->old_index],
-                                strlen(pp->names[0][p->old_index]));
-        else printf("null");
-        printf(", \"missing\": %s, \"diff\": ",
-               !missing ? "null" : p->old_index == SD_RANK_NONE ? "\"old\"" : "\"new\"");
-    } else {
-        if (i != 0) printf("\n");
-        printf("=== %s", pp->labels[i]);
-        if (p->rank >= 0) printf(" (%s)", name);
-        if (p->old_index != SD_RANK_NONE && p->new_index != SD_RANK_NONE
-            && strcmp(pp->names[0][p->old_index], name) != 0)
-            printf(", OLD %s", pp->names[0][p->old_index]);
-        printf(" ===\n");
-    }
-    if (missing) {
-        msg_warn("%s: %s", pp->labels[i], missing_text(p));
-        if (json) printf("null}");
-        else printf("%s\n", missing_text(p));
+    sd_diff_rank m = rank_of(r, i);
+    if (o->format == FORMAT_JSON) sd_render_diff_rank_json(stdout, &m, i);
+    else sd_render_diff_rank_text(stdout, &m, i);
+    if (m.missing != SD_MEMBER_PAIRED) {
+        msg_warn("%s: %s", m.label, sd_member_missing_text(m.missing));
         *gate_failed = *gate_failed || o->has_max_growth;
         return;
     }
-    fwrite(res->report, 1, res->report_len, stdout);
-    if (json) printf("    }");
-    if (res->gate_failed) {
+    if (r->results[i].gate_failed) {
+        char grew[32], lim[32];
+        sd_format_delta(r->results[i].gate_measured, grew, sizeof grew);
+        sd_format_bytes(o->max_growth, lim, sizeof lim);
         msg_error("check failed: %s: allocated memory grew by %s, more than --max-growth %s",
-                  pp->labels[i], sdp_fmt_delta(res->gate_measured).s,
-                  sdp_fmt_bytes(o->max_growth).s);
+                  m.label, grew, lim);
         *gate_failed = true;
     }
 }
@@ -232,33 +216,27 @@ static void print_pair(const ranks_run *r, size_t i, bool *gate_failed)
 /* The closing table: growth per rank, then the spread of NEW. */
 static void summary(const ranks_run *r)
 {
-    const struct cli_opts *o = r->o;
     const struct cli_pairs *pp = &r->pairs;
-    printf("\n%sGrowth per %s%s\n", o->color ? "\033[1m" : "", pp->n && pp->pairs[0].rank >= 0
-                                                                 ? "rank" : "member",
-           o->color ? "\033[0m" : "");
-    printf("  %12s  %s\n", "allocated", "member");
-    for (size_t i = 0; i < pp->n; i++) {
-        const sd_rank_pair *p = &pp->pairs[i];
-        bool missing = p->old_index == SD_RANK_NONE || p->new_index == SD_RANK_NONE;
-        printf("  %12s  %s\n", missing ? "missing" : sdp_fmt_delta(r->results[i].grew).s,
-               pp->labels[i]);
-    }
     size_t n_new = r->count[1];
+    sd_diff_rank *m = calloc(pp->n ? pp->n : 1, sizeof *m);
     const char **names = calloc(n_new ? n_new : 1, sizeof *names);
-    if (!names) return;
-    for (size_t i = 0; i < pp->n; i++)
+    if (!m || !names) {
+        free(m);
+        free(names);
+        return;
+    }
+    for (size_t i = 0; i < pp->n; i++) {
+        m[i] = rank_of(r, i);
         if (pp->pairs[i].new_index != SD_RANK_NONE) names[pp->pairs[i].new_index] = pp->labels[i];
+    }
     bool all = true;
     for (size_t i = 0; i < n_new; i++) all = all && names[i];
-    if (all && n_new > 1) {
-        sd_rank_spread sp;
-        sd_rank_spread_of_totals(r->new_totals, n_new, &sp);
-        printf("\n");
-        sdp_render_spread_text(stdout, &sp, names,
-                               pp->pairs[0].rank >= 0 ? "ranks" : "members", o->color);
-    }
+    sd_rank_spread sp;
+    sd_rank_spread_of_totals(r->new_totals, n_new, &sp);
+    sd_render_options ro = {.version = SD_RENDER_OPTIONS_VERSION, .color = r->o->color};
+    sd_render_diff_ranks_summary_text(stdout, m, pp->n, all ? &sp : NULL, names, &ro);
     free(names);
+    free(m);
 }
 
 /* Pairs planned, OLD loaded, NEW streamed. -1: printed. */
@@ -279,7 +257,9 @@ static int diff_all(ranks_run *r)
     for (size_t i = 0; i < r->pairs.n; i++)
         if (r->pairs.pairs[i].new_index != SD_RANK_NONE)
             r->pair_of_new[r->pairs.pairs[i].new_index] = i;
-    if (cli_load_members(o->files, 1, o, &r->old, &r->n_old) != 0) return -1;
+    struct cli_load_options old = {.shape = CLI_LOAD_MEMBERS, .specs = o->files, .n = 1,
+                                   .members = &r->old, .counts = &r->n_old};
+    if (cli_load(o, &old) != 0) return -1;
     const char **got = calloc(r->n_old ? r->n_old : 1, sizeof *got);
     if (!got) {
         msg_error("out of memory");
@@ -296,7 +276,9 @@ static int diff_all(ranks_run *r)
         return -1;
     }
     cli_diff_options(o, &r->dopts);
-    return cli_load_stream_planned(o->files + 1, 1, o, check_new, diff_one, r);
+    struct cli_load_options new = {.shape = CLI_LOAD_STREAM, .specs = o->files + 1, .n = 1,
+                                   .opened = check_new, .each = diff_one, .ctx = r};
+    return cli_load(o, &new);
 }
 
 int cmd_diff_ranks(const struct cli_opts *o)
@@ -320,9 +302,9 @@ int cmd_diff_ranks(const struct cli_opts *o)
         msg_error("%s: cannot write: %s", o->output, strerror(errno));
     } else if (diff_all(&r) == 0) {
         bool json = o->format == FORMAT_JSON, gate_failed = false;
-        if (json) printf("{\n  \"schema\": \"snapdiff.diff-ranks/1\",\n  \"members\": [");
+        if (json) sd_render_diff_ranks_json_begin(stdout);
         for (size_t i = 0; i < r.pairs.n; i++) print_pair(&r, i, &gate_failed);
-        if (json) printf("\n  ]\n}\n");
+        if (json) sd_render_diff_ranks_json_end(stdout);
         else summary(&r);
         status = gate_failed ? EXIT_CHECK_FAILED : EXIT_OK;
     }

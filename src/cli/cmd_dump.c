@@ -7,7 +7,7 @@
 #include "msg.h"
 #include "snapdiff/pickle.h"
 #include "snapdiff/snapshot.h"
-#include "snapdiff/summary.h"
+#include "snapdiff/render_summary.h"
 
 static int dump_bytes(const uint8_t *data, size_t len, const char *name,
                       const struct cli_opts *opts)
@@ -20,7 +20,7 @@ static int dump_bytes(const uint8_t *data, size_t len, const char *name,
         sd_load_options lo = {.max_memory = opts->max_memory};
         sd_snapshot *s = sd_snapshot_load_buffer(data, len, name, &lo, &err);
         sd_snapshot_free(s);
-        if (s && sd_summary_write_json(data, len, stdout, &err) == SD_OK) return EXIT_OK;
+        if (s && sd_render_summary_json(stdout, data, len, &err) == SD_OK) return EXIT_OK;
         if (!err.source[0]) snprintf(err.source, sizeof err.source, "%s", name);
         msg_sd_error(&err);
         return EXIT_TROUBLE;

@@ -79,7 +79,9 @@ int cmd_frag(const struct cli_opts *opts)
 {
     sd_snapshot **snaps;
     size_t n;
-    if (cli_load_all(opts->files, opts->n_files, opts, &snaps, &n) != 0) return EXIT_TROUBLE;
+    struct cli_load_options lo = {.shape = CLI_LOAD_FLAT, .specs = opts->files,
+                                  .n = (size_t)opts->n_files, .all = &snaps, .n_all = &n};
+    if (cli_load(opts, &lo) != 0) return EXIT_TROUBLE;
     sd_frag **frags = analyse_all(snaps, n, opts);
     int status = frags ? render(frags, snaps, n, opts) : EXIT_TROUBLE;
     free_frags(frags, n);

@@ -12,7 +12,7 @@
 
 #include "commands.h"
 #include "msg.h"
-#include "render/report_render.h"
+#include "snapdiff/render_report.h"
 
 /* The analyses the page needs; on failure the error is printed and -1 returned. */
 static int analyse(sd_snapshot **snaps, size_t n, const struct cli_opts *o, sd_frag **frags,
@@ -58,11 +58,11 @@ static int write_report(FILE *out, sd_snapshot **snaps, size_t n, sd_frag **frag
                         const sd_diff *diff, const sd_profile *profile,
                         const struct cli_opts *o)
 {
-    sdp_report_input in = {(const sd_snapshot *const *)snaps, n,
+    sd_report_input in = {SD_REPORT_INPUT_VERSION, (const sd_snapshot *const *)snaps, n,
                            (const sd_frag *const *)frags, profile, diff, o->max_memory};
     sd_error err;
     sd_error_clear(&err);
-    sd_status st = sdp_render_report(out, &in, &err);
+    sd_status st = sd_render_report(out, &in, &err);
     if (st == SD_OK || st == SD_EIO) return st == SD_OK ? EXIT_OK : EXIT_TROUBLE;
     msg_sd_error(&err);
     return EXIT_TROUBLE;
@@ -96,7 +96,9 @@ int cmd_report(const struct cli_opts *opts)
     }
     sd_snapshot **snaps;
     size_t n;
-    if (cli_load_all(opts->files, opts->n_files, opts, &snaps, &n) != 0) return EXIT_TROUBLE;
+    struct cli_load_options lo = {.shape = CLI_LOAD_FLAT, .specs = opts->files,
+                                  .n = (size_t)opts->n_files, .all = &snaps, .n_all = &n};
+    if (cli_load(opts, &lo) != 0) return EXIT_TROUBLE;
     int status = EXIT_TROUBLE;
     sd_frag **frags = calloc(n ? n : 1, sizeof *frags);
     sd_diff *diff = NULL;

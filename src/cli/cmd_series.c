@@ -3,7 +3,7 @@
  *
  * load (in parallel; each snapshot is reduced to its group table, groups.h, in the loading
  * thread and freed at once) -> order (--sort) and steps -> analyse (series.h) -> render
- * (text or JSON, src/render/series_render.h) -> exit status.
+ * (text or JSON, snapdiff/render_series.h) -> exit status.
  */
 #include <ctype.h>
 #include <pthread.h>
@@ -15,8 +15,8 @@
 #include "msg.h"
 #include "render/check_render.h"
 #include "render/format.h"
-#include "render/series_render.h"
 #include "snapdiff/ranks.h"
+#include "snapdiff/render_series.h"
 #include "snapdiff/series.h"
 
 typedef struct input_tables {
@@ -159,11 +159,11 @@ static int analyse(const struct cli_opts *o, sd_groups **all, size_t n)
     }
     sd_status st;
     if (o->format == FORMAT_JSON) {
-        st = sdp_render_series_json(stdout, s);
+        st = sd_render_series_json(stdout, s);
     } else {
-        sdp_series_text_options to = {.render = {.color = o->color}, .top = (size_t)o->top,
+        sd_series_text_options to = {.render = {.color = o->color}, .top = (size_t)o->top,
                                       .unicode = !o->ascii && utf8_locale()};
-        st = sdp_render_series_text(stdout, s, &to);
+        st = sd_render_series_text(stdout, s, &to);
     }
     if (st == SD_ENOMEM) msg_error("out of memory while writing the report");
     sd_series_free(s);
@@ -277,7 +277,7 @@ static int ranks_view(const struct cli_opts *o, sd_groups **all, size_t n)
                    sdp_fmt_delta(sdp_sdelta(t[i].allocated_bytes, sp.allocated_median)).s,
                    sd_groups_source(all[i]));
         printf("\n");
-        sdp_render_spread_text(stdout, &sp, names, "ranks", o->color);
+        sd_render_spread_text(stdout, &sp, names, "ranks", o->color);
         if (sp.furthest == SD_RANK_NONE)
             printf("  no outlier: every rank allocates the same\n");
     }
@@ -303,7 +303,9 @@ static int run_series(const struct cli_opts *opts, const char *const *files, siz
     int status = EXIT_TROUBLE;
     size_t n = 0;
     sd_groups **all = NULL;
-    int loaded = cli_load_stream(files, n_in, opts, reduce, &c);
+    struct cli_load_options lo = {.shape = CLI_LOAD_STREAM, .specs = files, .n = n_in,
+                                  .each = reduce, .ctx = &c};
+    int loaded = cli_load(opts, &lo);
     pthread_mutex_destroy(&c.lock);
     if (loaded == 0) {
         for (size_t i = 0; i < n_in; i++) n += c.inputs[i].n;

@@ -9,7 +9,9 @@ int cmd_stats(const struct cli_opts *opts)
 {
     sd_snapshot **snaps;
     size_t n;
-    if (cli_load_all(opts->files, opts->n_files, opts, &snaps, &n) != 0) return EXIT_TROUBLE;
+    struct cli_load_options lo = {.shape = CLI_LOAD_FLAT, .specs = opts->files,
+                                  .n = (size_t)opts->n_files, .all = &snaps, .n_all = &n};
+    if (cli_load(opts, &lo) != 0) return EXIT_TROUBLE;
     sd_render_options ro = {.color = opts->color};
     sd_status st = SD_OK;
     if (opts->format == FORMAT_JSON) {

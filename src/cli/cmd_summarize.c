@@ -15,7 +15,7 @@
 
 #include "commands.h"
 #include "msg.h"
-#include "snapdiff/summary.h"
+#include "snapdiff/summarize.h"
 #include "snapdiff/units.h"
 
 static bool write_all(FILE *f, const uint8_t *p, size_t n)
@@ -114,7 +114,9 @@ int cmd_summarize(const struct cli_opts *opts)
     }
     sd_snapshot **snaps = NULL;
     size_t n = 0;
-    if (cli_load_members(opts->files, 1, opts, &snaps, &n) != 0) return EXIT_TROUBLE;
+    struct cli_load_options lo = {.shape = CLI_LOAD_MEMBERS, .specs = opts->files, .n = 1,
+                                  .members = &snaps, .counts = &n};
+    if (cli_load(opts, &lo) != 0) return EXIT_TROUBLE;
     int rc = 0;
     if (n == 1) {
         rc = summarize_one(snaps[0], out, opts->files[0]);

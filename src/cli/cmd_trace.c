@@ -1,6 +1,6 @@
 /* cmd_trace.c - `snapdiff trace FILE`: the recorded allocation history, replayed.
  *
- * load -> analyse (sd_trace, trace.h) -> render (text or JSON, src/render/trace_render.h)
+ * load -> analyse (sd_trace, trace.h) -> render (text or JSON, snapdiff/render_trace.h)
  * -> exit status. This file maps the options (--since/--until parsed here) and nothing else.
  */
 #include <errno.h>
@@ -10,7 +10,7 @@
 
 #include "commands.h"
 #include "msg.h"
-#include "render/trace_render.h"
+#include "snapdiff/render_trace.h"
 #include "snapdiff/trace.h"
 
 /* "#N" an entry index, "+US" microseconds after the first recorded time, "T" a time_us. */
@@ -50,7 +50,8 @@ int cmd_trace(const struct cli_opts *o)
     if (!parse_bound("since", o->since, &to.since) || !parse_bound("until", o->until, &to.until))
         return EXIT_TROUBLE;
     sd_snapshot *snap = NULL;
-    if (cli_load_each(o->files, 1, o, &snap) != 0) return EXIT_TROUBLE;
+    struct cli_load_options lo = {.shape = CLI_LOAD_ONE, .specs = o->files, .n = 1, .one = &snap};
+    if (cli_load(o, &lo) != 0) return EXIT_TROUBLE;
     sd_error err;
     sd_error_clear(&err);
     sd_trace *t = sd_trace_create(snap, &to, &err);
@@ -60,11 +61,11 @@ int cmd_trace(const struct cli_opts *o)
     } else {
         sd_status st;
         if (o->format == FORMAT_JSON) {
-            st = sdp_render_trace_json(stdout, t);
+            st = sd_render_trace_json(stdout, t);
             if (st == SD_ENOMEM) msg_error("out of memory while writing JSON");
         } else {
-            sdp_trace_text_options tt = {.render = {.color = o->color}, .top = (size_t)o->top};
-            st = sdp_render_trace_text(stdout, t, &tt);
+            sd_trace_text_options tt = {.render = {.color = o->color}, .top = (size_t)o->top};
+            st = sd_render_trace_text(stdout, t, &tt);
         }
         status = st == SD_OK || st == SD_EIO ? EXIT_OK : EXIT_TROUBLE;
     }

@@ -31,16 +31,43 @@ int cmd_top(const struct cli_opts *opts);
 int cmd_replay(const struct cli_opts *opts);
 int cmd_curve(const struct cli_opts *opts);
 
-/* Shared by the commands (load.c), both through the library's parallel loader (load.h,
- * --jobs). They print the warnings, or the one error line; -1 means: printed, exit 2.
- * cli_load_each: one snapshot per spec (a spec holding several is an error), into
- * out[0..n); every spec's messages are printed. */
-int cli_load_each(const char *const *specs, size_t n, const struct cli_opts *opts,
-                  sd_snapshot **out);
-/* Every member of every spec, as if loaded one after another (messages up to the first
- * input that failed); *out is a malloc'd array of snapshots. */
-int cli_load_all(const char **specs, int n_specs, const struct cli_opts *opts,
-                 sd_snapshot ***out, size_t *n_out);
+/* Loading for every command (load.c), through the library's parallel loader (load.h,
+ * --jobs): one function, the shape of what comes back chosen by the options. It prints the
+ * warnings, the files a directory skipped, or the one error line; -1 means: printed,
+ * exit 2. */
+typedef sd_status (*cli_each_fn)(void *ctx, size_t input, size_t member,
+                                 const sd_snapshot *snap, sd_error *err);
+typedef sd_status (*cli_opened_fn)(void *ctx, size_t input, const sd_input *in, sd_error *err);
+enum cli_load_shape {
+    /* One snapshot per spec (a spec holding several is an error), into one[0..n); every
+     * spec's messages are printed. */
+    CLI_LOAD_ONE,
+    /* Every member of every spec, as if loaded one after another (messages up to the
+     * first input that failed): *all is a malloc'd array of *n_all snapshots. */
+    CLI_LOAD_FLAT,
+    /* Every member of each spec, kept apart: members[i] (malloc'd, free with
+     * cli_free_all) holds counts[i] snapshots of specs[i]. All or nothing. */
+    CLI_LOAD_MEMBERS,
+    /* Every member of every spec handed to `each` in a loading thread as soon as it is
+     * built, then freed (load.h's `each`); `opened`, when set, is called in this thread
+     * for each input once it is open and before any of its members loads (to plan from
+     * the member names). Messages afterwards, as CLI_LOAD_FLAT prints them. */
+    CLI_LOAD_STREAM,
+};
+struct cli_load_options {
+    enum cli_load_shape shape;
+    const char *const *specs;
+    size_t n;
+    sd_snapshot **one;                    /* CLI_LOAD_ONE */
+    sd_snapshot ***all;                   /* CLI_LOAD_FLAT */
+    size_t *n_all;
+    sd_snapshot ***members;               /* CLI_LOAD_MEMBERS */
+    size_t *counts;
+    cli_opened_fn opened;                 /* CLI_LOAD_STREAM */
+    cli_each_fn each;
+    void *ctx;
+};
+int cli_load(const struct cli_opts *opts, const struct cli_load_options *lo);
 void cli_free_all(sd_snapshot **snaps, size_t n);
 
 /* The attribution options (-g, -d, --hide, --show, --focus) as the library takes them;
@@ -49,23 +76,6 @@ void cli_attrib_options(const struct cli_opts *o, sd_attrib_options *a);
 void cli_diff_options(const struct cli_opts *o, sd_diff_options *d);
 /* diff's --max-growth (o->has_max_growth) judged on d: one limit, as check has it. */
 void cli_diff_gate(const struct cli_opts *o, const sd_diff *d, sd_gate *out);
-/* Every member of every spec handed to `each` in a loading thread as soon as it is built,
- * then freed (load.h's `each`); the messages are printed afterwards as cli_load_all
- * prints them. */
-typedef sd_status (*cli_each_fn)(void *ctx, size_t input, size_t member,
-                                 const sd_snapshot *snap, sd_error *err);
-int cli_load_stream(const char *const *specs, size_t n, const struct cli_opts *opts,
-                    cli_each_fn each, void *ctx);
-/* The same, with `opened` called (in this thread) for each input once it is open and
- * before any of its members loads: to plan from the member names (load.h's `opened`). */
-typedef sd_status (*cli_opened_fn)(void *ctx, size_t input, const sd_input *in, sd_error *err);
-int cli_load_stream_planned(const char *const *specs, size_t n, const struct cli_opts *opts,
-                            cli_opened_fn opened, cli_each_fn each, void *ctx);
-
-/* Every member of each spec, kept apart: out[i] (malloc'd, free with cli_free_all) holds
- * counts[i] snapshots of specs[i]. All or nothing: -1 (printed) when any input failed. */
-int cli_load_members(const char *const *specs, size_t n, const struct cli_opts *opts,
-                     sd_snapshot ***out, size_t *counts);
 
 /* OLD's and NEW's members paired (pairs.c, ranks.h): by rank number, else by name. */
 struct cli_pairs {
@@ -87,13 +97,5 @@ void cli_pairs_free(struct cli_pairs *p);
 /* The spread across several snapshots (min, median, max; the one furthest from the
  * median), after the members of stats and frag. Nothing for fewer than two. */
 void cli_print_spread(FILE *out, sd_snapshot *const *snaps, size_t n, bool color);
-
-/* Colour helpers: return "" when colour is off. */
-const char *clr_bold(const struct cli_opts *o);
-const char *clr_red(const struct cli_opts *o);
-const char *clr_green(const struct cli_opts *o);
-const char *clr_yellow(const struct cli_opts *o);
-const char *clr_dim(const struct cli_opts *o);
-const char *clr_reset(const struct cli_opts *o);
 
 #endif

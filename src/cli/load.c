@@ -9,7 +9,7 @@
 
 #include "commands.h"
 #include "msg.h"
-#include "render/check_render.h"
+#include "snapdiff/render_ranks.h"
 #include "snapdiff/load.h"
 #include "snapdiff/ranks.h"
 
@@ -33,12 +33,12 @@ static bool report(const sd_loaded *r, const struct cli_opts *o)
     if (r->n_skipped)
         msg_note("%s: skipped %zu %s: %s", r->spec, r->n_skipped,
                  r->n_skipped == 1 ? "file that is not a snapshot" : "files that are not snapshots",
-                 r->skipped);
+                 r->skipped ? r->skipped : "");
     for (size_t k = 0; k < r->n_snaps; k++) print_warnings(r->snaps[k]);
     if (r->status != SD_OK) {
         if (r->ambiguous)
             msg_error("%s: holds %zu snapshots (%s, ...); pick one as %s:MEMBER", r->spec,
-                      r->n_members, r->first_member, r->spec);
+                      r->n_members, r->first_member ? r->first_member : "", r->spec);
         else
             msg_sd_error(&r->err);
         return false;
@@ -67,8 +67,8 @@ static sd_loaded *load(const char *const *specs, size_t n, const struct cli_opts
     return res;
 }
 
-int cli_load_each(const char *const *specs, size_t n, const struct cli_opts *opts,
-                  sd_snapshot **out)
+static int load_one(const char *const *specs, size_t n, const struct cli_opts *opts,
+                    sd_snapshot **out)
 {
     sd_loaded *res = load(specs, n, opts, false);
     if (!res) return -1;
@@ -83,12 +83,11 @@ int cli_load_each(const char *const *specs, size_t n, const struct cli_opts *opt
     return ok ? 0 : -1;
 }
 
-int cli_load_all(const char **specs, int n_specs, const struct cli_opts *opts,
-                 sd_snapshot ***out, size_t *n_out)
+static int load_flat(const char *const *specs, size_t n, const struct cli_opts *opts,
+                     sd_snapshot ***out, size_t *n_out)
 {
     *out = NULL;
     *n_out = 0;
-    size_t n = n_specs > 0 ? (size_t)n_specs : 0;
     sd_loaded *res = load(specs, n, opts, true);
     if (!res) return -1;
     /* As if loaded one after another: stop at the first input that failed. */
@@ -150,14 +149,8 @@ static sd_status stream_each(void *vctx, size_t input, size_t member, const sd_s
     return c->each(c->ctx, input, member, snap, err);
 }
 
-int cli_load_stream(const char *const *specs, size_t n, const struct cli_opts *opts,
-                    cli_each_fn each, void *ctx)
-{
-    return cli_load_stream_planned(specs, n, opts, NULL, each, ctx);
-}
-
-int cli_load_stream_planned(const char *const *specs, size_t n, const struct cli_opts *opts,
-                            cli_opened_fn opened, cli_each_fn each, void *ctx)
+static int load_stream(const char *const *specs, size_t n, const struct cli_opts *opts,
+                       cli_opened_fn opened, cli_each_fn each, void *ctx)
 {
     sd_loaded *res = calloc(n ? n : 1, sizeof *res);
     stream_ctx sc = {.each = each, .ctx = ctx, .warnings = calloc(n ? n : 1, sizeof(char *))};
@@ -189,8 +182,8 @@ int cli_load_stream_planned(const char *const *specs, size_t n, const struct cli
     return ok ? 0 : -1;
 }
 
-int cli_load_members(const char *const *specs, size_t n, const struct cli_opts *opts,
-                     sd_snapshot ***out, size_t *counts)
+static int load_members(const char *const *specs, size_t n, const struct cli_opts *opts,
+                        sd_snapshot ***out, size_t *counts)
 {
     sd_loaded *res = load(specs, n, opts, true);
     if (!res) return -1;
@@ -208,6 +201,18 @@ int cli_load_members(const char *const *specs, size_t n, const struct cli_opts *
     sd_loaded_free(res, n);
     free(res);
     return ok ? 0 : -1;
+}
+
+int cli_load(const struct cli_opts *opts, const struct cli_load_options *lo)
+{
+    switch (lo->shape) {
+    case CLI_LOAD_ONE: return load_one(lo->specs, lo->n, opts, lo->one);
+    case CLI_LOAD_FLAT: return load_flat(lo->specs, lo->n, opts, lo->all, lo->n_all);
+    case CLI_LOAD_MEMBERS: return load_members(lo->specs, lo->n, opts, lo->members, lo->counts);
+    case CLI_LOAD_STREAM: return load_stream(lo->specs, lo->n, opts, lo->opened, lo->each, lo->ctx);
+    }
+    msg_error("internal error: unknown load shape");
+    return -1;
 }
 
 void cli_attrib_options(const struct cli_opts *o, sd_attrib_options *a)
@@ -238,14 +243,6 @@ void cli_free_all(sd_snapshot **snaps, size_t n)
     free(snaps);
 }
 
-static const char *esc(const struct cli_opts *o, const char *code) { return o->color ? code : ""; }
-const char *clr_bold(const struct cli_opts *o) { return esc(o, "\033[1m"); }
-const char *clr_red(const struct cli_opts *o) { return esc(o, "\033[31m"); }
-const char *clr_green(const struct cli_opts *o) { return esc(o, "\033[32m"); }
-const char *clr_yellow(const struct cli_opts *o) { return esc(o, "\033[33m"); }
-const char *clr_dim(const struct cli_opts *o) { return esc(o, "\033[2m"); }
-const char *clr_reset(const struct cli_opts *o) { return esc(o, "\033[0m"); }
-
 /* After the members of stats and frag: the spread across them (ranks.h), when several. */
 void cli_print_spread(FILE *out, sd_snapshot *const *snaps, size_t n, bool color)
 {
@@ -271,7 +268,7 @@ void cli_print_spread(FILE *out, sd_snapshot *const *snaps, size_t n, bool color
         sd_rank_spread sp;
         sd_rank_spread_of((const sd_snapshot *const *)snaps, n, &sp);
         fputc('\n', out);
-        sdp_render_spread_text(out, &sp, names, ranks ? "ranks" : "snapshots", color);
+        sd_render_spread_text(out, &sp, names, ranks ? "ranks" : "snapshots", color);
     }
     free(labels);
     free(names);

@@ -23,7 +23,7 @@ int main(int argc, char **argv)
     char errbuf[256] = "";
     switch (cli_parse(argc, argv, &opts, errbuf, sizeof errbuf)) {
     case OPT_HELP: cli_print_help(stdout, opts.command); return finish_stdout(EXIT_OK);
-    case OPT_VERSION: printf("snapdiff %s\n", SD_VERSION); return finish_stdout(EXIT_OK);
+    case OPT_VERSION: printf("snapdiff %s\n", sd_version()); return finish_stdout(EXIT_OK);
     case OPT_ERROR:
         msg_error("%s", errbuf);
         fprintf(stderr, "Try 'snapdiff --help' for more information.\n");

@@ -186,9 +186,120 @@ static bool find_command(const char *name, enum cli_command *out)
     return false;
 }
 
+/* The commands a help segment "series, trace: the first N groups" is for: true when the
+ * segment starts with command names and a colon; *mine says whether command `cmd` is
+ * among them, *rest points past the colon. */
+static bool segment_for(const char *s, size_t n, enum cli_command cmd, bool *mine,
+                        const char **rest)
+{
+    const char *p = s, *end = s + n;
+    *mine = false;
+    for (;;) {
+        size_t w = 0;
+        while (p + w < end && islower((unsigned char)p[w])) w++;
+        if (w == 0) return false;
+        bool known = false;
+        for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
+            if (strlen(commands[c].name) == w && memcmp(commands[c].name, p, w) == 0) {
+                known = true;
+                *mine = *mine || commands[c].cmd == cmd;
+            }
+        if (!known) return false;
+        p += w;
+        if (end - p >= 2 && p[0] == ':' && p[1] == ' ') {
+            *rest = p + 2;
+            return true;
+        }
+        if (end - p >= 2 && p[0] == ',' && p[1] == ' ') p += 2;
+        else return false;
+    }
+}
+
+/* Append s[0..n) to buf at *k. */
+static void put(char *buf, size_t size, size_t *k, const char *s, size_t n)
+{
+    if (*k + 1 >= size) return;
+    size_t room = size - 1 - *k;
+    if (n > room) n = room;
+    memcpy(buf + *k, s, n);
+    *k += n;
+    buf[*k] = '\0';
+}
+
+/* The parts of a parenthesis "(check: ...; report: ...)" that are all per-command:
+ * `cmd`'s part as "(...)", or nothing. false when the parenthesis is not of that kind. */
+static bool own_paren(const char *s, size_t n, enum cli_command cmd, char *buf, size_t size,
+                      size_t *k)
+{
+    const char *p = s, *end = s + n, *found = NULL;
+    size_t found_n = 0;
+    while (p < end) {
+        const char *semi = p;
+        while (semi < end && !(semi[0] == ';' && semi + 1 < end && semi[1] == ' ')) semi++;
+        bool mine;
+        const char *rest;
+        if (!segment_for(p, (size_t)(semi - p), cmd, &mine, &rest)) return false;
+        if (mine) {
+            found = rest;
+            found_n = (size_t)(semi - rest);
+        }
+        p = semi < end ? semi + 2 : end;
+    }
+    if (found) {
+        put(buf, size, k, " (", 2);
+        put(buf, size, k, found, found_n);
+        put(buf, size, k, ")", 1);
+    }
+    return true;
+}
+
+/* An option's help as one command's help shows it: the parts about other commands left
+ * out ("...; check: text, json, github or junit" in diff's help), a part about this one
+ * in their place. */
+static void own_help(const char *help, enum cli_command cmd, char *buf, size_t size)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    const char *p = help, *end = help + strlen(help);
+    while (p < end) {
+        const char *q = p;
+        int depth = 0;
+        while (q < end && !(depth == 0 && q[0] == ';' && q + 1 < end && q[1] == ' ')) {
+            depth += *q == '(' ? 1 : *q == ')' ? -1 : 0;
+            q++;
+        }
+        bool mine;
+        const char *rest;
+        if (segment_for(p, (size_t)(q - p), cmd, &mine, &rest)) {
+            if (mine) {   /* about this command: it says it all */
+                k = 0;
+                put(buf, size, &k, rest, (size_t)(q - rest));
+                return;
+            }
+        } else {
+            const char *open = q > p && q[-1] == ')' ? memchr(p, '(', (size_t)(q - p)) : NULL;
+            size_t k0 = k;
+            if (k) put(buf, size, &k, "; ", 2);
+            if (open && open > p && open[-1] == ' ') {
+                size_t k1 = k;
+                put(buf, size, &k, p, (size_t)(open - 1 - p));
+                if (!own_paren(open + 1, (size_t)(q - 1 - open - 1), cmd, buf, size, &k)) {
+                    k = k1;
+                    buf[k] = '\0';
+                    put(buf, size, &k, p, (size_t)(q - p));
+                }
+            } else {
+                put(buf, size, &k, p, (size_t)(q - p));
+            }
+            (void)k0;
+        }
+        p = q < end ? q + 2 : end;
+    }
+}
+
 /* One row of the option table as --help shows it; `tag`: name the commands it applies
  * to when not all (the global help), or not (a command's help lists only its own). */
-static void print_option(FILE *out, const struct opt_def *o, bool tag)
+static void print_option(FILE *out, const struct opt_def *o, bool tag, enum cli_command cmd)
 {
     char left[48];
     snprintf(left, sizeof left, "%s%c%s--%s%s%s", o->short_name ? "-" : "   ",
@@ -205,7 +316,9 @@ static void print_option(FILE *out, const struct opt_def *o, bool tag)
                                       commands[c].name);
         if (k < sizeof where) snprintf(where + k, sizeof where - k, "]");
     }
-    fprintf(out, "  %-26s %s%s\n", left, o->help, where);
+    char own[512];
+    if (!tag) own_help(o->help, cmd, own, sizeof own);
+    fprintf(out, "  %-26s %s%s\n", left, tag ? o->help : own, where);
 }
 
 static void print_global_help(FILE *out)
@@ -223,7 +336,7 @@ static void print_global_help(FILE *out)
     fprintf(out, "  %-9s %-9s %s\n", HELP_WORD, "[COMMAND]", "this help, or one command's");
     fprintf(out, "\nOptions:\n");
     for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
-        print_option(out, &options[i], true);
+        print_option(out, &options[i], true, CMD_NONE);
     fprintf(out,
             "\nExit status: 0 success, 1 a check failed, 2 error (bad input, usage).\n"
             "Sizes accept B, KiB, MiB, GiB (binary) and KB, MB, GB (decimal).\n"
@@ -239,7 +352,7 @@ static void print_command_help(FILE *out, size_t c)
     fprintf(out, "\n\n%c%s.\n\nOptions:\n", toupper((unsigned char)commands[c].help[0]),
             commands[c].help + 1);
     for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
-        if (options[i].commands & (1u << commands[c].cmd)) print_option(out, &options[i], false);
+        if (options[i].commands & (1u << commands[c].cmd)) print_option(out, &options[i], false, commands[c].cmd);
     fprintf(out, "\nExample:\n  %s\n\n"
             "Exit status: 0 success, 1 a check failed, 2 error (bad input, usage).\n"
             "See 'snapdiff --help' for the other commands, snapdiff(1) for the details.\n",
@@ -462,6 +575,44 @@ static const struct opt_def *find_long(const char *name, size_t n)
     return NULL;
 }
 
+/* Edits (insert, delete, substitute, swap two neighbours) from a[0..n) to b; capped at
+ * 3 (enough to tell a typo from another word). */
+static size_t edit_distance(const char *a, size_t n, const char *b)
+{
+    size_t m = strlen(b);
+    if (n > 40 || m > 40) return 3;
+    size_t d[41][41];
+    for (size_t i = 0; i <= n; i++) d[i][0] = i;
+    for (size_t j = 0; j <= m; j++) d[0][j] = j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[n][m] < 3 ? d[n][m] : 3;
+}
+
+/* The long option nearest to name[0..n), when a typo away (at most 2 edits, fewer for
+ * short names); NULL when none is. */
+static const char *nearest_long(const char *name, size_t n)
+{
+    const char *best = NULL;
+    size_t best_d = n <= 4 ? 2 : 3;
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+        size_t d = edit_distance(name, n, options[i].long_name);
+        if (d < best_d) {
+            best_d = d;
+            best = options[i].long_name;
+        }
+    }
+    return best;
+}
+
 static const struct opt_def *find_short(char c)
 {
     for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
@@ -537,7 +688,12 @@ static enum opt_result parse_one(int argc, char **argv, int *i, struct cli_opts 
         size_t n = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
         o = find_long(arg + 2, n);
         if (!o) {
-            snprintf(errbuf, errlen, "unknown option '%.*s'", (int)(n + 2), arg);
+            const char *near = nearest_long(arg + 2, n);
+            if (near)
+                snprintf(errbuf, errlen, "unknown option '%.*s'; did you mean '--%s'?",
+                         (int)(n + 2), arg, near);
+            else
+                snprintf(errbuf, errlen, "unknown option '%.*s'", (int)(n + 2), arg);
             return OPT_ERROR;
         }
         if (eq && !o->arg) {
@@ -586,6 +742,43 @@ static bool want_color(int mode)
     const char *term = getenv("TERM");
     if (term && strcmp(term, "dumb") == 0) return false;
     return isatty(STDOUT_FILENO);
+}
+
+static bool is_file(const char *path)
+{
+    return access(path, F_OK) == 0;
+}
+
+/* No command came first, so the words are files of a diff: say so when one is a command
+ * (`snapdiff FILE stats`: the command comes first) or the first is a typo of one
+ * (`snapdiff stast FILE`), rather than failing to open a file of that name. A file of
+ * that name wins. @return true with the message in errbuf. */
+static bool misplaced_command(const char *const *pos, int n_pos, char *errbuf, size_t errlen)
+{
+    for (int i = 1; i < n_pos; i++) {
+        enum cli_command c;
+        if (!is_file(pos[i]) && find_command(pos[i], &c)) {
+            snprintf(errbuf, errlen, "'%s' is a command: the command comes first "
+                     "(snapdiff %s FILE...)", pos[i], pos[i]);
+            return true;
+        }
+    }
+    if (n_pos < 1 || is_file(pos[0]) || strchr(pos[0], '/') || strchr(pos[0], '.') ||
+        strchr(pos[0], ':'))
+        return false;
+    size_t n = strlen(pos[0]);
+    const char *best = NULL;
+    size_t best_d = n <= 4 ? 2 : 3;
+    for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++) {
+        size_t d = edit_distance(pos[0], n, commands[c].name);
+        if (d < best_d) {
+            best_d = d;
+            best = commands[c].name;
+        }
+    }
+    if (!best) return false;
+    snprintf(errbuf, errlen, "unknown command '%s'; did you mean '%s'?", pos[0], best);
+    return true;
 }
 
 /* --help anywhere, or `help [COMMAND]` first: which help. opts->command says which
@@ -642,6 +835,7 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
                 first_file = 1;
             }
     }
+    if (first_file == 0 && misplaced_command(positional, n_pos, errbuf, errlen)) return OPT_ERROR;
     opts->files = positional + first_file;
     opts->n_files = n_pos - first_file;
     opts->color = want_color(color_mode);

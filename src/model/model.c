@@ -328,14 +328,14 @@ static sd_status build_segment_blocks(sd_snapshot *s, sdp_raw_segment *r, sd_blo
 
 static int cmp_device(const void *a, const void *b)
 {
-    const sd_device *x = a, *y = b;
+    const sd_cuda_device *x = a, *y = b;
     return x->device < y->device ? -1 : x->device > y->device;
 }
 
 /* Devices come from sorted segments first, then from trace lists in ascending order, so
  * the array stays two sorted runs: lookups are binary searches, never a scan (a file may
  * name a million devices). */
-static sd_device *find_device(sd_snapshot *s, int64_t dev, size_t lo, size_t hi)
+static sd_cuda_device *find_device(sd_snapshot *s, int64_t dev, size_t lo, size_t hi)
 {
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -350,17 +350,17 @@ static sd_device *find_device(sd_snapshot *s, int64_t dev, size_t lo, size_t hi)
  * and would turn every report into pages of nothing. */
 enum { MAX_DEVICE_ORDINAL = 4095 };
 
-static sd_device *append_device(sd_snapshot *s, int64_t dev, size_t *cap)
+static sd_cuda_device *append_device(sd_snapshot *s, int64_t dev, size_t *cap)
 {
     if (s->n_devices == *cap) {
         size_t ncap = *cap ? *cap * 2 : 8;
-        sd_device *nd = sdp_model_alloc(s, ncap * sizeof *nd);
+        sd_cuda_device *nd = sdp_model_alloc(s, ncap * sizeof *nd);
         if (!nd) return NULL;
         if (s->n_devices) memcpy(nd, s->devices, s->n_devices * sizeof *nd);
         s->devices = nd;
         *cap = ncap;
     }
-    s->devices[s->n_devices] = (sd_device){.device = dev};
+    s->devices[s->n_devices] = (sd_cuda_device){.device = dev};
     return &s->devices[s->n_devices++];
 }
 
@@ -438,7 +438,7 @@ static sd_status build_segments(sd_snapshot *s, const sd_value *list, size_t *de
                           "%" PRId64 " is outside 0..%d", side[i].device, MAX_DEVICE_ORDINAL);
             break;
         }
-        sd_device *d = append_device(s, side[i].device, dev_cap); /* sorted by device */
+        sd_cuda_device *d = append_device(s, side[i].device, dev_cap); /* sorted by device */
         if (!d) {
             st = sdp_model_fail(s, list, "memory budget exhausted");
             break;
@@ -560,7 +560,7 @@ static sd_status build_traces(sd_snapshot *s, const sd_value *traces, size_t *de
                 if (st) return st;
             }
         }
-        sd_device *d = find_device(s, dev, 0, n_seg_devices);
+        sd_cuda_device *d = find_device(s, dev, 0, n_seg_devices);
         if (!d) d = append_device(s, dev, dev_cap);
         if (!d) return sdp_model_fail(s, list, "memory budget exhausted");
         d->trace = entries;

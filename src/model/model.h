@@ -77,7 +77,7 @@ struct sd_snapshot {
     char *source;
     bool legacy_list;
 
-    sd_device *devices;
+    sd_cuda_device *devices;
     size_t n_devices;
 
     sdp_str *strings;              /* the interned string pool (malloc) */

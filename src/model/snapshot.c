@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "model/model.h"
-#include "snapdiff/stats.h"
+#include "source/source_internal.h"
 #include "snapdiff/summary.h"
 
 /* The end of a load: the value tree and every lookup structure go, the model stays. */
@@ -76,7 +76,7 @@ static sd_snapshot *load_impl(const uint8_t *data, size_t len, const char *sourc
     sd_status st = sdp_intern_init(s);
     if (st == SD_OK)
         st = sdp_pickle_parse_into(&L->pickle, data, len,
-                                   consumed && consumed->map_ ? SDP_PARSE_RELEASE_BEHIND : 0,
+                                   sdp_bytes_mapped(consumed) ? SDP_PARSE_RELEASE_BEHIND : 0,
                                    &hook, &L->root, &L->trailing, &L->proto, &n_values, err);
     if (consumed) sd_bytes_release(consumed);
     if (st == SD_OK) shrink_records(s);
@@ -143,7 +143,7 @@ uint64_t sd_snapshot_trace_recorded(const sd_snapshot *s, size_t i)
 }
 size_t sd_snapshot_device_count(const sd_snapshot *s) { return s->n_devices; }
 
-const sd_device *sd_snapshot_device(const sd_snapshot *s, size_t i)
+const sd_cuda_device *sd_snapshot_device(const sd_snapshot *s, size_t i)
 {
     return i < s->n_devices ? &s->devices[i] : NULL;
 }

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "model/model.h"
-#include "model/msgpack.h"
+#include "base/msgpack.h"
 #include "snapdiff/summary.h"
 
 #define TRY SDP_MP_TRY
@@ -240,7 +240,7 @@ static sd_status read_contexts(reader *r)
 
 /* ---------- devices ---------- */
 
-static sd_status read_segments(reader *r, sd_device *d, uint64_t *n_blocks_claimed)
+static sd_status read_segments(reader *r, sd_cuda_device *d, uint64_t *n_blocks_claimed)
 {
     uint64_t n;
     TRY(array_of(r, "a device's 'segments'", 0, &n));
@@ -284,7 +284,7 @@ static sd_status read_segments(reader *r, sd_device *d, uint64_t *n_blocks_claim
     return SD_OK;
 }
 
-static sd_status read_blocks(reader *r, sd_device *d, uint64_t n_claimed)
+static sd_status read_blocks(reader *r, sd_cuda_device *d, uint64_t n_claimed)
 {
     uint64_t n;
     size_t at = r->cur.pos;
@@ -315,7 +315,7 @@ static sd_status read_blocks(reader *r, sd_device *d, uint64_t n_claimed)
     return SD_OK;
 }
 
-static sd_status read_trace(reader *r, sd_device *d)
+static sd_status read_trace(reader *r, sd_cuda_device *d)
 {
     sd_snapshot *s = r->s;
     uint64_t n;
@@ -344,7 +344,8 @@ static sd_status read_trace(reader *r, sd_device *d)
     return SD_OK;
 }
 
-static sd_status read_device(reader *r, sd_device *d, uint64_t *trace_first, uint64_t *recorded)
+static sd_status read_device(reader *r, sd_cuda_device *d, uint64_t *trace_first,
+                             uint64_t *recorded)
 {
     uint64_t n;
     sdp_mp_token t;

@@ -40,14 +40,14 @@ static void gh_line(FILE *out, const char *level, const char *file, int64_t line
     fputc('\n', out);
 }
 
-static void gh_member(FILE *out, const sdp_check_report *r, const sdp_check_member *m)
+static void gh_member(FILE *out, const sd_check_report *r, const sd_check_member *m)
 {
     char title[320], msg[600], words[256];
     char label[300];
-    const char *who = r->many ? sdp_check_member_label(m, label, sizeof label) : NULL;
+    const char *who = r->many ? sd_check_member_label(m, label, sizeof label) : NULL;
     snprintf(title, sizeof title, "snapdiff check%s%s%s", who ? " (" : "", who ? who : "",
              who ? ")" : "");
-    if (m->missing != SDP_CHECK_PAIRED) {
+    if (m->missing != SD_MEMBER_PAIRED) {
         snprintf(msg, sizeof msg, "%s: %s", m->name, sdp_check_missing_text(m->missing));
         gh_line(out, "error", NULL, 0, title, msg);
         return;
@@ -60,7 +60,7 @@ static void gh_member(FILE *out, const sdp_check_report *r, const sdp_check_memb
         gh_line(out, x->pass ? "warning" : "error", NULL, 0, title, msg);
     }
     for (size_t i = 0; i < m->gate.n_offenders; i++) {
-        const sdp_check_offender *g = &m->offenders[i];
+        const sd_check_offender *g = &m->offenders[i];
         char path[1024];
         bool here = g->has_site && r->locate &&
                     r->locate(r->locate_ctx, g->site_file, path, sizeof path);
@@ -73,7 +73,7 @@ static void gh_member(FILE *out, const sdp_check_report *r, const sdp_check_memb
     }
 }
 
-sd_status sdp_render_check_github(FILE *out, const sdp_check_report *r)
+sd_status sd_render_check_github(FILE *out, const sd_check_report *r)
 {
     for (size_t i = 0; i < r->n; i++) gh_member(out, r, &r->members[i]);
     if (r->pass) fprintf(out, "snapdiff check passed\n");
@@ -113,9 +113,9 @@ static void junit_case(FILE *out, const char *suite, const char *name, bool pass
     fputs("</failure>\n    </testcase>\n", out);
 }
 
-static size_t member_cases(const sdp_check_member *m, size_t *failures)
+static size_t member_cases(const sd_check_member *m, size_t *failures)
 {
-    if (m->missing != SDP_CHECK_PAIRED) {
+    if (m->missing != SD_MEMBER_PAIRED) {
         *failures = 1;
         return 1;
     }
@@ -125,20 +125,20 @@ static size_t member_cases(const sdp_check_member *m, size_t *failures)
 }
 
 /* The groups behind one failed limit, a line each, into buf. */
-static void offenders_detail(const sdp_check_member *m, sd_limit_id id, const char *first,
+static void offenders_detail(const sd_check_member *m, sd_limit_id id, const char *first,
                              char *buf, size_t size)
 {
     size_t k = (size_t)snprintf(buf, size, "%s", first);
     for (size_t i = 0; i < m->gate.n_offenders && k < size; i++) {
         if (m->gate.offenders[i].limit != id) continue;
-        const sdp_check_offender *g = &m->offenders[i];
+        const sd_check_offender *g = &m->offenders[i];
         k += (size_t)snprintf(buf + k, size - k, "\n%s (now %s) at %.*s",
                               sdp_fmt_delta(g->delta_bytes).s, sdp_fmt_bytes(g->new_bytes).s,
                               KEY_SHOWN, g->key);
     }
 }
 
-sd_status sdp_render_check_junit(FILE *out, const sdp_check_report *r)
+sd_status sd_render_check_junit(FILE *out, const sd_check_report *r)
 {
     size_t tests = 0, failures = 0;
     for (size_t i = 0; i < r->n; i++) {
@@ -150,7 +150,7 @@ sd_status sdp_render_check_junit(FILE *out, const sdp_check_report *r)
                  "<testsuites name=\"snapdiff check\" tests=\"%zu\" failures=\"%zu\">\n",
             tests, failures);
     for (size_t i = 0; i < r->n; i++) {
-        const sdp_check_member *m = &r->members[i];
+        const sd_check_member *m = &r->members[i];
         size_t f, n = member_cases(m, &f);
         char suite[320];
         if (r->many && m->rank >= 0)
@@ -161,11 +161,11 @@ sd_status sdp_render_check_junit(FILE *out, const sdp_check_report *r)
         fputs("  <testsuite name=\"", out);
         xml(out, suite);
         fprintf(out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n", n, f);
-        if (m->missing != SDP_CHECK_PAIRED) {
+        if (m->missing != SD_MEMBER_PAIRED) {
             junit_case(out, suite, "present on both sides", false,
                        sdp_check_missing_text(m->missing), NULL);
         }
-        for (size_t k = 0; m->missing == SDP_CHECK_PAIRED && k < m->gate.n_results; k++) {
+        for (size_t k = 0; m->missing == SD_MEMBER_PAIRED && k < m->gate.n_results; k++) {
             const sd_limit_result *x = &m->gate.results[k];
             char words[256], detail[4096];
             sdp_check_words(x, words, sizeof words);

@@ -34,7 +34,7 @@ static json_t *limit_json(const sd_limit_result *x)
     return o;
 }
 
-static json_t *limits_json(const sdp_check_member *m)
+static json_t *limits_json(const sd_check_member *m)
 {
     json_t *a = json_array();
     for (size_t i = 0; i < m->gate.n_results; i++)
@@ -42,10 +42,10 @@ static json_t *limits_json(const sdp_check_member *m)
     return a;
 }
 
-static void offenders_into(json_t *a, const sdp_check_member *m, bool name_member)
+static void offenders_into(json_t *a, const sd_check_member *m, bool name_member)
 {
     for (size_t i = 0; i < m->gate.n_offenders; i++) {
-        const sdp_check_offender *g = &m->offenders[i];
+        const sd_check_offender *g = &m->offenders[i];
         json_t *o = json_object();
         if (name_member) json_object_set_new(o, "member", json_string(m->name));
         json_object_set_new(o, "limit", json_string(sd_limit_name(g->limit)));
@@ -61,12 +61,12 @@ static void offenders_into(json_t *a, const sdp_check_member *m, bool name_membe
     }
 }
 
-static const char *missing_name(sdp_check_missing m)
+static const char *missing_name(sd_member_missing m)
 {
-    return m == SDP_CHECK_NO_OLD ? "old" : m == SDP_CHECK_NO_NEW ? "new" : NULL;
+    return m == SD_MEMBER_NO_OLD ? "old" : m == SD_MEMBER_NO_NEW ? "new" : NULL;
 }
 
-static json_t *member_json(const sdp_check_member *m)
+static json_t *member_json(const sd_check_member *m)
 {
     json_t *o = json_object();
     json_object_set_new(o, "member", json_string(m->name));
@@ -77,21 +77,21 @@ static json_t *member_json(const sdp_check_member *m)
     json_object_set_new(o, "missing", miss ? json_string(miss) : json_null());
     json_object_set_new(o, "limits", limits_json(m));
     json_t *off = json_array();
-    if (m->missing == SDP_CHECK_PAIRED) offenders_into(off, m, false);
+    if (m->missing == SD_MEMBER_PAIRED) offenders_into(off, m, false);
     json_object_set_new(o, "offenders", off);
     return o;
 }
 
 /* Many members: per limit, the worst member's figures (the first failing one, else the
  * largest measure), naming the member. */
-static json_t *worst_limits_json(const sdp_check_report *r)
+static json_t *worst_limits_json(const sd_check_report *r)
 {
     json_t *a = json_array();
     for (size_t id = 0; id < SD_LIMIT_COUNT; id++) {
         const sd_limit_result *worst = NULL;
         const char *who = NULL;
         for (size_t i = 0; i < r->n; i++) {
-            const sdp_check_member *m = &r->members[i];
+            const sd_check_member *m = &r->members[i];
             for (size_t k = 0; k < m->gate.n_results; k++) {
                 const sd_limit_result *x = &m->gate.results[k];
                 if (x->id != (sd_limit_id)id) continue;
@@ -120,7 +120,7 @@ static json_t *worst_limits_json(const sdp_check_report *r)
     return a;
 }
 
-sd_status sdp_render_check_json(FILE *out, const sdp_check_report *r)
+sd_status sd_render_check_json(FILE *out, const sd_check_report *r)
 {
     json_t *doc = json_object();
     json_object_set_new(doc, "schema", json_string("snapdiff.check/1"));
@@ -130,9 +130,9 @@ sd_status sdp_render_check_json(FILE *out, const sdp_check_report *r)
         json_object_set_new(doc, "limits", worst_limits_json(r));
         json_t *failed = json_array(), *members = json_array();
         for (size_t i = 0; i < r->n; i++) {
-            const sdp_check_member *m = &r->members[i];
+            const sd_check_member *m = &r->members[i];
             if (!m->pass) json_array_append_new(failed, json_string(m->name));
-            if (m->missing == SDP_CHECK_PAIRED) offenders_into(off, m, true);
+            if (m->missing == SD_MEMBER_PAIRED) offenders_into(off, m, true);
             json_array_append_new(members, member_json(m));
         }
         json_object_set_new(doc, "offenders", off);

@@ -88,21 +88,9 @@ void sdp_check_words(const sd_limit_result *r, char *buf, size_t size)
     snprintf(buf, size, "%s: %s (limit %s)", r->name, m.s, l.s);
 }
 
-const char *sdp_check_missing_text(sdp_check_missing m)
-{
-    return m == SDP_CHECK_NO_OLD ? "only in NEW: no OLD member to compare with"
-           : m == SDP_CHECK_NO_NEW ? "only in OLD: missing from NEW"
-                                   : "";
-}
+const char *sdp_check_missing_text(sd_member_missing m) { return sd_member_missing_text(m); }
 
-const char *sdp_check_member_label(const sdp_check_member *m, char *buf, size_t size)
-{
-    if (m->rank >= 0) snprintf(buf, size, "rank %" PRId64, m->rank);
-    else snprintf(buf, size, "%s", m->name);
-    return buf;
-}
-
-void sdp_render_spread_text(FILE *out, const sd_rank_spread *sp, const char *const *names,
+void sd_render_spread_text(FILE *out, const sd_rank_spread *sp, const char *const *names,
                             const char *noun, bool color)
 {
     if (sp->n < 2) return;
@@ -119,7 +107,7 @@ void sdp_render_spread_text(FILE *out, const sd_rank_spread *sp, const char *con
                 sdp_fmt_delta(sp->furthest_delta).s);
 }
 
-static void limits_text(FILE *out, const sdp_check_report *r, const sdp_check_member *m,
+static void limits_text(FILE *out, const sd_check_report *r, const sd_check_member *m,
                         const char *indent)
 {
     bool c = r->render.color;
@@ -155,7 +143,7 @@ static void limits_text(FILE *out, const sdp_check_report *r, const sdp_check_me
     }
 }
 
-static void offenders_text(FILE *out, const sdp_check_report *r, const sdp_check_member *m,
+static void offenders_text(FILE *out, const sd_check_report *r, const sd_check_member *m,
                            const char *indent)
 {
     if (!m->gate.n_offenders) return;
@@ -163,7 +151,7 @@ static void offenders_text(FILE *out, const sdp_check_report *r, const sdp_check
     fprintf(out, "\n%sGroups behind the failures (largest growth first):\n", indent);
     fprintf(out, "%s  %12s  %12s  %-16s  %s\n", indent, "growth", "now", "breaks", "site");
     for (size_t i = 0; i < m->gate.n_offenders && shown < top; i++, shown++) {
-        const sdp_check_offender *g = &m->offenders[i];
+        const sd_check_offender *g = &m->offenders[i];
         char key[4096];
         fprintf(out, "%s  %12s  %12s  %-16s  %s\n", indent, sdp_fmt_delta(g->delta_bytes).s,
                 sdp_fmt_bytes(g->new_bytes).s, sd_limit_name(g->limit),
@@ -180,19 +168,19 @@ static void offenders_text(FILE *out, const sdp_check_report *r, const sdp_check
                 m->gate.n_offenders_total - shown);
 }
 
-static void member_text(FILE *out, const sdp_check_report *r, const sdp_check_member *m)
+static void member_text(FILE *out, const sd_check_report *r, const sd_check_member *m)
 {
     bool c = r->render.color;
     const char *indent = r->many ? "  " : "";
     char label[300];
     if (r->many) {
-        fprintf(out, "%s%s%s", sdp_ansi(c, SDP_BOLD), sdp_check_member_label(m, label, sizeof label),
+        fprintf(out, "%s%s%s", sdp_ansi(c, SDP_BOLD), sd_check_member_label(m, label, sizeof label),
                 sdp_ansi(c, SDP_RESET));
         if (m->rank >= 0) fprintf(out, " (%s)", m->name);
         fprintf(out, ": %s%s%s\n", sdp_ansi(c, m->pass ? SDP_GREEN : SDP_RED),
                 m->pass ? "PASS" : "FAIL", sdp_ansi(c, SDP_RESET));
     }
-    if (m->missing != SDP_CHECK_PAIRED) {
+    if (m->missing != SD_MEMBER_PAIRED) {
         fprintf(out, "%s%sFAIL%s  %s\n", indent, sdp_ansi(c, SDP_RED), sdp_ansi(c, SDP_RESET),
                 sdp_check_missing_text(m->missing));
         return;
@@ -201,7 +189,7 @@ static void member_text(FILE *out, const sdp_check_report *r, const sdp_check_me
     offenders_text(out, r, m, indent);
 }
 
-sd_status sdp_render_check_text(FILE *out, const sdp_check_report *r)
+sd_status sd_render_check_text(FILE *out, const sd_check_report *r)
 {
     bool c = r->render.color;
     size_t failed = 0;
@@ -212,7 +200,7 @@ sd_status sdp_render_check_text(FILE *out, const sdp_check_report *r)
     }
     fputc('\n', out);
     if (r->many && r->spread && r->spread_names && r->spread->n > 1) {
-        sdp_render_spread_text(out, r->spread, r->spread_names,
+        sd_render_spread_text(out, r->spread, r->spread_names,
                                r->n && r->members[0].rank >= 0 ? "ranks" : "members", c);
         fputc('\n', out);
     }
@@ -229,15 +217,15 @@ sd_status sdp_render_check_text(FILE *out, const sdp_check_report *r)
             for (size_t i = 0; i < r->n; i++)
                 if (!r->members[i].pass) {
                     char label[300];
-                    const sdp_check_member *m = &r->members[i];
-                    fprintf(out, "%s%s", sep, sdp_check_member_label(m, label, sizeof label));
+                    const sd_check_member *m = &r->members[i];
+                    fprintf(out, "%s%s", sep, sd_check_member_label(m, label, sizeof label));
                     if (m->gate.n_offenders) {
-                        const sdp_check_offender *g = &m->offenders[0];
+                        const sd_check_offender *g = &m->offenders[0];
                         char key[4096];
                         fprintf(out, " (%s at %s)", sdp_fmt_delta(g->delta_bytes).s,
                                 sdp_fit_key(g->key, KEY_SHOWN, key, sizeof key));
-                    } else if (m->missing != SDP_CHECK_PAIRED) {
-                        fprintf(out, " (%s)", m->missing == SDP_CHECK_NO_NEW ? "missing from NEW"
+                    } else if (m->missing != SD_MEMBER_PAIRED) {
+                        fprintf(out, " (%s)", m->missing == SD_MEMBER_NO_NEW ? "missing from NEW"
                                                                               : "not in OLD");
                     }
                     sep = ", ";

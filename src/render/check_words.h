@@ -10,6 +10,6 @@ sdp_text sdp_check_limit_text(const sd_limit_result *r);      /* "1.0 MiB", "10%
 /* One sentence: "allocated memory grew by +3.1 MiB, over the limit of 1.0 MiB". */
 void sdp_check_words(const sd_limit_result *r, char *buf, size_t size);
 /* Why a member has no verdicts of its own: "only in OLD: missing from NEW". */
-const char *sdp_check_missing_text(sdp_check_missing m);
+const char *sdp_check_missing_text(sd_member_missing m);
 
 #endif

@@ -207,7 +207,7 @@ static line_entry **growing_lines(line_table *t, size_t *n_out)
     return out;
 }
 
-sd_status sdp_render_folded(FILE *out, const sd_profile *p, size_t from, size_t to,
+sd_status sd_render_diff_folded(FILE *out, const sd_profile *p, size_t from, size_t to,
                             uint64_t max_memory, sd_error *err)
 {
     sdp_arena arena;

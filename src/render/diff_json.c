@@ -171,7 +171,7 @@ static json_t *warnings_json(const sd_diff *d)
         const sd_diff_warning *w = sd_diff_warning_at(d, i);
         json_t *o = json_object();
         char msg[512];
-        sdp_diff_warning_text(w, msg, sizeof msg);
+        sd_diff_warning_text(w, msg, sizeof msg);
         json_object_set_new(o, "code", json_string(sd_diff_warning_name(w->code)));
         json_object_set_new(o, "message", json_string(msg));
         json_object_set_new(o, "side", w->side < 0 ? json_null()
@@ -295,7 +295,7 @@ static json_t *diff_json(const sd_diff *d)
     return doc;
 }
 
-sd_status sdp_render_diff_json(FILE *out, const sd_diff *d)
+sd_status sd_render_diff_json(FILE *out, const sd_diff *d)
 {
     if (!sd_profile_snapshot(sd_diff_profile(d), 0)) return SD_EUSAGE;   /* folded only */
     json_t *doc = diff_json(d);

@@ -32,12 +32,12 @@ typedef struct text_ctx {
     size_t n_label_hash;
 } text_ctx;
 
-static const char *esc(const text_ctx *r, const char *code) { return r->color ? code : ""; }
-static const char *clr_bold(const text_ctx *r) { return esc(r, "\033[1m"); }
-static const char *clr_red(const text_ctx *r) { return esc(r, "\033[31m"); }
-static const char *clr_green(const text_ctx *r) { return esc(r, "\033[32m"); }
-static const char *clr_dim(const text_ctx *r) { return esc(r, "\033[2m"); }
-static const char *clr_reset(const text_ctx *r) { return esc(r, "\033[0m"); }
+/* The one colour helper of the renderers (format.h), by the names this file uses. */
+static const char *clr_bold(const text_ctx *r) { return sdp_ansi(r->color, SDP_BOLD); }
+static const char *clr_red(const text_ctx *r) { return sdp_ansi(r->color, SDP_RED); }
+static const char *clr_green(const text_ctx *r) { return sdp_ansi(r->color, SDP_GREEN); }
+static const char *clr_dim(const text_ctx *r) { return sdp_ansi(r->color, SDP_DIM); }
+static const char *clr_reset(const text_ctx *r) { return sdp_ansi(r->color, SDP_RESET); }
 
 
 /* ---------- how frames are shown ---------- */
@@ -668,7 +668,7 @@ static void print_stacks(const text_ctx *r)
     }
 }
 
-sd_status sdp_render_diff_text(FILE *out, const sd_diff *d, const sdp_diff_text_options *o)
+sd_status sd_render_diff_text(FILE *out, const sd_diff *d, const sd_diff_text_options *o)
 {
     const sd_profile *p = sd_diff_profile(d);
     const sd_attrib *a = sd_diff_attrib(d);

@@ -8,7 +8,7 @@
 
 static const char *side_name(int side) { return side == 0 ? "OLD" : "NEW"; }
 
-size_t sdp_diff_warning_text(const sd_diff_warning *w, char *buf, size_t size)
+size_t sd_diff_warning_text(const sd_diff_warning *w, char *buf, size_t size)
 {
     int n = 0;
     switch (w->code) {

@@ -406,7 +406,7 @@ static stack_entry **chosen_stacks(stack_table *t, size_t *n_out)
     return out;
 }
 
-sd_status sdp_render_pprof(FILE *out, const sd_profile *p, size_t from, size_t to,
+sd_status sd_render_diff_pprof(FILE *out, const sd_profile *p, size_t from, size_t to,
                            uint64_t max_memory, sd_error *err)
 {
     sdp_arena arena;

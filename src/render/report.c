@@ -52,25 +52,25 @@ static void put_html(FILE *out, const char *s)
     }
 }
 
-typedef sd_status (*doc_writer)(FILE *out, const sdp_report_input *in);
+typedef sd_status (*doc_writer)(FILE *out, const sd_report_input *in);
 
-static sd_status write_stats(FILE *out, const sdp_report_input *in)
+static sd_status write_stats(FILE *out, const sd_report_input *in)
 {
     return sd_render_stats_json(out, in->snaps, in->n);
 }
 
-static sd_status write_frag(FILE *out, const sdp_report_input *in)
+static sd_status write_frag(FILE *out, const sd_report_input *in)
 {
     return sd_render_frag_json(out, in->frags, in->n);
 }
 
-static sd_status write_diff(FILE *out, const sdp_report_input *in)
+static sd_status write_diff(FILE *out, const sd_report_input *in)
 {
-    return sdp_render_diff_json(out, in->diff);
+    return sd_render_diff_json(out, in->diff);
 }
 
 /* One document rendered into memory, then written as a script element. */
-static sd_status embed_doc(FILE *out, const char *id, doc_writer w, const sdp_report_input *in)
+static sd_status embed_doc(FILE *out, const char *id, doc_writer w, const sd_report_input *in)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -229,7 +229,7 @@ static json_t *tree_json(const sd_profile *p, size_t from, size_t to, const char
         *st = SD_ENOMEM;
         return NULL;
     }
-    *st = sdp_render_folded(mem, p, from, to, max_memory, err);
+    *st = sd_render_diff_folded(mem, p, from, to, max_memory, err);
     if (fclose(mem) != 0 && *st == SD_OK) *st = SD_ENOMEM;
     size_t n = 0;
     folded_line *lines = *st == SD_OK ? parse_folded(buf, len, &n) : NULL;
@@ -363,7 +363,7 @@ static json_t *site_index(json_t *sites, json_t *index, json_t *text)
 static json_t *timeline_device(const sd_snapshot *s, const sd_attrib *a, sd_peak *pk_an,
                                size_t di)
 {
-    const sd_device *dev = sd_snapshot_device(s, di);
+    const sd_cuda_device *dev = sd_snapshot_device(s, di);
     const sd_peak_device *pd = sd_peak_device_at(pk_an, di);
     size_t n = dev->n_trace;
     if (!pd || !pd->has_peak) return NULL;
@@ -443,7 +443,7 @@ static json_t *oom_sites_json(const sd_snapshot *s, const sd_attrib *a)
 {
     json_t *devs = json_array();
     for (size_t d = 0; d < sd_snapshot_device_count(s); d++) {
-        const sd_device *dev = sd_snapshot_device(s, d);
+        const sd_cuda_device *dev = sd_snapshot_device(s, d);
         json_t *o = json_object();
         size_t kept = 0;
         for (size_t i = dev->n_trace; i-- > 0 && kept < 256;) {
@@ -533,7 +533,7 @@ static json_t *limits_json(void)
 }
 
 /* The snapdiff.report/1 document. */
-static json_t *report_json(const sdp_report_input *in, sd_status *st, sd_error *err)
+static json_t *report_json(const sd_report_input *in, sd_status *st, sd_error *err)
 {
     const char *mode = in->diff ? "diff" : in->n == 1 ? "single" : "series";
     const sd_profile *p = in->diff ? sd_diff_profile(in->diff) : in->profile;
@@ -572,7 +572,7 @@ static json_t *report_json(const sdp_report_input *in, sd_status *st, sd_error *
 
 /* ---- the page ----------------------------------------------------------------------- */
 
-static sd_status write_data(FILE *out, const sdp_report_input *in, sd_error *err)
+static sd_status write_data(FILE *out, const sd_report_input *in, sd_error *err)
 {
     sd_status st = embed_doc(out, "sd-stats", write_stats, in);
     if (st == SD_OK) st = embed_doc(out, "sd-frag", write_frag, in);
@@ -590,7 +590,7 @@ static sd_status write_data(FILE *out, const sdp_report_input *in, sd_error *err
     return SD_OK;
 }
 
-static void write_title(FILE *out, const sdp_report_input *in)
+static void write_title(FILE *out, const sd_report_input *in)
 {
     fputs("snapdiff report: ", out);
     for (size_t i = 0; i < in->n && i < 3; i++) {
@@ -602,7 +602,7 @@ static void write_title(FILE *out, const sdp_report_input *in)
     if (in->n > 3) fprintf(out, " and %zu more", in->n - 3);
 }
 
-sd_status sdp_render_report(FILE *out, const sdp_report_input *in, sd_error *err)
+sd_status sd_render_report(FILE *out, const sd_report_input *in, sd_error *err)
 {
     if (!in || in->n == 0 || !in->frags || (!in->diff && !in->profile) ||
         (in->diff && in->n != 2))

@@ -6,7 +6,8 @@
  * pictures need (live bytes by group, the stack tree for the icicle, segment-map pages,
  * downsampled trace timelines, per-group bytes over N files). Every array in it is
  * bounded (the SDP_REPORT_* limits below), so a report stays small however large the
- * snapshot. Private to libsnapdiff (prefix sdp_).
+ * snapshot. The limits are private (sdp_); the
+ * renderer is public (snapdiff/render_report.h).
  */
 #ifndef SNAPDIFF_RENDER_REPORT_RENDER_H
 #define SNAPDIFF_RENDER_REPORT_RENDER_H
@@ -16,6 +17,7 @@
 #include "snapdiff/diff.h"
 #include "snapdiff/frag.h"
 #include "snapdiff/profile.h"
+#include "snapdiff/render_report.h"
 
 enum {
     SDP_REPORT_MAX_SITES = 200,      /* rows of the live-by-group table (one file) */
@@ -24,19 +26,5 @@ enum {
     SDP_REPORT_MAX_POINTS = 1500,    /* timeline points per device */
     SDP_REPORT_MAX_SERIES = 40,      /* groups drawn over N files */
 };
-
-typedef struct sdp_report_input {
-    const sd_snapshot *const *snaps;  /* the inputs, in command-line order */
-    size_t n;
-    const sd_frag *const *frags;      /* one per snapshot */
-    /* One file: a profile of {NULL, snap}; N files: of the N snapshots. NULL with a diff
-     * (the diff's own profile is used). */
-    const sd_profile *profile;
-    const sd_diff *diff;              /* two files; else NULL */
-    uint64_t max_memory;              /* budget for the folded stacks' tables; 0 = none */
-} sdp_report_input;
-
-/* Write the page. @return SD_OK, SD_EIO (write failed), SD_ENOMEM, SD_EUSAGE. */
-sd_status sdp_render_report(FILE *out, const sdp_report_input *in, sd_error *err);
 
 #endif

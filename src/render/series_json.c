@@ -117,7 +117,7 @@ static json_t *series_json(const sd_series *s)
     return doc;
 }
 
-sd_status sdp_render_series_json(FILE *out, const sd_series *s)
+sd_status sd_render_series_json(FILE *out, const sd_series *s)
 {
     json_t *doc = series_json(s);
     int rc = doc ? json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : -1;

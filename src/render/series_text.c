@@ -77,7 +77,7 @@ static bool many_devices(const sd_series *s)
     return false;
 }
 
-static void group_table(FILE *out, const sd_series *s, const sdp_series_text_options *o)
+static void group_table(FILE *out, const sd_series *s, const sd_series_text_options *o)
 {
     bool color = o->render.color, steps = sd_series_snapshot_at(s, 0)->has_step;
     bool devs = many_devices(s);
@@ -115,7 +115,7 @@ static void group_table(FILE *out, const sd_series *s, const sdp_series_text_opt
     fprintf(out, "\n");
 }
 
-static void totals(FILE *out, const sd_series *s, const sdp_series_text_options *o)
+static void totals(FILE *out, const sd_series *s, const sd_series_text_options *o)
 {
     const sd_series_floor *f = sd_series_floor_of(s);
     const sd_series_trend *r = sd_series_reserved_trend(s);
@@ -155,9 +155,9 @@ static void totals(FILE *out, const sd_series *s, const sdp_series_text_options 
                 100 * opt->min_confidence);
 }
 
-sd_status sdp_render_series_text(FILE *out, const sd_series *s, const sdp_series_text_options *o)
+sd_status sd_render_series_text(FILE *out, const sd_series *s, const sd_series_text_options *o)
 {
-    sdp_series_text_options dflt = {0};
+    sd_series_text_options dflt = {0};
     if (!o) o = &dflt;
     header(out, s, o->render.color);
     group_table(out, s, o);

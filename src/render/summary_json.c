@@ -2,16 +2,16 @@
  *
  * The envelope ["snapdiff.summary", VERSION, {body}] becomes
  * {"format": "snapdiff.summary", "version": VERSION, ...the body's members}. Tokens are
- * streamed straight from the bounds-checked reader (model/msgpack.h) to the output, so
+ * streamed straight from the bounds-checked reader (base/msgpack.h) to the output, so
  * nothing is built whatever the input declares; nesting is bounded by SDP_MP_MAX_DEPTH.
  */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 
-#include "model/msgpack.h"
+#include "base/msgpack.h"
 #include "render/format.h"
-#include "snapdiff/summary.h"
+#include "snapdiff/render_summary.h"
 
 typedef struct level {
     uint64_t left;      /* items (maps: keys and values) still to write */
@@ -77,7 +77,7 @@ static sd_status stream(sdp_cursor *c, FILE *out, level *stack, size_t depth, sd
     return SD_OK;
 }
 
-sd_status sd_summary_write_json(const uint8_t *data, size_t len, FILE *out, sd_error *err)
+sd_status sd_render_summary_json(FILE *out, const uint8_t *data, size_t len, sd_error *err)
 {
     sdp_cursor c = {.base = data, .len = len};
     sdp_mp_token arr, tag, version, body;

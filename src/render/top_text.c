@@ -61,7 +61,7 @@ static void print_device(FILE *out, const sd_peak *x, const sd_peak_device *d, s
     sdp_peak_site_text(sd_peak_snapshot(x), d->peak_stack, &d->peak_site, site, sizeof site);
     fprintf(out, "  %speak: %s%s at entry #%zu", b, sdp_fmt_bytes(d->peak_bytes).s, r,
             d->peak_entry);
-    const sd_device *dev = NULL;
+    const sd_cuda_device *dev = NULL;
     for (size_t i = 0; i < sd_snapshot_device_count(sd_peak_snapshot(x)); i++)
         if (sd_snapshot_device(sd_peak_snapshot(x), i)->device == d->device)
             dev = sd_snapshot_device(sd_peak_snapshot(x), i);

@@ -144,7 +144,7 @@ static json_t *device_json(const sd_attrib *a, const sd_snapshot *s, const sd_tr
     return o;
 }
 
-sd_status sdp_render_trace_json(FILE *out, const sd_trace *t)
+sd_status sd_render_trace_json(FILE *out, const sd_trace *t)
 {
     const sd_snapshot *s = sd_trace_snapshot(t);
     const sd_attrib *a = sd_trace_attrib(t);

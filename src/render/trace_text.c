@@ -164,7 +164,7 @@ static void print_phases(const text_ctx *r, const sd_trace_device *d)
                 sdp_fmt_count(d->n_phases - shown).s, c_on(r, SDP_RESET));
 }
 
-sd_status sdp_render_trace_text(FILE *out, const sd_trace *t, const sdp_trace_text_options *o)
+sd_status sd_render_trace_text(FILE *out, const sd_trace *t, const sd_trace_text_options *o)
 {
     text_ctx r = {.out = out, .color = o && o->render.color,
                   .top = o && o->top ? o->top : 20, .trace = t};

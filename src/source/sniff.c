@@ -203,7 +203,9 @@ enum { SKIP_LIST_MAX = 16 };   /* names kept for the note; the count goes on */
 bool sdp_sniff_skip(sd_input *in, const char *name, const uint8_t *head, size_t n)
 {
     if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) return false;   /* gzip: judged later */
-    const char *what = sdp_sniff_not_pickle(head, n);
+    /* An empty file among the ranks (a rank that died before it wrote) is left out and
+     * named, like a README: the others still load. */
+    const char *what = n == 0 ? "empty" : sdp_sniff_not_pickle(head, n);
     if (!what) return false;
     if (!in->skip_list) in->skip_list = calloc(SKIP_LIST_MAX, sizeof *in->skip_list);
     if (in->skip_list && in->n_skipped < SKIP_LIST_MAX)
@@ -219,7 +221,7 @@ bool sdp_sniff_skip_zip(sd_input *in, const char *name, zip_uint64_t index)
     if (!zf) return false;                    /* reading it later says why */
     zip_int64_t got = zip_fread(zf, head, sizeof head);
     zip_fclose(zf);
-    return got > 0 && sdp_sniff_skip(in, name, head, (size_t)got);
+    return got >= 0 && sdp_sniff_skip(in, name, head, (size_t)got);
 }
 
 static int cmp_name(const void *a, const void *b) { return strcmp(a, b); }

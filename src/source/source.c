@@ -114,6 +114,23 @@ static sd_status read_fd(int fd, uint64_t size_hint, uint64_t max, const char *s
     return SD_OK;
 }
 
+/* What holds an sd_bytes' data: a heap buffer or a mapping of the file. */
+struct sd_bytes_owner {
+    void *heap;
+    void *map;
+    size_t map_len;
+};
+
+static bool own(sd_bytes *b, void *heap, void *map, size_t map_len)
+{
+    b->owner = malloc(sizeof *b->owner);
+    if (!b->owner) return false;
+    b->owner->heap = heap;
+    b->owner->map = map;
+    b->owner->map_len = map_len;
+    return true;
+}
+
 /* A regular file is mapped, not copied: the page cache already holds it, and a 1 GB
  * snapshot should not cost a 1 GB copy before parsing starts. */
 static sd_status map_path(const char *path, uint64_t max, sd_bytes *out, sd_error *err)
@@ -152,9 +169,11 @@ static sd_status map_path(const char *path, uint64_t max, sd_bytes *out, sd_erro
             madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
             out->data = p;
             out->len = (size_t)st.st_size;
-            out->map_ = p;
-            out->map_len_ = (size_t)st.st_size;
-            return SD_OK;
+            if (own(out, NULL, p, (size_t)st.st_size)) return SD_OK;
+            munmap(p, (size_t)st.st_size);
+            memset(out, 0, sizeof *out);
+            sdp_error_set_source(err, path);
+            return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
         }
     }
     uint64_t hint = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
@@ -165,7 +184,12 @@ static sd_status map_path(const char *path, uint64_t max, sd_bytes *out, sd_erro
     if (s == SD_OK) {
         out->data = buf;
         out->len = len;
-        out->heap_ = buf;
+        if (!own(out, buf, NULL, 0)) {
+            free(buf);
+            memset(out, 0, sizeof *out);
+            sdp_error_set_source(err, path);
+            return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        }
     }
     return s;
 }
@@ -173,17 +197,28 @@ static sd_status map_path(const char *path, uint64_t max, sd_bytes *out, sd_erro
 void sd_bytes_release(sd_bytes *b)
 {
     if (!b) return;
-    if (b->map_) munmap(b->map_, b->map_len_);
-    free(b->heap_);
+    if (b->owner) {
+        if (b->owner->map) munmap(b->owner->map, b->owner->map_len);
+        free(b->owner->heap);
+        free(b->owner);
+    }
     memset(b, 0, sizeof *b);
 }
 
-static void bytes_from_heap(sd_bytes *b, uint8_t *buf, size_t len)
+bool sdp_bytes_mapped(const sd_bytes *b) { return b && b->owner && b->owner->map; }
+
+/* buf becomes b's (freed here when that fails). */
+static sd_status bytes_from_heap(sd_bytes *b, uint8_t *buf, size_t len, const char *name,
+                                 sd_error *err)
 {
     memset(b, 0, sizeof *b);
     b->data = buf;
     b->len = len;
-    b->heap_ = buf;
+    if (own(b, buf, NULL, 0)) return SD_OK;
+    free(buf);
+    memset(b, 0, sizeof *b);
+    sdp_error_set_source(err, name);
+    return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
 }
 
 /* ---------- gzip ---------- */
@@ -352,7 +387,7 @@ static bool dir_skips(sd_input *in, const char *name, const char *full)
     if (fd < 0) return false;                 /* reading it later says why */
     ssize_t got = pread(fd, head, sizeof head, 0);
     close(fd);
-    return got > 0 && sdp_sniff_skip(in, name, head, (size_t)got);
+    return got >= 0 && sdp_sniff_skip(in, name, head, (size_t)got);
 }
 
 /* A job's artifact directory often holds one folder per rank (rank0/..., rank1/...):
@@ -561,8 +596,7 @@ static sd_status maybe_gunzip(const char *name, uint64_t max, sd_bytes *b, sd_er
     sd_status st = gunzip(b->data, b->len, max, name, &plain, &plain_len, err);
     sd_bytes_release(b);
     if (st) return st;
-    bytes_from_heap(b, plain, plain_len);
-    return SD_OK;
+    return bytes_from_heap(b, plain, plain_len, name, err);
 }
 
 sd_status sd_input_read(sd_input *in, size_t i, sd_bytes *out, sd_error *err)
@@ -575,10 +609,10 @@ sd_status sd_input_read(sd_input *in, size_t i, sd_bytes *out, sd_error *err)
     size_t len = 0;
     if (in->kind == SDP_KIND_ZIP) {
         st = sdp_zip_read(in, i, &buf, &len, err);
-        if (st == SD_OK) bytes_from_heap(out, buf, len);
+        if (st == SD_OK) st = bytes_from_heap(out, buf, len, m->name, err);
     } else if (in->kind == SDP_KIND_STDIN) {
         st = read_fd(STDIN_FILENO, 0, in->max_bytes, "<stdin>", &buf, &len, err);
-        if (st == SD_OK) bytes_from_heap(out, buf, len);
+        if (st == SD_OK) st = bytes_from_heap(out, buf, len, "<stdin>", err);
     } else {
         st = map_path(m->path, in->max_bytes, out, err);
     }

@@ -21,6 +21,9 @@ typedef struct sdp_member {
     zip_uint64_t index; /* zip members */
 } sdp_member;
 
+/* Whether b's data is a mapping of the file (the parser may then drop what it read). */
+bool sdp_bytes_mapped(const sd_bytes *b);
+
 struct sd_input {
     int kind;
     char *spec_path;

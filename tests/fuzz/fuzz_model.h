@@ -58,7 +58,7 @@ static void check_stack(const sd_snapshot *s, uint32_t id)
     }
 }
 
-static void check_device(sd_snapshot *s, const sd_device *d)
+static void check_device(sd_snapshot *s, const sd_cuda_device *d)
 {
     FUZZ_CHECK(d->n_segments == 0 || d->segments);
     FUZZ_CHECK(d->n_blocks == 0 || d->blocks);
@@ -163,7 +163,7 @@ static void check_snapshot(sd_snapshot *s)
     FUZZ_CHECK(sd_snapshot_source(s) != NULL);
     FUZZ_CHECK(sd_snapshot_stack_count(s) >= 1);   /* id 0, the empty stack */
     for (size_t i = 0; i < sd_snapshot_device_count(s); i++) {
-        const sd_device *d = sd_snapshot_device(s, i);
+        const sd_cuda_device *d = sd_snapshot_device(s, i);
         FUZZ_CHECK(d != NULL);
         if (i) FUZZ_CHECK(sd_snapshot_device(s, i - 1)->device < d->device);
         check_device(s, d);

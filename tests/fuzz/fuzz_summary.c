@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "snapdiff/summary.h"
+#include "snapdiff/render_summary.h"
+#include "snapdiff/summarize.h"
 
 #include "fuzz_model.h"
 
@@ -55,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(sink != NULL);
     sd_error err;
     sd_error_clear(&err);
-    if (sd_summary_write_json(data, size, sink, &err) != SD_OK) FUZZ_CHECK(err.text[0]);
+    if (sd_render_summary_json(sink, data, size, &err) != SD_OK) FUZZ_CHECK(err.text[0]);
     sd_load_options lo = {.max_memory = FUZZ_BUDGET};
     sd_error_clear(&err);
     sd_snapshot *s = sd_snapshot_load_buffer(data, size, "fuzz", &lo, &err);

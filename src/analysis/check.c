@@ -1,9 +1,11 @@
-/* check_member.c - a check member's offending groups, copied out of the diff that found
- * them (check_render.h), so that a pair of snapshots is freed as soon as it is judged. */
+/* check.c - a check member's offending groups, copied out of the diff that found them
+ * (check.h), so that a pair of snapshots is freed as soon as it is judged. */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "render/check_render.h"
+#include "snapdiff/check.h"
 
 static char *dup_or_null(const char *s, bool *failed)
 {
@@ -27,7 +29,7 @@ static const sd_frame *site_frame(const sd_diff_group *g)
                                         : NULL;
 }
 
-sd_status sdp_check_member_take(sdp_check_member *m, const sd_diff *d)
+sd_status sd_check_member_take(sd_check_member *m, const sd_diff *d)
 {
     size_t n = m->gate.n_offenders;
     m->offenders = calloc(n ? n : 1, sizeof *m->offenders);
@@ -35,7 +37,7 @@ sd_status sdp_check_member_take(sdp_check_member *m, const sd_diff *d)
     bool failed = false;
     for (size_t i = 0; i < n; i++) {
         const sd_diff_group *g = sd_diff_group_at(d, m->gate.offenders[i].group);
-        sdp_check_offender *o = &m->offenders[i];
+        sd_check_offender *o = &m->offenders[i];
         o->limit = m->gate.offenders[i].limit;
         o->key = dup_or_null(g->key, &failed);
         o->old_bytes = g->old_bytes;
@@ -53,7 +55,7 @@ sd_status sdp_check_member_take(sdp_check_member *m, const sd_diff *d)
     return failed ? SD_ENOMEM : SD_OK;
 }
 
-void sdp_check_member_release(sdp_check_member *m)
+void sd_check_member_release(sd_check_member *m)
 {
     for (size_t i = 0; m->offenders && i < m->gate.n_offenders; i++) {
         free(m->offenders[i].key);
@@ -61,4 +63,11 @@ void sdp_check_member_release(sdp_check_member *m)
     }
     free(m->offenders);
     m->offenders = NULL;
+}
+
+const char *sd_check_member_label(const sd_check_member *m, char *buf, size_t size)
+{
+    if (m->rank >= 0) snprintf(buf, size, "rank %" PRId64, m->rank);
+    else snprintf(buf, size, "%s", m->name);
+    return buf;
 }

@@ -1,4 +1,4 @@
-/* loader.c - the one N-way loader (load.h): snapshots loaded by a few threads at once.
+/* load.c - the one N-way loader (load.h): snapshots loaded by a few threads at once.
  *
  * First every input is opened, in this thread, to learn its members (a file is one, an
  * archive or directory of ranks many); then each member is one piece of work. Workers
@@ -73,9 +73,12 @@ static void open_one(const char *spec, const sd_loader_options *o, sd_loaded *r,
     }
     r->n_members = sd_input_count(*in);
     r->n_skipped = sd_input_skipped_count(*in);
-    snprintf(r->skipped, sizeof r->skipped, "%s", sd_input_skipped(*in));
-    if (r->n_members)
-        snprintf(r->first_member, sizeof r->first_member, "%s", sd_input_name(*in, 0));
+    if (r->n_skipped) r->skipped = strdup(sd_input_skipped(*in));
+    if (r->n_members) r->first_member = strdup(sd_input_name(*in, 0));
+    if ((r->n_skipped && !r->skipped) || (r->n_members && !r->first_member)) {
+        r->status = sdp_fail(&r->err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        return;
+    }
     if (!o->all_members && r->n_members != 1) {
         r->ambiguous = true;
         r->status = sdp_fail(&r->err, SD_EUSAGE, SD_NO_OFFSET, "holds %zu snapshots; pick one",
@@ -256,6 +259,10 @@ void sd_loaded_free(sd_loaded *out, size_t n)
         for (size_t k = 0; k < out[i].n_snaps; k++) sd_snapshot_free(out[i].snaps[k]);
         free(out[i].snaps);
         out[i].snaps = NULL;
+        free(out[i].skipped);
+        out[i].skipped = NULL;
+        free(out[i].first_member);
+        out[i].first_member = NULL;
         out[i].n_snaps = 0;
     }
 }

@@ -1,5 +1,5 @@
 /* msgpack.c - MessagePack tokens through the bounds-checked cursor (msgpack.h). */
-#include "model/msgpack.h"
+#include "base/msgpack.h"
 
 static bool be(sdp_cursor *c, unsigned n, uint64_t *out)
 {

@@ -7,8 +7,8 @@
  * the bytes left (every item takes at least one), nothing is allocated, and every error
  * carries the byte offset of the token that was wrong. Not installed.
  */
-#ifndef SNAPDIFF_MODEL_MSGPACK_H
-#define SNAPDIFF_MODEL_MSGPACK_H
+#ifndef SNAPDIFF_BASE_MSGPACK_H
+#define SNAPDIFF_BASE_MSGPACK_H
 
 #include "base/base.h"
 

@@ -1,0 +1,61 @@
+/* render_diff.h - the diff and the profile written for people and tools: text, JSON
+ * (schema snapdiff.diff/1, docs/json-diff.md), folded stacks for flame graphs and
+ * pprof's profile.proto. See render.h for the rules every renderer keeps.
+ *
+ * The figures and verdicts come from the diff (diff.h) and the profile (profile.h); the
+ * renderers only word and lay them out. @return SD_OK, SD_EIO when writing failed,
+ * SD_ENOMEM. */
+#ifndef SNAPDIFF_RENDER_DIFF_H
+#define SNAPDIFF_RENDER_DIFF_H
+
+#include <stdio.h>
+
+#include "diff.h"
+#include "profile.h"
+#include "render.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SD_DIFF_SCHEMA "snapdiff.diff/1"
+
+/* Options of the diff's text; growable as render.h says. */
+#define SD_DIFF_TEXT_OPTIONS_VERSION 1
+typedef struct sd_diff_text_options {
+    unsigned version;           /* SD_DIFF_TEXT_OPTIONS_VERSION */
+    sd_render_options render;   /* colour */
+    size_t top;                 /* growing groups in the table; 0 = 20 */
+} sd_diff_text_options;
+#define SD_DIFF_TEXT_OPTIONS_INIT {SD_DIFF_TEXT_OPTIONS_VERSION, SD_RENDER_OPTIONS_INIT, 0}
+
+/* The totals, the growing and shrinking groups as a table, the stacks of the top groups.
+ * SD_EUSAGE when the diff has no old snapshot (that one has folded stacks only). */
+sd_status sd_render_diff_text(FILE *out, const sd_diff *d, const sd_diff_text_options *o);
+
+/* The whole diff as one JSON document (2-space indent, then a newline); SD_EUSAGE
+ * without an old snapshot. */
+sd_status sd_render_diff_json(FILE *out, const sd_diff *d);
+
+/* One warning of the diff in English, as snprintf does: at most size bytes with the NUL.
+ * @return the length the whole text needs. */
+size_t sd_diff_warning_text(const sd_diff_warning *w, char *buf, size_t size);
+
+/* Collapsed stacks ("outer;...;inner BYTES", sorted by text) of side `to` of a profile
+ * minus side `from`: only lines that grew are written. With `from` absent (a NULL
+ * snapshot) that is every live stack of `to`. Stacks dropped by a focus pattern are left
+ * out. `max_memory` bounds the renderer's own tables (0 = unlimited). */
+sd_status sd_render_diff_folded(FILE *out, const sd_profile *p, size_t from, size_t to,
+                                uint64_t max_memory, sd_error *err);
+
+/* The same stacks as pprof's profile.proto, gzipped: one sample per stack with
+ * space/bytes and objects/count; with `from` absent the live memory of `to`, else the
+ * growth of the stacks that grew. Frames innermost first, noise dropped. */
+sd_status sd_render_diff_pprof(FILE *out, const sd_profile *p, size_t from, size_t to,
+                               uint64_t max_memory, sd_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

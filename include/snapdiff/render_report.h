@@ -1,0 +1,42 @@
+/* render_report.h - `snapdiff report`: one self-contained HTML page over the analyses.
+ * See render.h for the rules every renderer keeps.
+ *
+ * The page draws from data embedded in it: the same JSON documents the CLI writes
+ * (snapdiff.stats/1, snapdiff.frag/1, snapdiff.diff/1), and a snapdiff.report/1 document
+ * of aggregates the pictures need. Every array in it is bounded, so a report stays small
+ * however large the snapshot. */
+#ifndef SNAPDIFF_RENDER_REPORT_H
+#define SNAPDIFF_RENDER_REPORT_H
+
+#include <stdio.h>
+
+#include "diff.h"
+#include "frag.h"
+#include "profile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What the page is drawn from; growable as render.h says. */
+#define SD_REPORT_INPUT_VERSION 1
+typedef struct sd_report_input {
+    unsigned version;                 /* SD_REPORT_INPUT_VERSION */
+    const sd_snapshot *const *snaps;  /* the inputs, in command-line order */
+    size_t n;
+    const sd_frag *const *frags;      /* one per snapshot */
+    /* One file: a profile of {NULL, snap}; N files: of the N snapshots. NULL with a diff
+     * (the diff's own profile is used). */
+    const sd_profile *profile;
+    const sd_diff *diff;              /* two files; else NULL */
+    uint64_t max_memory;              /* budget for the folded stacks' tables; 0 = none */
+} sd_report_input;
+
+/* Write the page. @return SD_OK, SD_EIO (write failed), SD_ENOMEM, SD_EUSAGE. */
+sd_status sd_render_report(FILE *out, const sd_report_input *in, sd_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

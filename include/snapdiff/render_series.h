@@ -1,0 +1,37 @@
+/* render_series.h - the series (series.h) for people and tools: a text table with a
+ * sparkline per group, and JSON (schema snapdiff.series/1, docs/json-series.md). See
+ * render.h for the rules every renderer keeps. @return SD_OK, SD_EIO when writing
+ * failed, SD_ENOMEM. */
+#ifndef SNAPDIFF_RENDER_SERIES_H
+#define SNAPDIFF_RENDER_SERIES_H
+
+#include <stdio.h>
+
+#include "render.h"
+#include "series.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SD_SERIES_SCHEMA "snapdiff.series/1"
+
+/* Growable as render.h says. */
+#define SD_SERIES_TEXT_OPTIONS_VERSION 1
+typedef struct sd_series_text_options {
+    unsigned version;           /* SD_SERIES_TEXT_OPTIONS_VERSION */
+    sd_render_options render;   /* colour */
+    size_t top;                 /* groups in the table; 0 = 20 */
+    bool unicode;               /* sparklines in Unicode blocks; else ASCII */
+} sd_series_text_options;
+#define SD_SERIES_TEXT_OPTIONS_INIT \
+    {SD_SERIES_TEXT_OPTIONS_VERSION, SD_RENDER_OPTIONS_INIT, 0, false}
+
+sd_status sd_render_series_text(FILE *out, const sd_series *s, const sd_series_text_options *o);
+sd_status sd_render_series_json(FILE *out, const sd_series *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

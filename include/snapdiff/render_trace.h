@@ -1,0 +1,38 @@
+/* render_trace.h - the replay of `device_traces` (trace.h) for people and tools: text and
+ * JSON (schema snapdiff.trace/1, docs/json-trace.md). See render.h for the rules every
+ * renderer keeps. @return SD_OK, SD_EIO when writing failed, SD_ENOMEM. */
+#ifndef SNAPDIFF_RENDER_TRACE_H
+#define SNAPDIFF_RENDER_TRACE_H
+
+#include <stdio.h>
+
+#include "render.h"
+#include "trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SD_TRACE_SCHEMA "snapdiff.trace/1"
+
+/* Growable as render.h says. */
+#define SD_TRACE_TEXT_OPTIONS_VERSION 1
+typedef struct sd_trace_text_options {
+    unsigned version;           /* SD_TRACE_TEXT_OPTIONS_VERSION */
+    sd_render_options render;   /* colour */
+    size_t top;                 /* groups (and phases) per device; 0 = 20 */
+} sd_trace_text_options;
+#define SD_TRACE_TEXT_OPTIONS_INIT {SD_TRACE_TEXT_OPTIONS_VERSION, SD_RENDER_OPTIONS_INIT, 0}
+
+/* Per device: a header (entries, span, alive at the end, the peak and its site), the
+ * warnings, the table of groups (alive first), then the phases. */
+sd_status sd_render_trace_text(FILE *out, const sd_trace *t, const sd_trace_text_options *o);
+
+/* The whole replay as one JSON document (2-space indent, then a newline). */
+sd_status sd_render_trace_json(FILE *out, const sd_trace *t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
