@@ -8,7 +8,9 @@
 #include <stdio.h>
 
 #include "render.h"
+#include "ranks.h"
 #include "series.h"
+#include "stats.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,6 +31,19 @@ typedef struct sd_series_text_options {
 
 sd_status sd_render_series_text(FILE *out, const sd_series *s, const sd_series_text_options *o);
 sd_status sd_render_series_json(FILE *out, const sd_series *s);
+
+/* Snapshots that are the ranks of one job (ranks.h, sd_ranks_names_are_ranks), side by
+ * side instead of as a series: per rank its allocated and reserved bytes (`totals`, over
+ * all devices) and their distance from the median, then the spread (`sp`, from
+ * sd_rank_spread_of_totals) and the rank furthest from the median, or "no outlier".
+ * `labels`: per rank, "rank 3" or the snapshot's name; `sources`: the snapshots' names.
+ * JSON: schema snapdiff.series-ranks/1 (docs/json-series.md). */
+sd_status sd_render_series_ranks_text(FILE *out, const char *const *sources,
+                                      const char *const *labels, const sd_stats *totals,
+                                      size_t n, const sd_rank_spread *sp, bool color);
+sd_status sd_render_series_ranks_json(FILE *out, const char *const *sources,
+                                      const sd_stats *totals, size_t n,
+                                      const sd_rank_spread *sp);
 
 #ifdef __cplusplus
 }

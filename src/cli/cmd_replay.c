@@ -36,7 +36,9 @@ int cmd_replay(const struct cli_opts *opts)
     }
     sd_snapshot **snaps;
     size_t n;
-    if (cli_load_all(opts->files, opts->n_files, opts, &snaps, &n) != 0) return EXIT_TROUBLE;
+    struct cli_load_options lo = {.shape = CLI_LOAD_FLAT, .specs = opts->files,
+                                  .n = (size_t)opts->n_files, .all = &snaps, .n_all = &n};
+    if (cli_load(opts, &lo) != 0) return EXIT_TROUBLE;
     sd_replay_options ro = {.alloc_confs = opts->alloc_conf,
                             .n_alloc_confs = (size_t)opts->n_alloc_conf,
                             .capacity = opts->capacity};

@@ -13,8 +13,6 @@
 
 #include "commands.h"
 #include "msg.h"
-#include "render/check_render.h"
-#include "render/format.h"
 #include "snapdiff/ranks.h"
 #include "snapdiff/render_series.h"
 #include "snapdiff/series.h"
@@ -210,38 +208,6 @@ static void rank_label(const sd_groups *g, char *buf, size_t size)
     else snprintf(buf, size, "%s", sd_groups_source(g));
 }
 
-static void ranks_json(FILE *out, sd_groups **all, const sd_stats *t, size_t n,
-                       const sd_rank_spread *sp)
-{
-    fprintf(out, "{\n  \"schema\": \"snapdiff.series-ranks/1\",\n  \"ranks\": [");
-    for (size_t i = 0; i < n; i++) {
-        int64_t r = sd_rank_of_name(sd_groups_source(all[i]));
-        const char *src = sd_groups_source(all[i]);
-        fprintf(out, "%s\n    {\"rank\": ", i ? "," : "");
-        if (r >= 0) fprintf(out, "%lld", (long long)r);
-        else fprintf(out, "null");
-        fprintf(out, ", \"source\": ");
-        sdp_put_json_string(out, src, strlen(src));
-        fprintf(out, ", \"allocated_bytes\": %llu, \"reserved_bytes\": %llu, "
-                "\"allocated_vs_median\": %lld}", (unsigned long long)t[i].allocated_bytes,
-                (unsigned long long)t[i].reserved_bytes,
-                (long long)(t[i].allocated_bytes - sp->allocated_median));
-    }
-    fprintf(out, "\n  ],\n  \"spread\": {\"allocated_min\": %llu, \"allocated_median\": %llu, "
-            "\"allocated_max\": %llu, \"reserved_min\": %llu, \"reserved_median\": %llu, "
-            "\"reserved_max\": %llu, \"furthest\": ",
-            (unsigned long long)sp->allocated_min, (unsigned long long)sp->allocated_median,
-            (unsigned long long)sp->allocated_max, (unsigned long long)sp->reserved_min,
-            (unsigned long long)sp->reserved_median, (unsigned long long)sp->reserved_max);
-    int64_t fr = sp->furthest == SD_RANK_NONE ? -2
-                 : sd_rank_of_name(sd_groups_source(all[sp->furthest]));
-    if (fr == -2) fprintf(out, "null");
-    else if (fr < 0) sdp_put_json_string(out, sd_groups_source(all[sp->furthest]),
-                                         strlen(sd_groups_source(all[sp->furthest])));
-    else fprintf(out, "%lld", (long long)fr);
-    fprintf(out, ", \"furthest_delta\": %lld}\n}\n", (long long)sp->furthest_delta);
-}
-
 /* Per-rank figures, the spread, the rank furthest from the median (none when they are all
  * the same): the ranks of one job are not a time series. */
 static int ranks_view(const struct cli_opts *o, sd_groups **all, size_t n)
@@ -264,27 +230,20 @@ static int ranks_view(const struct cli_opts *o, sd_groups **all, size_t n)
     }
     sd_rank_spread sp;
     sd_rank_spread_of_totals(t, n, &sp);
-    if (o->format == FORMAT_JSON) {
-        ranks_json(stdout, all, t, n, &sp);
-    } else {
-        printf("Ranks of one job, side by side: %zu snapshots whose names differ only by a rank "
-               "number (--as-series reads them as a time series)\n", n);
-        printf("  %-10s %12s %12s %14s  %s\n", "rank", "allocated", "reserved", "vs median",
-               "file");
-        for (size_t i = 0; i < n; i++)
-            printf("  %-10s %12s %12s %14s  %s\n", labels[i],
-                   sdp_fmt_bytes(t[i].allocated_bytes).s, sdp_fmt_bytes(t[i].reserved_bytes).s,
-                   sdp_fmt_delta(sdp_sdelta(t[i].allocated_bytes, sp.allocated_median)).s,
-                   sd_groups_source(all[i]));
-        printf("\n");
-        sd_render_spread_text(stdout, &sp, names, "ranks", o->color);
-        if (sp.furthest == SD_RANK_NONE)
-            printf("  no outlier: every rank allocates the same\n");
+    const char **sources = calloc(n ? n : 1, sizeof *sources);
+    sd_status st = SD_ENOMEM;
+    if (sources) {
+        for (size_t i = 0; i < n; i++) sources[i] = sd_groups_source(all[i]);
+        st = o->format == FORMAT_JSON
+                 ? sd_render_series_ranks_json(stdout, sources, t, n, &sp)
+                 : sd_render_series_ranks_text(stdout, sources, names, t, n, &sp, o->color);
     }
+    free(sources);
     free(t);
     free(names);
     free(labels);
-    return EXIT_OK;
+    if (st == SD_ENOMEM) msg_error("out of memory");
+    return st == SD_OK ? EXIT_OK : EXIT_TROUBLE;
 }
 
 static int run_series(const struct cli_opts *opts, const char *const *files, size_t n_in)

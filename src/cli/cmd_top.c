@@ -55,7 +55,9 @@ int cmd_top(const struct cli_opts *o)
     }
     sd_snapshot **snaps = NULL;
     size_t n = 0;
-    if (cli_load_all(o->files, o->n_files, o, &snaps, &n) != 0) return EXIT_TROUBLE;
+    struct cli_load_options lo = {.shape = CLI_LOAD_FLAT, .specs = o->files,
+                                  .n = (size_t)o->n_files, .all = &snaps, .n_all = &n};
+    if (cli_load(o, &lo) != 0) return EXIT_TROUBLE;
     int status = EXIT_OK;
     for (size_t i = 0; i < n && status == EXIT_OK; i++)
         status = top_one(o, snaps[i], i == 0);
