@@ -51,7 +51,7 @@ static int dbl_cmp(const void *pa, const void *pb)
 static double median_of(double *v, size_t n)
 {
     if (!n) return 0;
-    qsort(v, n, sizeof *v, dbl_cmp);
+    if (n > 1) qsort(v, n, sizeof *v, dbl_cmp);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -71,7 +71,7 @@ static bool sen_interval(const double *x, const double *y, size_t n, double var,
         free(s);
         return false;
     }
-    qsort(s, k, sizeof *s, dbl_cmp);
+    if (k > 1) qsort(s, k, sizeof *s, dbl_cmp);
     double c = 1.96 * sqrt(var);
     double m1 = ((double)k - c) / 2, m2 = ((double)k + c) / 2 + 1;
     long i1 = lround(m1) - 1, i2 = lround(m2) - 1;
@@ -136,7 +136,7 @@ static bool sort_by_x(sample_view *v)
         return false;
     }
     for (size_t i = 0; i < v->n; i++) k[i] = (keyed){v->x[i], i};
-    qsort(k, v->n, sizeof *k, keyed_cmp);
+    if (v->n > 1) qsort(k, v->n, sizeof *k, keyed_cmp);
     for (size_t i = 0; i < v->n; i++) v->order[i] = k[i].i;
     free(k);
     return true;

@@ -216,7 +216,7 @@ static sd_status table_end(sd_peak *p, sd_peak_table *out)
 {
     memset(out, 0, sizeof *out);
     /* Stacks by id, so a representative tie goes to the lowest id. */
-    qsort(p->touched, p->n_touched, sizeof *p->touched, cmp_u32);
+    if (p->n_touched > 1) qsort(p->touched, p->n_touched, sizeof *p->touched, cmp_u32);
     p->n_ktouched = 0;
     for (size_t i = 0; i < p->n_touched; i++) {
         uint32_t s = p->touched[i], k;
@@ -269,7 +269,7 @@ static sd_status table_end(sd_peak *p, sd_peak_table *out)
         g->blocks = 0;
     }
     free(acc);
-    qsort(groups, n, sizeof *groups, cmp_group);
+    if (n > 1) qsort(groups, n, sizeof *groups, cmp_group);
     out->groups = groups;
     out->n_groups = n;
     return SD_OK;

@@ -31,7 +31,7 @@ static const sd_peak_group **by_key(const sd_peak_table *t)
     const sd_peak_group **v = malloc((t->n_groups ? t->n_groups : 1) * sizeof *v);
     if (!v) return NULL;
     for (size_t i = 0; i < t->n_groups; i++) v[i] = &t->groups[i];
-    qsort(v, t->n_groups, sizeof *v, cmp_key);
+    if (t->n_groups > 1) qsort(v, t->n_groups, sizeof *v, cmp_key);
     return v;
 }
 
@@ -74,7 +74,7 @@ static sd_status merge(sd_peak_diff *pd, sd_peak_diff_device *dv, sd_peak_diff_g
     }
     free(a);
     free(b);
-    qsort(g, n, sizeof *g, cmp_delta);
+    if (n > 1) qsort(g, n, sizeof *g, cmp_delta);
     *out = g;
     dv->groups = g;
     dv->n_groups = n;

@@ -149,8 +149,8 @@ static void start_state_free(start_state *st)
  * in the large pool, nor under 512 B in the small one). Drop blocks that overlap. */
 static void tile_start(start_state *st, const sd_alloc_conf *rec, uint64_t *bad)
 {
-    qsort(st->segs, st->nsegs, sizeof *st->segs, cmp_seg);
-    qsort(st->blks, st->nblks, sizeof *st->blks, cmp_blk);
+    if (st->nsegs > 1) qsort(st->segs, st->nsegs, sizeof *st->segs, cmp_seg);
+    if (st->nblks > 1) qsort(st->blks, st->nblks, sizeof *st->blks, cmp_blk);
     size_t w = 0;
     for (size_t i = 0; i < st->nsegs; i++) {
         if (w && st->segs[i].addr < st->segs[w - 1].addr + st->segs[w - 1].size) {
