@@ -179,6 +179,28 @@ def test_artifact_dir(tmp):
         zf.writestr("rank2.pickle", b"")
     r = run(["stats", z])
     check(r.returncode == 0 and b"rank2.pickle (empty)" in r.stderr, "empty zip member", r.stderr)
+    # A summary among the ranks: the commands that need the snapshot itself read the
+    # rest and name it; diff still takes it as a member; named, it is still refused.
+    sums = os.path.join(tmp, "with_summary")
+    os.mkdir(sums)
+    shutil.copy(FULL, os.path.join(sums, "rank0.pickle"))
+    shutil.copy(FULL, os.path.join(sums, "rank1.pickle"))
+    r = run(["summarize", FULL, "-o", os.path.join(sums, "rank0.sdsum")])
+    check(r.returncode == 0, "summarize into the ranks", r.stderr)
+    for cmd in ("stats", "frag"):
+        r = run([cmd, sums])
+        check(r.returncode == 0 and r.stderr.decode() == "snapdiff: note: %s: skipped 1 file "
+              "that is not a snapshot: rank0.sdsum (a snapdiff summary)\n" % sums,
+              "summary among ranks: %s" % cmd, r.stderr)
+    os.remove(os.path.join(sums, "rank1.pickle"))
+    r = run(["trace", sums])
+    check(r.returncode == 0 and b"rank0.sdsum (a snapdiff summary)" in r.stderr,
+          "summary among ranks: trace reads the one snapshot", r.stderr)
+    r = run(["diff", sums, sums])
+    check(r.returncode == 0 and b"skipped" not in r.stderr, "summary among ranks: diff takes it",
+          r.stderr)
+    one_error_line("summary named in a dir", run(["stats", sums + ":rank0.sdsum"]),
+                   "is a snapdiff summary")
 
 
 def test_manners():

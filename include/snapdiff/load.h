@@ -44,6 +44,7 @@ typedef struct sd_loader_options {
     sd_status
     (*opened)(void *ctx, size_t input, const sd_input *in, sd_error *err);
     void *ctx;
+    bool skip_summaries;    /* as sd_input_options: a directory's summaries left out */
 } sd_loader_options;
 
 typedef struct sd_loaded {

@@ -8,6 +8,8 @@
 #ifndef SNAPDIFF_SOURCE_H
 #define SNAPDIFF_SOURCE_H
 
+#include <stdbool.h>
+
 #include "snapdiff.h"
 
 #ifdef __cplusplus
@@ -19,6 +21,9 @@ typedef struct sd_input sd_input;
 typedef struct sd_input_options {
     uint64_t max_memory;      /* cap on any one decompressed member; 0 = default (1 GiB*16) */
     uint32_t max_members;     /* cap on members of an archive or directory; 0 = 4096 */
+    bool skip_summaries;      /* leave a directory's or archive's summaries (summary.h) out
+                               * and name them as skipped, for the commands that need the
+                               * snapshot itself; a member picked by name is still read */
 } sd_input_options;
 
 /* Resolve `spec` (path, "-", "ARCHIVE:member") into its members. Reads nothing large yet.

@@ -62,7 +62,8 @@ static sd_loaded *load(const char *const *specs, size_t n, const struct cli_opts
         return NULL;
     }
     sd_loader_options lo = {.max_memory = opts->max_memory, .jobs = opts->jobs,
-                            .all_members = all_members};
+                            .all_members = all_members,
+                            .skip_summaries = !takes_summaries(opts->command)};
     sd_load_all(specs, n, &lo, res);
     return res;
 }
@@ -162,7 +163,8 @@ static int load_stream(const char *const *specs, size_t n, const struct cli_opts
     }
     sd_loader_options lo = {.max_memory = opts->max_memory, .jobs = opts->jobs,
                             .all_members = true, .each = stream_each,
-                            .opened = opened ? stream_opened : NULL, .ctx = &sc};
+                            .opened = opened ? stream_opened : NULL, .ctx = &sc,
+                            .skip_summaries = !takes_summaries(opts->command)};
     sc.opened = opened;
     sd_load_all(specs, n, &lo, res);
     pthread_mutex_destroy(&sc.lock);

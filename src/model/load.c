@@ -65,7 +65,8 @@ static void open_one(const char *spec, const sd_loader_options *o, sd_loaded *r,
     memset(r, 0, sizeof *r);
     r->spec = spec;
     sd_error_clear(&r->err);
-    sd_input_options io = {.max_memory = o->max_memory};
+    sd_input_options io = {.max_memory = o->max_memory,
+                          .skip_summaries = o->skip_summaries};
     *in = sd_input_open(spec, &io, &r->err);
     if (!*in) {
         r->status = r->err.code ? r->err.code : SD_EIO;
@@ -97,7 +98,8 @@ static sd_status load_item_now(load_pool *p, load_item *it)
     sd_loaded *r = &p->out[it->input];
     sd_input *in = p->inputs[it->input], *own = NULL;
     if (r->n_members > 1) {   /* a handle of its own: see the top of the file */
-        sd_input_options io = {.max_memory = o->max_memory};
+        sd_input_options io = {.max_memory = o->max_memory,
+                              .skip_summaries = o->skip_summaries};
         own = sd_input_open(r->spec, &io, &it->err);
         if (!own) return it->err.code ? it->err.code : SD_EIO;
         if (sd_input_count(own) != r->n_members) {

@@ -4,17 +4,16 @@
 #include <stdio.h>
 
 #include "render/diff_render.h"
+#include "render/json_frame.h"
 #include "render/top_render.h"
 
 
 static json_t *jint(uint64_t v) { return json_integer((json_int_t)v); }
 
+/* A frame with its kind (user, framework, ...): the frame every schema writes, and "kind". */
 static json_t *frame_json(const sd_attrib *a, const sd_frame *f)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "filename", json_string(f->filename));
-    json_object_set_new(o, "line", json_integer(f->line));
-    json_object_set_new(o, "name", json_string(f->name));
+    json_t *o = sdp_frame_json(f);
     json_object_set_new(o, "kind", json_string(sd_frame_kind_name(sd_attrib_classify(a, f))));
     return o;
 }

@@ -4,6 +4,7 @@
 #include "render/diff_render.h"
 #include "render/frag_render.h"
 #include "render/settings.h"
+#include "render/json_frame.h"
 
 static json_t *u64(uint64_t v) { return json_integer((json_int_t)v); }
 
@@ -74,16 +75,6 @@ static json_t *streams_json(const sd_frag_device *d)
     return a;
 }
 
-static json_t *frame_json(const sd_frame *f)
-{
-    if (!f) return json_null();
-    json_t *o = json_object();
-    json_object_set_new(o, "filename", json_string(f->filename));
-    json_object_set_new(o, "line", json_integer(f->line));
-    json_object_set_new(o, "name", json_string(f->name));
-    return o;
-}
-
 /* The oom entry's frames, PyTorch's noise left out (as the diff's stacks). */
 static json_t *oom_stack_json(const sd_snapshot *s, const sd_frag_oom *m)
 {
@@ -91,7 +82,7 @@ static json_t *oom_stack_json(const sd_snapshot *s, const sd_frag_oom *m)
     for (int32_t i = 0;; i++) {
         const sd_frame *f = sdp_frag_oom_frame(s, m, i);
         if (!f) break;
-        if (!sd_frame_is_noise(f)) json_array_append_new(a, frame_json(f));
+        if (!sd_frame_is_noise(f)) json_array_append_new(a, sdp_frame_json(f));
     }
     return a;
 }
@@ -143,7 +134,7 @@ static json_t *ooms_json(const sd_frag *f, const sd_snapshot *s, const sd_frag_d
         json_object_set_new(o, "note", m->replayed ? json_null()
                                                    : json_string(sdp_frag_oom_note_words(m).s));
         json_object_set_new(o, "cause", json_string(sd_oom_cause_name(m->cause)));
-        json_object_set_new(o, "site", frame_json(sdp_frag_oom_frame(s, m, m->site.site)));
+        json_object_set_new(o, "site", sdp_frame_json(sdp_frag_oom_frame(s, m, m->site.site)));
         json_object_set_new(o, "stack", oom_stack_json(s, m));
         oom_figures_json(o, f, m);
         json_array_append_new(a, o);

@@ -4,17 +4,13 @@
 #include <stdio.h>
 
 #include "render/series_render.h"
+#include "render/json_frame.h"
 
 static json_t *jint(uint64_t v) { return json_integer((json_int_t)v); }
 
 static json_t *frame_json(bool has, const sd_frame *f)
 {
-    if (!has) return json_null();
-    json_t *o = json_object();
-    json_object_set_new(o, "filename", json_string(f->filename));
-    json_object_set_new(o, "line", json_integer(f->line));
-    json_object_set_new(o, "name", json_string(f->name));
-    return o;
+    return sdp_frame_json(has ? f : NULL);
 }
 
 /* slope(s) and the Mann-Kendall figures of one trend, into o */

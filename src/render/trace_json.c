@@ -4,18 +4,9 @@
 
 #include "render/diff_render.h"
 #include "render/trace_render.h"
+#include "render/json_frame.h"
 
 static json_t *jint(uint64_t v) { return json_integer((json_int_t)v); }
-
-static json_t *frame_json(const sd_frame *f)
-{
-    if (!f) return json_null();
-    json_t *o = json_object();
-    json_object_set_new(o, "filename", json_string(f->filename));
-    json_object_set_new(o, "line", json_integer(f->line));
-    json_object_set_new(o, "name", json_string(f->name));
-    return o;
-}
 
 /* A site named as the diff names it (sdp_site_json: a C++-only stack's site is its
  * labelled node, "autograd BmmBackward0" with kind and symbol, not the raw frame). */
@@ -36,7 +27,7 @@ static json_t *stack_json(const sd_snapshot *s, uint32_t stack)
     const uint32_t *ids = sd_snapshot_stack(s, stack, &n);
     for (size_t i = 0; i < n; i++) {
         const sd_frame *f = sd_snapshot_frame(s, ids[i]);
-        if (!sd_frame_is_noise(f)) json_array_append_new(a, frame_json(f));
+        if (!sd_frame_is_noise(f)) json_array_append_new(a, sdp_frame_json(f));
     }
     return a;
 }

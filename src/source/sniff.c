@@ -204,8 +204,11 @@ bool sdp_sniff_skip(sd_input *in, const char *name, const uint8_t *head, size_t 
 {
     if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) return false;   /* gzip: judged later */
     /* An empty file among the ranks (a rank that died before it wrote) is left out and
-     * named, like a README: the others still load. */
-    const char *what = n == 0 ? "empty" : sdp_sniff_not_pickle(head, n);
+     * named, like a README: the others still load. So is a summary, when the command
+     * needs the snapshot itself. */
+    const char *what = n == 0 ? "empty"
+                       : in->skip_summaries && sd_summary_sniff(head, n) ? "a snapdiff summary"
+                       : sdp_sniff_not_pickle(head, n);
     if (!what) return false;
     if (!in->skip_list) in->skip_list = calloc(SKIP_LIST_MAX, sizeof *in->skip_list);
     if (in->skip_list && in->n_skipped < SKIP_LIST_MAX)

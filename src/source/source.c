@@ -527,6 +527,7 @@ sd_input *sd_input_open(const char *spec, const sd_input_options *opts, sd_error
     }
     in->max_bytes = opts && opts->max_memory ? opts->max_memory : SDP_DEFAULT_MAX_BYTES;
     in->max_members = opts && opts->max_members ? opts->max_members : SDP_DEFAULT_MAX_MEMBERS;
+    in->skip_summaries = opts && opts->skip_summaries;
     in->spec_path = dup_str(spec);
     sd_status st;
     char *archive = NULL;
@@ -537,6 +538,7 @@ sd_input *sd_input_open(const char *spec, const sd_input_options *opts, sd_error
         st = sdp_src_add_member(in, dup_str("<stdin>"), NULL, 0) ? SD_OK
              : sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
     } else if (split_member(spec, &archive, &want)) {
+        in->skip_summaries = false;   /* the member was named: read it, whatever it is */
         bool dir = stat(archive, &sb) == 0 && S_ISDIR(sb.st_mode);
         st = dir ? open_dir(in, archive, false, err) : open_file(in, archive, want, err);
         if (st == SD_OK && (dir || in->kind == SDP_KIND_ZIP)) st = select_member(in, spec, archive, want, err);

@@ -31,6 +31,7 @@ struct sd_input {
     size_t n_members;
     uint64_t max_bytes;
     uint32_t max_members;
+    bool skip_summaries;      /* sd_input_options: summaries are skipped like a README */
     /* zip: the whole archive (mapped), and libzip's view of it */
     sd_bytes zip_bytes;
     size_t zip_len;
