@@ -48,5 +48,9 @@ sd_status sdp_kept_match(const sd_snapshot *old_snap, const sd_snapshot *new_sna
 size_t sdp_diff_warning_cap(const sd_diff *d);
 size_t sdp_diff_warnings(const sd_diff *d, const sd_snapshot *old_snap,
                          const sd_snapshot *new_snap, sd_diff_warning *out);
+/* One run twice or two runs (sd_diff_comparison_of), after the warnings; `at` is
+ * sd_diff_options.at. */
+void sdp_diff_compare(const sd_diff *d, const sd_snapshot *old_snap,
+                      const sd_snapshot *new_snap, int at, sd_diff_comparison *out);
 
 #endif
