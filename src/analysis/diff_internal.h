@@ -28,6 +28,10 @@ void sdp_attrib_site_view(const sdp_stack_view *stack, const sdp_stack_view *fwd
 void sdp_attrib_key_view(const sd_attrib *a, const sdp_stack_view *stack,
                          const sdp_stack_view *fwd, sdp_sbuf *b);
 /* Append the group key of the stack to b (no forward_frames). */
+/* The key of a snapshot's stack as the diff and the peak make it: with its context and
+ * forward_frames (attrib.c). @return false when out of memory. */
+bool sdp_attrib_key_of_stack(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
+                             sdp_sbuf *b);
 void sdp_attrib_key_kinds(const sd_attrib *a, const sd_frame *const *frames,
                           const uint8_t *kinds, size_t n, sdp_sbuf *b);
 
