@@ -79,6 +79,33 @@ def one_run():
     check("end or peak" in p.stderr, "--at middle: a usage error naming the values", p.stderr)
 
 
+def keys_in(o, acc):
+    if isinstance(o, dict):
+        if isinstance(o.get("key"), str):
+            acc.add(o["key"])
+        for v in o.values():
+            keys_in(v, acc)
+    elif isinstance(o, list):
+        for v in o:
+            keys_in(v, acc)
+    return acc
+
+
+def trace_keys_are_diff_keys():
+    """trace groups a backward stack (forward_frames) under the key the diff and top give
+    it: testdata/native/forward.pickle's `model.py:41 forward [backward]`."""
+    f = path("native", "forward.pickle")
+    T.prefix = ["trace"]
+    tr = keys_in(T.run_json([f]), set())
+    T.prefix = ["top"]
+    top = T.run_json([f])
+    T.prefix = []
+    tk = {g["key"] for dv in top["devices"]
+          for g in dv["groups"] + ((dv["peak"] or {}).get("groups") or [])}
+    check("/home/alice/proj/model.py:41 forward [backward]" in tr and tr <= tk,
+          "trace's keys are top's keys", sorted(tr), sorted(tk))
+
+
 def main():
     global ROOT
     ap = argparse.ArgumentParser()
@@ -89,6 +116,7 @@ def main():
     two_runs(path("peak", "fp32.pickle"), path("peak", "bf16.pickle"), ["both_cover_a_step"])
     two_runs(path("peak", "fp32.pickle"), path("peak", "fp32_long.pickle"), ["both_cover_a_step"])
     one_run()
+    trace_keys_are_diff_keys()
     sys.exit(T.finish())
 
 
