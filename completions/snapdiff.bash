@@ -30,7 +30,7 @@ _snapdiff()
     local report_opts='--output -o --jobs --group-by -g --depth -d --hide --show --focus
         --gap-threshold --index-threshold'
     # Options whose value is the next word.
-    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root|--baseline-step|--threshold|--max-fraction|--horizon|--log-format|--alloc-conf'
+    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root|--baseline-step|--threshold|--max-fraction|--horizon|--log-format|--alloc-conf|--at'
 
     # Values: "--opt VALUE" and "--opt=VALUE" (split at '=' or not).
     local opt=$prev value=$cur prefix=''
@@ -58,6 +58,9 @@ _snapdiff()
             [[ " ${words[*]} " == *" check "* ]] && formats='text json github junit'
             [[ " ${words[*]} " == *" curve "* ]] && formats='text json github'
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "$formats" -- "$value")
+            return ;;
+        --at)
+            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'end peak' -- "$value")
             return ;;
         --config)
             compopt -o filenames 2>/dev/null
@@ -123,7 +126,7 @@ _snapdiff()
         case $cmd in
             '') opts="$common $json $diff_opts $frag_opts --since --until --sort --steps-between --min-slope --confidence --ascii --as-series --as-ranks $check_only" ;;
             '') opts="$common $json $diff_opts $frag_opts --since --until --sort --steps-between --min-slope --confidence --ascii $check_only --baseline-step --threshold --max-fraction --horizon --log-format" ;;
-            diff) opts="$common $json $diff_opts" ;;
+            diff) opts="$common $json $diff_opts --at" ;;
             stats) opts="$common $json" ;;
             frag) opts="$common $json $frag_opts" ;;
             trace) opts="$common $json $trace_opts" ;;

@@ -58,7 +58,7 @@ bash_case "--color --help --jobs --json --max-memory --no-color --quiet --versio
 bash_case "--color --help --max-memory --no-color --quiet --version" snapdiff dump --
 bash_case "--color --help --jobs --max-memory --no-color --output --quiet --version" snapdiff summarize --
 bash_case "--color --gap-threshold --help --index-threshold --jobs --json --map --max-memory --no-color --quiet --svg --version" snapdiff frag --
-bash_case "--capacity --color --depth --focus --format --group-by --help --hide --jobs --json --max-growth --max-memory --no-color --output --quiet --show --steps --top --version" snapdiff old.pickle new.pickle --
+bash_case "--at --capacity --color --depth --focus --format --group-by --help --hide --jobs --json --max-growth --max-memory --no-color --output --quiet --show --steps --top --version" snapdiff old.pickle new.pickle --
 bash_case "--as-ranks --as-series --ascii --capacity --color --confidence --depth --focus --group-by --help --hide --jobs --json --max-memory --min-slope --no-color --quiet --show --sort --steps --steps-between --top --version" snapdiff series --
 bash_case "name time" snapdiff series --sort ""
 bash_case "--json" snapdiff --top = 5 stats --js

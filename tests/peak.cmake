@@ -11,3 +11,9 @@ foreach(part fixtures text real diff)
                    --bin ${SNAPDIFF_BIN} --root ${PROJECT_SOURCE_DIR} ${part})
   set_tests_properties(top_cli_${part} PROPERTIES SKIP_RETURN_CODE 77 LABELS cli TIMEOUT 600)
 endforeach()
+
+# snapdiff OLD NEW: one run twice or two runs, --at end|peak, compared_as (issue 19).
+add_test(NAME diff_compared_as
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_compared_as.py
+                 --bin ${SNAPDIFF_BIN} --root ${PROJECT_SOURCE_DIR})
+set_tests_properties(diff_compared_as PROPERTIES LABELS cli TIMEOUT 300)

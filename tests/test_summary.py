@@ -56,6 +56,10 @@ def without_peak(out):
     if isinstance(doc, dict) and doc.get("schema") == "snapdiff.diff/1":
         doc.pop("peak", None)
         doc.get("totals", {}).pop("reserved_with_peak", None)
+        # Two runs or one run twice is judged on the traces too (both cover a step), which a
+        # summary does not keep: the verdict may differ, and says so.
+        doc.pop("compared_as", None)
+        doc.pop("compared_as_why", None)
         # Without peaks the fragmentation pattern cannot see that the peak moved reserved.
         doc.get("totals", {}).pop("pattern", None)
         doc.get("totals", {}).pop("hint", None)
@@ -72,7 +76,7 @@ def without_peak(out):
             skip = not (ln.startswith("(the groups add up to the peak")
                         or ln.startswith("(focus: the groups hold") and "peak" in ln)
             continue
-        if (ln.startswith("  peak ") or "grew with NEW's" in ln or "recorded a trace" in ln
+        if (ln.startswith("  peak ") or ln.startswith("compared as ") or "grew with NEW's" in ln or "recorded a trace" in ln
                 or ln.startswith("[fragmentation]")):
             continue
         keep.append(ln)

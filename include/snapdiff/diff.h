@@ -35,7 +35,13 @@ typedef struct sd_diff_options {
     uint64_t steps;           /* steps between the snapshots; 0 = unknown */
     uint64_t capacity;        /* bytes per device; 0 = estimate from `oom` entries if any */
     uint64_t max_memory;      /* budget for the profile's and the diff's tables (each); 0 = none */
+    int at;                   /* sd_diff_at: which view leads; 0 = decide from the files */
 } sd_diff_options;
+
+/* Which comparison leads (`--at`): the end states (one run at two points in time) or the
+ * peaks (two runs, e.g. two configurations). AUTO decides from the files
+ * (sd_diff_comparison_of). */
+typedef enum sd_diff_at { SD_DIFF_AT_AUTO, SD_DIFF_AT_END, SD_DIFF_AT_PEAK } sd_diff_at;
 
 typedef enum sd_capacity_source {
     SD_CAPACITY_NONE,         /* unknown: no steps to capacity */
@@ -171,6 +177,29 @@ typedef struct sd_diff_warning {
  * "trace_overflowed", "mostly_no_stack", "swapped", "peak_one_side": the stable codes. */
 const char *sd_diff_warning_name(sd_diff_warning_code c);
 
+/* Why two files are compared as two runs rather than one run twice (docs/json-diff.md,
+ * "compared_as"): a bit set of these reasons, any one of which suffices. */
+enum {
+    SD_TWO_RUNS_FEW_SHARED = 1u << 0,   /* under SD_DIFF_TWO_RUNS_SHARED_PCT of NEW's
+                                         * allocated bytes (with a site) at sites OLD has */
+    SD_TWO_RUNS_SWAPPED = 1u << 1,      /* the `swapped` warning: NEW's trace is older */
+    SD_TWO_RUNS_SCRIPTS = 1u << 2,      /* no outermost user frame's file in common */
+    SD_TWO_RUNS_STEPS = 1u << 3,        /* both traces cover a step (forward and backward) */
+    SD_TWO_RUNS_FORCED = 1u << 4,       /* `--at peak` */
+};
+#define SD_DIFF_TWO_RUNS_SHARED_PCT (100.0 / 3.0)
+
+typedef struct sd_diff_comparison {
+    bool two_runs;            /* lead with the peaks */
+    bool forced;              /* by the options (`--at`), not decided from the files */
+    unsigned why;             /* SD_TWO_RUNS_* bits (0 when one run) */
+    double shared_new_pct;    /* NEW's allocated bytes with a site at sites OLD also has, % */
+} sd_diff_comparison;
+
+/* "few_shared_sites_new", "swapped", "scripts_differ", "both_cover_a_step", "forced":
+ * the stable names of the SD_TWO_RUNS_* bit `bit`, or NULL. */
+const char *sd_diff_two_runs_reason_name(unsigned bit);
+
 /* Compare old (may be NULL: an empty baseline) with new. Both must outlive the diff.
  * @return the diff, or NULL with err filled (bad pattern, memory). */
 sd_diff *sd_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap,
@@ -206,6 +235,8 @@ const sd_attrib *sd_diff_attrib(const sd_diff *d);
  * OLD or neither side recorded a trace; no device pairs when only one side did. */
 struct sd_peak_diff;
 const struct sd_peak_diff *sd_diff_peak(const sd_diff *d);
+/* One run twice, or two runs (lead with the peak)? Never NULL. */
+const sd_diff_comparison *sd_diff_comparison_of(const sd_diff *d);
 
 #ifdef __cplusplus
 }

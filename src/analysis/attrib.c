@@ -643,6 +643,25 @@ void sd_attrib_site_of_stack(const sd_attrib *a, const sd_snapshot *s, uint32_t 
     free(fb);
 }
 
+bool sdp_attrib_key_of_stack(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
+                             sdp_sbuf *b)
+{
+    view_buf *mb = malloc(sizeof *mb), *fb = malloc(sizeof *fb);
+    sdp_stack_view v = {0}, fv = {0};
+    bool ok = mb && fb && view_load(a, s, stack, mb, &v);
+    if (ok) {
+        uint32_t fwd = sd_snapshot_stack_context(s, stack)->forward_stack;
+        bool has_fwd = fwd && view_load(a, s, fwd, fb, &fv);
+        if (has_fwd) fv.ctx = NULL;   /* the context is the stack's own (peak.c does so) */
+        sdp_attrib_key_view(a, &v, has_fwd ? &fv : NULL, b);
+        if (has_fwd) view_free(fb);
+        view_free(mb);
+    }
+    free(mb);
+    free(fb);
+    return ok && !b->failed;
+}
+
 const sd_frame *sd_site_frame(const sd_snapshot *s, uint32_t stack, const sd_site *site,
                               int32_t index)
 {

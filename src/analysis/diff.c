@@ -28,6 +28,7 @@ struct sd_diff {
     sd_diff_totals totals;
     sd_diff_warning *warnings;     /* diff_warn.c */
     size_t n_warnings;
+    sd_diff_comparison comparison; /* diff_warn.c */
 };
 
 /* ---------- memory ---------- */
@@ -436,6 +437,7 @@ static bool has_trace(const sd_snapshot *s)
 }
 
 const sd_peak_diff *sd_diff_peak(const sd_diff *d) { return d->peak; }
+const sd_diff_comparison *sd_diff_comparison_of(const sd_diff *d) { return &d->comparison; }
 
 /* The fragmentation pattern only when it holds (issue 19): not when the peaks moved with
  * reserved (a different transient peak grows the cache, not fragmentation), and not when
@@ -501,6 +503,7 @@ sd_diff *sd_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap
         return NULL;
     }
     d->n_warnings = sdp_diff_warnings(d, old_snap, new_snap, d->warnings);
+    sdp_diff_compare(d, old_snap, new_snap, opts->at, &d->comparison);
     return d;
 }
 

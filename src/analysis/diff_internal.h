@@ -28,6 +28,10 @@ void sdp_attrib_site_view(const sdp_stack_view *stack, const sdp_stack_view *fwd
 void sdp_attrib_key_view(const sd_attrib *a, const sdp_stack_view *stack,
                          const sdp_stack_view *fwd, sdp_sbuf *b);
 /* Append the group key of the stack to b (no forward_frames). */
+/* The key of a snapshot's stack as the diff and the peak make it: with its context and
+ * forward_frames (attrib.c). @return false when out of memory. */
+bool sdp_attrib_key_of_stack(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
+                             sdp_sbuf *b);
 void sdp_attrib_key_kinds(const sd_attrib *a, const sd_frame *const *frames,
                           const uint8_t *kinds, size_t n, sdp_sbuf *b);
 
@@ -48,5 +52,9 @@ sd_status sdp_kept_match(const sd_snapshot *old_snap, const sd_snapshot *new_sna
 size_t sdp_diff_warning_cap(const sd_diff *d);
 size_t sdp_diff_warnings(const sd_diff *d, const sd_snapshot *old_snap,
                          const sd_snapshot *new_snap, sd_diff_warning *out);
+/* One run twice or two runs (sd_diff_comparison_of), after the warnings; `at` is
+ * sd_diff_options.at. */
+void sdp_diff_compare(const sd_diff *d, const sd_snapshot *old_snap,
+                      const sd_snapshot *new_snap, int at, sd_diff_comparison *out);
 
 #endif

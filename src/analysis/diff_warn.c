@@ -201,3 +201,133 @@ const char *sd_diff_warning_name(sd_diff_warning_code c)
     }
     return NULL;
 }
+
+/* ---- one run twice, or two runs (docs/json-diff.md, "compared_as") ---- */
+
+/* NEW's allocated bytes with a site at sites OLD also has, in % of NEW's bytes with a
+ * site; 100 when NEW has none (nothing says otherwise). By the diff's keys. */
+static double shared_new_pct(const sd_diff *d)
+{
+    const sd_profile *p = sd_diff_profile(d);
+    uint64_t all = 0, shared = 0;
+    for (size_t i = 0; i < sd_profile_key_count(p); i++) {
+        const sd_profile_key *k = sd_profile_key_at(p, i);
+        if (strcmp(k->key, SD_NO_STACK) == 0) continue;
+        all += k->sides[1].bytes;
+        if (k->sides[0].bytes) shared += k->sides[1].bytes;
+    }
+    return all ? pct_of(shared, all) : 100.0;
+}
+
+enum { SCRIPTS_MAX = 32 };
+
+typedef struct script_set {
+    const char *file[SCRIPTS_MAX];
+    size_t n;
+    bool overflow;            /* too many to compare: say nothing */
+} script_set;
+
+/* The files of the outermost user frame of every stack of s (the script that ran). */
+static void scripts_of(const sd_attrib *a, const sd_snapshot *s, script_set *set)
+{
+    for (uint32_t id = 1; id < sd_snapshot_stack_count(s) && !set->overflow; id++) {
+        size_t n = 0;
+        const uint32_t *fr = sd_snapshot_stack(s, id, &n);
+        const sd_frame *outer = NULL;
+        for (size_t k = n; k-- > 0 && !outer;) {
+            const sd_frame *f = sd_snapshot_frame(s, fr[k]);
+            if (f && sd_attrib_classify(a, f) == SD_FRAME_USER) outer = f;
+        }
+        if (!outer) continue;
+        size_t j = 0;
+        while (j < set->n && strcmp(set->file[j], outer->filename) != 0) j++;
+        if (j < set->n) continue;
+        if (set->n == SCRIPTS_MAX) set->overflow = true;
+        else set->file[set->n++] = outer->filename;
+    }
+}
+
+/* Both sides name their scripts and no script is on both. */
+static bool scripts_differ(const sd_attrib *a, const sd_snapshot *o, const sd_snapshot *n)
+{
+    script_set so = {.n = 0}, sn = {.n = 0};
+    scripts_of(a, o, &so);
+    scripts_of(a, n, &sn);
+    if (so.overflow || sn.overflow || !so.n || !sn.n) return false;
+    for (size_t i = 0; i < so.n; i++)
+        for (size_t j = 0; j < sn.n; j++)
+            if (strcmp(so.file[i], sn.file[j]) == 0) return false;
+    return true;
+}
+
+/* The trace holds an allocation made in a forward (its site a user line, not in the
+ * backward) and one made in the backward (an autograd node, or the backward of a line). */
+static bool covers_a_step(const sd_attrib *a, const sd_snapshot *s)
+{
+    bool fwd = false, bwd = false;
+    for (size_t i = 0; i < sd_snapshot_device_count(s); i++) {
+        const sd_cuda_device *dev = sd_snapshot_device(s, i);
+        for (size_t k = 0; k < dev->n_trace && !(fwd && bwd); k++) {
+            const sd_trace_entry *e = &dev->trace[k];
+            if (e->action != SD_ACT_ALLOC || !e->stack) continue;
+            sd_site st;
+            sd_attrib_site_of_stack(a, s, e->stack, &st);
+            if (st.backward || st.how == SD_SITE_AUTOGRAD || st.how == SD_SITE_ACCUMULATE_GRAD)
+                bwd = true;
+            else if (st.is_user && st.how == SD_SITE_FRAME)
+                fwd = true;
+        }
+    }
+    return fwd && bwd;
+}
+
+static uint64_t magnitude(int64_t v) { return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v; }
+
+/* The peaks moved more than twice as much as allocated at the end: the difference is in
+ * the transient (a setting changed), not in what stays (a leak moves both alike). */
+static bool peaks_moved_more(const sd_diff *d)
+{
+    const sd_peak_diff *pd = sd_diff_peak(d);
+    size_t n = pd ? sd_peak_diff_device_count(pd) : 0;
+    if (!n) return false;
+    int64_t peak = 0;
+    for (size_t i = 0; i < n; i++) peak += sd_peak_diff_device_at(pd, i)->delta_bytes;
+    uint64_t end = magnitude(sd_diff_totals_of(d)->delta.allocated);
+    return magnitude(peak) / 2 > end;
+}
+
+void sdp_diff_compare(const sd_diff *d, const sd_snapshot *old_snap,
+                      const sd_snapshot *new_snap, int at, sd_diff_comparison *out)
+{
+    memset(out, 0, sizeof *out);
+    out->shared_new_pct = 100.0;
+    if (!old_snap) return;
+    const sd_attrib *a = sd_diff_attrib(d);
+    if (sd_attrib_group_by(a) != SD_GROUP_STACK) {
+        out->shared_new_pct = shared_new_pct(d);
+        if (out->shared_new_pct < SD_DIFF_TWO_RUNS_SHARED_PCT) out->why |= SD_TWO_RUNS_FEW_SHARED;
+    }
+    for (size_t i = 0; i < sd_diff_warning_count(d); i++)
+        if (sd_diff_warning_at(d, i)->code == SD_WARN_SWAPPED) out->why |= SD_TWO_RUNS_SWAPPED;
+    if (scripts_differ(a, old_snap, new_snap)) out->why |= SD_TWO_RUNS_SCRIPTS;
+    if (peaks_moved_more(d) && covers_a_step(a, old_snap) && covers_a_step(a, new_snap))
+        out->why |= SD_TWO_RUNS_STEPS;
+    out->two_runs = out->why != 0;
+    if (at == SD_DIFF_AT_END || at == SD_DIFF_AT_PEAK) {
+        out->forced = true;
+        out->two_runs = at == SD_DIFF_AT_PEAK;
+        out->why = out->two_runs ? SD_TWO_RUNS_FORCED : 0;
+    }
+}
+
+const char *sd_diff_two_runs_reason_name(unsigned bit)
+{
+    switch (bit) {
+    case SD_TWO_RUNS_FEW_SHARED: return "few_shared_sites_new";
+    case SD_TWO_RUNS_SWAPPED: return "swapped";
+    case SD_TWO_RUNS_SCRIPTS: return "scripts_differ";
+    case SD_TWO_RUNS_STEPS: return "both_cover_a_step";
+    case SD_TWO_RUNS_FORCED: return "forced";
+    default: return NULL;
+    }
+}

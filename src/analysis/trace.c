@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "base/base.h"
+#include "analysis/diff_internal.h"
 #include "snapdiff/peak.h"
 #include "snapdiff/trace.h"
 
@@ -178,14 +179,23 @@ static sd_status stack_key(sd_trace *t, uint32_t stack, bool *focused, size_t *l
     *focused = !sd_attrib_has_focus(t->attrib);
     for (size_t i = 0; i < n && !*focused; i++)
         *focused = sd_attrib_frame_focused(t->attrib, t->frames[i]);
-    for (;;) {
-        size_t need = sd_attrib_key(t->attrib, t->frames, n, t->key, t->key_cap);
-        if (need < t->key_cap) {
-            *len = need;
-            return SD_OK;
-        }
-        if (sdp_grow((void **)&t->key, &t->key_cap, need + 1, 1, &t->arena)) return SD_ENOMEM;
+    /* The diff's and the peak's key: with forward_frames and the stack's context, so that
+     * a backward stack gets the same group in every command. */
+    sdp_sbuf b = {0};
+    if (!sdp_attrib_key_of_stack(t->attrib, t->snap, stack, &b)) {
+        sdp_sbuf_free(&b);
+        return SD_ENOMEM;
     }
+    const char *k = sdp_sbuf_str(&b);
+    size_t need = strlen(k);
+    if (need >= t->key_cap && sdp_grow((void **)&t->key, &t->key_cap, need + 1, 1, &t->arena)) {
+        sdp_sbuf_free(&b);
+        return SD_ENOMEM;
+    }
+    memcpy(t->key, k, need + 1);
+    *len = need;
+    sdp_sbuf_free(&b);
+    return SD_OK;
 }
 
 /* The site frame of `stack`, or NULL. */

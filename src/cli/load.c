@@ -237,6 +237,7 @@ void cli_diff_options(const struct cli_opts *o, sd_diff_options *d)
     d->steps = o->steps;
     d->capacity = o->capacity;
     d->max_memory = o->max_memory;
+    d->at = o->at;
 }
 
 void cli_free_all(sd_snapshot **snaps, size_t n)

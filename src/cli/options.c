@@ -22,7 +22,7 @@ enum opt_id {
     O_SINCE, O_UNTIL,
     O_SORT, O_STEPS_BETWEEN, O_MIN_SLOPE, O_CONFIDENCE, O_ASCII, O_AS_SERIES, O_AS_RANKS,
     O_LIMIT, O_CONFIG, O_REPO_ROOT, O_ALLOC_CONF,
-    O_BASELINE_STEP, O_THRESHOLD, O_MAX_FRACTION, O_HORIZON, O_LOG_FORMAT,
+    O_BASELINE_STEP, O_THRESHOLD, O_MAX_FRACTION, O_HORIZON, O_LOG_FORMAT, O_AT,
 };
 
 struct opt_def {
@@ -117,6 +117,8 @@ static const struct opt_def options[] = {
      "read the snapshots as a time series, even when their names look like ranks of one job"},
     {"as-ranks", 0, NULL, FOR_SERIES, O_AS_RANKS,
      "read the snapshots as ranks of one job side by side (default when the names differ only by a rank number)"},
+    {"at", 0, "VIEW", FOR_DIFF, O_AT,
+     "lead with the end states (end: one run twice) or the peaks (peak: two runs); default: decided from the files"},
     {"baseline-step", 0, "N", FOR_CURVE, O_BASELINE_STEP,
      "the baseline after warm-up: at step N (default: 200 steps in, or the first 10% of a shorter run)"},
     {"threshold", 0, "F", FOR_CURVE, O_THRESHOLD,
@@ -536,6 +538,11 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
     case O_ASCII: opts->ascii = true; break;
     case O_AS_SERIES: opts->as = AS_SERIES; break;
     case O_AS_RANKS: opts->as = AS_RANKS; break;
+    case O_AT:
+        if (strcmp(v, "end") == 0) opts->at = SD_DIFF_AT_END;
+        else if (strcmp(v, "peak") == 0) opts->at = SD_DIFF_AT_PEAK;
+        else return bad_value(o, v, "end or peak", errbuf, errlen);
+        break;
     case O_SVG: opts->svg = v; break;
     case O_OUTPUT: opts->output = v; break;
     case O_BASELINE_STEP:

@@ -81,6 +81,7 @@ struct cli_opts {
     /* replay (also --capacity) */
     const char *alloc_conf[CLI_MAX_PATTERNS]; int n_alloc_conf;   /* --alloc-conf CONF */
     enum cli_as { AS_GUESS, AS_SERIES, AS_RANKS } as;   /* --as-series, --as-ranks */
+    int at;                      /* diff --at end|peak: sd_diff_at, 0 = decide */
 
     /* curve (also: --capacity, --max-per-step, --max-growth-pct, --config) */
     bool has_baseline_step;      /* --baseline-step N */

@@ -291,6 +291,12 @@ static json_t *diff_json(const sd_diff *d)
     json_object_set_new(doc, "steps_to_capacity",
                         t->has_steps_to_capacity ? jint(t->steps_to_capacity) : json_null());
     json_object_set_new(doc, "peak", peak_json(d));
+    const sd_diff_comparison *c = sd_diff_comparison_of(d);
+    json_object_set_new(doc, "compared_as", json_string(c->two_runs ? "two-runs" : "one-run"));
+    json_t *why = json_array();
+    for (unsigned bit = 1; bit <= SD_TWO_RUNS_FORCED; bit <<= 1)
+        if (c->why & bit) json_array_append_new(why, json_string(sd_diff_two_runs_reason_name(bit)));
+    json_object_set_new(doc, "compared_as_why", why);
     return doc;
 }
 

@@ -379,6 +379,38 @@ static void print_peak_table(const text_ctx *r)
     }
 }
 
+/* Said once, when the files are compared as two runs (sd_diff_comparison_of): why. */
+static void print_compared_as(const text_ctx *r)
+{
+    const sd_diff_comparison *c = sd_diff_comparison_of(r->diff);
+    if (!c->two_runs) return;
+    fprintf(r->out, "compared as two runs, not one run twice: ");
+    if (c->forced) {
+        fprintf(r->out, "--at peak");
+    } else {
+        const char *sep = "";
+        if (c->why & SD_TWO_RUNS_FEW_SHARED) {
+            fprintf(r->out, "%sonly %.0f%% of NEW's allocated bytes are at sites OLD has", sep,
+                    c->shared_new_pct);
+            sep = "; ";
+        }
+        if (c->why & SD_TWO_RUNS_SWAPPED) {
+            fprintf(r->out, "%sNEW was recorded before OLD", sep);
+            sep = "; ";
+        }
+        if (c->why & SD_TWO_RUNS_SCRIPTS) {
+            fprintf(r->out, "%sdifferent scripts", sep);
+            sep = "; ";
+        }
+        if (c->why & SD_TWO_RUNS_STEPS)
+            fprintf(r->out, "%seach trace covers a step (forward and backward)", sep);
+    }
+    const sd_peak_diff *pd = sd_diff_peak(r->diff);
+    if (!pd || !sd_peak_diff_device_count(pd))
+        fprintf(r->out, " (no peaks to compare: both need a trace)");
+    fprintf(r->out, "\n");
+}
+
 static void print_header(const text_ctx *r)
 {
     const sd_diff_totals *t = sd_diff_totals_of(r->diff);
@@ -398,6 +430,7 @@ static void print_header(const text_ctx *r)
     print_devices(r);
     print_frag_line(r);
     print_steps(r);
+    print_compared_as(r);
 }
 
 typedef struct table_widths { int delta, now, blocks; } table_widths;
@@ -686,8 +719,13 @@ sd_status sd_render_diff_text(FILE *out, const sd_diff *d, const sd_diff_text_op
         if (!r.label_hash) r.n_label_hash = 0;
     }
     print_header(&r);
-    print_table(&r);
-    print_peak_table(&r);
+    if (sd_diff_comparison_of(d)->two_runs) {   /* two runs: the peaks lead */
+        print_peak_table(&r);
+        print_table(&r);
+    } else {
+        print_table(&r);
+        print_peak_table(&r);
+    }
     print_stacks(&r);
     free(r.label_hash);
     return ferror(out) ? SD_EIO : SD_OK;
