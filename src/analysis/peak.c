@@ -311,6 +311,11 @@ static sd_status replay_reset(sd_peak *p)
     return sdp_htab_init(&p->addr_index, 1024, &p->arena);
 }
 
+/* Live-byte arithmetic wraps (two's complement through uint64_t): a hostile size near
+ * 2^63 must not be undefined behaviour, and every add is undone by its matching free. */
+static int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static int64_t wrap_neg(uint64_t size) { return (int64_t)(0 - size); }
+
 /* One entry, trace.c's rules. *delta: the change of live bytes; *early: the entry freed
  * a block from before the trace. */
 static sd_status replay_step(sd_peak *p, const sd_trace_entry *e, int64_t *delta, bool *early)
@@ -321,20 +326,20 @@ static sd_status replay_step(sd_peak *p, const sd_trace_entry *e, int64_t *delta
     switch (e->action) {
     case SD_ACT_ALLOC:
         if (!(a = addr_find(p, e->addr))) return SD_ENOMEM;
-        if (a->state == ADDR_LIVE) *delta -= (int64_t)a->size;   /* an unrecorded free */
+        if (a->state == ADDR_LIVE) *delta = wrap_neg(a->size);   /* an unrecorded free */
         *a = (addr_rec){.addr = e->addr, .size = e->size, .stack = e->stack, .state = ADDR_LIVE};
-        *delta += (int64_t)e->size;
+        *delta = wrap_add(*delta, (int64_t)e->size);
         break;
     case SD_ACT_FREE_REQUESTED:
     case SD_ACT_FREE_COMPLETED:
         if (!(a = addr_find(p, e->addr))) return SD_ENOMEM;
         if (a->state == ADDR_LIVE) {
-            *delta = -(int64_t)a->size;
+            *delta = wrap_neg(a->size);
         } else if (a->state == ADDR_PENDING && e->action == SD_ACT_FREE_COMPLETED) {
             a->state = ADDR_NONE;       /* the requested free, done */
             break;
         } else {                        /* a block from before the trace */
-            *delta = -(int64_t)e->size;
+            *delta = wrap_neg(e->size);
             *early = true;
         }
         a->state = e->action == SD_ACT_FREE_REQUESTED ? ADDR_PENDING : ADDR_NONE;
@@ -356,7 +361,7 @@ static size_t bound_index(const sd_cuda_device *d, const sd_trace_bound *b, bool
         size_t i = 0;
         while (i < n && !d->trace[i].has_time) i++;
         if (i == n) return upper ? 0 : n;
-        t = d->trace[i].time_us + b->value;
+        t = sdp_i64_add_sat(d->trace[i].time_us, b->value);
     }
     for (size_t i = 0; i < n; i++)
         if (d->trace[i].has_time && d->trace[i].time_us >= t) return i;
@@ -394,7 +399,7 @@ static sd_status replay_device(sd_peak *p, const sd_cuda_device *d, sd_peak_devi
         bool early;
         if (i == lo) rel_lo = rel;
         if (replay_step(p, e, &delta, &early)) return SD_ENOMEM;
-        rel += delta;
+        rel = wrap_add(rel, delta);
         if (early) {
             if (sdp_grow((void **)&ds->early_frees, &early_cap, ds->n_early + 1,
                          sizeof *ds->early_frees, &p->arena))
@@ -436,10 +441,10 @@ static sd_status replay_device(sd_peak *p, const sd_cuda_device *d, sd_peak_devi
     }
     for (size_t k = 0; k < ds->n_early; k++) base += d->trace[ds->early_frees[k]].size;
     dv->start_bytes = base;
-    dv->window_start_bytes = (uint64_t)((int64_t)base + rel_lo);
+    dv->window_start_bytes = base + (uint64_t)rel_lo;
     if (dv->has_peak) {
         const sd_trace_entry *e = &d->trace[dv->peak_entry];
-        dv->peak_bytes = (uint64_t)((int64_t)base + best);
+        dv->peak_bytes = base + (uint64_t)best;
         dv->peak_has_time = e->has_time;
         dv->peak_time_us = e->has_time ? e->time_us : 0;
         dv->peak_stack = e->stack < p->n_stacks ? e->stack : 0;
@@ -613,7 +618,7 @@ sd_status sd_peak_live_series(sd_peak *p, size_t i, uint64_t *live, size_t n, sd
         int64_t delta;
         bool early;
         if (replay_step(p, &d->trace[k], &delta, &early)) return nomem(err);
-        cur += delta;
+        cur = wrap_add(cur, delta);
         live[k] = cur > 0 ? (uint64_t)cur : 0;
     }
     return SD_OK;

@@ -115,7 +115,7 @@ static size_t bound_index(const sd_cuda_device *d, const sd_trace_bound *b, bool
         size_t i = 0;
         while (i < n && !d->trace[i].has_time) i++;
         if (i == n) return upper ? 0 : n;        /* no times: a time window is empty */
-        t = d->trace[i].time_us + b->value;
+        t = sdp_i64_add_sat(d->trace[i].time_us, b->value);
     }
     /* The first entry recorded at or after t (entries are oldest first). */
     for (size_t i = 0; i < n; i++)
@@ -475,7 +475,7 @@ static sd_status replay_device(sd_trace *t, const sd_cuda_device *d, sd_trace_de
     dv->alive_bytes = r.live;
 
     if (dv->has_span) {
-        dv->span_us = dv->last_time_us - dv->first_time_us;
+        dv->span_us = sdp_i64_sub_sat(dv->last_time_us, dv->first_time_us);
         if (dv->span_us > 0) {
             double sec = (double)dv->span_us / 1e6;
             dv->has_rates = true;

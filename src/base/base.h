@@ -14,6 +14,22 @@
 #define SDP_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define SDP_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* ---- saturating int64 arithmetic ----
+ * Times and offsets come from the file: a hostile time_us near INT64_MAX must give a
+ * clamped figure, never signed overflow (undefined behaviour). */
+static inline int64_t sdp_i64_add_sat(int64_t a, int64_t b)
+{
+    if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
+    return a + b;
+}
+static inline int64_t sdp_i64_sub_sat(int64_t a, int64_t b)
+{
+    if (b < 0 && a > INT64_MAX + b) return INT64_MAX;
+    if (b > 0 && a < INT64_MIN + b) return INT64_MIN;
+    return a - b;
+}
+
 /* ---- errors (error.c) ---- */
 /* Fill err unless it already holds an error (first error wins). Returns code. */
 sd_status sdp_fail(sd_error *err, sd_status code, uint64_t offset, const char *fmt, ...)

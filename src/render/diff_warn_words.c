@@ -48,7 +48,7 @@ size_t sd_diff_warning_text(const sd_diff_warning *w, char *buf, size_t size)
     case SD_WARN_SWAPPED:
         n = snprintf(buf, size, "OLD and NEW look swapped: the newest trace event of NEW is %s "
                      "older than that of OLD; give the older snapshot first",
-                     sdp_fmt_duration_us(w->old_time_us - w->new_time_us).s);
+                     sdp_fmt_duration_us(sdp_i64_sub_sat(w->old_time_us, w->new_time_us)).s);
         break;
     case SD_WARN_PEAK_ONE_SIDE:
         n = snprintf(buf, size, "only %s recorded a trace: the peaks are not compared "

@@ -31,7 +31,7 @@ static void print_stats(FILE *out, const sd_stats *st, bool color)
     fprintf(out, "  %-13s %11s\n", "blocks", sdp_fmt_count(st->blocks).s);
     fprintf(out, "  %-13s %11s", "trace entries", sdp_fmt_count(st->trace_entries).s);
     if (st->has_time && st->last_time_us >= st->first_time_us)
-        fprintf(out, "  over %s", sdp_fmt_duration_us(st->last_time_us - st->first_time_us).s);
+        fprintf(out, "  over %s", sdp_fmt_duration_us(sdp_i64_sub_sat(st->last_time_us, st->first_time_us)).s);
     const char *sep = ":";
     for (int a = 0; a < SD_ACT_COUNT; a++) {
         if (!st->trace_by_action[a]) continue;

@@ -20,10 +20,8 @@ static void print_table(FILE *out, const sd_peak_table *t, bool requested, size_
         fprintf(out, "    %s%11s %8s  %s%s\n", sdp_ansi(ro->color, SDP_DIM), "bytes", "blocks",
                 "site", sdp_ansi(ro->color, SDP_RESET));
     size_t n = t->n_groups < top ? t->n_groups : top;
-    uint64_t shown = 0;
     for (size_t i = 0; i < n; i++) {
         const sd_peak_group *g = &t->groups[i];
-        shown += g->bytes;
         if (requested)
             fprintf(out, "    %11s %8s %11s  %s\n", sdp_fmt_bytes(g->bytes).s,
                     sdp_fmt_count(g->blocks).s, sdp_fmt_bytes(g->requested).s, g->key);
@@ -66,7 +64,7 @@ static void print_device(FILE *out, const sd_peak *x, const sd_peak_device *d, s
         if (sd_snapshot_device(sd_peak_snapshot(x), i)->device == d->device)
             dev = sd_snapshot_device(sd_peak_snapshot(x), i);
     if (d->peak_has_time && dev && dev->n_trace && dev->trace[0].has_time)
-        fprintf(out, " (+%s)", sdp_fmt_duration_us(d->peak_time_us - dev->trace[0].time_us).s);
+        fprintf(out, " (+%s)", sdp_fmt_duration_us(sdp_i64_sub_sat(d->peak_time_us, dev->trace[0].time_us)).s);
     fprintf(out, ", reached by an alloc at %s\n", site);
     fprintf(out, "  live at the peak, by site (%s live when recording began included):\n",
             sdp_fmt_bytes(d->start_bytes).s);

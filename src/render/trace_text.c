@@ -86,7 +86,7 @@ static void print_header(const text_ctx *r, const sd_trace_device *d)
         fprintf(r->out, "  peak live: %s at entry #%zu", sdp_fmt_bytes(d->peak_bytes).s,
                 d->peak_entry);
         if (d->peak_has_time && d->has_span)
-            fprintf(r->out, " (+%s)", sdp_fmt_duration_us(d->peak_time_us - d->first_time_us).s);
+            fprintf(r->out, " (+%s)", sdp_fmt_duration_us(sdp_i64_sub_sat(d->peak_time_us, d->first_time_us)).s);
         fprintf(r->out, ", reached by an alloc at %s\n", site);
         if (d->peak_start_bytes || d->window_peak_bytes != d->peak_bytes)
             fprintf(r->out, "    (the peak counts what was live before: %s at the window's start;"
