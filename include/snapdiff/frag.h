@@ -160,11 +160,17 @@ typedef struct sd_frag_oom {
     /* The trace reaches back to the run's start (the replay undid every entry, and before
      * the first nothing was live): an oom before any steady state, nothing to compare. */
     bool at_run_start;
-    /* What was live at the oom, by site (blocks whose stack is known: those of the
-     * snapshot and those a replayed free gave back). live_bytes counts every live block. */
+    /* What was live at the oom, by site: the one peak rule (peak.h, sd_peak_live_at: the
+     * blocks live before recording began count) after the oom's trace entry. live_bytes
+     * counts every live block; the sites are those with frames, the largest first: the
+     * largest SD_FRAG_OOM_SITES in sites, every one in all_sites. live_known is false for
+     * an oom older than the last SD_FRAG_OOM_REPLAY_LIMIT (then every live figure is 0). */
     uint64_t live_bytes, live_blocks;
     sd_frag_live_site sites[SD_FRAG_OOM_SITES];
     size_t n_sites;
+    bool live_known;
+    const sd_frag_live_site *all_sites;
+    size_t n_all_sites;
 } sd_frag_oom;
 
 /* ---- Why the verdict, and what would help: data, worded by the renderers. ---------- */

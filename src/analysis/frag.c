@@ -527,6 +527,7 @@ void sd_frag_free(sd_frag *f)
     if (!f) return;
     sdp_arena_free(&f->mem);
     sd_attrib_free(f->attrib);
+    sd_peak_free(f->peak);
     free(f);
 }
 

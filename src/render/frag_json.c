@@ -100,8 +100,8 @@ static json_t *oom_stack_json(const sd_snapshot *s, const sd_frag_oom *m)
 static json_t *oom_sites_json(const sd_frag *f, const sd_frag_oom *m)
 {
     json_t *a = json_array();
-    for (size_t i = 0; i < m->n_sites; i++) {
-        const sd_frag_live_site *x = &m->sites[i];
+    for (size_t i = 0; i < m->n_all_sites; i++) {
+        const sd_frag_live_site *x = &m->all_sites[i];
         json_t *o = json_object();
         json_object_set_new(o, "site", sdp_site_json(sd_frag_attrib(f), sd_frag_snapshot(f),
                                                      x->stack, &x->site));
@@ -120,9 +120,9 @@ static void oom_figures_json(json_t *o, const sd_frag *f, const sd_frag_oom *m)
     json_object_set_new(o, "stranded_free_bytes", u64(m->stranded_free_bytes));
     json_object_set_new(o, "all_free_bytes", u64(m->device_free_bytes + m->allocator_free_bytes));
     json_object_set_new(o, "at_run_start", json_boolean(m->at_run_start));
-    json_object_set_new(o, "live_bytes", u64(m->live_bytes));
-    json_object_set_new(o, "live_blocks", u64(m->live_blocks));
-    json_object_set_new(o, "live_sites", oom_sites_json(f, m));
+    json_object_set_new(o, "live_bytes", m->live_known ? u64(m->live_bytes) : json_null());
+    json_object_set_new(o, "live_blocks", m->live_known ? u64(m->live_blocks) : json_null());
+    json_object_set_new(o, "live_sites", m->live_known ? oom_sites_json(f, m) : json_null());
 }
 
 static json_t *ooms_json(const sd_frag *f, const sd_snapshot *s, const sd_frag_device *d)
