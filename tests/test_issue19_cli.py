@@ -62,6 +62,10 @@ def part_oom():
             check("PYTORCH_CUDA_ALLOC_CONF" not in advice,
                   name + ": no allocator settings where fragmentation did not contribute")
             check("the trace reaches back to the run's start" in text, name + ": run start said")
+        elif cause == "both":   # the replay shows neither setting avoids it (issue 20)
+            check("the replay shows no setting avoids this oom" in advice.lower()
+                  and "PYTORCH_CUDA_ALLOC_CONF" not in advice,
+                  name + ": no allocator settings where the replay shows none helps")
         else:
             check("PYTORCH_CUDA_ALLOC_CONF" in advice,
                   name + ": allocator settings where fragmentation contributed")

@@ -49,6 +49,9 @@ typedef struct sd_frag_options {
     double gap_threshold_pct;   /* fragmented needs gap >= this % of reserved */
     double index_threshold;     /* ... and stranded_index >= this */
     uint64_t max_memory;        /* budget for the analysis' own memory; 0 = unlimited */
+    /* Do not replay the trace (replay.h) for the allocator-settings advice and the oom
+     * outcomes: the advice is then the generic one, as for a file without a trace. */
+    bool skip_replay;
 } sd_frag_options;
 
 /* One histogram bucket: free (inactive) blocks with min_bytes <= size < max_bytes. */
@@ -171,6 +174,12 @@ typedef struct sd_frag_oom {
     bool live_known;
     const sd_frag_live_site *all_sites;
     size_t n_all_sites;
+    /* The replay's outcome for this entry (replay.h, capacity from the oom entry): would the
+     * request have succeeded under expandable_segments:True, under max_split_size_mb:512.
+     * replay_known is false when the replay did not run (no fragmentation to weigh, or
+     * skip_replay) or has no outcome for the entry. */
+    bool replay_known;
+    bool succeeds_expandable, succeeds_max_split;
 } sd_frag_oom;
 
 /* ---- Why the verdict, and what would help: data, worded by the renderers. ---------- */
@@ -224,6 +233,9 @@ typedef enum sd_frag_advice_code {
     SD_ADVICE_OOM_AT_START,        /* an oom for lack of capacity at the run's start:
                                     * bytes requested, of_bytes free in all; shrink the
                                     * largest sites live at the oom (in place of GROWTH) */
+    SD_ADVICE_REPLAY_NO_SETTING,   /* the replay shows no setting avoids the oom entries:
+                                    * ooms recorded, ooms_avoided the most any config
+                                    * avoided (0) */
 } sd_frag_advice_code;
 
 typedef struct sd_frag_advice {
@@ -232,6 +244,13 @@ typedef struct sd_frag_advice {
     uint64_t bytes, of_bytes;
     uint64_t free_blocks;
     size_t n_buckets, first_bucket, last_bucket;
+    /* The replay's measured outcome (replay.h) quoted by the allocator-settings advice when
+     * the device has a trace: peak reserved replayed under the recorded settings (the
+     * replay's "recorded" config, as its verdict lines quote it) and under the setting the
+     * advice names, and of the ooms recorded oom entries how many would have succeeded. */
+    bool replayed;
+    uint64_t recorded_peak_reserved_bytes, peak_reserved_bytes;
+    size_t ooms, ooms_avoided;
 } sd_frag_advice;
 
 /* ---- The segment map: the segments of a device with the most free memory stranded,
