@@ -409,6 +409,9 @@ def part_browser(snapdiff, tmp):
     if dom:
         tl = dom.svg("timeline")
         check(len(tl) == len(with_alloc), "oom: %d timelines, %d devices with alloc entries" % (len(tl), len(with_alloc)))
+        rts = embedded(page, "sd-report").get("reserved_timelines", [])
+        check(rts and len(dom.svg("reserved-timeline")) == len(rts),
+              "oom: a reserved-over-time chart per replayed device")
 
 
 def part_real(snapdiff, tmp):
