@@ -30,6 +30,7 @@ SMALL_REQUEST = 1 * MIB            # requests up to this go to the small pool
 SPLIT_SEGMENT = 512 * MIB          # large segments at least this big count as "large splits"
 OOM_SITES = 5                      # the largest sites live at an oom (SD_FRAG_OOM_SITES)
 OOM_REPLAY_LIMIT = 64              # replay figures for the last 64 oom entries per device
+OOM_LIVE_STEPS = 50000000          # live-at-oom replays: trace entries in all (frag.h)
 
 ALLOCATED, PENDING, INACTIVE, OTHER = "allocated", "pending", "inactive", "other"
 STATES = {"active_allocated": ALLOCATED, "active_pending_free": PENDING, "inactive": INACTIVE}
@@ -485,7 +486,8 @@ def live_at_ooms(path, per_dev):
         mine = [b for b in blocks if b[0] == d]
         _rel, live_end, early = truth_peak.replay(trace)
         leftovers = [(b[2], b[5]) for b in mine if b[1] not in live_end]
-        for at in idx[-OOM_REPLAY_LIMIT:]:
+        limit = max(1, min(OOM_REPLAY_LIMIT, OOM_LIVE_STEPS // max(1, len(trace))))
+        for at in idx[-limit:]:
             _r, live, _e = truth_peak.replay(trace, at)
             items = list(leftovers)
             items += [(trace[i].get("size", 0), truth_diff.frames_of(trace[i]))

@@ -38,6 +38,10 @@ void sd_frag_brief_of(const sd_snapshot *s, sd_frag_brief *out);
 #define SD_FRAG_DEFAULT_GAP_PCT 30.0
 #define SD_FRAG_DEFAULT_INDEX 0.5
 #define SD_FRAG_OOM_REPLAY_LIMIT 64 /* replay figures for the last 64 oom entries per device */
+/* What was live at an oom costs one replay of the trace up to it: at most this many trace
+ * entries in all per device (the last 64 ooms of a trace under ~780,000 entries, fewer
+ * of a longer one, at least the last). */
+#define SD_FRAG_OOM_LIVE_STEPS 50000000ULL
 /* Fragmented needs at least this much stranded free memory (free bytes inside segments
  * that also hold live blocks), and at least SD_FRAG_MIN_STRANDED_PCT of reserved: less
  * than that is not worth an engineer's night, and free memory in wholly free segments is
@@ -167,7 +171,8 @@ typedef struct sd_frag_oom {
      * blocks live before recording began count) after the oom's trace entry. live_bytes
      * counts every live block; the sites are those with frames, the largest first: the
      * largest SD_FRAG_OOM_SITES in sites, every one in all_sites. live_known is false for
-     * an oom older than the last SD_FRAG_OOM_REPLAY_LIMIT (then every live figure is 0). */
+     * an oom older than the last SD_FRAG_OOM_REPLAY_LIMIT (fewer on a long trace:
+     * SD_FRAG_OOM_LIVE_STEPS) (then every live figure is 0). */
     uint64_t live_bytes, live_blocks;
     sd_frag_live_site sites[SD_FRAG_OOM_SITES];
     size_t n_sites;

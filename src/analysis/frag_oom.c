@@ -418,8 +418,9 @@ static sd_status oom_live(sd_frag *f, size_t peak_dev, sd_frag_oom *o)
     return SD_OK;
 }
 
-/* What was live at each of the last SD_FRAG_OOM_REPLAY_LIMIT ooms: one replay per oom
- * from the trace's start (sd_peak_live_at), so the limit bounds the time. */
+/* What was live at each of the last SD_FRAG_OOM_REPLAY_LIMIT ooms (fewer on a long trace:
+ * SD_FRAG_OOM_LIVE_STEPS trace entries replayed in all): one replay per oom from the
+ * trace's start (sd_peak_live_at), so the limit bounds the time. */
 static sd_status ooms_live(sd_frag *f, const sd_cuda_device *dev, sd_frag_oom *ooms,
                            size_t count)
 {
@@ -431,7 +432,10 @@ static sd_status ooms_live(sd_frag *f, const sd_cuda_device *dev, sd_frag_oom *o
     const sd_peak_device *pd = sd_peak_device_find(f->peak, dev->device);
     if (!pd) return SD_OK;
     size_t peak_dev = (size_t)(pd - sd_peak_device_at(f->peak, 0));
-    size_t from = count > SD_FRAG_OOM_REPLAY_LIMIT ? count - SD_FRAG_OOM_REPLAY_LIMIT : 0;
+    size_t limit = SD_FRAG_OOM_LIVE_STEPS / (dev->n_trace ? dev->n_trace : 1);
+    if (limit > SD_FRAG_OOM_REPLAY_LIMIT) limit = SD_FRAG_OOM_REPLAY_LIMIT;
+    if (limit < 1) limit = 1;
+    size_t from = count > limit ? count - limit : 0;
     for (size_t i = from; i < count; i++)
         if (oom_live(f, peak_dev, &ooms[i])) return SD_ENOMEM;
     return SD_OK;

@@ -141,8 +141,8 @@ static void print_oom_figures(const ctx *c, const sd_snapshot *s, const sd_frag_
                 m->succeeds_expandable ? "have succeeded" : "fail too",
                 m->succeeds_max_split ? "have succeeded" : "fail too");
     if (!m->live_known) {
-        fprintf(c->out, "    live at the oom: not computed (only for the last %d oom entries)\n",
-                SD_FRAG_OOM_REPLAY_LIMIT);
+        fprintf(c->out, "    live at the oom: not computed (only for the last %d oom entries, "
+                "fewer on a long trace)\n", SD_FRAG_OOM_REPLAY_LIMIT);
         return;
     }
     if (!m->live_blocks) return;
