@@ -77,7 +77,7 @@ def compare_with_truth(path, *extra, gap=30.0, index=0.5):
             for k in OOM_KEYS:
                 check(go[k] == wo[k], "%s oom %s: %s is %r, truth %r"
                       % (where, wo["trace_index"], k, go[k], wo[k]))
-            got_sites = [x["bytes"] for x in go["live_sites"]]
+            got_sites = None if go["live_sites"] is None else [x["bytes"] for x in go["live_sites"]]
             check(got_sites == wo["live_site_bytes"], "%s oom %s: live sites %r, truth %r"
                   % (where, wo["trace_index"], got_sites, wo["live_site_bytes"]))
     same_figures(name + " total", got["total"], want["total"])

@@ -258,6 +258,38 @@ def part_cli(snapdiff, tmp):
     page3 = report(snapdiff, [old, new], os.path.join(tmp, "f.html"), ["--group-by", "file"])
     want = json.loads(run(["--json", "--group-by", "file", old, new]).stdout)
     check(embedded(page3, "sd-diff") == want, "--group-by file: sd-diff differs")
+    # reserved over time (issue 20): recorded and under each config, the figures of
+    # `snapdiff replay --json`; the peak of each line is that config's peak_reserved_bytes
+    for name in ("oom.pickle", "oom_many.pickle"):
+        path = os.path.join(FRAG, name)
+        rep = embedded(report(snapdiff, [path], os.path.join(tmp, "r.html")), "sd-report")
+        want = json.loads(run(["replay", "--json", "-q", path, "--alloc-conf",
+                               "expandable_segments:True", "--alloc-conf",
+                               "max_split_size_mb:512"]).stdout)
+        rts = rep.get("reserved_timelines", [])
+        check([r["device"] for r in rts] == [d["device"] for d in want["devices"]] and rts,
+              "%s: reserved timelines per replayed device" % name)
+        for rt, wd in zip(rts, want["devices"]):
+            check(rt["entries"] == wd["entries"], "%s: entries" % name)
+            check(rt["recorded_peak_reserved_bytes"] == wd["recorded"]["peak_reserved_bytes"]
+                  == max(p[1] for p in rt["recorded"]),
+                  "%s: recorded line peaks at replay's recorded peak" % name)
+            check([c["alloc_conf"] for c in rt["configs"]] ==
+                  [c["alloc_conf"] for c in wd["configs"]], "%s: configs" % name)
+            for c, wc in zip(rt["configs"], wd["configs"]):
+                check(c["peak_reserved_bytes"] == wc["peak_reserved_bytes"]
+                      == max([p[1] for p in c["points"]], default=0),
+                      "%s %s: the line's peak %r is peak_reserved_bytes %r"
+                      % (name, c["alloc_conf"], max([p[1] for p in c["points"]], default=0),
+                         wc["peak_reserved_bytes"]))
+                check(c["ooms"] == len(wc["ooms"]), "%s %s: ooms" % (name, c["alloc_conf"]))
+                check(all(a[0] < b[0] for a, b in zip(c["points"], c["points"][1:]))
+                      and len(c["points"]) <= 256, "%s %s: bounded, ordered" % (name, c["alloc_conf"]))
+    legacy = embedded(report(snapdiff, [os.path.join(FRAG, "legacy.pickle")],
+                             os.path.join(tmp, "l.html")), "sd-report")
+    check("reserved_timelines" not in legacy, "no trace: no reserved timelines")
+    check("reserved_timelines" not in embedded(page2, "sd-report"),
+          "two files: no reserved timelines")
     # bad input: one error line, exit 2, and no half-written page left behind
     bad = os.path.join(tmp, "bad.pickle")
     with open(bad, "wb") as f:
@@ -377,6 +409,9 @@ def part_browser(snapdiff, tmp):
     if dom:
         tl = dom.svg("timeline")
         check(len(tl) == len(with_alloc), "oom: %d timelines, %d devices with alloc entries" % (len(tl), len(with_alloc)))
+        rts = embedded(page, "sd-report").get("reserved_timelines", [])
+        check(rts and len(dom.svg("reserved-timeline")) == len(rts),
+              "oom: a reserved-over-time chart per replayed device")
 
 
 def part_real(snapdiff, tmp):

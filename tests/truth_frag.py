@@ -30,6 +30,7 @@ SMALL_REQUEST = 1 * MIB            # requests up to this go to the small pool
 SPLIT_SEGMENT = 512 * MIB          # large segments at least this big count as "large splits"
 OOM_SITES = 5                      # the largest sites live at an oom (SD_FRAG_OOM_SITES)
 OOM_REPLAY_LIMIT = 64              # replay figures for the last 64 oom entries per device
+OOM_LIVE_STEPS = 50000000          # live-at-oom replays: trace entries in all (frag.h)
 
 ALLOCATED, PENDING, INACTIVE, OTHER = "allocated", "pending", "inactive", "other"
 STATES = {"active_allocated": ALLOCATED, "active_pending_free": PENDING, "inactive": INACTIVE}
@@ -464,8 +465,47 @@ def verdict(f, ooms, gap_pct, index):
 SEVERITY = {"compact": 0, "full": 1, "fragmented": 2}
 
 
+def live_at_ooms(path, per_dev):
+    """What was live after each of the last OOM_REPLAY_LIMIT oom entries by the one peak rule
+    (tests/truth_peak.py's replay: the blocks live before recording began count), by the
+    diff's site key; blocks with no frames count in live_bytes but name no site. Older oom
+    entries: None (not computed)."""
+    import truth_diff
+    import truth_peak
+    with open(path, "rb") as f:
+        snap = pickle.load(f)
+    if isinstance(snap, list):
+        snap = {"segments": snap}
+    blocks = [b for b in truth_diff.blocks_of(snap) if b[4] == "active_allocated"]
+    rules = truth_diff.Rules((), ())
+    out = {}
+    for d, (_segs, trace) in per_dev.items():
+        idx = [i for i, e in enumerate(trace) if e.get("action") == "oom"]
+        if not idx:
+            continue
+        mine = [b for b in blocks if b[0] == d]
+        _rel, live_end, early = truth_peak.replay(trace)
+        leftovers = [(b[2], b[5]) for b in mine if b[1] not in live_end]
+        limit = max(1, min(OOM_REPLAY_LIMIT, OOM_LIVE_STEPS // max(1, len(trace))))
+        for at in idx[-limit:]:
+            _r, live, _e = truth_peak.replay(trace, at)
+            items = list(leftovers)
+            items += [(trace[i].get("size", 0), truth_diff.frames_of(trace[i]))
+                      for i in early if i > at]
+            items += [(size, truth_diff.frames_of(trace[i])) for size, i in live.values()]
+            by = {}
+            for size, st in items:
+                k = truth_diff.group_key(rules, "site", 0, st)
+                if k != truth_diff.NO_STACK:
+                    by[k] = by.get(k, 0) + size
+            out[(d, at)] = (sum(x[0] for x in items), len(items),
+                            sorted(by.values(), reverse=True))
+    return out
+
+
 def analyse(path, gap_pct, index):
     per_dev, _settings = load(path)
+    live_at = live_at_ooms(path, per_dev)
     devices, all_segs = [], []
     for d, (segs, trace) in per_dev.items():
         all_segs.extend(segs)
@@ -483,6 +523,9 @@ def analyse(path, gap_pct, index):
             sf["stream"] = st
             f["streams"].append(sf)
         f["oom_events"] = oom_events(segs, trace)
+        for o in f["oom_events"]:
+            o["live_bytes"], o["live_blocks"], o["live_site_bytes"] = \
+                live_at.get((d, o["trace_index"]), (None, None, None))
         f["verdict"] = verdict(f, f["oom_events"], gap_pct, index)
         devices.append(f)
     total = figures(all_segs)

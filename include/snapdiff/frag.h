@@ -38,6 +38,10 @@ void sd_frag_brief_of(const sd_snapshot *s, sd_frag_brief *out);
 #define SD_FRAG_DEFAULT_GAP_PCT 30.0
 #define SD_FRAG_DEFAULT_INDEX 0.5
 #define SD_FRAG_OOM_REPLAY_LIMIT 64 /* replay figures for the last 64 oom entries per device */
+/* What was live at an oom costs one replay of the trace up to it: at most this many trace
+ * entries in all per device (the last 64 ooms of a trace under ~780,000 entries, fewer
+ * of a longer one, at least the last). */
+#define SD_FRAG_OOM_LIVE_STEPS 50000000ULL
 /* Fragmented needs at least this much stranded free memory (free bytes inside segments
  * that also hold live blocks), and at least SD_FRAG_MIN_STRANDED_PCT of reserved: less
  * than that is not worth an engineer's night, and free memory in wholly free segments is
@@ -49,6 +53,9 @@ typedef struct sd_frag_options {
     double gap_threshold_pct;   /* fragmented needs gap >= this % of reserved */
     double index_threshold;     /* ... and stranded_index >= this */
     uint64_t max_memory;        /* budget for the analysis' own memory; 0 = unlimited */
+    /* Do not replay the trace (replay.h) for the allocator-settings advice and the oom
+     * outcomes: the advice is then the generic one, as for a file without a trace. */
+    bool skip_replay;
 } sd_frag_options;
 
 /* One histogram bucket: free (inactive) blocks with min_bytes <= size < max_bytes. */
@@ -160,11 +167,24 @@ typedef struct sd_frag_oom {
     /* The trace reaches back to the run's start (the replay undid every entry, and before
      * the first nothing was live): an oom before any steady state, nothing to compare. */
     bool at_run_start;
-    /* What was live at the oom, by site (blocks whose stack is known: those of the
-     * snapshot and those a replayed free gave back). live_bytes counts every live block. */
+    /* What was live at the oom, by site: the one peak rule (peak.h, sd_peak_live_at: the
+     * blocks live before recording began count) after the oom's trace entry. live_bytes
+     * counts every live block; the sites are those with frames, the largest first: the
+     * largest SD_FRAG_OOM_SITES in sites, every one in all_sites. live_known is false for
+     * an oom older than the last SD_FRAG_OOM_REPLAY_LIMIT (fewer on a long trace:
+     * SD_FRAG_OOM_LIVE_STEPS) (then every live figure is 0). */
     uint64_t live_bytes, live_blocks;
     sd_frag_live_site sites[SD_FRAG_OOM_SITES];
     size_t n_sites;
+    bool live_known;
+    const sd_frag_live_site *all_sites;
+    size_t n_all_sites;
+    /* The replay's outcome for this entry (replay.h, capacity from the oom entry): would the
+     * request have succeeded under expandable_segments:True, under max_split_size_mb:512.
+     * replay_known is false when the replay did not run (no fragmentation to weigh, or
+     * skip_replay) or has no outcome for the entry. */
+    bool replay_known;
+    bool succeeds_expandable, succeeds_max_split;
 } sd_frag_oom;
 
 /* ---- Why the verdict, and what would help: data, worded by the renderers. ---------- */
@@ -218,6 +238,9 @@ typedef enum sd_frag_advice_code {
     SD_ADVICE_OOM_AT_START,        /* an oom for lack of capacity at the run's start:
                                     * bytes requested, of_bytes free in all; shrink the
                                     * largest sites live at the oom (in place of GROWTH) */
+    SD_ADVICE_REPLAY_NO_SETTING,   /* the replay shows no setting avoids the oom entries:
+                                    * ooms recorded, ooms_avoided the most any config
+                                    * avoided (0) */
 } sd_frag_advice_code;
 
 typedef struct sd_frag_advice {
@@ -226,6 +249,13 @@ typedef struct sd_frag_advice {
     uint64_t bytes, of_bytes;
     uint64_t free_blocks;
     size_t n_buckets, first_bucket, last_bucket;
+    /* The replay's measured outcome (replay.h) quoted by the allocator-settings advice when
+     * the device has a trace: peak reserved replayed under the recorded settings (the
+     * replay's "recorded" config, as its verdict lines quote it) and under the setting the
+     * advice names, and of the ooms recorded oom entries how many would have succeeded. */
+    bool replayed;
+    uint64_t recorded_peak_reserved_bytes, peak_reserved_bytes;
+    size_t ooms, ooms_avoided;
 } sd_frag_advice;
 
 /* ---- The segment map: the segments of a device with the most free memory stranded,

@@ -490,7 +490,7 @@ static size_t snapshot_blocks(const sd_snapshot *s)
 
 sd_frag *sd_frag_create(const sd_snapshot *s, const sd_frag_options *opts, sd_error *err)
 {
-    sd_frag_options o = {SD_FRAG_DEFAULT_GAP_PCT, SD_FRAG_DEFAULT_INDEX, 0};
+    sd_frag_options o = {SD_FRAG_DEFAULT_GAP_PCT, SD_FRAG_DEFAULT_INDEX, 0, false};
     if (opts) o = *opts;
     if (!s || !(o.gap_threshold_pct >= 0 && o.gap_threshold_pct <= 100) ||
         !(o.index_threshold >= 0 && o.index_threshold <= 1)) {
@@ -527,6 +527,8 @@ void sd_frag_free(sd_frag *f)
     if (!f) return;
     sdp_arena_free(&f->mem);
     sd_attrib_free(f->attrib);
+    sd_peak_free(f->peak);
+    sd_replay_free(f->replay);
     free(f);
 }
 

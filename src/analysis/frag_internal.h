@@ -5,6 +5,8 @@
 
 #include "base/base.h"
 #include "snapdiff/frag.h"
+#include "snapdiff/peak.h"
+#include "snapdiff/replay.h"
 
 #define SDP_KIB 1024ULL
 #define SDP_MIB (1024ULL * SDP_KIB)
@@ -28,6 +30,9 @@ struct sd_frag {
     size_t n_devices;
     sd_frag_device total;
     sd_attrib *attrib;          /* the default site rule, for the oom events' sites */
+    sd_peak *peak;              /* the one peak, for what was live at each oom (lazily) */
+    sd_replay *replay;          /* the what-if replay quoted by the advice (lazily) */
+    bool replay_tried;
     /* scratch for one group: allocated and free block sizes */
     uint64_t *alloc_sizes, *free_sizes;
 };

@@ -394,88 +394,51 @@ static bool oom_site(sd_frag *f, sd_frag_oom *o)
     return true;
 }
 
-static int cmp_stack(const void *a, const void *b)
+/* The live blocks after the oom's entry by the one peak rule (peak.h), grouped by site:
+ * every site with frames into the arena, the largest SD_FRAG_OOM_SITES into o->sites. */
+static sd_status oom_live(sd_frag *f, size_t peak_dev, sd_frag_oom *o)
 {
-    const uint64_t *x = a, *y = b;
-    if (x[2] != y[2]) return (x[2] > y[2]) - (x[2] < y[2]);
-    return (x[0] > y[0]) - (x[0] < y[0]);
-}
-
-typedef struct site_acc {
-    const sd_frame *frame;      /* the site frame: one site, whatever stack led there */
-    bool backward;
-    sd_frag_live_site s;
-} site_acc;
-
-/* Fold one stack's bytes into the sites (acc holds *n of them, room for every stack). */
-static void add_stack(const sd_frag *f, site_acc *acc, size_t *n, uint32_t stack,
-                      uint64_t bytes, uint64_t blocks)
-{
-    sd_site site;
-    sd_attrib_site_of_stack(f->attrib, f->snap, stack, &site);
-    const sd_frame *fr = site.site >= 0 ? sd_site_frame(f->snap, stack, &site, site.site) : NULL;
-    if (!fr) return;                     /* an empty stack names no site */
-    for (size_t i = 0; i < *n; i++)
-        if (acc[i].frame == fr && acc[i].backward == site.backward) {
-            acc[i].s.bytes += bytes;
-            acc[i].s.blocks += blocks;
-            return;
-        }
-    acc[(*n)++] = (site_acc){fr, site.backward, {.stack = stack, .site = site,
-                                                 .bytes = bytes, .blocks = blocks}};
-}
-
-static int cmp_site_acc(const void *a, const void *b)
-{
-    const site_acc *x = a, *y = b;
-    if (x->s.bytes != y->s.bytes) return x->s.bytes < y->s.bytes ? 1 : -1;
-    return (x->s.stack > y->s.stack) - (x->s.stack < y->s.stack);
-}
-
-/* What was live at the oom by site: blk holds n live blocks (address, size, stack),
- * sorted here by stack. @return false when memory runs out. */
-static bool oom_sites(const sd_frag *f, sd_frag_oom *o, uint64_t (*blk)[3], size_t n)
-{
-    o->live_bytes = o->live_blocks = 0;
-    o->n_sites = 0;
-    qsort(blk, n, sizeof *blk, cmp_stack);
-    site_acc *acc = malloc((n ? n : 1) * sizeof *acc);
-    if (!acc) return false;
-    size_t n_acc = 0;
-    for (size_t i = 0; i < n;) {
-        uint64_t bytes = 0, blocks = 0;
-        size_t k = i;
-        for (; k < n && blk[k][2] == blk[i][2]; k++) {
-            bytes += blk[k][1];
-            blocks++;
-        }
-        o->live_bytes += bytes;
-        o->live_blocks += blocks;
-        if (blk[i][2]) add_stack(f, acc, &n_acc, (uint32_t)blk[i][2], bytes, blocks);
-        i = k;
+    sd_peak_table t;
+    if (sd_peak_live_at(f->peak, peak_dev, o->trace_index, &t, NULL)) return SD_ENOMEM;
+    o->live_known = true;
+    o->live_bytes = t.bytes;
+    o->live_blocks = t.blocks;
+    sd_frag_live_site *all = sdp_frag_calloc(f, t.n_groups ? t.n_groups : 1, sizeof *all);
+    if (!all) return SD_ENOMEM;
+    size_t n = 0;
+    for (size_t g = 0; g < t.n_groups; g++) {
+        const sd_peak_group *x = &t.groups[g];
+        if (!x->rep_stack || x->rep_site.site < 0) continue;   /* no frames: no site */
+        all[n++] = (sd_frag_live_site){.stack = x->rep_stack, .site = x->rep_site,
+                                       .bytes = x->bytes, .blocks = x->blocks};
     }
-    qsort(acc, n_acc, sizeof *acc, cmp_site_acc);
-    for (size_t i = 0; i < n_acc && i < SD_FRAG_OOM_SITES; i++) o->sites[o->n_sites++] = acc[i].s;
-    free(acc);
-    return true;
+    o->all_sites = all;
+    o->n_all_sites = n;
+    for (size_t i = 0; i < n && i < SD_FRAG_OOM_SITES; i++) o->sites[o->n_sites++] = all[i];
+    return SD_OK;
 }
 
-/* The snapshot's live blocks as (address, size, stack), for an oom the replay did not
- * reach. NULL when memory runs out. */
-static uint64_t (*snapshot_busy(const sd_cuda_device *dev, size_t *n))[3]
+/* What was live at each of the last SD_FRAG_OOM_REPLAY_LIMIT ooms (fewer on a long trace:
+ * SD_FRAG_OOM_LIVE_STEPS trace entries replayed in all): one replay per oom from the
+ * trace's start (sd_peak_live_at), so the limit bounds the time. */
+static sd_status ooms_live(sd_frag *f, const sd_cuda_device *dev, sd_frag_oom *ooms,
+                           size_t count)
 {
-    uint64_t (*blk)[3] = malloc((dev->n_blocks ? dev->n_blocks : 1) * sizeof *blk);
-    *n = 0;
-    if (!blk) return NULL;
-    for (size_t i = 0; i < dev->n_blocks; i++) {
-        const sd_block *b = &dev->blocks[i];
-        if (b->state == SD_BLOCK_INACTIVE) continue;
-        blk[*n][0] = b->address;
-        blk[*n][1] = b->size;
-        blk[*n][2] = b->stack;
-        (*n)++;
+    if (!f->peak) {
+        f->peak = sd_peak_create(f->snap, &(sd_peak_options){
+            .attrib = {.group_by = SD_GROUP_SITE}, .max_memory = f->opts.max_memory}, NULL);
+        if (!f->peak) return SD_ENOMEM;
     }
-    return blk;
+    const sd_peak_device *pd = sd_peak_device_find(f->peak, dev->device);
+    if (!pd) return SD_OK;
+    size_t peak_dev = (size_t)(pd - sd_peak_device_at(f->peak, 0));
+    size_t limit = SD_FRAG_OOM_LIVE_STEPS / (dev->n_trace ? dev->n_trace : 1);
+    if (limit > SD_FRAG_OOM_REPLAY_LIMIT) limit = SD_FRAG_OOM_REPLAY_LIMIT;
+    if (limit < 1) limit = 1;
+    size_t from = count > limit ? count - limit : 0;
+    for (size_t i = from; i < count; i++)
+        if (oom_live(f, peak_dev, &ooms[i])) return SD_ENOMEM;
+    return SD_OK;
 }
 
 static void start_event(sd_frag_oom *o, size_t i, const sd_trace_entry *e)
@@ -520,16 +483,10 @@ sd_status sdp_frag_ooms(sd_frag *f, const sd_cuda_device *dev, sd_frag_oom **out
             if (!oom_site(f, o)) goto nomem;
             if (failure.stop == SD_REPLAY_DONE && count - k <= SD_FRAG_OOM_REPLAY_LIMIT) {
                 size_t n_busy = 0;
-                if (!replay_free_runs(&r, o, &fs, &n_busy) || !oom_sites(f, o, r.sorted, n_busy))
-                    goto nomem;
+                if (!replay_free_runs(&r, o, &fs, &n_busy)) goto nomem;
                 o->replayed = true;
             } else {
                 snapshot_free_runs(dev, o, &fs);
-                size_t n_busy = 0;
-                uint64_t (*blk)[3] = snapshot_busy(dev, &n_busy);
-                bool ok = blk && oom_sites(f, o, blk, n_busy);
-                free(blk);
-                if (!ok) goto nomem;
                 o->stop = failure.stop != SD_REPLAY_DONE ? failure.stop : SD_REPLAY_PAST_LIMIT;
                 o->stop_index = failure.stop_index;
                 o->stop_action = failure.stop_action;
@@ -556,6 +513,7 @@ sd_status sdp_frag_ooms(sd_frag *f, const sd_cuda_device *dev, sd_frag_oom **out
     bool at_start = failure.stop == SD_REPLAY_DONE && r.busy.n == 0 && r.segs.n == 0;
     for (size_t i = 0; i < count; i++) ooms[i].at_run_start = at_start && ooms[i].replayed;
     replay_free(&r);
+    if (ooms_live(f, dev, ooms, count)) return SD_ENOMEM;
     *out = ooms;
     *n = count;
     return SD_OK;

@@ -121,7 +121,10 @@ static bool same_advice(const sd_frag_advice *a, const sd_frag_advice *b)
     return a->code == b->code && a->settings_recorded == b->settings_recorded &&
            a->bytes == b->bytes && a->of_bytes == b->of_bytes &&
            a->free_blocks == b->free_blocks && a->n_buckets == b->n_buckets &&
-           a->first_bucket == b->first_bucket && a->last_bucket == b->last_bucket;
+           a->first_bucket == b->first_bucket && a->last_bucket == b->last_bucket &&
+           a->replayed == b->replayed && a->peak_reserved_bytes == b->peak_reserved_bytes &&
+           a->recorded_peak_reserved_bytes == b->recorded_peak_reserved_bytes &&
+           a->ooms == b->ooms && a->ooms_avoided == b->ooms_avoided;
 }
 
 /* Add a piece of advice unless the list has it already (the total merges devices). */
@@ -155,19 +158,59 @@ static size_t nonempty_buckets(const sd_frag_figures *g, size_t *lo, size_t *hi)
     return n;
 }
 
-static void fix_advice(const sd_frag *f, const sd_frag_device *d, advice_list *l)
+/* The two settings the advice can name, as the replay is given them (replay_conf). */
+static const char *const REPLAY_CONFS[] = {"expandable_segments:True", "max_split_size_mb:512"};
+enum { REPLAY_EXPANDABLE = 1, REPLAY_MAX_SPLIT = 2 };   /* configs[0] is "recorded" */
+
+/* The replay's figures for config k of rd, quoted by a piece of advice. */
+static void quote_replay(const sd_replay_device *rd, size_t k, sd_frag_advice *a)
+{
+    const sd_replay_config *c = &rd->configs[k];
+    a->replayed = true;
+    a->recorded_peak_reserved_bytes = rd->configs[0].peak_reserved_bytes;
+    a->peak_reserved_bytes = c->peak_reserved_bytes;
+    a->ooms = c->n_oom_outcomes;
+    a->ooms_avoided = 0;
+    for (size_t i = 0; i < c->n_oom_outcomes; i++) a->ooms_avoided += c->oom_outcomes[i].succeeds;
+}
+
+/* A setting helps when it avoids a recorded oom, or (none recorded) lowers peak reserved. */
+static bool replay_helps(const sd_frag_advice *a)
+{
+    return a->ooms ? a->ooms_avoided > 0 : a->peak_reserved_bytes < a->recorded_peak_reserved_bytes;
+}
+
+static void fix_advice(const sd_frag *f, const sd_frag_device *d, const sd_replay_device *rd,
+                       advice_list *l)
 {
     const sd_frag_figures *g = &d->fig;
     const sd_allocator_settings *st = sd_snapshot_allocator_settings(f->snap);
     size_t before = l->n;
-    if (!expandable_on(st))
-        advise(l, &(sd_frag_advice){.code = SD_ADVICE_EXPANDABLE_SEGMENTS,
-                                    .settings_recorded = st && st->present});
-    if (max_split_unlimited(st) && d->large_split_free_bytes > 0 &&
-        d->large_split_free_bytes * 2 >= g->stranded_free_bytes)
-        advise(l, &(sd_frag_advice){.code = SD_ADVICE_MAX_SPLIT_SIZE,
-                                    .bytes = d->large_split_free_bytes,
-                                    .of_bytes = g->stranded_free_bytes});
+    if (rd) {   /* measured: a setting only where the replay shows it helps */
+        sd_frag_advice ex = {.code = SD_ADVICE_EXPANDABLE_SEGMENTS,
+                             .settings_recorded = st && st->present};
+        sd_frag_advice ms = {.code = SD_ADVICE_MAX_SPLIT_SIZE,
+                             .bytes = d->large_split_free_bytes,
+                             .of_bytes = g->stranded_free_bytes};
+        quote_replay(rd, REPLAY_EXPANDABLE, &ex);
+        quote_replay(rd, REPLAY_MAX_SPLIT, &ms);
+        if (!expandable_on(st) && replay_helps(&ex)) advise(l, &ex);
+        if (max_split_unlimited(st) && replay_helps(&ms)) advise(l, &ms);
+        if (ex.ooms && !ex.ooms_avoided && !ms.ooms_avoided)
+            advise(l, &(sd_frag_advice){.code = SD_ADVICE_REPLAY_NO_SETTING, .replayed = true,
+                                        .recorded_peak_reserved_bytes =
+                                            rd->configs[0].peak_reserved_bytes,
+                                        .ooms = ex.ooms});
+    } else {
+        if (!expandable_on(st))
+            advise(l, &(sd_frag_advice){.code = SD_ADVICE_EXPANDABLE_SEGMENTS,
+                                        .settings_recorded = st && st->present});
+        if (max_split_unlimited(st) && d->large_split_free_bytes > 0 &&
+            d->large_split_free_bytes * 2 >= g->stranded_free_bytes)
+            advise(l, &(sd_frag_advice){.code = SD_ADVICE_MAX_SPLIT_SIZE,
+                                        .bytes = d->large_split_free_bytes,
+                                        .of_bytes = g->stranded_free_bytes});
+    }
     sd_frag_advice shapes = {.code = SD_ADVICE_FIXED_SHAPES, .free_blocks = g->free_blocks};
     shapes.n_buckets = nonempty_buckets(g, &shapes.first_bucket, &shapes.last_bucket);
     if (g->free_blocks >= MIXED_MIN_BLOCKS && shapes.n_buckets >= MIXED_MIN_BUCKETS)
@@ -196,12 +239,13 @@ static bool oom_fragmented(const sd_frag_device *d)
     return false;
 }
 
-static void device_advice(const sd_frag *f, const sd_frag_device *d, advice_list *l)
+static void device_advice(const sd_frag *f, const sd_frag_device *d,
+                          const sd_replay_device *rd, advice_list *l)
 {
     const sd_frag_figures *g = &d->fig;
     const sd_frag_oom *start = oom_at_start(d);
     bool oom_frag = oom_fragmented(d);
-    if (d->verdict == SD_FRAG_FRAGMENTED || oom_frag) fix_advice(f, d, l);
+    if (d->verdict == SD_FRAG_FRAGMENTED || oom_frag) fix_advice(f, d, rd, l);
     if (start)
         advise(l, &(sd_frag_advice){.code = SD_ADVICE_OOM_AT_START,
                                     .bytes = start->request_bytes,
@@ -224,13 +268,62 @@ static void set_advice(sd_frag_device *d, const advice_list *l)
 
 /* ---- entry points ----------------------------------------------------------------- */
 
+/* The replay of d's device (with the two settings), run once per analysis and only when a
+ * device has something to weigh it against; *rd stays NULL without a trace, with
+ * skip_replay, or when the file cannot be replayed (a summary). @return SD_ENOMEM only. */
+static sd_status replay_device(sd_frag *f, const sd_frag_device *d, const sd_replay_device **rd)
+{
+    *rd = NULL;
+    if (f->opts.skip_replay) return SD_OK;
+    if (!f->replay_tried) {
+        f->replay_tried = true;
+        sd_error err = {0};
+        f->replay = sd_replay_create(f->snap, &(sd_replay_options){
+            .alloc_confs = REPLAY_CONFS, .n_alloc_confs = 2,
+            .max_memory = f->opts.max_memory}, &err);
+        if (!f->replay && err.code == SD_ENOMEM) return SD_ENOMEM;
+    }
+    if (!f->replay) return SD_OK;
+    for (size_t i = 0; i < sd_replay_device_count(f->replay); i++) {
+        const sd_replay_device *x = sd_replay_device_at(f->replay, i);
+        if (x->device == d->device && x->n_configs == 3) *rd = x;
+    }
+    return SD_OK;
+}
+
+static bool outcome_of(const sd_replay_config *c, size_t entry, bool *succeeds)
+{
+    for (size_t i = 0; i < c->n_oom_outcomes; i++)
+        if (c->oom_outcomes[i].entry == entry) {
+            *succeeds = c->oom_outcomes[i].succeeds;
+            return true;
+        }
+    return false;
+}
+
+/* Each oom entry's outcome under the two settings (the oom explanation quotes them). */
+static void oom_outcomes(sd_frag_device *d, const sd_replay_device *rd)
+{
+    sd_frag_oom *ooms = (sd_frag_oom *)d->ooms;   /* owned by f's arena, filled here */
+    for (size_t i = 0; i < d->n_ooms; i++) {
+        sd_frag_oom *o = &ooms[i];
+        o->replay_known =
+            outcome_of(&rd->configs[REPLAY_EXPANDABLE], o->trace_index, &o->succeeds_expandable) &&
+            outcome_of(&rd->configs[REPLAY_MAX_SPLIT], o->trace_index, &o->succeeds_max_split);
+    }
+}
+
 sd_status sdp_frag_judge_device(sd_frag *f, sd_frag_device *d)
 {
     d->verdict = decide(&f->opts, d);
     d->why = reason(f, d);
     advice_list l = {sdp_frag_calloc(f, ADVICE_MAX, sizeof(sd_frag_advice)), 0, ADVICE_MAX};
     if (!l.items) return SD_ENOMEM;
-    device_advice(f, d, &l);
+    const sd_replay_device *rd = NULL;
+    if ((d->verdict == SD_FRAG_FRAGMENTED || oom_fragmented(d)) && replay_device(f, d, &rd))
+        return SD_ENOMEM;
+    if (rd) oom_outcomes(d, rd);
+    device_advice(f, d, rd, &l);
     set_advice(d, &l);
     return SD_OK;
 }

@@ -37,7 +37,7 @@ static void free_frags(sd_frag **frags, size_t n)
 /* One analysis per snapshot; on failure the error is printed and NULL returned. */
 static sd_frag **analyse_all(sd_snapshot **snaps, size_t n, const struct cli_opts *opts)
 {
-    sd_frag_options fo = {opts->gap_threshold, opts->index_threshold, opts->max_memory};
+    sd_frag_options fo = {opts->gap_threshold, opts->index_threshold, opts->max_memory, false};
     sd_frag **frags = calloc(n ? n : 1, sizeof *frags);
     if (!frags) {
         msg_error("out of memory");

@@ -20,7 +20,7 @@ static int analyse(sd_snapshot **snaps, size_t n, const struct cli_opts *o, sd_f
 {
     sd_error err;
     sd_error_clear(&err);
-    sd_frag_options fo = {o->gap_threshold, o->index_threshold, o->max_memory};
+    sd_frag_options fo = {o->gap_threshold, o->index_threshold, o->max_memory, false};
     for (size_t i = 0; i < n; i++) {
         frags[i] = sd_frag_create(snaps[i], &fo, &err);
         if (!frags[i]) {

@@ -87,12 +87,39 @@ static json_t *oom_stack_json(const sd_snapshot *s, const sd_frag_oom *m)
     return a;
 }
 
+/* The replay's figures each piece of advice quotes, in the order of "advice" (null for a
+ * piece that quotes none). */
+static json_t *advice_replay_json(const sd_frag_device *d)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < d->n_advice; i++) {
+        const sd_frag_advice *x = &d->advice[i];
+        if (!x->replayed) {
+            json_array_append_new(a, json_null());
+            continue;
+        }
+        json_t *o = json_object();
+        const char *conf = x->code == SD_ADVICE_EXPANDABLE_SEGMENTS ? "expandable_segments:True"
+                           : x->code == SD_ADVICE_MAX_SPLIT_SIZE    ? "max_split_size_mb:512"
+                                                                    : NULL;
+        json_object_set_new(o, "alloc_conf", conf ? json_string(conf) : json_null());
+        json_object_set_new(o, "recorded_peak_reserved_bytes",
+                            u64(x->recorded_peak_reserved_bytes));
+        json_object_set_new(o, "peak_reserved_bytes",
+                            conf ? u64(x->peak_reserved_bytes) : json_null());
+        json_object_set_new(o, "ooms", u64(x->ooms));
+        json_object_set_new(o, "ooms_avoided", u64(x->ooms_avoided));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
 /* What was live at the oom by site, named as every JSON document names a site. */
 static json_t *oom_sites_json(const sd_frag *f, const sd_frag_oom *m)
 {
     json_t *a = json_array();
-    for (size_t i = 0; i < m->n_sites; i++) {
-        const sd_frag_live_site *x = &m->sites[i];
+    for (size_t i = 0; i < m->n_all_sites; i++) {
+        const sd_frag_live_site *x = &m->all_sites[i];
         json_t *o = json_object();
         json_object_set_new(o, "site", sdp_site_json(sd_frag_attrib(f), sd_frag_snapshot(f),
                                                      x->stack, &x->site));
@@ -111,9 +138,16 @@ static void oom_figures_json(json_t *o, const sd_frag *f, const sd_frag_oom *m)
     json_object_set_new(o, "stranded_free_bytes", u64(m->stranded_free_bytes));
     json_object_set_new(o, "all_free_bytes", u64(m->device_free_bytes + m->allocator_free_bytes));
     json_object_set_new(o, "at_run_start", json_boolean(m->at_run_start));
-    json_object_set_new(o, "live_bytes", u64(m->live_bytes));
-    json_object_set_new(o, "live_blocks", u64(m->live_blocks));
-    json_object_set_new(o, "live_sites", oom_sites_json(f, m));
+    json_object_set_new(o, "live_bytes", m->live_known ? u64(m->live_bytes) : json_null());
+    json_object_set_new(o, "live_blocks", m->live_known ? u64(m->live_blocks) : json_null());
+    json_object_set_new(o, "live_sites", m->live_known ? oom_sites_json(f, m) : json_null());
+    json_t *r = json_null();
+    if (m->replay_known) {
+        r = json_object();
+        json_object_set_new(r, "expandable_segments:True", json_boolean(m->succeeds_expandable));
+        json_object_set_new(r, "max_split_size_mb:512", json_boolean(m->succeeds_max_split));
+    }
+    json_object_set_new(o, "replay_succeeds", r);
 }
 
 static json_t *ooms_json(const sd_frag *f, const sd_snapshot *s, const sd_frag_device *d)
@@ -150,6 +184,7 @@ static void verdict_json(json_t *o, const sd_frag_device *d)
     for (size_t i = 0; i < d->n_advice; i++)
         json_array_append_new(adv, json_string(sdp_frag_advice_words(&d->advice[i]).s));
     json_object_set_new(o, "advice", adv);
+    json_object_set_new(o, "advice_replay", advice_replay_json(d));
 }
 
 static json_t *device_json(const sd_frag *f, const sd_snapshot *s, const sd_frag_device *d)

@@ -135,6 +135,16 @@ static void print_oom_figures(const ctx *c, const sd_snapshot *s, const sd_frag_
             B(m->device_free_bytes + m->allocator_free_bytes), B(m->device_free_bytes),
             B(m->allocator_free_bytes), B(m->cached_free_bytes), B(m->stranded_free_bytes),
             m->at_run_start ? "; the trace reaches back to the run's start" : "");
+    if (m->replay_known)
+        fprintf(c->out, "    replayed (snapdiff replay): expandable_segments:True would %s; "
+                "max_split_size_mb:512 would %s\n",
+                m->succeeds_expandable ? "have succeeded" : "fail too",
+                m->succeeds_max_split ? "have succeeded" : "fail too");
+    if (!m->live_known) {
+        fprintf(c->out, "    live at the oom: not computed (only for the last %d oom entries, "
+                "fewer on a long trace)\n", SD_FRAG_OOM_REPLAY_LIMIT);
+        return;
+    }
     if (!m->live_blocks) return;
     fprintf(c->out, "    live at the oom: %s in %" PRIu64 " blocks%s\n", B(m->live_bytes),
             m->live_blocks, m->n_sites ? ", the largest sites:" : "");

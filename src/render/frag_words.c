@@ -139,7 +139,26 @@ static void say_bucket(words *w, size_t i)
 size_t sd_frag_advice_text(const sd_frag_advice *a, char *buf, size_t size)
 {
     words w = {buf, size, 0};
+    if (a->replayed && (a->code == SD_ADVICE_EXPANDABLE_SEGMENTS ||
+                        a->code == SD_ADVICE_MAX_SPLIT_SIZE)) {
+        say(&w, "Set PYTORCH_CUDA_ALLOC_CONF=%s%s: replaying this trace under it (snapdiff "
+            "replay) measures peak reserved %s -> %s",
+            a->code == SD_ADVICE_EXPANDABLE_SEGMENTS ? "expandable_segments:True"
+                                                     : "max_split_size_mb:512",
+            a->code == SD_ADVICE_EXPANDABLE_SEGMENTS && !a->settings_recorded
+                ? " (if not already on: this file does not record the allocator settings)" : "",
+            B(a->recorded_peak_reserved_bytes), B(a->peak_reserved_bytes));
+        if (a->ooms)
+            say(&w, "; %zu of the %zu oom entries would have succeeded", a->ooms_avoided,
+                a->ooms);
+        return done(&w);
+    }
     switch (a->code) {
+    case SD_ADVICE_REPLAY_NO_SETTING:
+        say(&w, "The replay shows no setting avoids this OOM: replayed under "
+            "expandable_segments:True and under max_split_size_mb:512, each of the %zu oom "
+            "entries still fails. Shrink the largest sites live at the oom", a->ooms);
+        break;
     case SD_ADVICE_EXPANDABLE_SEGMENTS:
         say(&w, "Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True%s: segments then grow "
             "in place instead of leaving slivers between tensors of changing sizes",

@@ -19,6 +19,7 @@
 #include "render/report_render.h"
 #include "report_assets.h"
 #include "snapdiff/peak.h"
+#include "snapdiff/replay.h"
 #include "snapdiff/render_frag.h"
 #include "snapdiff/render_stats.h"
 
@@ -437,6 +438,56 @@ static json_t *timelines_json(const sd_snapshot *s, const sd_attrib *a)
     return devs;
 }
 
+/* ---- reserved over time, recorded and replayed under other settings (issue 20) ---- */
+
+static json_t *reserved_points(const sd_replay_point *pts, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *pt = json_array();
+        json_array_append_new(pt, u64(pts[i].entry));
+        json_array_append_new(pt, u64(pts[i].reserved_bytes));
+        json_array_append_new(a, pt);
+    }
+    return a;
+}
+
+/* Per device with a trace: the recorded reserved bytes over the trace and the replay's under
+ * the recorded settings, expandable_segments:True and max_split_size_mb:512 (replay.h's
+ * bounded timelines: [last entry of a bucket, highest reserved in it]), each with its peak
+ * as `snapdiff replay --json` gives it. An empty array when the file cannot be replayed. */
+static json_t *reserved_timelines_json(const sd_snapshot *s, uint64_t max_memory)
+{
+    static const char *const confs[] = {"expandable_segments:True", "max_split_size_mb:512"};
+    json_t *devs = json_array();
+    sd_replay *r = sd_replay_create(s, &(sd_replay_options){.alloc_confs = confs,
+                                                            .n_alloc_confs = 2,
+                                                            .max_memory = max_memory}, NULL);
+    if (!r) return devs;
+    for (size_t i = 0; i < sd_replay_device_count(r); i++) {
+        const sd_replay_device *d = sd_replay_device_at(r, i);
+        json_t *o = json_object(), *cs = json_array();
+        json_object_set_new(o, "device", json_integer(d->device));
+        json_object_set_new(o, "entries", u64(d->entries));
+        json_object_set_new(o, "recorded_peak_reserved_bytes", u64(d->recorded_peak_reserved_bytes));
+        json_object_set_new(o, "recorded", reserved_points(d->recorded_timeline,
+                                                           d->n_recorded_timeline));
+        for (size_t k = 0; k < d->n_configs; k++) {
+            const sd_replay_config *c = &d->configs[k];
+            json_t *co = json_object();
+            json_object_set_new(co, "alloc_conf", json_string(c->alloc_conf));
+            json_object_set_new(co, "peak_reserved_bytes", u64(c->peak_reserved_bytes));
+            json_object_set_new(co, "ooms", u64(c->n_ooms));
+            json_object_set_new(co, "points", reserved_points(c->timeline, c->n_timeline));
+            json_array_append_new(cs, co);
+        }
+        json_object_set_new(o, "configs", cs);
+        json_array_append_new(devs, o);
+    }
+    sd_replay_free(r);
+    return devs;
+}
+
 /* The site of each oom entry of each device ({"trace index": "path:line name"}), so that
  * the page can tie the frag analysis' oom events to their lines; at most 256 a device. */
 static json_t *oom_sites_json(const sd_snapshot *s, const sd_attrib *a)
@@ -566,6 +617,11 @@ static json_t *report_json(const sd_report_input *in, sd_status *st, sd_error *e
     }
     json_object_set_new(o, "segment_maps", maps);
     json_object_set_new(o, "timelines", timelines);
+    if (!in->diff && in->n == 1 && sd_snapshot_device_count(in->snaps[0])) {
+        json_t *rt = reserved_timelines_json(in->snaps[0], in->max_memory);
+        if (json_array_size(rt)) json_object_set_new(o, "reserved_timelines", rt);
+        else json_decref(rt);
+    }
     json_object_set_new(o, "oom_sites", ooms);
     return o;
 }

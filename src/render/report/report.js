@@ -494,11 +494,51 @@
     });
   }
 
+  /* ---- reserved over time: recorded, and replayed under each config (snapdiff replay) ---- */
+
+  var RESERVED_COLOURS = ['var(--alloc)', '#b5651d', '#2e8b57', '#8a2be2', '#c71585'];
+
+  function reservedChart(container, rt) {
+    var W = 1000, H = 220, L = 70, B = 24, n = rt.entries || 1, maxY = 1;
+    var lines = [{name: 'recorded (trace)', points: rt.recorded, peak: rt.recorded_peak_reserved_bytes}];
+    rt.configs.forEach(function (c) {
+      lines.push({name: c.alloc_conf === 'recorded' ? 'replayed, recorded settings' : 'replayed, ' + c.alloc_conf,
+        points: c.points, peak: c.peak_reserved_bytes});
+    });
+    lines.forEach(function (ln) { ln.points.forEach(function (p) { maxY = Math.max(maxY, p[1]); }); });
+    function X(i) { return L + (W - L - 10) * i / n; }
+    function Y(v) { return 8 + (H - 8) * (1 - v / maxY); }
+    var svg = sv('svg', {'class': 'reserved-timeline', 'data-device': String(rt.device),
+      viewBox: '0 0 ' + W + ' ' + (H + B), width: W, height: H + B});
+    for (var k = 0; k <= 4; k++) {
+      var v = maxY * k / 4;
+      svg.appendChild(sv('line', {'class': 'grid', x1: L, x2: W - 10, y1: Y(v).toFixed(1), y2: Y(v).toFixed(1)}));
+      svg.appendChild(sv('text', {x: L - 4, y: (Y(v) + 4).toFixed(1), 'text-anchor': 'end', text: fmtBytes(Math.round(v))}));
+    }
+    lines.forEach(function (ln, i) {
+      var d = '';
+      ln.points.forEach(function (p, j) { d += (j ? 'L' : 'M') + X(p[0]).toFixed(1) + ',' + Y(p[1]).toFixed(1); });
+      if (d) svg.appendChild(sv('path', {'class': 'line', d: d, fill: 'none', stroke: RESERVED_COLOURS[i % RESERVED_COLOURS.length],
+        'data-config': ln.name}, [sv('title', {text: ln.name + ': peak reserved ' + fmtBytes(ln.peak)})]));
+    });
+    svg.appendChild(sv('line', {'class': 'axis', x1: L, x2: W - 10, y1: H, y2: H}));
+    svg.appendChild(sv('text', {x: L, y: H + 16, text: 'trace entry 0'}));
+    svg.appendChild(sv('text', {x: W - 10, y: H + 16, 'text-anchor': 'end', text: fmtCount(n) + ' entries'}));
+    container.appendChild(el('h3', {text: 'Device ' + rt.device + ': reserved over time'}));
+    container.appendChild(el('p', {'class': 'note', text: 'Reserved bytes over the trace as recorded and as snapdiff replay ' +
+      'models the allocator under each setting (each point the highest of its bucket). Peak reserved: ' +
+      lines.map(function (ln) { return ln.name + ' ' + fmtBytes(ln.peak); }).join('; ') +
+      '. The replay assumes the program makes the same requests in the same order; memory outside the caching ' +
+      'allocator is not modelled.'}));
+    container.appendChild(svg);
+  }
+
   function drawTimelines(main, rep, fileIndex) {
     var tls = rep.timelines[fileIndex] || [];
     if (!tls.length) return;
     var s = section(main, 'sd-timeline-section', 'Trace timeline');
     tls.forEach(function (tl) { timeline(s, tl); });
+    (rep.reserved_timelines || []).forEach(function (rt) { reservedChart(s, rt); });
   }
 
   function drawDiff(main, diff, frag, rep) {
