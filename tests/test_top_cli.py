@@ -221,6 +221,11 @@ def part_diff():
     check("at the peak: OLD 44.0 MiB at entry #4, NEW 34.0 MiB at entry #6 (-10.0 MiB)" in out,
           "text: the table's title")
     check("(the groups add up to the peak delta, -10.0 MiB)" in out, "text: the sum line")
+    # Both tables name a site alike: the common directory (/home/alice/proj/) is dropped
+    # from the peak rows as from the growth rows, never cut at a width.
+    check("     16.0 MiB     8.0 MiB     -8.0 MiB  model.py:60 forward" in out
+          and not any("/home/alice" in line for line in out),
+          "text: the peak table shortens paths as the growth table does", out)
     # Reserved grew with a higher peak (the cache it needed, free at the end): said so, and
     # never [fragmentation], which `frag` would contradict (it calls NEW compact).
     doc = compare_diff_with_truth(fixture("fp32"), fixture("fp32_long"), "fp32 -> fp32_long")

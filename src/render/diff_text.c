@@ -210,19 +210,49 @@ static void prefix_add(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
     }
 }
 
+static void group_prefix_add(const sd_attrib *a, const sd_diff_group *g, const char **prefix,
+                             size_t *len)
+{
+    if (!g->rep_snapshot || g->rep_site.site < 0) return;
+    prefix_add(a, g->rep_snapshot, g->rep_stack, prefix, len);
+    if (g->rep_site.backward)
+        prefix_add(a, g->rep_snapshot,
+                   sd_snapshot_stack_context(g->rep_snapshot, g->rep_stack)->forward_stack,
+                   prefix, len);
+}
+
+/* A row of the "at the peak" table as the diff's group, for its label: the same key,
+ * representative stack and site, so both tables name a site alike. */
+static sd_diff_group peak_row_as_group(const sd_peak_diff_group *pg)
+{
+    sd_diff_group g;
+    memset(&g, 0, sizeof g);
+    g.key = pg->key;
+    g.rep_snapshot = pg->rep_snapshot;
+    g.rep_stack = pg->rep_stack;
+    g.rep_site = pg->rep_site;
+    return g;
+}
+
+/* The common directory covers the rows of both tables: one prefix for the whole output. */
 static void find_user_prefix(text_ctx *r, size_t n_shown)
 {
     const sd_attrib *a = sd_diff_attrib(r->diff);
     const char *prefix = NULL;
     size_t len = 0;
-    for (size_t i = 0; i < n_shown; i++) {
-        const sd_diff_group *g = sd_diff_group_at(r->diff, i);
-        if (!g->rep_snapshot || g->rep_site.site < 0) continue;
-        prefix_add(a, g->rep_snapshot, g->rep_stack, &prefix, &len);
-        if (g->rep_site.backward)
-            prefix_add(a, g->rep_snapshot,
-                       sd_snapshot_stack_context(g->rep_snapshot, g->rep_stack)->forward_stack,
-                       &prefix, &len);
+    for (size_t i = 0; i < n_shown; i++)
+        group_prefix_add(a, sd_diff_group_at(r->diff, i), &prefix, &len);
+    const sd_peak_diff *pd = sd_diff_peak(r->diff);
+    size_t n = pd ? sd_peak_diff_device_count(pd) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const sd_peak_diff_device *dv = sd_peak_diff_device_at(pd, i);
+        size_t shown = 0;
+        for (size_t k = 0; k < dv->n_groups && shown < r->top; k++) {
+            if (dv->groups[k].delta_bytes == 0) continue;
+            sd_diff_group g = peak_row_as_group(&dv->groups[k]);
+            group_prefix_add(a, &g, &prefix, &len);
+            shown++;
+        }
     }
     r->user_prefix = prefix;
     r->user_prefix_len = sdp_user_prefix_len(prefix, len);
@@ -359,9 +389,13 @@ static void print_peak_table(const text_ctx *r)
                 continue;
             }
             const char *col = g->delta_bytes > 0 ? clr_red(r) : clr_green(r);
+            char label[LABEL_MAX];
+            sd_diff_group as_group = peak_row_as_group(g);
+            if (g->rep_snapshot) group_label(r, &as_group, label, sizeof label);
+            else snprintf(label, sizeof label, "%s", g->key);
             fprintf(r->out, "  %11s %11s  %s%11s%s  %s\n", sdp_fmt_bytes(g->old_bytes).s,
                     sdp_fmt_bytes(g->new_bytes).s, col, sdp_fmt_delta(g->delta_bytes).s,
-                    *col ? clr_reset(r) : "", g->key);
+                    *col ? clr_reset(r) : "", label);
             shown++;
         }
         size_t changed = 0;
