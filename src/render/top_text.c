@@ -1,6 +1,7 @@
 /* top_text.c - `snapdiff top`: per device, live memory by site at the end and at the peak,
  * largest first. The figures are peak.h's; this file only words and lays them out. */
 #include <stdio.h>
+#include <string.h>
 
 #include "base/base.h"
 #include "render/format.h"
@@ -9,9 +10,39 @@
 
 enum { ROWS_DEFAULT = 20, LABEL_MAX = 512 };
 
+/* The directory every absolute path shown shares ("/home/alice/proj/"), dropped on display
+ * as the diff drops it: a name is shortened from the left, never cut. */
+typedef struct key_prefix { const char *s; size_t len; bool any; } key_prefix;
+
+static void prefix_add(key_prefix *p, const char *key)
+{
+    if (key[0] != '/') return;
+    size_t n = strcspn(key, ":");
+    if (!p->any) {
+        p->s = key;
+        p->len = n;
+        p->any = true;
+        return;
+    }
+    size_t m = 0;
+    while (m < p->len && m < n && key[m] == p->s[m]) m++;
+    p->len = m;
+}
+
+static void prefix_of_table(key_prefix *p, const sd_peak_table *t, size_t top)
+{
+    for (size_t i = 0; i < t->n_groups && i < top; i++) prefix_add(p, t->groups[i].key);
+}
+
+static const char *shown_key(const key_prefix *p, const char *key)
+{
+    if (p->len && strncmp(key, p->s, p->len) == 0) return key + p->len;
+    return key;
+}
+
 /* One table: bytes, blocks (and requested at the end), the key; then what was left out. */
 static void print_table(FILE *out, const sd_peak_table *t, bool requested, size_t top,
-                        const sd_render_options *ro)
+                        const key_prefix *kp, const sd_render_options *ro)
 {
     if (requested)
         fprintf(out, "    %s%11s %8s %11s  %s%s\n", sdp_ansi(ro->color, SDP_DIM), "bytes",
@@ -24,10 +55,11 @@ static void print_table(FILE *out, const sd_peak_table *t, bool requested, size_
         const sd_peak_group *g = &t->groups[i];
         if (requested)
             fprintf(out, "    %11s %8s %11s  %s\n", sdp_fmt_bytes(g->bytes).s,
-                    sdp_fmt_count(g->blocks).s, sdp_fmt_bytes(g->requested).s, g->key);
+                    sdp_fmt_count(g->blocks).s, sdp_fmt_bytes(g->requested).s,
+                    shown_key(kp, g->key));
         else
             fprintf(out, "    %11s %8s  %s\n", sdp_fmt_bytes(g->bytes).s,
-                    sdp_fmt_count(g->blocks).s, g->key);
+                    sdp_fmt_count(g->blocks).s, shown_key(kp, g->key));
     }
     if (t->n_groups > n) {
         uint64_t rest = 0;
@@ -39,14 +71,14 @@ static void print_table(FILE *out, const sd_peak_table *t, bool requested, size_
 }
 
 static void print_device(FILE *out, const sd_peak *x, const sd_peak_device *d, size_t top,
-                         const sd_render_options *ro)
+                         const key_prefix *kp, const sd_render_options *ro)
 {
     const char *b = sdp_ansi(ro->color, SDP_BOLD), *r = sdp_ansi(ro->color, SDP_RESET);
     fprintf(out, "%sdevice %lld%s: %s allocated in %s block%s\n", b, (long long)d->device, r,
             sdp_fmt_bytes(d->allocated_bytes).s, sdp_fmt_count(d->at_end.blocks).s,
             d->at_end.blocks == 1 ? "" : "s");
     fprintf(out, "  live at the end, by site:\n");
-    print_table(out, &d->at_end, true, top, ro);
+    print_table(out, &d->at_end, true, top, kp, ro);
     if (!d->has_trace) {
         fprintf(out, "  no peak: the snapshot recorded no trace for this device\n");
         return;
@@ -65,10 +97,10 @@ static void print_device(FILE *out, const sd_peak *x, const sd_peak_device *d, s
             dev = sd_snapshot_device(sd_peak_snapshot(x), i);
     if (d->peak_has_time && dev && dev->n_trace && dev->trace[0].has_time)
         fprintf(out, " (+%s)", sdp_fmt_duration_us(sdp_i64_sub_sat(d->peak_time_us, dev->trace[0].time_us)).s);
-    fprintf(out, ", reached by an alloc at %s\n", site);
+    fprintf(out, ", reached by an alloc at %s\n", shown_key(kp, site));
     fprintf(out, "  live at the peak, by site (%s live when recording began included):\n",
             sdp_fmt_bytes(d->start_bytes).s);
-    print_table(out, &d->at_peak, false, top, ro);
+    print_table(out, &d->at_peak, false, top, kp, ro);
 }
 
 sd_status sd_render_top_text(FILE *out, const sd_peak *x, const sd_render_options *ro,
@@ -79,9 +111,16 @@ sd_status sd_render_top_text(FILE *out, const sd_peak *x, const sd_render_option
     size_t top = topts && topts->top ? topts->top : ROWS_DEFAULT;
     const char *src = sd_snapshot_source(sd_peak_snapshot(x));
     fprintf(out, "%s\n", src ? src : "?");
+    key_prefix kp = {NULL, 0, false};
+    for (size_t i = 0; i < sd_peak_device_count(x); i++) {
+        const sd_peak_device *d = sd_peak_device_at(x, i);
+        prefix_of_table(&kp, &d->at_end, top);
+        if (d->has_peak) prefix_of_table(&kp, &d->at_peak, top);
+    }
+    kp.len = kp.any ? sdp_user_prefix_len(kp.s, kp.len) : 0;
     for (size_t i = 0; i < sd_peak_device_count(x); i++) {
         if (i) fputc('\n', out);
-        print_device(out, x, sd_peak_device_at(x, i), top, ro);
+        print_device(out, x, sd_peak_device_at(x, i), top, &kp, ro);
     }
     if (sd_peak_device_count(x) == 0) fprintf(out, "no device holds memory\n");
     if (ferror(out)) return sdp_fail(err, SD_EIO, SD_NO_OFFSET, "error writing output");

@@ -13,7 +13,7 @@ set -eu
 
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-"fuzz_pickle fuzz_load fuzz_summary"}
+targets=${*:-"fuzz_pickle fuzz_load fuzz_summary fuzz_curve"}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${FUZZ_BUILD:-$root/build-fuzz}
@@ -42,11 +42,20 @@ find "$root/testdata" -name '*.pickle' -size -64k | sort | while read -r f; do
     "$build/src/snapdiff" summarize "$f" -o "$out/seeds/summary/$name.sdsum" 2>/dev/null || true
 done
 
+# The log reader's seeds: the curve fixtures (logs, CSV, JSON Lines), the first 64 KiB.
+mkdir -p "$out/seeds/curve"
+for f in "$root"/testdata/curve/*.log "$root"/testdata/curve/*.csv "$root"/testdata/curve/*.jsonl; do
+    [ -f "$f" ] && head -c 65536 "$f" >"$out/seeds/curve/$(basename "$f")"
+done
+
+dict_of() { if [ "$1" = fuzz_curve ]; then echo curve.dict; else echo pickle.dict; fi; }
+
 status=0
 for t in $targets; do
     case $t in
         fuzz_pickle) seeds=$out/seeds/pickle ;;
         fuzz_summary) seeds=$out/seeds/summary ;;
+        fuzz_curve) seeds=$out/seeds/curve ;;
         *) seeds=$out/seeds/load ;;
     esac
     corpus=$out/corpus/$t
@@ -58,7 +67,7 @@ for t in $targets; do
     # -max_len: large seeds are kept, but mutations stay small enough to be fast.
     # shellcheck disable=SC2086
     if ! "$build/tests/fuzz/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-            -max_len=65536 -dict="$here/pickle.dict" -print_final_stats=1 \
+            -max_len=65536 -dict="$here/$(dict_of "$t")" -print_final_stats=1 \
             -artifact_prefix="$out/artifacts/$t-" ${FUZZ_ARGS:-} "$corpus" "$seeds" \
             >"$log" 2>&1; then
         echo "run.sh: $t FAILED; the last lines of its log:" >&2
