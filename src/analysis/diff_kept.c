@@ -30,13 +30,12 @@ typedef struct kept_ctx {
     uint64_t *kept_by_key;
 } kept_ctx;
 
-/* The table indexes by the low bits, and block addresses differ mostly in their high
- * bits (512-byte aligned and up): fold the high half of the last multiply down. */
+/* Block addresses differ mostly in their high bits (512-byte aligned and up): the table
+ * folds the high half of the hash into the slot (sdp_htab_slot). Folding it here as well
+ * would undo that (x ^ x>>32, twice, is x again). */
 static uint64_t block_hash(uint32_t device, const sd_block *b)
 {
-    uint64_t h = sdp_hash_mix(sdp_hash_mix(sdp_hash_mix(SDP_HASH_SEED, device), b->address),
-                              b->size);
-    return h ^ (h >> 32);
+    return sdp_hash_mix(sdp_hash_mix(sdp_hash_mix(SDP_HASH_SEED, device), b->address), b->size);
 }
 
 /* The slot of a device as OLD or NEW numbers it (the diff may pair two one-device files

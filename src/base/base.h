@@ -122,7 +122,12 @@ sd_status sdp_htab_init(sdp_htab *t, size_t cap_hint, sdp_arena *budget);
 void sdp_htab_free(sdp_htab *t);
 /* Room for one more id; rehashes with `hash` when the table would pass half full. */
 sd_status sdp_htab_reserve_one(sdp_htab *t, sdp_id_hash_fn hash, const void *ctx);
-static inline size_t sdp_htab_first(const sdp_htab *t, uint64_t h) { return (size_t)h & (t->cap - 1); }
+/* The home slot of hash h. The high half is folded in: sdp_hash_mix ends with a multiply,
+ * whose low bits depend only on the value's low bits, and block addresses are multiples of
+ * 512. Taken alone, the low bits put every address of a trace in cap/512 home slots, and
+ * the probes of a 2.7-million-entry replay ran for minutes. */
+static inline size_t sdp_htab_slot(uint64_t h, size_t cap) { return (size_t)(h ^ (h >> 32)) & (cap - 1); }
+static inline size_t sdp_htab_first(const sdp_htab *t, uint64_t h) { return sdp_htab_slot(h, t->cap); }
 static inline size_t sdp_htab_next(const sdp_htab *t, size_t j) { return (j + 1) & (t->cap - 1); }
 /* Store id at the empty slot j found by probing (after sdp_htab_reserve_one). */
 static inline void sdp_htab_put(sdp_htab *t, size_t j, uint32_t id) { t->slots[j] = id + 1; t->count++; }

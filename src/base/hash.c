@@ -59,7 +59,7 @@ sd_status sdp_htab_reserve_one(sdp_htab *t, sdp_id_hash_fn hash, const void *ctx
     if (st != SD_OK) return st;
     for (size_t i = 0; i < t->cap; i++) {
         if (!t->slots[i]) continue;
-        size_t j = hash(ctx, t->slots[i] - 1) & (ncap - 1);
+        size_t j = sdp_htab_slot(hash(ctx, t->slots[i] - 1), ncap);
         while (slots[j]) j = (j + 1) & (ncap - 1);
         slots[j] = t->slots[i];
     }
