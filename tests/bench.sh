@@ -4,7 +4,8 @@
 # the machine). Issue 8 asks, on the ~170 MB input made by ../shared/bench/inflate.py
 # (factor 100) from the largest real snapshot: `stats` within 3x of opscan, peak RSS at
 # most the file's size, cost linear up to the ~700 MB one (factor 400), `snapdiff OLD NEW`
-# at most 1.6x one `stats`; and the ratio to pickle.load for docs/performance.md. Issue 22: `stats`
+# at most 1.6x one `stats`; and the ratio to pickle.load for docs/performance.md. Issue 20:
+# `replay` at most 3x `stats` on the same file, peak RSS at most 1.5x the file. Issue 22: `stats`
 # within 2.5x of opscan on it and on fresh.pickle (~170 MB, inflate.py x32 --fresh-frames: a
 # frames list of its own for every trace entry and block, as real snapshots bring with
 # most entries), with peak RSS at most the file's size there too.
@@ -94,6 +95,8 @@ op_one = measure([opscan, old])
 sd_stats = measure([bin_, "stats", old])
 py_one = measure(["python3", "-c", LOAD, old])
 sd_diff = measure([bin_, old, new, "--steps", "100"])
+sd_replay = measure([bin_, "replay", old])
+sd_top = measure([bin_, "top", old])
 py_two = measure(["python3", "-c", LOAD, old, new])
 op_fresh = measure([opscan, fresh])
 sd_fresh = measure([bin_, "stats", fresh])
@@ -119,6 +122,8 @@ line("opscan OLD (the floor)", op_one)
 line("snapdiff stats OLD", sd_stats)
 line("python3 pickle.load(OLD)", py_one)
 line("snapdiff OLD NEW", sd_diff)
+line("snapdiff replay OLD", sd_replay)
+line("snapdiff top OLD (the peak replay)", sd_top)
 line("python3 pickle.load(OLD), (NEW)", py_two)
 line("opscan FRESH", op_fresh)
 line("snapdiff stats FRESH", sd_fresh)
@@ -143,6 +148,13 @@ r_rss_fresh = sd_fresh[2] / size_fresh
 print("FRESH peak RSS / file: %5.2fx (%.0f of %.0f MiB; target <= 1x)  %s" % (
     r_rss_fresh, sd_fresh[2], size_fresh, verdict(r_rss_fresh <= 1)))
 print("diff / stats:          %5.2fx wall (target <= 1.6x)  %s" % (r_diff, verdict(r_diff <= 1.6)))
+r_replay = sd_replay[0] / sd_stats[0]
+print("replay / stats:        %5.2fx wall, %5.2fx cpu (target <= 3x)  %s" % (
+    r_replay, sd_replay[1] / max(sd_stats[1], 1e-3), verdict(r_replay <= 3)))
+print("replay peak RSS / file: %4.2fx (%.0f of %.0f MiB; target <= 1.5x)  %s" % (
+    sd_replay[2] / size_old, sd_replay[2], size_old, verdict(sd_replay[2] / size_old <= 1.5)))
+print("top / stats:           %5.2fx wall, %5.2fx cpu" % (
+    sd_top[0] / sd_stats[0], sd_top[1] / max(sd_stats[1], 1e-3)))
 print("pickle.load / stats:   %5.1fx wall, %5.1fx cpu; peak RSS %.0f%% of Python's (target > 30x)  %s" % (
     py_one[0] / sd_stats[0], py_one[1] / sd_stats[1], 100 * sd_stats[2] / py_one[2],
     verdict(py_one[0] / sd_stats[0] > 30)))

@@ -15,3 +15,10 @@ add_test(NAME cli_stats_dump
 
 add_test(NAME core_symbol_prefix
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_symbols.sh $<TARGET_FILE:snapdiff_core>)
+
+# The hash table's probe runs on aligned keys (a count, not a timing): private API.
+add_executable(check_hash ${CMAKE_CURRENT_SOURCE_DIR}/check_hash.c)
+target_include_directories(check_hash PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_link_libraries(check_hash PRIVATE snapdiff_core PkgConfig::CHECK)
+add_test(NAME core_hash COMMAND check_hash)
+set_tests_properties(core_hash PROPERTIES LABELS unit TIMEOUT 300)
