@@ -373,7 +373,24 @@ START_TEST(model_dict_devices_traces_settings)
     ck_assert_uint_eq(st.pending_free_bytes, 2048);
     ck_assert_uint_eq(st.active_bytes, 2048);
     ck_assert_uint_eq(st.allocated_bytes, 0);
-    ck_assert_uint_eq(st.trace_by_action[SD_ACT_OOM], 1);
+    uint64_t by[SD_ACT_COUNT + 2];
+    memset(by, 0xff, sizeof by);
+    sd_stats_device_actions(d1, by, SD_ACT_COUNT + 2);   /* a caller that knows 2 more */
+    ck_assert_uint_eq(by[SD_ACT_OOM], 1);
+    ck_assert_uint_eq(by[SD_ACT_COUNT], 0);
+    ck_assert_uint_eq(by[SD_ACT_COUNT + 1], 0);
+    uint64_t first[2] = {7, 7}, total[SD_ACT_COUNT];
+    sd_stats_device_actions(d1, first, 1);               /* one that knows fewer */
+    ck_assert_uint_eq(first[1], 7);
+    sd_stats_total_actions(s, total, SD_ACT_COUNT);
+    ck_assert_uint_eq(total[SD_ACT_OOM], 1);
+    ck_assert_uint_eq(first[0], by[SD_ACT_ALLOC]);
+    uint64_t sum = 0;
+    for (int k = 0; k < SD_ACT_COUNT; k++) {
+        ck_assert_uint_ge(total[k], by[k]);
+        sum += by[k];
+    }
+    ck_assert_uint_eq(sum, d1->n_trace);
     sd_snapshot_free(s);
 }
 END_TEST

@@ -587,28 +587,40 @@ START_TEST(gate_limits)
 {
     sd_snapshot *o = load("leak/churn_old.pickle"), *n = load("leak/churn_new.pickle");
     sd_diff *d = diff_of(o, n, 0, 0);
-    sd_limits none = {0};
+    sd_limits *lim = sd_limits_create();
+    ck_assert_ptr_nonnull(lim);
     sd_gate g;
-    sd_gate_diff(d, &none, &g);
+    ck_assert_int_eq(sd_gate_diff(d, lim, &g), SD_OK);     /* none asked for */
     ck_assert(g.pass);
     ck_assert_uint_eq(g.n_results, 0);
-    sd_limits lim = {0};
-    lim.has[SD_LIMIT_MAX_GROWTH] = true;
-    lim.value[SD_LIMIT_MAX_GROWTH] = 2754048;
-    sd_gate_diff(d, &lim, &g);
+    ck_assert_ptr_null(sd_gate_result(&g, SD_LIMIT_MAX_GROWTH));
+    sd_gate_release(&g);
+    ck_assert_int_eq(sd_gate_diff(d, NULL, &g), SD_OK);
+    ck_assert(g.pass && g.n_results == 0);
+    sd_gate_release(&g);
+    ck_assert(sd_limits_set(lim, SD_LIMIT_MAX_GROWTH, 2754048, 0));
+    ck_assert_int_eq(sd_gate_diff(d, lim, &g), SD_OK);
     ck_assert(g.pass);
     ck_assert_uint_eq(g.n_results, 1);
     ck_assert_str_eq(g.results[0].name, "max-growth");
     ck_assert_str_eq(sd_limit_name(SD_LIMIT_MAX_GROWTH), "max-growth");
     ck_assert_int_eq(g.results[0].measured, 2754048);
-    lim.value[SD_LIMIT_MAX_GROWTH] = 2754047;
-    sd_gate_diff(d, &lim, &g);
+    const sd_limit_result *r = sd_gate_result(&g, SD_LIMIT_MAX_GROWTH);
+    ck_assert(r && r->limit == 2754048);
+    ck_assert_ptr_null(sd_gate_result(&g, SD_LIMIT_MAX_RESERVED));
+    ck_assert_ptr_null(sd_gate_result(&g, SD_LIMIT_COUNT));   /* past the table: none */
+    sd_gate_release(&g);
+    sd_limits_set(lim, SD_LIMIT_MAX_GROWTH, 2754047, 0);
+    ck_assert_int_eq(sd_gate_diff(d, lim, &g), SD_OK);
     ck_assert(!g.pass && !g.results[0].pass);
+    sd_gate_release(&g);
     sd_diff_free(d);
     d = diff_of(n, o, 0, 0);   /* shrinking passes any limit, 0 included */
-    lim.value[SD_LIMIT_MAX_GROWTH] = 0;
-    sd_gate_diff(d, &lim, &g);
+    sd_limits_set(lim, SD_LIMIT_MAX_GROWTH, 0, 0);
+    ck_assert_int_eq(sd_gate_diff(d, lim, &g), SD_OK);
     ck_assert(g.pass);
+    sd_gate_release(&g);
+    sd_limits_free(lim);
     sd_diff_free(d);
     sd_snapshot_free(n);
     sd_snapshot_free(o);

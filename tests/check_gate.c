@@ -13,44 +13,66 @@ static sd_status parse(const char *text, sd_limits *l, uint64_t *steps, sd_error
 
 START_TEST(limit_values)
 {
-    sd_limits l;
-    memset(&l, 0, sizeof l);
+    sd_limits *l = sd_limits_create();
+    ck_assert_ptr_nonnull(l);
     sd_limit_id id;
+    uint64_t v;
+    double r;
     ck_assert(sd_limit_find("max-group-growth", &id) && id == SD_LIMIT_MAX_GROUP_GROWTH);
     ck_assert(!sd_limit_find("max-grwoth", &id));
-    ck_assert(sd_limit_set(&l, SD_LIMIT_MAX_GROWTH, "256MiB"));
-    ck_assert_uint_eq(l.value[SD_LIMIT_MAX_GROWTH], 256u << 20);
-    ck_assert(sd_limit_set(&l, SD_LIMIT_MAX_GROWTH_PCT, "2.5"));
-    ck_assert(l.ratio[SD_LIMIT_MAX_GROWTH_PCT] == 2.5);
-    ck_assert(!sd_limit_set(&l, SD_LIMIT_MAX_GROWTH_PCT, "-1"));
-    ck_assert(!sd_limit_set(&l, SD_LIMIT_MAX_FRAG_INDEX, "1.01"));
-    ck_assert(!sd_limit_set(&l, SD_LIMIT_MAX_FRAG_INDEX, " 0.5"));
-    ck_assert(!sd_limit_set(&l, SD_LIMIT_FAIL_ON_NEW_SITE, "many"));
-    ck_assert(!l.has[SD_LIMIT_FAIL_ON_NEW_SITE] && !l.has[SD_LIMIT_MAX_FRAG_INDEX]);
-    ck_assert_uint_eq(sd_limits_count(&l), 2);
+    ck_assert(sd_limit_set(l, SD_LIMIT_MAX_GROWTH, "256MiB"));
+    ck_assert(sd_limits_get(l, SD_LIMIT_MAX_GROWTH, &v, NULL));
+    ck_assert_uint_eq(v, 256u << 20);
+    ck_assert(sd_limit_set(l, SD_LIMIT_MAX_GROWTH_PCT, "2.5"));
+    ck_assert(sd_limits_get(l, SD_LIMIT_MAX_GROWTH_PCT, NULL, &r) && r == 2.5);
+    ck_assert(!sd_limit_set(l, SD_LIMIT_MAX_GROWTH_PCT, "-1"));
+    ck_assert(!sd_limit_set(l, SD_LIMIT_MAX_FRAG_INDEX, "1.01"));
+    ck_assert(!sd_limit_set(l, SD_LIMIT_MAX_FRAG_INDEX, " 0.5"));
+    ck_assert(!sd_limit_set(l, SD_LIMIT_FAIL_ON_NEW_SITE, "many"));
+    ck_assert(!sd_limits_get(l, SD_LIMIT_FAIL_ON_NEW_SITE, &v, &r) && v == 0 && r == 0);
+    ck_assert(!sd_limits_get(l, SD_LIMIT_MAX_FRAG_INDEX, NULL, NULL));
+    ck_assert_uint_eq(sd_limits_count(l), 2);
     ck_assert_ptr_null(sd_limit_name(SD_LIMIT_COUNT));
+    /* A limit past the ones this library knows: not set, not settable, not asked for. */
+    ck_assert(!sd_limits_set(l, SD_LIMIT_COUNT, 1, 1));
+    ck_assert(!sd_limit_set(l, SD_LIMIT_COUNT, "1"));
+    ck_assert(!sd_limits_get(l, SD_LIMIT_COUNT, &v, &r) && v == 0 && r == 0);
+    ck_assert(!sd_limits_get(l, (sd_limit_id)1000, NULL, NULL));
+    ck_assert(!sd_limits_get(NULL, SD_LIMIT_MAX_GROWTH, NULL, NULL));
+    ck_assert_uint_eq(sd_limits_count(NULL), 0);
+    /* Numbers: each limit takes its own kind, a ratio in its range. */
+    ck_assert(sd_limits_set(l, SD_LIMIT_MAX_OOMS, 3, 99));
+    ck_assert(sd_limits_get(l, SD_LIMIT_MAX_OOMS, &v, &r) && v == 3 && r == 0);
+    ck_assert(!sd_limits_set(l, SD_LIMIT_MAX_FRAG_INDEX, 0, 1.5));
+    ck_assert(sd_limits_set(l, SD_LIMIT_MAX_FRAG_INDEX, 7, 0.25));
+    ck_assert(sd_limits_get(l, SD_LIMIT_MAX_FRAG_INDEX, &v, &r) && v == 0 && r == 0.25);
+    ck_assert_uint_eq(sd_limits_count(l), 4);
+    sd_limits_free(l);
 }
 END_TEST
 
 START_TEST(file_ok_and_command_line_wins)
 {
-    sd_limits l;
-    memset(&l, 0, sizeof l);
-    sd_limit_set(&l, SD_LIMIT_MAX_GROWTH, "1GiB");   /* as if from the command line */
-    uint64_t steps = 0;
+    sd_limits *l = sd_limits_create();
+    ck_assert_ptr_nonnull(l);
+    sd_limit_set(l, SD_LIMIT_MAX_GROWTH, "1GiB");   /* as if from the command line */
+    uint64_t steps = 0, v = 1;
+    double r = 0;
     sd_error err;
     sd_error_clear(&err);
     const char *text = "# limits\n\n  max-growth = 4MiB  # loses\r\nmax-frag-index=0.6\n"
                        "steps = 50\nfail-on-new-site = 0";
-    ck_assert_int_eq(parse(text, &l, &steps, &err), SD_OK);
-    ck_assert_uint_eq(l.value[SD_LIMIT_MAX_GROWTH], 1u << 30);
-    ck_assert(l.has[SD_LIMIT_MAX_FRAG_INDEX] && l.ratio[SD_LIMIT_MAX_FRAG_INDEX] == 0.6);
-    ck_assert(l.has[SD_LIMIT_FAIL_ON_NEW_SITE] && l.value[SD_LIMIT_FAIL_ON_NEW_SITE] == 0);
+    ck_assert_int_eq(parse(text, l, &steps, &err), SD_OK);
+    ck_assert(sd_limits_get(l, SD_LIMIT_MAX_GROWTH, &v, NULL));
+    ck_assert_uint_eq(v, 1u << 30);
+    ck_assert(sd_limits_get(l, SD_LIMIT_MAX_FRAG_INDEX, NULL, &r) && r == 0.6);
+    ck_assert(sd_limits_get(l, SD_LIMIT_FAIL_ON_NEW_SITE, &v, NULL) && v == 0);
     ck_assert_uint_eq(steps, 50);
     steps = 7;   /* --steps given: it wins */
-    ck_assert_int_eq(parse("steps = 50\n", &l, &steps, NULL), SD_OK);
+    ck_assert_int_eq(parse("steps = 50\n", l, &steps, NULL), SD_OK);
     ck_assert_uint_eq(steps, 7);
-    ck_assert_int_eq(parse("", &l, NULL, NULL), SD_OK);
+    ck_assert_int_eq(parse("", l, NULL, NULL), SD_OK);
+    sd_limits_free(l);
 }
 END_TEST
 
@@ -65,21 +87,23 @@ START_TEST(file_errors_name_the_line)
         {"max-growth = \n", "limits.conf:1", "size"},
     };
     for (size_t i = 0; i < SDP_TEST_LEN(cases); i++) {
-        sd_limits l;
-        memset(&l, 0, sizeof l);
+        sd_limits *l = sd_limits_create();
+        ck_assert_ptr_nonnull(l);
         uint64_t steps = 0;
         sd_error err;
         sd_error_clear(&err);
-        ck_assert_int_eq(parse(cases[i].text, &l, &steps, &err), SD_EFORMAT);
+        ck_assert_int_eq(parse(cases[i].text, l, &steps, &err), SD_EFORMAT);
         ck_assert_str_eq(err.source, cases[i].source);
         ck_assert_msg(strstr(err.text, cases[i].word), "%s: %s", cases[i].text, err.text);
-        ck_assert_uint_eq(sd_limits_count(&l), 0);   /* nothing half-applied */
-        ck_assert_int_eq(parse(cases[i].text, &l, &steps, NULL), SD_EFORMAT);
+        ck_assert_uint_eq(sd_limits_count(l), 0);   /* nothing half-applied */
+        ck_assert_int_eq(parse(cases[i].text, l, &steps, NULL), SD_EFORMAT);
+        sd_limits_free(l);
     }
     char nul[] = "max-growth = 1MiB\nx\0y\n";
-    sd_limits l;
-    memset(&l, 0, sizeof l);
-    ck_assert_int_eq(sd_limits_parse(nul, sizeof nul - 1, "c", &l, NULL, NULL), SD_EFORMAT);
+    sd_limits *l = sd_limits_create();
+    ck_assert_ptr_nonnull(l);
+    ck_assert_int_eq(sd_limits_parse(nul, sizeof nul - 1, "c", l, NULL, NULL), SD_EFORMAT);
+    sd_limits_free(l);
 }
 END_TEST
 

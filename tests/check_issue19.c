@@ -89,16 +89,17 @@ END_TEST
 
 START_TEST(max_ooms_limit)
 {
-    sd_limits l;
-    memset(&l, 0, sizeof l);
+    sd_limits *l = sd_limits_create();
+    ck_assert_ptr_nonnull(l);
     sd_limit_id id;
+    uint64_t v = 1;
     ck_assert(sd_limit_find("max-ooms", &id) && id == SD_LIMIT_MAX_OOMS);
     ck_assert(sd_limit_unit_of(id) == SD_UNIT_COUNT);
-    ck_assert(sd_limit_set(&l, id, "0") && l.value[id] == 0);
-    ck_assert(sd_limit_set(&l, id, "3") && l.value[id] == 3);
-    ck_assert(!sd_limit_set(&l, id, "-1"));
-    ck_assert(!sd_limit_set(&l, id, "1MiB"));
-    ck_assert(!sd_limit_set(&l, id, ""));
+    ck_assert(sd_limit_set(l, id, "0") && sd_limits_get(l, id, &v, NULL) && v == 0);
+    ck_assert(sd_limit_set(l, id, "3") && sd_limits_get(l, id, &v, NULL) && v == 3);
+    ck_assert(!sd_limit_set(l, id, "-1"));
+    ck_assert(!sd_limit_set(l, id, "1MiB"));
+    ck_assert(!sd_limit_set(l, id, ""));
     sd_snapshot *a = sdp_test_load_ok("%s/frag/compact.pickle", SNAPDIFF_TESTDATA);
     sd_snapshot *b = sdp_test_load_ok("%s/oom/fragmentation.pickle", SNAPDIFF_TESTDATA);
     sd_diff_options o;
@@ -107,13 +108,17 @@ START_TEST(max_ooms_limit)
     ck_assert_ptr_nonnull(d);
     ck_assert_uint_eq(sd_diff_totals_of(d)->new_ooms, 1);
     sd_gate g;
-    sd_limit_set(&l, id, "0");
-    sd_gate_diff(d, &l, &g);
+    sd_limit_set(l, id, "0");
+    ck_assert_int_eq(sd_gate_diff(d, l, &g), SD_OK);
     ck_assert(!g.pass && g.n_results == 1 && g.results[0].measured == 1);
+    ck_assert_ptr_eq(sd_gate_result(&g, id), &g.results[0]);
     ck_assert_uint_eq(g.n_offenders, 0);       /* an oom names no growing group */
-    sd_limit_set(&l, id, "1");
-    sd_gate_diff(d, &l, &g);
+    sd_gate_release(&g);
+    sd_limit_set(l, id, "1");
+    ck_assert_int_eq(sd_gate_diff(d, l, &g), SD_OK);
     ck_assert(g.pass && !g.results[0].near);
+    sd_gate_release(&g);
+    sd_limits_free(l);
     sd_diff_free(d);
     sd_snapshot_free(a);
     sd_snapshot_free(b);

@@ -1,5 +1,5 @@
 #!/bin/bash
-# check_man.sh SNAPDIFF_BIN [SOURCE_DIR]
+# check_man.sh SNAPDIFF_BIN [SOURCE_DIR [BUILT_MAN]]
 #
 # 1. man/snapdiff.1 renders with groff without a single warning (skipped, with a message,
 #    when groff is not installed).
@@ -9,10 +9,14 @@
 #    An example expected to succeed must write something; one expected to fail with
 #    status 2 must write exactly one line on stderr, "snapdiff: ...". Examples that need
 #    jq are skipped, with a message, when jq is not installed.
+# 3. With BUILT_MAN (the page the build writes and installs): it is man/snapdiff.1 with
+#    the .TH line's @PROJECT_VERSION@ filled in, and that version is `snapdiff --version`'s
+#    (one version: docs/architecture.md); the tree's page keeps the placeholder.
 set -u
 
-bin=${1:?usage: check_man.sh SNAPDIFF_BIN [SOURCE_DIR]}
+bin=${1:?usage: check_man.sh SNAPDIFF_BIN [SOURCE_DIR [BUILT_MAN]]}
 src=${2:-$(cd "$(dirname "$0")/.." && pwd)}
+built=${3:-}
 man=$src/man/snapdiff.1
 case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
 [ -x "$bin" ] || { echo "check_man: $bin is not executable" >&2; exit 2; }
@@ -84,6 +88,26 @@ for ex in "$tmp"/ex*; do
         echo "check_man: ok (exit $got): $shown"
     fi
 done
+
+# ---- 3. the built page's version ----------------------------------------------------------
+if [ -n "$built" ]; then
+    version=$("$bin" --version | sed -n 's/^snapdiff //p')
+    th='^\.TH SNAPDIFF 1 [^ ]* "snapdiff @PROJECT_VERSION@" '
+    if ! grep -q "$th" "$man"; then
+        echo "check_man: man/snapdiff.1's .TH line does not carry \"snapdiff @PROJECT_VERSION@\"" \
+             "(the build fills it in): $(grep '^\.TH' "$man")"
+        fail=1
+    elif [ ! -f "$built" ]; then
+        echo "check_man: the build wrote no $built"
+        fail=1
+    elif ! sed "s/@PROJECT_VERSION@/$version/" "$man" | cmp -s - "$built"; then
+        echo "check_man: $built is not man/snapdiff.1 with version $version filled in" \
+             "(snapdiff --version): $(grep '^\.TH' "$built")"
+        fail=1
+    else
+        echo "check_man: the built page carries version $version, as snapdiff --version"
+    fi
+fi
 
 if [ $((ran + skipped)) -lt 5 ]; then
     echo "check_man: only $((ran + skipped)) marked examples found in man/snapdiff.1; the markers are gone?"

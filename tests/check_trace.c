@@ -78,8 +78,10 @@ START_TEST(whole_run_reproduces_live_blocks)
     ck_assert_ptr_nonnull(d->peak_site);
     ck_assert_int_eq(d->peak_site->line, 52);
     ck_assert_uint_eq(d->n_warnings, 0);
-    ck_assert_uint_eq(d->count[SD_ACT_SEGMENT_ALLOC], 1);
-    ck_assert_uint_eq(d->segment_bytes[SD_ACT_SEGMENT_ALLOC], 20 * MiB);
+    ck_assert_uint_eq(sd_trace_device_action_count(d, SD_ACT_SEGMENT_ALLOC), 1);
+    ck_assert_uint_eq(sd_trace_device_segment_bytes(d, SD_ACT_SEGMENT_ALLOC), 20 * MiB);
+    ck_assert_uint_eq(sd_trace_device_action_count(d, SD_ACT_COUNT), 0);   /* unknown: 0 */
+    ck_assert_uint_eq(sd_trace_device_segment_bytes(d, (sd_trace_action)99), 0);
     /* Groups, largest alive first. */
     ck_assert_uint_eq(d->n_groups, 3);
     ck_assert_str_eq(d->groups[0].key, "/home/alice/proj/model.py:52 forward");
@@ -136,7 +138,7 @@ START_TEST(without_free_requested)
     sd_snapshot *s = load("noreq");
     sd_trace *t = replay(s);
     const sd_trace_device *d = sd_trace_device_at(t, 0);
-    ck_assert_uint_eq(d->count[SD_ACT_FREE_REQUESTED], 0);
+    ck_assert_uint_eq(sd_trace_device_action_count(d, SD_ACT_FREE_REQUESTED), 0);
     ck_assert_uint_eq(d->free_count, 10);
     ck_assert_uint_eq(d->alive_count, 10);
     ck_assert_uint_eq(d->alive_bytes, 10 * 256 * KiB);

@@ -15,7 +15,7 @@ add_test(NAME docs_sync_selftest
                  ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR})
 add_test(NAME docs_man_examples
          COMMAND ${SNAPDIFF_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/check_man.sh
-                 ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR})
+                 ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR} ${SNAPDIFF_MAN})
 # The README's output excerpt was copied from a real run; it must still be one.
 add_test(NAME docs_readme_example
          COMMAND ${SNAPDIFF_SH} ${CMAKE_CURRENT_SOURCE_DIR}/check_readme_example.sh

@@ -35,14 +35,16 @@ typedef struct sd_check_member {
     const char *old_name;     /* NULL when missing */
     int64_t rank;             /* the rank number both names carry; -1: paired by name */
     sd_member_missing missing;
-    sd_gate gate;             /* its offenders' `group` indices are the diff's, now freed */
+    sd_gate gate;             /* its offenders' `group` indices are the diff's, now freed;
+                               * released by sd_check_member_release */
     sd_check_offender *offenders;   /* [gate.n_offenders], for the renderers */
     bool pass;                /* gate.pass and paired */
 } sd_check_member;
 
 /* Copy the offenders of m->gate out of `d` (the diff the gate judged). SD_ENOMEM. */
 sd_status sd_check_member_take(sd_check_member *m, const sd_diff *d);
-/* Free what sd_check_member_take copied (the member itself is the caller's). */
+/* Free what sd_check_member_take copied and the member's gate (sd_gate_release; the
+ * member itself is the caller's). */
 void sd_check_member_release(sd_check_member *m);
 
 /* "rank 2" when the member carries a rank number, else its name, into buf. */

@@ -33,18 +33,16 @@ typedef enum sd_limit_id {
 } sd_limit_id;
 
 typedef enum sd_limit_unit {
-    SD_UNIT_BYTES,             /* measured, limit: bytes (value[], measured) */
-    SD_UNIT_PERCENT,           /* ratio[], measured_ratio: percent */
-    SD_UNIT_RATIO,             /* ratio[], measured_ratio: 0..1 */
-    SD_UNIT_COUNT,             /* value[], measured: a count (e.g. oom entries) */
+    SD_UNIT_BYTES,             /* measured, limit: bytes */
+    SD_UNIT_PERCENT,           /* limit_ratio, measured_ratio: percent */
+    SD_UNIT_RATIO,             /* limit_ratio, measured_ratio: 0..1 */
+    SD_UNIT_COUNT,             /* limit, measured: a count (e.g. oom entries) */
 } sd_limit_unit;
 
-/* What was asked for: one optional value per limit (value[] for bytes, ratio[] else). */
-typedef struct sd_limits {
-    bool has[SD_LIMIT_COUNT];
-    uint64_t value[SD_LIMIT_COUNT];
-    double ratio[SD_LIMIT_COUNT];
-} sd_limits;
+/* What was asked for: an opaque set of limits, one optional value per limit (a value
+ * for byte and count limits, a ratio for the percentage and the index). Opaque so that
+ * a limit added to the table changes no caller's layout (docs/architecture.md). */
+typedef struct sd_limits sd_limits;
 
 typedef struct sd_limit_result {
     sd_limit_id id;
@@ -68,8 +66,11 @@ typedef struct sd_gate_offender {
     sd_limit_id limit;
 } sd_gate_offender;
 
+/* The verdict of sd_gate_diff. `results` is owned by the gate (sd_gate_release frees
+ * it): a pointer, not an array sized by the limit table, so that a limit added to the
+ * table moves no field (docs/architecture.md). */
 typedef struct sd_gate {
-    sd_limit_result results[SD_LIMIT_COUNT];   /* the limits asked for, in table order */
+    const sd_limit_result *results;            /* the limits asked for, in table order */
     size_t n_results;
     bool pass;                                 /* every limit passed (true when none) */
     /* Groups behind the failures, in the diff's report order (largest growth first):
@@ -88,6 +89,18 @@ bool sd_limit_find(const char *name, sd_limit_id *out);
 /* Set limit `id` from text: a size ("256MiB", "0") for byte limits, a number for the
  * percentage (>= 0) and the index (0..1). @return false (limits unchanged) on junk. */
 bool sd_limit_set(sd_limits *limits, sd_limit_id id, const char *text);
+
+/* An empty set of limits (none asked for). @return NULL when out of memory. */
+sd_limits *sd_limits_create(void);
+void sd_limits_free(sd_limits *limits);
+/* Ask for limit `id` with a number: `value` for byte and count limits, `ratio` for the
+ * percentage (>= 0) and the index (0..1); the other is ignored. @return false (limits
+ * unchanged) for a limit this library does not know or a ratio out of range. */
+bool sd_limits_set(sd_limits *limits, sd_limit_id id, uint64_t value, double ratio);
+/* Whether limit `id` is asked for, and its value and ratio (either pointer may be NULL;
+ * both 0 when not asked for). A NULL `limits`, or a limit past the ones this library
+ * knows, is "not asked for". */
+bool sd_limits_get(const sd_limits *limits, sd_limit_id id, uint64_t *value, double *ratio);
 /* What sd_limit_set accepts for `id`, for messages: "a size (e.g. 512MiB, or 0)". */
 const char *sd_limit_expects(sd_limit_id id);
 
@@ -99,13 +112,19 @@ const char *sd_limit_expects(sd_limit_id id);
 sd_status sd_limits_parse(const char *text, size_t len, const char *path, sd_limits *limits,
                           uint64_t *steps, sd_error *err);
 
-/* How many limits are asked for. */
+/* How many limits are asked for (0 for NULL). */
 size_t sd_limits_count(const sd_limits *limits);
 
-/* Judge a diff against the limits asked for. Never fails. SD_LIMIT_MAX_PER_STEP is
- * measured on the diff's per-step growth: without steps it is not measurable (callers
- * require steps with it). */
-void sd_gate_diff(const sd_diff *d, const sd_limits *limits, sd_gate *out);
+/* Judge a diff against the limits asked for (a NULL `limits`: none). SD_LIMIT_MAX_PER_STEP
+ * is measured on the diff's per-step growth: without steps it is not measurable (callers
+ * require steps with it). The gate owns its results: sd_gate_release frees them.
+ * @return SD_OK, or SD_ENOMEM (then *out holds no results and fails). */
+sd_status sd_gate_diff(const sd_diff *d, const sd_limits *limits, sd_gate *out);
+/* Free what sd_gate_diff allocated (the gate itself is the caller's); zeroes *g. */
+void sd_gate_release(sd_gate *g);
+/* The result of limit `id`, or NULL when it was not asked for (or this library does not
+ * know it). */
+const sd_limit_result *sd_gate_result(const sd_gate *g, sd_limit_id id);
 
 #ifdef __cplusplus
 }

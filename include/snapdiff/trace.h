@@ -114,8 +114,9 @@ typedef struct sd_trace_device {
     uint64_t alive_bytes, alive_count;
     uint64_t alloc_bytes, alloc_count, free_bytes, free_count;
     uint64_t unknown_free_bytes, unknown_free_count;
-    uint64_t count[SD_ACT_COUNT];    /* entries of each action in the window */
-    uint64_t segment_bytes[SD_ACT_COUNT]; /* bytes of segment_alloc/free/map/unmap */
+    /* Entries and segment bytes per action: sd_trace_device_action_count and
+     * sd_trace_device_segment_bytes (kept out of this struct: they grow with
+     * sd_trace_action). */
     /* The peak (peak.h, docs/peak.md: blocks live when recording began included), reached
      * by the alloc at peak_entry. */
     bool has_peak;
@@ -153,6 +154,12 @@ const sd_snapshot *sd_trace_snapshot(const sd_trace *t);
 const sd_attrib *sd_trace_attrib(const sd_trace *t);
 size_t sd_trace_device_count(const sd_trace *t);
 const sd_trace_device *sd_trace_device_at(const sd_trace *t, size_t i);
+/* Entries of action `a` in the device's window; 0 for an action past the ones this
+ * library knows. `d` must be a pointer the trace handed out (not a copy). */
+uint64_t sd_trace_device_action_count(const sd_trace_device *d, sd_trace_action a);
+/* Bytes of the window's segment_alloc / segment_free / segment_map / segment_unmap
+ * entries of action `a`; 0 for any other action. Same rules as above. */
+uint64_t sd_trace_device_segment_bytes(const sd_trace_device *d, sd_trace_action a);
 
 #ifdef __cplusplus
 }

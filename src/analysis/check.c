@@ -63,6 +63,7 @@ void sd_check_member_release(sd_check_member *m)
     }
     free(m->offenders);
     m->offenders = NULL;
+    sd_gate_release(&m->gate);
 }
 
 const char *sd_check_member_label(const sd_check_member *m, char *buf, size_t size)

@@ -145,9 +145,46 @@ static bool parse_count(const char *s, uint64_t *out)
     return true;
 }
 
+/* Private: the arrays grow with the limit table, so callers see only the handle. */
+struct sd_limits {
+    bool has[SD_LIMIT_COUNT];
+    uint64_t value[SD_LIMIT_COUNT];
+    double ratio[SD_LIMIT_COUNT];
+};
+
+sd_limits *sd_limits_create(void) { return calloc(1, sizeof(sd_limits)); }
+
+void sd_limits_free(sd_limits *limits) { free(limits); }
+
+bool sd_limits_set(sd_limits *limits, sd_limit_id id, uint64_t value, double ratio)
+{
+    if (!limits || (unsigned)id >= SD_LIMIT_COUNT) return false;
+    switch (limit_table[id].unit) {
+    case SD_UNIT_BYTES: case SD_UNIT_COUNT: limits->value[id] = value; break;
+    case SD_UNIT_PERCENT:
+        if (!(ratio >= 0 && ratio <= 1e12)) return false;
+        limits->ratio[id] = ratio;
+        break;
+    case SD_UNIT_RATIO:
+        if (!(ratio >= 0 && ratio <= 1)) return false;
+        limits->ratio[id] = ratio;
+        break;
+    }
+    limits->has[id] = true;
+    return true;
+}
+
+bool sd_limits_get(const sd_limits *limits, sd_limit_id id, uint64_t *value, double *ratio)
+{
+    bool has = limits && (unsigned)id < SD_LIMIT_COUNT && limits->has[id];
+    if (value) *value = has ? limits->value[id] : 0;
+    if (ratio) *ratio = has ? limits->ratio[id] : 0;
+    return has;
+}
+
 bool sd_limit_set(sd_limits *limits, sd_limit_id id, const char *text)
 {
-    if ((unsigned)id >= SD_LIMIT_COUNT || !text) return false;
+    if (!limits || (unsigned)id >= SD_LIMIT_COUNT || !text) return false;
     switch (limit_table[id].unit) {
     case SD_UNIT_BYTES:
         if (!sd_parse_size(text, &limits->value[id])) return false;
@@ -169,7 +206,7 @@ bool sd_limit_set(sd_limits *limits, sd_limit_id id, const char *text)
 size_t sd_limits_count(const sd_limits *limits)
 {
     size_t n = 0;
-    for (size_t i = 0; i < SD_LIMIT_COUNT; i++) n += limits->has[i];
+    for (size_t i = 0; limits && i < SD_LIMIT_COUNT; i++) n += limits->has[i];
     return n;
 }
 
@@ -298,9 +335,8 @@ static bool near_limit(const sd_limit_result *r)
 
 static bool failed(const sd_gate *g, sd_limit_id id)
 {
-    for (size_t i = 0; i < g->n_results; i++)
-        if (g->results[i].id == id) return !g->results[i].pass;
-    return false;
+    const sd_limit_result *r = sd_gate_result(g, id);
+    return r && !r->pass;
 }
 
 /* Which limit a group offends, if any (the most specific first). */
@@ -327,14 +363,18 @@ static bool offends(const sd_gate *g, const sd_limits *limits, const sd_diff_gro
     return false;
 }
 
-void sd_gate_diff(const sd_diff *d, const sd_limits *limits, sd_gate *out)
+sd_status sd_gate_diff(const sd_diff *d, const sd_limits *limits, sd_gate *out)
 {
     memset(out, 0, sizeof *out);
+    size_t n = sd_limits_count(limits);
+    sd_limit_result *results = calloc(n ? n : 1, sizeof *results);
+    if (!results) return SD_ENOMEM;     /* out->pass stays false: no verdict */
+    out->results = results;
     out->pass = true;
-    for (size_t i = 0; i < SD_LIMIT_COUNT; i++) {
+    for (size_t i = 0; n && i < SD_LIMIT_COUNT; i++) {
         const struct limit_def *def = &limit_table[i];
         if (!limits->has[def->id]) continue;
-        sd_limit_result *r = &out->results[out->n_results++];
+        sd_limit_result *r = &results[out->n_results++];
         r->id = def->id;
         r->name = def->name;
         r->unit = def->unit;
@@ -346,7 +386,7 @@ void sd_gate_diff(const sd_diff *d, const sd_limits *limits, sd_gate *out)
         r->near = r->pass && r->measurable && near_limit(r);
         out->pass = out->pass && r->pass;
     }
-    if (out->pass) return;
+    if (out->pass) return SD_OK;
     for (size_t i = 0; i < sd_diff_growth_count(d); i++) {
         sd_limit_id why;
         if (!offends(out, limits, sd_diff_group_at(d, i), &why)) continue;
@@ -354,4 +394,19 @@ void sd_gate_diff(const sd_diff *d, const sd_limits *limits, sd_gate *out)
             out->offenders[out->n_offenders++] = (sd_gate_offender){.group = i, .limit = why};
         out->n_offenders_total++;
     }
+    return SD_OK;
+}
+
+void sd_gate_release(sd_gate *g)
+{
+    if (!g) return;
+    free((void *)g->results);
+    memset(g, 0, sizeof *g);
+}
+
+const sd_limit_result *sd_gate_result(const sd_gate *g, sd_limit_id id)
+{
+    for (size_t i = 0; g && i < g->n_results; i++)
+        if (g->results[i].id == id) return &g->results[i];
+    return NULL;
 }

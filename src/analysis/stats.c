@@ -34,7 +34,6 @@ void sd_stats_device(const sd_cuda_device *dev, sd_stats *out)
     out->trace_entries = dev->n_trace;
     for (size_t i = 0; i < dev->n_trace; i++) {
         const sd_trace_entry *e = &dev->trace[i];
-        out->trace_by_action[e->action < SD_ACT_COUNT ? e->action : SD_ACT_OTHER]++;
         if (!e->has_time) continue;
         if (!out->has_time || e->time_us < out->first_time_us) out->first_time_us = e->time_us;
         if (!out->has_time || e->time_us > out->last_time_us) out->last_time_us = e->time_us;
@@ -57,7 +56,6 @@ void sd_stats_add(sd_stats *a, const sd_stats *b)
     a->pending_free_bytes += b->pending_free_bytes;
     a->inactive_bytes += b->inactive_bytes;
     a->trace_entries += b->trace_entries;
-    for (int i = 0; i < SD_ACT_COUNT; i++) a->trace_by_action[i] += b->trace_by_action[i];
     if (b->has_time) {
         if (!a->has_time || b->first_time_us < a->first_time_us) a->first_time_us = b->first_time_us;
         if (!a->has_time || b->last_time_us > a->last_time_us) a->last_time_us = b->last_time_us;
@@ -74,6 +72,30 @@ void sd_stats_total(const sd_snapshot *s, sd_stats *out)
         sd_stats_device(sd_snapshot_device(s, i), &d);
         sd_stats_add(out, &d);
     }
+}
+
+/* Adds the device's counts to counts[0..n). */
+static void add_actions(const sd_cuda_device *dev, uint64_t *counts, size_t n)
+{
+    for (size_t i = 0; i < dev->n_trace; i++) {
+        size_t a = dev->trace[i].action < SD_ACT_COUNT ? dev->trace[i].action : SD_ACT_OTHER;
+        if (a < n) counts[a]++;
+    }
+}
+
+void sd_stats_device_actions(const sd_cuda_device *dev, uint64_t *counts, size_t n)
+{
+    if (!counts) return;
+    memset(counts, 0, n * sizeof *counts);
+    add_actions(dev, counts, n);
+}
+
+void sd_stats_total_actions(const sd_snapshot *s, uint64_t *counts, size_t n)
+{
+    if (!counts) return;
+    memset(counts, 0, n * sizeof *counts);
+    for (size_t i = 0; i < sd_snapshot_device_count(s); i++)
+        add_actions(sd_snapshot_device(s, i), counts, n);
 }
 
 double sd_stats_allocated_pct(const sd_stats *st)

@@ -31,12 +31,23 @@ typedef struct group_rec {
     uint64_t rep_bytes, rep_alloc;
 } group_rec;
 
+/* A device as the trace keeps it: the public part first (sd_trace_device_at hands out its
+ * address), the per-action figures after it, out of the public layout because they grow
+ * with sd_trace_action. */
+typedef struct trace_dev {
+    sd_trace_device pub;
+    uint64_t count[SD_ACT_COUNT];           /* entries of each action in the window */
+    uint64_t segment_bytes[SD_ACT_COUNT];   /* bytes of segment_alloc/free/map/unmap */
+} trace_dev;
+
+static trace_dev *dev_of(sd_trace_device *dv) { return (trace_dev *)dv; }
+
 struct sd_trace {
     const sd_snapshot *snap;
     sd_attrib *attrib;
     sd_peak *peak;           /* the one peak, over the same window */
     sdp_arena arena;
-    sd_trace_device *devices;
+    trace_dev *devices;
     size_t n_devices;
     /* scratch, reused per device */
     addr_rec *addrs;
@@ -331,7 +342,7 @@ static sd_status step(sd_trace *t, const sd_cuda_device *d, sd_trace_device *dv,
 {
     const sd_trace_entry *e = &d->trace[i];
     uint8_t act = e->action < SD_ACT_COUNT ? e->action : SD_ACT_OTHER;
-    dv->count[act]++;
+    dev_of(dv)->count[act]++;
     addr_rec *a;
     switch (act) {
     case SD_ACT_ALLOC: {
@@ -374,7 +385,7 @@ static sd_status step(sd_trace *t, const sd_cuda_device *d, sd_trace_device *dv,
         break;
     case SD_ACT_SEGMENT_ALLOC: case SD_ACT_SEGMENT_FREE:
     case SD_ACT_SEGMENT_MAP: case SD_ACT_SEGMENT_UNMAP:
-        dv->segment_bytes[act] += e->size;
+        dev_of(dv)->segment_bytes[act] += e->size;
         break;
     default:
         break;
@@ -553,7 +564,7 @@ static sd_status trace_build(sd_trace *t, const sd_trace_options *o, sd_error *e
     for (size_t i = 0; i < sd_snapshot_device_count(t->snap); i++) {
         const sd_cuda_device *d = sd_snapshot_device(t->snap, i);
         if (!d->n_trace) continue;
-        sd_status st = replay_device(t, d, &t->devices[t->n_devices++], o, err);
+        sd_status st = replay_device(t, d, &t->devices[t->n_devices++].pub, o, err);
         if (st) return st;
     }
     return SD_OK;
@@ -582,7 +593,7 @@ sd_trace *sd_trace_create(const sd_snapshot *s, const sd_trace_options *opts, sd
 void sd_trace_free(sd_trace *t)
 {
     if (!t) return;
-    for (size_t i = 0; i < t->n_devices; i++) free((void *)t->devices[i].phases);
+    for (size_t i = 0; i < t->n_devices; i++) free((void *)t->devices[i].pub.phases);
     sd_attrib_free(t->attrib);
     sd_peak_free(t->peak);
     sdp_htab_free(&t->addr_index);
@@ -602,5 +613,15 @@ size_t sd_trace_device_count(const sd_trace *t) { return t->n_devices; }
 
 const sd_trace_device *sd_trace_device_at(const sd_trace *t, size_t i)
 {
-    return i < t->n_devices ? &t->devices[i] : NULL;
+    return i < t->n_devices ? &t->devices[i].pub : NULL;
+}
+
+uint64_t sd_trace_device_action_count(const sd_trace_device *d, sd_trace_action a)
+{
+    return d && (unsigned)a < SD_ACT_COUNT ? ((const trace_dev *)d)->count[a] : 0;
+}
+
+uint64_t sd_trace_device_segment_bytes(const sd_trace_device *d, sd_trace_action a)
+{
+    return d && (unsigned)a < SD_ACT_COUNT ? ((const trace_dev *)d)->segment_bytes[a] : 0;
 }

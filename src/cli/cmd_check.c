@@ -199,9 +199,9 @@ static sd_status judge_one(void *ctx, size_t input, size_t member, const sd_snap
     if (m->missing != SD_MEMBER_PAIRED) return SD_OK;
     sd_diff *d = sd_diff_create(c->old[p->old_index], snap, &c->dopts, err);
     if (!d) return err->code ? err->code : SD_ENOMEM;
-    sd_gate_diff(d, c->limits, &m->gate);
+    sd_status st = sd_gate_diff(d, c->limits, &m->gate);
     m->pass = m->gate.pass;
-    sd_status st = sd_check_member_take(m, d);
+    if (st == SD_OK) st = sd_check_member_take(m, d);
     sd_diff_free(d);
     return st == SD_OK ? SD_OK : nomem(err);
 }
@@ -263,20 +263,20 @@ static int write_report(const struct cli_opts *o, const sd_check_report *r)
 int cmd_check(const struct cli_opts *opts)
 {
     struct cli_opts o = *opts;
-    if (o.config && read_config(o.config, &o.limits, &o.steps) != 0) return EXIT_TROUBLE;
-    if (sd_limits_count(&o.limits) == 0) {
+    if (o.config && read_config(o.config, o.limits, &o.steps) != 0) return EXIT_TROUBLE;
+    if (sd_limits_count(o.limits) == 0) {
         msg_error("check: no limits given (--max-growth SIZE, --max-group-growth SIZE, ... "
                   "or --config FILE); see 'snapdiff check --help'");
         return EXIT_TROUBLE;
     }
-    if (o.limits.has[SD_LIMIT_MAX_PER_STEP] && o.steps == 0) {
+    if (sd_limits_get(o.limits, SD_LIMIT_MAX_PER_STEP, NULL, NULL) && o.steps == 0) {
         msg_error("check: --max-per-step needs --steps N (the training steps between OLD and NEW)");
         return EXIT_TROUBLE;
     }
     check_run c;
     memset(&c, 0, sizeof c);
     int status = EXIT_TROUBLE;
-    if (judge(&c, &o, &o.limits) == 0) {
+    if (judge(&c, &o, o.limits) == 0) {
         sd_check_report r = {.members = c.members, .n = c.pairs.n, .pass = true,
                               .many = c.n_old > 1 || c.n_new > 1,
                               .top = (size_t)o.top == 20 ? 0 : (size_t)o.top,

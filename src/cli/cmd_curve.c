@@ -59,10 +59,9 @@ static void options_of(const struct cli_opts *o, sd_curve_options *co)
     co->capacity = o->capacity;
     co->threshold = o->threshold;
     sd_curve_limits *l = &co->limits;
-    l->has_max_per_step = o->limits.has[SD_LIMIT_MAX_PER_STEP];
-    l->max_per_step = o->limits.value[SD_LIMIT_MAX_PER_STEP];
-    l->has_max_growth_pct = o->limits.has[SD_LIMIT_MAX_GROWTH_PCT];
-    l->max_growth_pct = o->limits.ratio[SD_LIMIT_MAX_GROWTH_PCT];
+    l->has_max_per_step = sd_limits_get(o->limits, SD_LIMIT_MAX_PER_STEP, &l->max_per_step, NULL);
+    l->has_max_growth_pct = sd_limits_get(o->limits, SD_LIMIT_MAX_GROWTH_PCT, NULL,
+                                          &l->max_growth_pct);
     l->has_max_fraction = o->has_max_fraction;
     l->max_fraction = o->max_fraction;
     l->horizon = o->horizon;

@@ -69,7 +69,10 @@ static int apply_gate(const struct cli_opts *o, const sd_diff *d, int status)
 {
     if (status != EXIT_OK || !o->has_max_growth) return status;
     sd_gate gate;
-    cli_diff_gate(o, d, &gate);
+    if (cli_diff_gate(o, d, &gate) != SD_OK) {
+        msg_error("out of memory");
+        return EXIT_TROUBLE;
+    }
     for (size_t i = 0; i < gate.n_results; i++) {
         const sd_limit_result *r = &gate.results[i];
         char grew[32], lim[32];
@@ -81,7 +84,9 @@ static int apply_gate(const struct cli_opts *o, const sd_diff *d, int status)
         else
             msg_note("check passed: allocated memory grew by %s (limit %s)", grew, lim);
     }
-    return gate.pass ? status : EXIT_CHECK_FAILED;
+    if (!gate.pass) status = EXIT_CHECK_FAILED;
+    sd_gate_release(&gate);
+    return status;
 }
 
 int cmd_diff(const struct cli_opts *opts)

@@ -166,9 +166,13 @@ static sd_status diff_one(void *ctx, size_t input, size_t member, const sd_snaps
     out->grew = sd_diff_totals_of(d)->delta.allocated;
     if (r->o->has_max_growth) {
         sd_gate gate;
-        cli_diff_gate(r->o, d, &gate);
+        if (cli_diff_gate(r->o, d, &gate) != SD_OK) {
+            sd_diff_free(d);
+            return nomem(err);
+        }
         out->gate_failed = !gate.pass;
         out->gate_measured = gate.results[0].measured;
+        sd_gate_release(&gate);
     }
     sd_status st = render_pair(r, d, out, err);
     sd_diff_free(d);

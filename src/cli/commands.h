@@ -75,7 +75,7 @@ void cli_free_all(sd_snapshot **snaps, size_t n);
 void cli_attrib_options(const struct cli_opts *o, sd_attrib_options *a);
 void cli_diff_options(const struct cli_opts *o, sd_diff_options *d);
 /* diff's --max-growth (o->has_max_growth) judged on d: one limit, as check has it. */
-void cli_diff_gate(const struct cli_opts *o, const sd_diff *d, sd_gate *out);
+sd_status cli_diff_gate(const struct cli_opts *o, const sd_diff *d, sd_gate *out);
 
 /* OLD's and NEW's members paired (pairs.c, ranks.h): by rank number, else by name. */
 struct cli_pairs {

@@ -277,10 +277,15 @@ void cli_print_spread(FILE *out, sd_snapshot *const *snaps, size_t n, bool color
     free(names);
 }
 
-void cli_diff_gate(const struct cli_opts *o, const sd_diff *d, sd_gate *out)
+sd_status cli_diff_gate(const struct cli_opts *o, const sd_diff *d, sd_gate *out)
 {
-    sd_limits limits = {0};
-    limits.has[SD_LIMIT_MAX_GROWTH] = true;
-    limits.value[SD_LIMIT_MAX_GROWTH] = o->max_growth;
-    sd_gate_diff(d, &limits, out);
+    sd_limits *limits = sd_limits_create();
+    if (!limits) {
+        memset(out, 0, sizeof *out);
+        return SD_ENOMEM;
+    }
+    sd_limits_set(limits, SD_LIMIT_MAX_GROWTH, o->max_growth, 0);
+    sd_status st = sd_gate_diff(d, limits, out);
+    sd_limits_free(limits);
+    return st;
 }

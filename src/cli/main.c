@@ -17,34 +17,50 @@ static int finish_stdout(int status)
     return status;
 }
 
+static int run(const struct cli_opts *opts);
+
 int main(int argc, char **argv)
 {
     struct cli_opts opts;
     char errbuf[256] = "";
+    int status = EXIT_TROUBLE;
     switch (cli_parse(argc, argv, &opts, errbuf, sizeof errbuf)) {
-    case OPT_HELP: cli_print_help(stdout, opts.command); return finish_stdout(EXIT_OK);
-    case OPT_VERSION: printf("snapdiff %s\n", sd_version()); return finish_stdout(EXIT_OK);
+    case OPT_HELP:
+        cli_print_help(stdout, opts.command);
+        status = finish_stdout(EXIT_OK);
+        break;
+    case OPT_VERSION:
+        printf("snapdiff %s\n", sd_version());
+        status = finish_stdout(EXIT_OK);
+        break;
     case OPT_ERROR:
         msg_error("%s", errbuf);
         fprintf(stderr, "Try 'snapdiff --help' for more information.\n");
-        return EXIT_TROUBLE;
-    case OPT_OK: break;
+        break;
+    case OPT_OK: status = run(&opts); break;
     }
-    msg_set_quiet(opts.quiet);
+    cli_opts_release(&opts);
+    return status;
+}
+
+/* One command, its result turned into the exit status. */
+static int run(const struct cli_opts *opts)
+{
+    msg_set_quiet(opts->quiet);
     int status = EXIT_TROUBLE;
-    switch (opts.command) {
-    case CMD_DIFF: status = cmd_diff(&opts); break;
-    case CMD_STATS: status = cmd_stats(&opts); break;
-    case CMD_DUMP: status = cmd_dump(&opts); break;
-    case CMD_FRAG: status = cmd_frag(&opts); break;
-    case CMD_TRACE: status = cmd_trace(&opts); break;
-    case CMD_SERIES: status = cmd_series(&opts); break;
-    case CMD_CURVE: status = cmd_curve(&opts); break;
-    case CMD_CHECK: status = cmd_check(&opts); break;
-    case CMD_REPORT: status = cmd_report(&opts); break;
-    case CMD_SUMMARIZE: status = cmd_summarize(&opts); break;
-    case CMD_TOP: status = cmd_top(&opts); break;
-    case CMD_REPLAY: status = cmd_replay(&opts); break;
+    switch (opts->command) {
+    case CMD_DIFF: status = cmd_diff(opts); break;
+    case CMD_STATS: status = cmd_stats(opts); break;
+    case CMD_DUMP: status = cmd_dump(opts); break;
+    case CMD_FRAG: status = cmd_frag(opts); break;
+    case CMD_TRACE: status = cmd_trace(opts); break;
+    case CMD_SERIES: status = cmd_series(opts); break;
+    case CMD_CURVE: status = cmd_curve(opts); break;
+    case CMD_CHECK: status = cmd_check(opts); break;
+    case CMD_REPORT: status = cmd_report(opts); break;
+    case CMD_SUMMARIZE: status = cmd_summarize(opts); break;
+    case CMD_TOP: status = cmd_top(opts); break;
+    case CMD_REPLAY: status = cmd_replay(opts); break;
     case CMD_NONE: break;
     }
     return finish_stdout(status);

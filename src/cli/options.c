@@ -498,11 +498,11 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
         if (!sd_parse_size(v, &opts->max_growth))
             return bad_value(o, v, "a size (e.g. 512MiB, or 0)", errbuf, errlen);
         opts->has_max_growth = true;
-        sd_limit_set(&opts->limits, SD_LIMIT_MAX_GROWTH, v);
+        sd_limit_set(opts->limits, SD_LIMIT_MAX_GROWTH, v);
         break;
     case O_LIMIT: {
         sd_limit_id id = SD_LIMIT_MAX_GROWTH;
-        if (!sd_limit_find(o->long_name, &id) || !sd_limit_set(&opts->limits, id, v))
+        if (!sd_limit_find(o->long_name, &id) || !sd_limit_set(opts->limits, id, v))
             return bad_value(o, v, sd_limit_expects(id), errbuf, errlen);
         break;
     }
@@ -807,10 +807,20 @@ static enum opt_result help_for(const char **pos, int n_pos, struct cli_opts *op
     return OPT_HELP;
 }
 
+void cli_opts_release(struct cli_opts *opts)
+{
+    sd_limits_free(opts->limits);
+    opts->limits = NULL;
+}
+
 enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *errbuf,
                           size_t errlen)
 {
     set_defaults(opts);
+    if (!(opts->limits = sd_limits_create())) {
+        snprintf(errbuf, errlen, "out of memory");
+        return OPT_ERROR;
+    }
     static const char *positional[4096];
     unsigned used[sizeof options / sizeof options[0]];
     memset(used, 0, sizeof used);

@@ -56,7 +56,7 @@ struct cli_opts {
     uint64_t max_growth;
 
     /* check (--max-growth also sets its row) */
-    sd_limits limits;            /* --max-growth, --max-growth-pct, ... */
+    sd_limits *limits;           /* --max-growth, --max-growth-pct, ... (owned: cli_opts_release) */
     const char *config;          /* --config FILE: more limits, the command line wins */
     const char *repo_root;       /* --repo-root DIR: where --format github looks for sites */
 
@@ -95,9 +95,11 @@ struct cli_opts {
 
 enum opt_result { OPT_OK, OPT_HELP, OPT_VERSION, OPT_ERROR };
 
-/* Parse argv into opts. On OPT_ERROR, errbuf holds one line for the user. Never exits. */
+/* Parse argv into opts. On OPT_ERROR, errbuf holds one line for the user. Never exits.
+ * Whatever it returns, cli_opts_release frees what opts holds. */
 enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *errbuf,
                           size_t errlen);
+void cli_opts_release(struct cli_opts *opts);
 /* Write the generated help: the global one for CMD_NONE, else that command's (its usage,
  * the options that apply to it, an example). After OPT_HELP, opts->command says which. */
 void cli_print_help(FILE *out, enum cli_command cmd);

@@ -4,7 +4,8 @@
  * PyTorch's noise frames are left out (as its own _memory_viz does), so different
  * interned stacks can collapse to one line: lines are merged by text. With two sides the
  * value is `to` minus `from` per line, and only growth (> 0) is written. The bytes per
- * stack come from the profile; this file only writes stacks as text and merges them.
+ * stack come from the profile; this file only writes stacks as text, and the merge is
+ * render/stack_merge.c's (the pprof output's too).
  *
  * Paths are written as the text report shows them (display paths): user files without
  * the directory they all share, library files from their package on; the JSON keeps the
@@ -16,53 +17,7 @@
 
 #include "render/diff_render.h"
 #include "render/format.h"
-
-typedef struct line_entry {
-    const char *text;
-    uint64_t hash;
-    int64_t bytes;
-} line_entry;
-
-typedef struct line_table {
-    line_entry *entries;
-    size_t n, cap;
-    sdp_htab index;        /* text -> entry */
-    sdp_arena *arena;      /* the texts; charged for the tables */
-} line_table;
-
-static uint64_t text_hash(const char *s, size_t n)
-{
-    uint64_t h = sdp_hash_bytes(SDP_HASH_SEED, s, n);
-    return h ^ (h >> 31);   /* FNV's low bits are weak; the table indexes by them */
-}
-
-static uint64_t entry_hash(const void *ctx, uint32_t id)
-{
-    return ((const line_table *)ctx)->entries[id].hash;
-}
-
-static bool table_add(line_table *t, const char *text, size_t len, int64_t bytes)
-{
-    uint64_t h = text_hash(text, len);
-    size_t j = sdp_htab_first(&t->index, h);
-    for (; t->index.slots[j]; j = sdp_htab_next(&t->index, j)) {
-        line_entry *e = &t->entries[t->index.slots[j] - 1];
-        if (e->hash == h && strcmp(e->text, text) == 0) {
-            e->bytes += bytes;
-            return true;
-        }
-    }
-    if (sdp_htab_reserve_one(&t->index, entry_hash, t) ||
-        sdp_grow((void **)&t->entries, &t->cap, t->n + 1, sizeof *t->entries, t->arena))
-        return false;
-    const char *copy = sdp_arena_strndup(t->arena, text, len);
-    if (!copy) return false;
-    t->entries[t->n] = (line_entry){copy, h, bytes};
-    j = sdp_htab_first(&t->index, h);   /* the table may have grown */
-    while (t->index.slots[j]) j = sdp_htab_next(&t->index, j);
-    sdp_htab_put(&t->index, j, (uint32_t)t->n++);
-    return true;
-}
+#include "render/stack_merge.h"
 
 /* Frame names may hold the separators of the format; flame graph tools would split them. */
 static void put_clean(sdp_sbuf *b, const char *s)
@@ -172,39 +127,12 @@ static void stack_text(const sd_snapshot *s, const sd_attrib *a, const user_root
     if (!b->len) sdp_sbuf_puts(b, SD_NO_STACK);
 }
 
-static bool add_side(line_table *t, const sd_profile *p, size_t side, int64_t sign,
-                     const user_root *u, sdp_sbuf *b)
-{
-    const sd_snapshot *snap = sd_profile_snapshot(p, side);
-    size_t n = snap ? sd_profile_stack_count(p, side) : 0;
-    for (uint32_t s = 0; s < n; s++) {
-        uint64_t bytes = sd_profile_stack(p, side, s)->bytes;
-        if (bytes == 0 || sd_profile_stack_key(p, side, s) == SD_PROFILE_NO_KEY) continue;
-        stack_text(snap, sd_profile_attrib(p), u, s, b);
-        if (b->failed) return false;
-        if (!table_add(t, sdp_sbuf_str(b), b->len, sign * (int64_t)bytes)) return false;
-    }
-    return true;
-}
+typedef struct folded_ctx { const sd_attrib *attrib; const user_root *root; } folded_ctx;
 
-static int line_cmp(const void *pa, const void *pb)
+static void folded_key(void *ctx, const sd_snapshot *snap, uint32_t id, sdp_sbuf *b)
 {
-    const line_entry *a = *(const line_entry *const *)pa, *b = *(const line_entry *const *)pb;
-    return strcmp(a->text, b->text);
-}
-
-/* The lines that grew, sorted by text. */
-static line_entry **growing_lines(line_table *t, size_t *n_out)
-{
-    if (!sdp_arena_charge(t->arena, (t->n + 1) * sizeof(line_entry *))) return NULL;
-    line_entry **out = malloc((t->n + 1) * sizeof *out);
-    if (!out) return NULL;
-    size_t n = 0;
-    for (size_t i = 0; i < t->n; i++)
-        if (t->entries[i].bytes > 0) out[n++] = &t->entries[i];
-    qsort(out, n, sizeof *out, line_cmp);
-    *n_out = n;
-    return out;
+    const folded_ctx *c = ctx;
+    stack_text(snap, c->attrib, c->root, id, b);
 }
 
 sd_status sd_render_diff_folded(FILE *out, const sd_profile *p, size_t from, size_t to,
@@ -212,26 +140,22 @@ sd_status sd_render_diff_folded(FILE *out, const sd_profile *p, size_t from, siz
 {
     sdp_arena arena;
     sdp_arena_init(&arena, max_memory);
-    line_table t = {.arena = &arena};
-    sdp_sbuf b = {0};
-    line_entry **lines = NULL;
+    sdp_stack_merge m;
+    sdp_merged_stack **lines = NULL;
     size_t n = 0;
     user_root u = {0};
     find_user_root(p, from, &u);
     find_user_root(p, to, &u);
     root_finish(&u);
-    bool ok = sdp_htab_init(&t.index, 1024, &arena) == SD_OK &&
-              add_side(&t, p, from, -1, &u, &b) && add_side(&t, p, to, 1, &u, &b) &&
-              (lines = growing_lines(&t, &n)) != NULL;
+    folded_ctx ctx = {sd_profile_attrib(p), &u};
+    bool ok = sdp_stack_merge_growth(&m, &arena, p, from, to, folded_key, &ctx, &lines, &n);
     sd_status st = SD_OK;
     if (!ok) st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory for folded stacks");
     for (size_t i = 0; ok && i < n; i++)
-        fprintf(out, "%s %" PRIu64 "\n", lines[i]->text, (uint64_t)lines[i]->bytes);
+        fprintf(out, "%s %" PRIu64 "\n", lines[i]->key, (uint64_t)lines[i]->bytes);
     if (ok && ferror(out)) st = sdp_fail(err, SD_EIO, SD_NO_OFFSET, "error writing output");
     free(lines);
-    free(t.entries);
-    sdp_htab_free(&t.index);
-    sdp_sbuf_free(&b);
+    sdp_stack_merge_free(&m);
     sdp_arena_free(&arena);
     return st;
 }

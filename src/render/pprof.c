@@ -17,58 +17,16 @@
 
 #include "base/base.h"
 #include "render/diff_render.h"
+#include "render/stack_merge.h"
 
-/* ---- merged stacks ----
+/* ---- merged stacks (render/stack_merge.c) ----
  * A stack's key is its frames, innermost first, each "FILE\x1fLINE\x1fNAME\x1e": the key
  * is both what merges stacks and, parsed back, the frames the sample points at. */
-typedef struct stack_entry {
-    const char *key;
-    size_t len;
-    uint64_t hash;
-    int64_t bytes, blocks;
-} stack_entry;
-
-typedef struct stack_table {
-    stack_entry *e;
-    size_t n, cap;
-    sdp_htab index;
-    sdp_arena *arena;
-} stack_table;
 
 static uint64_t key_hash(const char *s, size_t n)
 {
     uint64_t h = sdp_hash_bytes(SDP_HASH_SEED, s, n);
     return h ^ (h >> 31);
-}
-
-static uint64_t stack_entry_hash(const void *ctx, uint32_t id)
-{
-    return ((const stack_table *)ctx)->e[id].hash;
-}
-
-static bool stack_add(stack_table *t, const char *key, size_t len, int64_t bytes,
-                      int64_t blocks)
-{
-    uint64_t h = key_hash(key, len);
-    for (size_t j = sdp_htab_first(&t->index, h); t->index.slots[j];
-         j = sdp_htab_next(&t->index, j)) {
-        stack_entry *e = &t->e[t->index.slots[j] - 1];
-        if (e->hash == h && e->len == len && memcmp(e->key, key, len) == 0) {
-            e->bytes += bytes;
-            e->blocks += blocks;
-            return true;
-        }
-    }
-    if (sdp_htab_reserve_one(&t->index, stack_entry_hash, t) ||
-        sdp_grow((void **)&t->e, &t->cap, t->n + 1, sizeof *t->e, t->arena))
-        return false;
-    const char *copy = sdp_arena_strndup(t->arena, key, len);
-    if (!copy) return false;
-    t->e[t->n] = (stack_entry){copy, len, h, bytes, blocks};
-    size_t j = sdp_htab_first(&t->index, h);
-    while (t->index.slots[j]) j = sdp_htab_next(&t->index, j);
-    sdp_htab_put(&t->index, j, (uint32_t)t->n++);
-    return true;
 }
 
 /* The separators may not appear inside a field; a hostile name gets '?' instead. */
@@ -80,8 +38,9 @@ static void put_field(sdp_sbuf *b, const char *s)
     }
 }
 
-static void stack_key(const sd_snapshot *s, uint32_t id, sdp_sbuf *b)
+static void stack_key(void *ctx, const sd_snapshot *s, uint32_t id, sdp_sbuf *b)
 {
+    (void)ctx;
     size_t n;
     const uint32_t *ids = sd_snapshot_stack(s, id, &n);
     sdp_sbuf_reset(b);
@@ -96,30 +55,6 @@ static void stack_key(const sd_snapshot *s, uint32_t id, sdp_sbuf *b)
         sdp_sbuf_put(b, "\x1e", 1);
     }
     if (!b->len) sdp_sbuf_puts(b, "\x1f" "0\x1f" SD_NO_STACK "\x1e");
-}
-
-static bool add_side(stack_table *t, const sd_profile *p, size_t side, int64_t sign,
-                     sdp_sbuf *b)
-{
-    const sd_snapshot *snap = sd_profile_snapshot(p, side);
-    size_t n = snap ? sd_profile_stack_count(p, side) : 0;
-    for (uint32_t s = 0; s < n; s++) {
-        const sd_profile_figures *f = sd_profile_stack(p, side, s);
-        if (f->bytes == 0 || sd_profile_stack_key(p, side, s) == SD_PROFILE_NO_KEY) continue;
-        stack_key(snap, s, b);
-        if (b->failed ||
-            !stack_add(t, sdp_sbuf_str(b), b->len, sign * (int64_t)f->bytes,
-                       sign * (int64_t)f->blocks))
-            return false;
-    }
-    return true;
-}
-
-static int entry_cmp(const void *pa, const void *pb)
-{
-    const stack_entry *a = *(const stack_entry *const *)pa;
-    const stack_entry *b = *(const stack_entry *const *)pb;
-    return strcmp(a->key, b->key);
 }
 
 /* ---- interned ids: strings, functions, locations ----
@@ -278,7 +213,7 @@ oom:
     return 0;
 }
 
-static void sample(encoder *e, const stack_entry *s)
+static void sample(encoder *e, const sdp_merged_stack *s)
 {
     sdp_sbuf_reset(&e->sub);   /* the packed location ids */
     for (const char *p = s->key, *end = s->key + s->len; p < end;) {
@@ -321,7 +256,7 @@ static void functions_and_locations(encoder *e)
                  e->strings.r[i].b);
 }
 
-static void encode(encoder *e, stack_entry *const *s, size_t n, bool growth)
+static void encode(encoder *e, sdp_merged_stack *const *s, size_t n, bool growth)
 {
     str(e, "");   /* string 0 */
     value_type(e, PROFILE_SAMPLE_TYPE, "space", "bytes");
@@ -392,33 +327,19 @@ static void tables_free(encoder *e)
     sdp_sbuf_free(&e->sub);
 }
 
-/* The stacks that grew (or, with no `from` side, every live one), sorted by key. */
-static stack_entry **chosen_stacks(stack_table *t, size_t *n_out)
-{
-    if (!sdp_arena_charge(t->arena, (t->n + 1) * sizeof(stack_entry *))) return NULL;
-    stack_entry **out = malloc((t->n + 1) * sizeof *out);
-    if (!out) return NULL;
-    size_t n = 0;
-    for (size_t i = 0; i < t->n; i++)
-        if (t->e[i].bytes > 0) out[n++] = &t->e[i];
-    qsort(out, n, sizeof *out, entry_cmp);
-    *n_out = n;
-    return out;
-}
-
+/* One sample per merged stack that grew (or, with no `from` side, every live one), in key
+ * order. */
 sd_status sd_render_diff_pprof(FILE *out, const sd_profile *p, size_t from, size_t to,
                            uint64_t max_memory, sd_error *err)
 {
     sdp_arena arena;
     sdp_arena_init(&arena, max_memory);
-    stack_table t = {.arena = &arena};
+    sdp_stack_merge m;
     encoder e = {0};
-    sdp_sbuf b = {0};
-    stack_entry **chosen = NULL;
+    sdp_merged_stack **chosen = NULL;
     size_t n = 0;
     bool growth = sd_profile_snapshot(p, from) != NULL;
-    bool ok = sdp_htab_init(&t.index, 1024, &arena) == SD_OK && add_side(&t, p, from, -1, &b) &&
-              add_side(&t, p, to, 1, &b) && (chosen = chosen_stacks(&t, &n)) != NULL &&
+    bool ok = sdp_stack_merge_growth(&m, &arena, p, from, to, stack_key, NULL, &chosen, &n) &&
               tables_init(&e, &arena);
     if (ok) {
         encode(&e, chosen, n, growth);
@@ -428,9 +349,7 @@ sd_status sd_render_diff_pprof(FILE *out, const sd_profile *p, size_t from, size
                       : sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory for the profile");
     tables_free(&e);
     free(chosen);
-    free(t.e);
-    sdp_htab_free(&t.index);
-    sdp_sbuf_free(&b);
+    sdp_stack_merge_free(&m);
     sdp_arena_free(&arena);
     return st;
 }

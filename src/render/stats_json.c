@@ -7,7 +7,7 @@
 
 static json_t *u64(uint64_t v) { return json_integer((json_int_t)v); }
 
-static json_t *stats_json(const sd_stats *st)
+static json_t *stats_json(const sd_stats *st, const uint64_t *by_action)
 {
     json_t *o = json_object();
     if (st->device >= 0) json_object_set_new(o, "device", json_integer(st->device));
@@ -25,9 +25,8 @@ static json_t *stats_json(const sd_stats *st)
     json_object_set_new(o, "trace_entries", u64(st->trace_entries));
     json_t *acts = json_object();
     for (int a = 0; a < SD_ACT_COUNT; a++)
-        if (st->trace_by_action[a])
-            json_object_set_new(acts, sd_trace_action_name((sd_trace_action)a),
-                                u64(st->trace_by_action[a]));
+        if (by_action[a])
+            json_object_set_new(acts, sd_trace_action_name((sd_trace_action)a), u64(by_action[a]));
     json_object_set_new(o, "trace_actions", acts);
     if (st->has_time) {
         json_t *span = json_object();
@@ -47,15 +46,18 @@ static json_t *snapshot_json(const sd_snapshot *s)
     json_object_set_new(o, "source", json_string(sd_snapshot_source(s)));
     json_object_set_new(o, "layout", json_string(sd_snapshot_is_legacy_list(s) ? "list" : "dict"));
     json_t *devs = json_array();
+    uint64_t by_action[SD_ACT_COUNT];
     for (size_t i = 0; i < sd_snapshot_device_count(s); i++) {
         sd_stats st;
         sd_stats_device(sd_snapshot_device(s, i), &st);
-        json_array_append_new(devs, stats_json(&st));
+        sd_stats_device_actions(sd_snapshot_device(s, i), by_action, SD_ACT_COUNT);
+        json_array_append_new(devs, stats_json(&st, by_action));
     }
     json_object_set_new(o, "devices", devs);
     sd_stats total;
     sd_stats_total(s, &total);
-    json_object_set_new(o, "total", stats_json(&total));
+    sd_stats_total_actions(s, by_action, SD_ACT_COUNT);
+    json_object_set_new(o, "total", stats_json(&total, by_action));
     json_object_set_new(o, "allocator_settings",
                         sdp_settings_stats_json(sd_snapshot_allocator_settings(s)));
     json_t *warn = json_array();

@@ -13,7 +13,7 @@ static void row(FILE *out, const char *label, uint64_t bytes, const char *extra)
     else fprintf(out, "  %-13s %11s\n", label, b.s);
 }
 
-static void print_stats(FILE *out, const sd_stats *st, bool color)
+static void print_stats(FILE *out, const sd_stats *st, const uint64_t *by_action, bool color)
 {
     char extra[256];
     snprintf(extra, sizeof extra, "in %s segment%s (%s large, %s small, %s expandable)",
@@ -34,9 +34,9 @@ static void print_stats(FILE *out, const sd_stats *st, bool color)
         fprintf(out, "  over %s", sdp_fmt_duration_us(sdp_i64_sub_sat(st->last_time_us, st->first_time_us)).s);
     const char *sep = ":";
     for (int a = 0; a < SD_ACT_COUNT; a++) {
-        if (!st->trace_by_action[a]) continue;
+        if (!by_action[a]) continue;
         fprintf(out, "%s %s %s", sep, sd_trace_action_name((sd_trace_action)a),
-                sdp_fmt_count(st->trace_by_action[a]).s);
+                sdp_fmt_count(by_action[a]).s);
         sep = ",";
     }
     fprintf(out, "\n");
@@ -50,17 +50,20 @@ sd_status sd_render_stats_text(FILE *out, const sd_snapshot *s, const sd_render_
             sd_snapshot_is_legacy_list(s) ? "list-of-segments" : "dict");
     size_t nd = sd_snapshot_device_count(s);
     if (nd == 0) fprintf(out, "  no segments and no trace entries: an empty snapshot\n");
+    uint64_t by_action[SD_ACT_COUNT];
     for (size_t i = 0; i < nd; i++) {
         sd_stats st;
         sd_stats_device(sd_snapshot_device(s, i), &st);
+        sd_stats_device_actions(sd_snapshot_device(s, i), by_action, SD_ACT_COUNT);
         fprintf(out, "device %" PRId64 "\n", st.device);
-        print_stats(out, &st, color);
+        print_stats(out, &st, by_action, color);
     }
     if (nd > 1) {
         sd_stats total;
         sd_stats_total(s, &total);
+        sd_stats_total_actions(s, by_action, SD_ACT_COUNT);
         fprintf(out, "total over %zu devices\n", nd);
-        print_stats(out, &total, color);
+        print_stats(out, &total, by_action, color);
     }
     sdp_settings_stats_text(out, sd_snapshot_allocator_settings(s));
     return ferror(out) ? SD_EIO : SD_OK;

@@ -82,8 +82,10 @@ static json_t *group_json(const sd_attrib *a, const sd_snapshot *s, const sd_tra
 static json_t *actions_json(const sd_trace_device *d)
 {
     json_t *o = json_object();
-    for (int a = 0; a < SD_ACT_COUNT; a++)
-        json_object_set_new(o, sd_trace_action_name((sd_trace_action)a), jint(d->count[a]));
+    for (int a = 0; a < SD_ACT_COUNT; a++) {
+        sd_trace_action act = (sd_trace_action)a;
+        json_object_set_new(o, sd_trace_action_name(act), jint(sd_trace_device_action_count(d, act)));
+    }
     return o;
 }
 

@@ -87,6 +87,10 @@ static void check_device(sd_snapshot *s, const sd_cuda_device *d)
     sd_stats st;
     sd_stats_device(d, &st);
     FUZZ_CHECK(st.blocks == d->n_blocks && st.trace_entries == d->n_trace);
+    uint64_t by_action[SD_ACT_COUNT], entries = 0;
+    sd_stats_device_actions(d, by_action, SD_ACT_COUNT);
+    for (int a = 0; a < SD_ACT_COUNT; a++) entries += by_action[a];
+    FUZZ_CHECK(entries == d->n_trace);
 }
 
 static void analyse(const sd_snapshot *s)
