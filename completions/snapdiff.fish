@@ -103,8 +103,8 @@ complete -c snapdiff -n '__snapdiff_for series' -l steps-between -x -d 'training
 complete -c snapdiff -n '__snapdiff_for series' -l min-slope -x -a '64KiB 256KiB 1MiB 16MiB' -d 'smallest slope per snapshot that counts as growing (default 256KiB)'
 complete -c snapdiff -n '__snapdiff_for series' -l confidence -x -a '0.9 0.95 0.99' -d 'trend-test confidence needed for growing or shrinking (default 0.99)'
 complete -c snapdiff -n '__snapdiff_for series' -l ascii -d 'draw sparklines in ASCII, not Unicode blocks'
-complete -c snapdiff -n '__snapdiff_for series' -l as-series -d 'read the snapshots as a time series'
-complete -c snapdiff -n '__snapdiff_for series' -l as-ranks -d 'read the snapshots as ranks of one job, side by side'
+complete -c snapdiff -n '__snapdiff_for series report' -l as-series -d 'read the snapshots as a time series'
+complete -c snapdiff -n '__snapdiff_for series report' -l as-ranks -d 'read the snapshots as ranks of one job, side by side'
 # check.
 complete -c snapdiff -n '__snapdiff_for check' -l max-growth-pct -x -d 'fail when allocated memory grew by more than P percent of OLD'
 complete -c snapdiff -n '__snapdiff_for check' -l max-group-growth -x -a '0 16MiB 64MiB 256MiB' -d 'fail when any one site grew by more than SIZE'

@@ -1,7 +1,8 @@
 /* cmd_report.c - `snapdiff report FILE... -o report.html`: one self-contained HTML page.
  *
- * load -> analyse (a frag per snapshot; two files: the diff; one or N files: a profile)
- * -> render (render/report.c: the page draws from the same JSON the other commands
+ * load -> analyse (a frag per snapshot; two files: the diff; one or N files: a profile;
+ * the ranks of one job, as `series` guesses them or --as-ranks says: side by side;
+ * training logs: their curves, curve.h) -> render (render/report.c: the page draws from the same JSON the other commands
  * write) -> exit status. HTML is not written to a terminal: -o FILE or a redirect.
  */
 #include <errno.h>
@@ -12,11 +13,11 @@
 
 #include "commands.h"
 #include "msg.h"
+#include "snapdiff/ranks.h"
 #include "snapdiff/render_report.h"
 
-/* The analyses the page needs; on failure the error is printed and -1 returned. */
-static int analyse(sd_snapshot **snaps, size_t n, const struct cli_opts *o, sd_frag **frags,
-                   sd_diff **diff, sd_profile **profile)
+/* A frag per snapshot; on failure the error is printed and -1 returned. */
+static int analyse_frags(sd_snapshot **snaps, size_t n, const struct cli_opts *o, sd_frag **frags)
 {
     sd_error err;
     sd_error_clear(&err);
@@ -30,6 +31,16 @@ static int analyse(sd_snapshot **snaps, size_t n, const struct cli_opts *o, sd_f
             return -1;
         }
     }
+    return 0;
+}
+
+/* The analyses the page needs; on failure the error is printed and -1 returned. */
+static int analyse(sd_snapshot **snaps, size_t n, const struct cli_opts *o, sd_frag **frags,
+                   sd_diff **diff, sd_profile **profile)
+{
+    sd_error err;
+    sd_error_clear(&err);
+    if (analyse_frags(snaps, n, o, frags) != 0) return -1;
     if (n == 2) {
         sd_diff_options d;
         memset(&d, 0, sizeof d);
@@ -54,12 +65,44 @@ static int analyse(sd_snapshot **snaps, size_t n, const struct cli_opts *o, sd_f
     return 0;
 }
 
-static int write_report(FILE *out, sd_snapshot **snaps, size_t n, sd_frag **frags,
-                        const sd_diff *diff, const sd_profile *profile,
-                        const struct cli_opts *o)
+/* The snapshots are the ranks of one job, as `series` decides it (sd_ranks_names_are_ranks,
+ * --as-ranks, --as-series); two files stay a diff unless --as-ranks says so. */
+static bool read_as_ranks(const struct cli_opts *o, sd_snapshot **snaps, size_t n)
 {
-    sd_report_input in = {SD_REPORT_INPUT_VERSION, (const sd_snapshot *const *)snaps, n,
-                           (const sd_frag *const *)frags, profile, diff, o->max_memory};
+    if (n < 2 || o->as == AS_SERIES) return false;
+    if (o->as == AS_RANKS) return true;
+    if (n < 3) return false;
+    const char **names = malloc(n * sizeof *names);
+    if (!names) return false;
+    for (size_t i = 0; i < n; i++) names[i] = sd_snapshot_source(snaps[i]);
+    bool ranks = sd_ranks_names_are_ranks(names, n);
+    free(names);
+    return ranks;
+}
+
+static int by_rank(const void *pa, const void *pb)
+{
+    const sd_snapshot *a = *(const sd_snapshot *const *)pa, *b = *(const sd_snapshot *const *)pb;
+    int64_t ra = sd_rank_of_name(sd_snapshot_source(a)), rb = sd_rank_of_name(sd_snapshot_source(b));
+    return (ra > rb) - (ra < rb);
+}
+
+/* The page's input; a single global shape so that every view goes one way. */
+typedef struct report_job {
+    sd_snapshot **snaps;
+    size_t n;
+    sd_frag **frags;
+    const sd_diff *diff;
+    const sd_profile *profile;
+    bool ranks;
+    const sd_curve *curve;
+} report_job;
+
+static int write_report(FILE *out, const report_job *j, const struct cli_opts *o)
+{
+    sd_report_input in = {SD_REPORT_INPUT_VERSION, (const sd_snapshot *const *)j->snaps, j->n,
+                           (const sd_frag *const *)j->frags, j->profile, j->diff, o->max_memory,
+                           j->ranks, j->curve};
     sd_error err;
     sd_error_clear(&err);
     sd_status st = sd_render_report(out, &in, &err);
@@ -68,17 +111,15 @@ static int write_report(FILE *out, sd_snapshot **snaps, size_t n, sd_frag **frag
     return EXIT_TROUBLE;
 }
 
-static int render_to_output(sd_snapshot **snaps, size_t n, sd_frag **frags,
-                            const sd_diff *diff, const sd_profile *profile,
-                            const struct cli_opts *o)
+static int render_to_output(const report_job *j, const struct cli_opts *o)
 {
-    if (!o->output) return write_report(stdout, snaps, n, frags, diff, profile, o);
+    if (!o->output) return write_report(stdout, j, o);
     FILE *f = fopen(o->output, "wb");
     if (!f) {
         msg_error("%s: cannot write: %s", o->output, strerror(errno));
         return EXIT_TROUBLE;
     }
-    int status = write_report(f, snaps, n, frags, diff, profile, o);
+    int status = write_report(f, j, o);
     if (fclose(f) != 0 && status == EXIT_OK) {
         msg_error("%s: error writing: %s", o->output, strerror(errno));
         status = EXIT_TROUBLE;
@@ -105,8 +146,16 @@ int cmd_report(const struct cli_opts *opts)
     sd_profile *profile = NULL;
     if (!frags) msg_error("out of memory");
     else if (n == 0) msg_error("report: no snapshot in the input");
-    else if (analyse(snaps, n, opts, frags, &diff, &profile) == 0)
-        status = render_to_output(snaps, n, frags, diff, profile, opts);
+    else if (read_as_ranks(opts, snaps, n)) {
+        qsort(snaps, n, sizeof *snaps, by_rank);   /* as `series` lists them */
+        if (analyse_frags(snaps, n, opts, frags) == 0) {
+            report_job j = {snaps, n, frags, NULL, NULL, true, NULL};
+            status = render_to_output(&j, opts);
+        }
+    } else if (analyse(snaps, n, opts, frags, &diff, &profile) == 0) {
+        report_job j = {snaps, n, frags, diff, profile, false, NULL};
+        status = render_to_output(&j, opts);
+    }
     sd_diff_free(diff);
     sd_profile_free(profile);
     for (size_t i = 0; frags && i < n; i++) sd_frag_free(frags[i]);
