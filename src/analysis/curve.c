@@ -189,8 +189,10 @@ static void plot_points(plot_store *p, const sd_curve_series *s, const sample_vi
     p->n = 0;
     for (size_t i = 0; i < v->n; i++) {
         size_t j = v->order[i];
-        size_t k = span > 0 ? (size_t)((v->x[j] - s->first_x) / span * SD_CURVE_PLOT_POINTS) : 0;
-        if (k >= SD_CURVE_PLOT_POINTS) k = SD_CURVE_PLOT_POINTS - 1;
+        double t = span > 0 ? (v->x[j] - s->first_x) / span * SD_CURVE_PLOT_POINTS : 0;
+        /* compared before the cast: a NaN or an overflowing double never reaches it */
+        size_t k = t >= 0 && t < SD_CURVE_PLOT_POINTS ? (size_t)t
+                   : t >= SD_CURVE_PLOT_POINTS ? SD_CURVE_PLOT_POINTS - 1 : 0;
         if (k != cur || p->n == 0) {
             cur = k;
             p->x[p->n] = v->x[j];

@@ -6,15 +6,19 @@
  * write) -> exit status. HTML is not written to a terminal: -o FILE or a redirect.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "msg.h"
+#include "snapdiff/curve.h"
 #include "snapdiff/ranks.h"
 #include "snapdiff/render_report.h"
+#include "snapdiff/summary.h"
 
 /* A frag per snapshot; on failure the error is printed and -1 returned. */
 static int analyse_frags(sd_snapshot **snaps, size_t n, const struct cli_opts *o, sd_frag **frags)
@@ -128,6 +132,83 @@ static int render_to_output(const report_job *j, const struct cli_opts *o)
     return status;
 }
 
+/* ---- training logs (curve.h) ---- */
+
+/* Whether `path` is a plain file of text: no snapshot (a pickle starts with 0x80, or '('
+ * in protocol 0), no zip, no gzip, no summary, and no NUL in its first 4 KiB. A gzipped
+ * log, stdin or a folder of logs is read as a log only with --log-format. */
+static bool is_text_log(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return false;
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    uint8_t head[4096];
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    if (n == 0 || head[0] == 0x80 || head[0] == '(' || sd_summary_sniff(head, n)) return false;
+    if (n >= 2 && ((head[0] == 'P' && head[1] == 'K') || (head[0] == 0x1f && head[1] == 0x8b)))
+        return false;
+    return memchr(head, 0, n) == NULL;
+}
+
+/* 1: the inputs are training logs; 0: snapshots; -1: both (printed). */
+static int inputs_are_logs(const struct cli_opts *o)
+{
+    if (o->log_format) return 1;
+    int logs = 0;
+    for (int i = 0; i < o->n_files; i++) logs += is_text_log(o->files[i]);
+    if (logs == 0) return 0;
+    if (logs == o->n_files) return 1;
+    for (int i = 0; i < o->n_files; i++)
+        if (!is_text_log(o->files[i])) {
+            msg_error("report: %s is no training log, and the other inputs are: give logs (their "
+                      "curves) or snapshots, not both", o->files[i]);
+            break;
+        }
+    return -1;
+}
+
+static sd_curve_format log_format(const char *name)
+{
+    if (!name) return SD_CURVE_FORMAT_AUTO;
+    if (strcmp(name, "text") == 0) return SD_CURVE_FORMAT_TEXT;
+    if (strcmp(name, "jsonl") == 0) return SD_CURVE_FORMAT_JSONL;
+    if (strcmp(name, "csv") == 0) return SD_CURVE_FORMAT_CSV;
+    return SD_CURVE_FORMAT_NVIDIA_SMI;
+}
+
+/* The curves of the logs, as `snapdiff curve` reads them (its limits are not judged: the
+ * page draws; `curve` gates). */
+static int report_curves(const struct cli_opts *o)
+{
+    sd_curve_options co;
+    memset(&co, 0, sizeof co);
+    co.format = log_format(o->log_format);
+    co.has_baseline_step = o->has_baseline_step;
+    co.baseline_step = (double)o->baseline_step;
+    co.capacity = o->capacity;
+    co.threshold = o->threshold;
+    sd_error err;
+    sd_error_clear(&err);
+    sd_curve *c = sd_curve_create(o->files, (size_t)o->n_files, &co, &err);
+    if (!c) {
+        msg_sd_error(&err);
+        return EXIT_TROUBLE;
+    }
+    for (size_t i = 0; i < sd_curve_file_count(c); i++) {
+        const sd_curve_file *f = sd_curve_file_at(c, i);
+        if (f->bad_lines)
+            msg_warn("%s: %" PRIu64 " line%s could not be read, the first at line %" PRIu64 " (%s)",
+                     f->path, f->bad_lines, f->bad_lines == 1 ? "" : "s", f->first_bad_line,
+                     f->first_bad_why ? f->first_bad_why : "unreadable");
+    }
+    report_job j = {NULL, sd_curve_file_count(c), NULL, NULL, NULL, false, c};
+    int status = render_to_output(&j, o);
+    sd_curve_free(c);
+    return status;
+}
+
 int cmd_report(const struct cli_opts *opts)
 {
     if (!opts->output && isatty(STDOUT_FILENO)) {
@@ -135,6 +216,8 @@ int cmd_report(const struct cli_opts *opts)
                   "redirect stdout");
         return EXIT_TROUBLE;
     }
+    int logs = inputs_are_logs(opts);
+    if (logs != 0) return logs > 0 ? report_curves(opts) : EXIT_TROUBLE;
     sd_snapshot **snaps;
     size_t n;
     struct cli_load_options lo = {.shape = CLI_LOAD_FLAT, .specs = opts->files,

@@ -67,7 +67,7 @@ static const struct opt_def options[] = {
      "show the N largest growing groups (default 20); series, trace, top: the first N groups"},
     {"steps", 0, "N", FOR_DIFF | FOR_SERIES | FOR_CHECK, O_STEPS,
      "training steps between the snapshots: growth per step; series: N1,N2,... one per snapshot"},
-    {"capacity", 0, "SIZE", FOR_DIFF | FOR_SERIES | FOR_REPLAY | FOR_CURVE, O_CAPACITY,
+    {"capacity", 0, "SIZE", FOR_DIFF | FOR_SERIES | FOR_REPLAY | FOR_CURVE | FOR_REPORT, O_CAPACITY,
      "device memory for the steps-until-full estimate, e.g. 80GiB; replay: what the "
      "allocator may reserve (default: from an oom entry)"},
     {"max-growth", 0, "SIZE", FOR_DIFF | FOR_CHECK, O_MAX_GROWTH,
@@ -119,15 +119,15 @@ static const struct opt_def options[] = {
      "read the snapshots as ranks of one job side by side (default when the names differ only by a rank number)"},
     {"at", 0, "VIEW", FOR_DIFF, O_AT,
      "lead with the end states (end: one run twice) or the peaks (peak: two runs); default: decided from the files"},
-    {"baseline-step", 0, "N", FOR_CURVE, O_BASELINE_STEP,
+    {"baseline-step", 0, "N", FOR_CURVE | FOR_REPORT, O_BASELINE_STEP,
      "the baseline after warm-up: at step N (default: 200 steps in, or the first 10% of a shorter run)"},
-    {"threshold", 0, "F", FOR_CURVE, O_THRESHOLD,
+    {"threshold", 0, "F", FOR_CURVE | FOR_REPORT, O_THRESHOLD,
      "fraction of the capacity to stop at gracefully: steps until it (default 0.85)"},
     {"max-fraction", 0, "F", FOR_CURVE, O_MAX_FRACTION,
      "fail when the peak reaches F of the capacity, in the run or within --horizon steps"},
     {"horizon", 0, "N", FOR_CURVE, O_HORIZON,
      "steps ahead that --max-fraction projects a growing curve"},
-    {"log-format", 0, "FMT", FOR_CURVE, O_LOG_FORMAT,
+    {"log-format", 0, "FMT", FOR_CURVE | FOR_REPORT, O_LOG_FORMAT,
      "read the logs as text, jsonl, csv or nvidia-smi (default: detected per file)"},
 };
 

@@ -168,26 +168,33 @@
 
   function xUnit(sr) { return sr.x === 'second' ? 's' : 'step'; }
 
-  function curveChart(container, sr, pts) {
-    var W = 1000, H = 240, L = 70, R = 14, B = 24;
+  function slopeOf(sr) {
+    var e = sr.lower_edge;
+    return !e ? null : e.slope_bytes_per_step !== undefined ? e.slope_bytes_per_step : e.slope_bytes_per_second;
+  }
+
+  /* One chart of a series. `whole`: the run, its figures filling the height; else the
+   * projection: from 0 to the capacity, out to where the peak reaches it at the floor's
+   * slope (from the last window's peak, as steps_to_capacity counts). */
+  function curveChart(container, sr, pts, whole) {
+    var W = 1000, H = whole ? 240 : 180, L = 70, R = 14, B = 24;
     var cap = sr.capacity_bytes, thr = cap ? cap * sr.threshold_fraction : null;
-    var x0 = sr.first.x, x1 = sr.last.x, proj = null;
-    /* the projection: from the last window's peak at the floor's slope, to the capacity */
-    if (cap && sr.steps_to_capacity !== null && sr.steps_to_capacity > 0 && sr.lower_edge) {
-      var slope = sr.lower_edge.slope_bytes_per_step !== undefined ? sr.lower_edge.slope_bytes_per_step
-        : sr.lower_edge.slope_bytes_per_second;
-      proj = {x: x1 + sr.steps_to_capacity, start: cap - slope * sr.steps_to_capacity, slope: slope};
-    }
-    var xEnd = proj ? proj.x : x1, maxY = 1;
-    pts.points.forEach(function (p) { maxY = Math.max(maxY, p[2]); });
-    if (cap) maxY = Math.max(maxY, cap);
-    maxY *= 1.04;
+    var x0 = sr.first.x, x1 = sr.last.x, proj = null, slope = slopeOf(sr);
+    if (!whole && cap && sr.steps_to_capacity !== null && sr.steps_to_capacity > 0 && slope)
+      proj = {x: x1 + sr.steps_to_capacity, start: cap - slope * sr.steps_to_capacity};
+    var xEnd = proj ? proj.x : x1, maxY = 1, minY = Infinity;
+    pts.points.forEach(function (p) { maxY = Math.max(maxY, p[2]); minY = Math.min(minY, p[1]); });
+    if (!whole || !isFinite(minY)) minY = 0;
+    if (!whole && cap) maxY = Math.max(maxY, cap);
+    var pad = (maxY - minY) * 0.04 || maxY * 0.04;
+    maxY += pad;
+    minY = Math.max(0, minY - pad);
     function X(x) { return L + (W - L - R) * (xEnd > x0 ? (x - x0) / (xEnd - x0) : 0.5); }
-    function Y(v) { return 8 + (H - 8) * (1 - v / maxY); }
-    var svg = sv('svg', {'class': 'curve-chart', viewBox: '0 0 ' + W + ' ' + (H + B), width: W, height: H + B,
-      'data-points': String(pts.points.length), 'data-floors': String(pts.floors.length)});
+    function Y(v) { return 8 + (H - 8) * (1 - (v - minY) / (maxY - minY)); }
+    var svg = sv('svg', {'class': whole ? 'curve-chart' : 'curve-projection', viewBox: '0 0 ' + W + ' ' + (H + B),
+      width: W, height: H + B, 'data-points': String(pts.points.length), 'data-floors': String(pts.floors.length)});
     for (var k = 0; k <= 4; k++) {
-      var v = maxY * k / 4;
+      var v = minY + (maxY - minY) * k / 4;
       svg.appendChild(sv('line', {'class': 'grid', x1: L, x2: W - R, y1: Y(v).toFixed(1), y2: Y(v).toFixed(1)}));
       svg.appendChild(sv('text', {x: L - 4, y: (Y(v) + 4).toFixed(1), 'text-anchor': 'end', text: fmtBytes(Math.round(v))}));
     }
@@ -207,11 +214,12 @@
       svg.appendChild(sv('line', {'class': 'baseline', x1: X(sr.baseline.x).toFixed(1), x2: X(sr.baseline.x).toFixed(1), y1: 8, y2: H,
         stroke: 'var(--muted)', 'stroke-dasharray': '3 3'}, [sv('title', {text: 'baseline after warm-up: ' + xUnit(sr) + ' ' +
         fmtCount(sr.baseline.x) + ', ' + fmtBytes(sr.baseline.bytes)})]));
-      svg.appendChild(sv('circle', {cx: X(sr.baseline.x).toFixed(1), cy: Y(sr.baseline.bytes).toFixed(1), r: 4, fill: 'var(--muted)'}));
+      svg.appendChild(sv('circle', {'class': 'baseline-point', cx: X(sr.baseline.x).toFixed(1), cy: Y(sr.baseline.bytes).toFixed(1),
+        r: 4, fill: 'var(--fg)'}, [sv('title', {text: 'baseline ' + fmtBytes(sr.baseline.bytes)})]));
     }
     [[cap, 'capacity', 'capacity'], [thr, 'threshold', 'threshold ' + Math.round(100 * sr.threshold_fraction) + '%']]
       .forEach(function (c) {
-        if (!c[0]) return;
+        if (!c[0] || c[0] > maxY) return;
         svg.appendChild(sv('line', {'class': c[1], x1: L, x2: W - R, y1: Y(c[0]).toFixed(1), y2: Y(c[0]).toFixed(1),
           stroke: c[1] === 'capacity' ? 'var(--grow)' : 'var(--pending)', 'stroke-dasharray': '6 3'}));
         svg.appendChild(sv('text', {x: W - R, y: (Y(c[0]) - 3).toFixed(1), 'text-anchor': 'end', text: c[2] + ' ' + fmtBytes(c[0])}));
@@ -239,7 +247,7 @@
     var e = sr.lower_edge;
     if (!e) return 'no slope (too few samples after the baseline)';
     var per = sr.x === 'second' ? 's' : 'step';
-    var slope = e.slope_bytes_per_step !== undefined ? e.slope_bytes_per_step : e.slope_bytes_per_second;
+    var slope = slopeOf(sr);
     return 'floor ' + fmtDelta(slope) + '/' + per + ' (95% ' + fmtDelta(e.low) + ' to ' + fmtDelta(e.high) + '/' + per +
       ', confidence ' + (e.confidence * 100).toFixed(1) + '%)';
   }
@@ -272,7 +280,14 @@
       }
       box.appendChild(el('p', {'class': 'curve-facts'}, facts));
       if (sr.why) box.appendChild(el('p', {'class': 'note', text: sr.why}));
-      curveChart(box, sr, rep.series[i] || {points: [], floors: []});
+      var pts = rep.series[i] || {points: [], floors: []};
+      curveChart(box, sr, pts, true);
+      if (sr.capacity_bytes) {
+        box.appendChild(el('p', {'class': 'note', text: 'Against the capacity: the run from 0 to ' + fmtBytes(sr.capacity_bytes) +
+          (sr.steps_to_capacity ? ', and the peak projected at the floor\'s slope until it reaches it.' :
+            sr.steps_to_capacity === 0 ? '; the peak already reached it.' : '; not growing, so nothing is projected.')}));
+        curveChart(box, sr, pts, false);
+      }
       s.appendChild(box);
     });
     if (doc.ranks && doc.ranks.outliers && doc.ranks.outliers.length) {
