@@ -141,8 +141,10 @@ def part_ranks(snapdiff, tmp):
         got = {d["device"]: d["peak_bytes"] for d in (peaks[r] if r < len(peaks) else []) if d["peak_bytes"] is not None}
         check(got == {k: v for k, v in want.items() if v is not None},
               "rank %d (%s): peaks %s, CPython %s" % (r, os.path.basename(src), got, want))
+        # the rank's peak: every device's peak added up, none unless each device has one
         have = [v for v in want.values() if v is not None]
-        want_peaks.append(sum(have) if have else None)
+        n_devices = len(peaks[r]) if r < len(peaks) else 0
+        want_peaks.append(sum(have) if have and len(have) == n_devices else None)
     if browser:
         dom = tr.drawn(browser, out, tmp, "ranks with traces")
         if dom is not None:

@@ -89,11 +89,19 @@
 
   function rankName(r) { return r.rank === null ? r.source : 'rank ' + r.rank; }
 
-  /* The rank's peak: its devices' peaks (peak.h), null when no device has a trace. */
+  /* The rank's peak: its devices' peaks (peak.h) added up, null unless every device has
+   * one (a device without a trace has no peak, and a part is not the rank's peak). */
   function peakOf(devs) {
-    var withPeak = (devs || []).filter(function (d) { return d.peak_bytes !== null; });
-    if (!withPeak.length) return null;
-    return withPeak.reduce(function (a, d) { return a + d.peak_bytes; }, 0);
+    devs = devs || [];
+    if (!devs.length || devs.some(function (d) { return d.peak_bytes === null; })) return null;
+    return devs.reduce(function (a, d) { return a + d.peak_bytes; }, 0);
+  }
+  function peakText(devs, peak) {
+    if (peak !== null) return fmtBytes(peak);
+    if (!(devs || []).some(function (d) { return d.peak_bytes !== null; })) return 'no trace';
+    return devs.map(function (d) {
+      return 'device ' + d.device + ' ' + (d.peak_bytes === null ? 'no trace' : fmtBytes(d.peak_bytes));
+    }).join('; ');
   }
 
   function ranksChart(container, ranks, peaks, median) {
@@ -142,7 +150,8 @@
     var s = section(main, 'sd-ranks-section', 'Ranks of one job, side by side',
       'The files are the ranks of one job (their names differ only by a rank number; --as-series draws them as ' +
       'a time series): per rank its allocated and reserved bytes over its devices, as snapdiff series shows them, ' +
-      'and its peak where the snapshot holds a trace.');
+      'and its peak (the most allocated at once in the trace; with several devices their peaks added up) where ' +
+      'every device of the rank holds a trace.');
     var outlier = el('p', {id: 'sd-ranks-outlier'});
     if (far) {
       outlier.appendChild(document.createTextNode('Furthest from the median: ' + rankName(far) + ', allocated ' +
@@ -159,7 +168,7 @@
       return {attrs: {'data-rank': String(r.rank), 'data-allocated': String(r.allocated_bytes),
         'data-peak': peaks[i] === null ? '' : String(peaks[i])},
         cells: [rankName(r), fmtBytes(r.allocated_bytes), fmtBytes(r.reserved_bytes),
-          peaks[i] === null ? 'no trace' : fmtBytes(peaks[i]), fmtDelta(r.allocated_vs_median),
+          peakText(rep.peaks[i], peaks[i]), fmtDelta(r.allocated_vs_median),
           ff ? el('span', {'class': 'verdict ' + ff.total.verdict, text: ff.total.verdict}) : '', r.source]};
     })));
   }
