@@ -153,6 +153,21 @@ def part_ranks(snapdiff, tmp):
             got = [int(r["data-peak"]) if r.get("data-peak") else None for r in rows]
             check(got == want_peaks, "the page's peaks %s, CPython %s" % (got, want_peaks))
 
+    # the members of one zip are ranks too, as series reads them
+    import zipfile
+    zpath = os.path.join(tmp, "job.zip")
+    with zipfile.ZipFile(zpath, "w") as z:
+        for r in range(4):
+            z.write(os.path.join(RANKS, "step200", "rank%d.pickle" % r), "rank%d.pickle" % r)
+    page = tr.report(snapdiff, [zpath], os.path.join(tmp, "zip.html"))
+    rep = tr.embedded(page, "sd-report") or {}
+    check(rep.get("mode") == "ranks", "a zip of rank files: mode %r" % rep.get("mode"))
+    series = run(["series", "--json", zpath]).stdout.decode()
+    check(json_doc(page, "sd-ranks") == series, "a zip of rank files: sd-ranks is not series --json")
+    doc = json.loads(json_doc(page, "sd-ranks") or "{}")
+    check([r["allocated_bytes"] for r in doc.get("ranks", [])] == truth["step200"]["allocated"],
+          "a zip of rank files: allocated %s, CPython %s" % (doc.get("ranks"), truth["step200"]["allocated"]))
+
     # the guess and the options that override it
     step100 = os.path.join(RANKS, "step100")
     files = [os.path.join(step100, "rank%d.pickle" % r) for r in (2, 0, 3, 1)]
