@@ -11,7 +11,9 @@
          --as-ranks decide instead of the guess; the pages of one, two and N snapshots keep
          their own script. In Chromium (when it runs here): the page draws, the table holds
          a row per rank with the right allocated bytes and peak, and the outlier sentence
-         names the rank furthest from the median (or says there is none).
+         names the rank furthest from the median (or says there is none). Real snapshots
+         (../shared/real-snapshots, when present): four with a trace, read --as-ranks, give
+         series' figures and CPython's peaks.
   curve  training logs are read by `report` as `snapdiff curve` reads them: the embedded
          sd-curve document is `curve --json` byte for byte; the plotted points are bounded
          (testdata/curve/truth.json's slopes are the fixtures' known slopes, checked within
@@ -152,6 +154,43 @@ def part_ranks(snapdiff, tmp):
             rows = rows_of(dom_text, "sd-ranks-table")
             got = [int(r["data-peak"]) if r.get("data-peak") else None for r in rows]
             check(got == want_peaks, "the page's peaks %s, CPython %s" % (got, want_peaks))
+
+    # real snapshots read as ranks (--as-ranks over links named rankN): the four smallest
+    # with a trace, so that CPython's replay stays quick; skipped where they are absent
+    real = tr.clitest.real_snapshots(ROOT, skip_if_absent=False)
+    if real:
+        traced = []
+        for f in sorted(os.listdir(real), key=lambda f: os.path.getsize(os.path.join(real, f))):
+            path = os.path.join(real, f)
+            if f.endswith((".md", ".json")) or os.path.getsize(path) > 64 << 20:
+                continue
+            try:
+                t = truth_peak.compute(truth_diff.load(path))
+            except Exception as e:  # noqa: BLE001 - a file CPython cannot read is no truth
+                print("note: %s: no CPython truth (%s)" % (f, e))
+                continue
+            if t["devices"] and all(d["peak_bytes"] is not None for d in t["devices"]):
+                traced.append((path, t))
+            if len(traced) == 4:
+                break
+        folder = os.path.join(tmp, "real")
+        os.mkdir(folder)
+        for r, (path, _t) in enumerate(traced):
+            os.symlink(path, os.path.join(folder, "rank%d.pickle" % r))
+        if len(traced) >= 2:
+            out = os.path.join(tmp, "real.html")
+            page = tr.report(snapdiff, [folder], out, ["--as-ranks"])
+            series = run(["series", "--json", "--as-ranks", folder]).stdout.decode()
+            check(json_doc(page, "sd-ranks") == series, "real ranks: sd-ranks is not series --json")
+            peaks = (tr.embedded(page, "sd-report") or {}).get("peaks", [])
+            for r, (path, t) in enumerate(traced):
+                got = {d["device"]: d["peak_bytes"] for d in (peaks[r] if r < len(peaks) else [])}
+                want = {d["device"]: d["peak_bytes"] for d in t["devices"]}
+                check(all(got.get(k) == v for k, v in want.items()),
+                      "real rank %d (%s): peaks %s, CPython %s" % (r, os.path.basename(path), got, want))
+            if browser:
+                tr.drawn(browser, out, tmp, "real snapshots as ranks")
+            print("real snapshots as ranks: %d files" % len(traced))
 
     # the members of one zip are ranks too, as series reads them
     import zipfile

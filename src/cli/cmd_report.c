@@ -2,8 +2,9 @@
  *
  * load -> analyse (a frag per snapshot; two files: the diff; one or N files: a profile;
  * the ranks of one job, as `series` guesses them or --as-ranks says: side by side;
- * training logs: their curves, curve.h) -> render (render/report.c: the page draws from the same JSON the other commands
- * write) -> exit status. HTML is not written to a terminal: -o FILE or a redirect.
+ * training logs: their curves, curve.h) -> render (render/report.c: the page draws from
+ * the same JSON the other commands write) -> exit status. HTML is not written to a
+ * terminal: -o FILE or a redirect.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -91,7 +92,7 @@ static int by_rank(const void *pa, const void *pb)
     return (ra > rb) - (ra < rb);
 }
 
-/* The page's input; a single global shape so that every view goes one way. */
+/* What the page is drawn from, whichever view it is. */
 typedef struct report_job {
     sd_snapshot **snaps;
     size_t n;
@@ -136,7 +137,7 @@ static int render_to_output(const report_job *j, const struct cli_opts *o)
 
 /* Whether `path` is a plain file of text: no snapshot (a pickle starts with 0x80, or '('
  * in protocol 0), no zip, no gzip, no summary, and no NUL in its first 4 KiB. A gzipped
- * log, stdin or a folder of logs is read as a log only with --log-format. */
+ * log or stdin is read as a log only with --log-format. */
 static bool is_text_log(const char *path)
 {
     struct stat st;
