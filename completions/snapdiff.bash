@@ -28,7 +28,8 @@ _snapdiff()
     local curve_opts='--json -j --format -f --capacity --max-per-step --max-growth-pct --config
         --baseline-step --threshold --max-fraction --horizon --log-format'
     local report_opts='--output -o --jobs --group-by -g --depth -d --hide --show --focus
-        --gap-threshold --index-threshold'
+        --gap-threshold --index-threshold --as-series --as-ranks --capacity --baseline-step
+        --threshold --log-format'
     # Options whose value is the next word.
     local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root|--baseline-step|--threshold|--max-fraction|--horizon|--log-format|--alloc-conf|--at'
 

@@ -99,6 +99,41 @@ START_TEST(merging_keeps_the_slope)
 }
 END_TEST
 
+/* The points a picture needs: bounded, covering the run, the floors those of the fit. */
+START_TEST(plot_is_bounded_and_whole)
+{
+    sd_curve *c;
+    int n = 20000, period = 20;
+    char *p = write_log(n, 1e9, 1024, 64e6, period);
+    const sd_curve_series *s = analyse(p, NULL, &c);
+    sd_curve_plot pl;
+    ck_assert(sd_curve_series_plot(c, 0, &pl));
+    ck_assert(!sd_curve_series_plot(c, 1, &pl));   /* out of range */
+    ck_assert(sd_curve_series_plot(c, 0, &pl));
+    ck_assert_uint_le(pl.n_points, SD_CURVE_PLOT_POINTS);
+    ck_assert_uint_ge(pl.n_points, SD_CURVE_PLOT_POINTS - 1);
+    ck_assert(pl.x[0] == s->first_x);
+    double hi = 0, lo = INFINITY;
+    for (size_t k = 0; k < pl.n_points; k++) {
+        ck_assert(pl.lo[k] <= pl.hi[k]);
+        ck_assert(k == 0 || pl.x[k] > pl.x[k - 1]);
+        hi = fmax(hi, pl.hi[k]);
+        lo = fmin(lo, pl.lo[k]);
+    }
+    ck_assert(hi == s->peak);               /* the highest sample survives bucketing */
+    ck_assert(lo == 1e9);                   /* and the lowest: step 0's */
+    ck_assert_uint_eq(pl.n_floors, s->windows);
+    ck_assert(pl.floor_bytes[0] == s->baseline_bytes);
+    ck_assert(pl.floor_bytes[pl.n_floors - 1] == s->floor_last);
+    /* each floor is the bottom of a sawtooth tooth: base + slope * x */
+    for (size_t k = 0; k < pl.n_floors; k++)
+        ck_assert(fabs(pl.floor_bytes[k] - (1e9 + 1024 * pl.floor_x[k])) < 1);
+    sd_curve_free(c);
+    remove(p);
+    free(p);
+}
+END_TEST
+
 START_TEST(limits_file)
 {
     sd_curve_limits l;
@@ -191,6 +226,7 @@ static Suite *make(void)
     tcase_add_test(tc, leak_under_swing_and_clean_swing);
     tcase_add_test(tc, merging_keeps_the_slope);
     tcase_add_test(tc, limits_file);
+    tcase_add_test(tc, plot_is_bounded_and_whole);
     suite_add_tcase(s, tc);
     return s;
 }

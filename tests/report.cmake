@@ -8,3 +8,10 @@ endforeach()
 # Every real snapshot in a browser takes a minute and a half on 2 cores: part of the full
 # run (tests/full.sh asan runs it), not of the 5-minute test command (tests/run.sh).
 set_tests_properties(report_real PROPERTIES LABELS "report;full")
+# The ranks of one job side by side (issue 19) and training-log curves (issue 21) in the
+# report (tests/test_report_views.py; the browser checks are left out where Chromium cannot run).
+foreach(part ranks curve)
+  add_test(NAME report_views_${part}
+           COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_report_views.py ${SNAPDIFF_BIN} ${part})
+  set_tests_properties(report_views_${part} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 1200 LABELS report)
+endforeach()

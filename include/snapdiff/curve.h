@@ -166,6 +166,20 @@ size_t sd_curve_limit_count(const sd_curve *c);
 const sd_curve_limit_result *sd_curve_limit_at(const sd_curve *c, size_t i);
 bool sd_curve_pass(const sd_curve *c);
 
+/* What a picture of series i needs, bounded whatever the log's length: the samples in at
+ * most SD_CURVE_PLOT_POINTS buckets of equal x range (each: the x of its first sample, its
+ * lowest and highest figure), and the lower edge: the window floors the slope is fitted to
+ * (x of the lowest sample, its figure; none when the series has no verdict). The arrays
+ * live as long as the curve. @return false when i is out of range. */
+#define SD_CURVE_PLOT_POINTS 400
+typedef struct sd_curve_plot {
+    size_t n_points;
+    const double *x, *lo, *hi;
+    size_t n_floors;
+    const double *floor_x, *floor_bytes;
+} sd_curve_plot;
+bool sd_curve_series_plot(const sd_curve *c, size_t i, sd_curve_plot *out);
+
 /* Limits from a `check --config` file: `key = value` lines, `#` comments. Curve reads
  * max-per-step, max-growth-pct, max-fraction and horizon; check's other keys are
  * skipped. Values already set in *limits win (the command line). @return SD_OK, or

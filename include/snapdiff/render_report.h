@@ -2,14 +2,16 @@
  * See render.h for the rules every renderer keeps.
  *
  * The page draws from data embedded in it: the same JSON documents the CLI writes
- * (snapdiff.stats/1, snapdiff.frag/1, snapdiff.diff/1), and a snapdiff.report/1 document
- * of aggregates the pictures need. Every array in it is bounded, so a report stays small
+ * (snapdiff.stats/1, snapdiff.frag/1, snapdiff.diff/1; for ranks snapdiff.series-ranks/1,
+ * for training logs snapdiff.curve/1), and a snapdiff.report/1 document of aggregates the
+ * pictures need. Every array in it is bounded, so a report stays small
  * however large the snapshot. */
 #ifndef SNAPDIFF_RENDER_REPORT_H
 #define SNAPDIFF_RENDER_REPORT_H
 
 #include <stdio.h>
 
+#include "curve.h"
 #include "diff.h"
 #include "frag.h"
 #include "profile.h"
@@ -19,7 +21,7 @@ extern "C" {
 #endif
 
 /* What the page is drawn from; growable as render.h says. */
-#define SD_REPORT_INPUT_VERSION 1
+#define SD_REPORT_INPUT_VERSION 2
 typedef struct sd_report_input {
     unsigned version;                 /* SD_REPORT_INPUT_VERSION */
     const sd_snapshot *const *snaps;  /* the inputs, in command-line order */
@@ -30,6 +32,11 @@ typedef struct sd_report_input {
     const sd_profile *profile;
     const sd_diff *diff;              /* two files; else NULL */
     uint64_t max_memory;              /* budget for the folded stacks' tables; 0 = none */
+    /* Version 2. */
+    bool ranks;                       /* the snapshots are the ranks of one job, in rank
+                                       * order: drawn side by side (profile and diff NULL) */
+    const sd_curve *curve;            /* training logs (curve.h): the page draws their
+                                       * curves; snaps, frags, profile and diff unused */
 } sd_report_input;
 
 /* Write the page. @return SD_OK, SD_EIO (write failed), SD_ENOMEM, SD_EUSAGE. */

@@ -20,8 +20,17 @@
 #define EARLY_STEPS 200.0
 #define EARLY_PCT 5.0
 
+/* The points a picture of one series needs (sd_curve_series_plot). */
+typedef struct plot_store {
+    double x[SD_CURVE_PLOT_POINTS], lo[SD_CURVE_PLOT_POINTS], hi[SD_CURVE_PLOT_POINTS];
+    size_t n;
+    double floor_x[MAX_WINDOWS], floor_bytes[MAX_WINDOWS];
+    size_t n_floors;
+} plot_store;
+
 struct sd_curve {
     sd_curve_options opts;
+    plot_store *plots;          /* one per series */
     sd_curve_file *files;
     size_t n_files;
     sd_curve_series *series;
@@ -172,6 +181,31 @@ static void sparkline(sd_curve_series *s, const sample_view *v)
     }
 }
 
+/* The samples in buckets of equal x range, for a picture (sparkline()'s, finer). */
+static void plot_points(plot_store *p, const sd_curve_series *s, const sample_view *v)
+{
+    double span = s->last_x - s->first_x;
+    size_t cur = (size_t)-1;
+    p->n = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        size_t j = v->order[i];
+        double t = span > 0 ? (v->x[j] - s->first_x) / span * SD_CURVE_PLOT_POINTS : 0;
+        /* compared before the cast: a NaN or an overflowing double never reaches it */
+        size_t k = t >= 0 && t < SD_CURVE_PLOT_POINTS ? (size_t)t
+                   : t >= SD_CURVE_PLOT_POINTS ? SD_CURVE_PLOT_POINTS - 1 : 0;
+        if (k != cur || p->n == 0) {
+            cur = k;
+            p->x[p->n] = v->x[j];
+            p->lo[p->n] = v->lo[j];
+            p->hi[p->n] = v->hi[j];
+            p->n++;
+            continue;
+        }
+        p->lo[p->n - 1] = fmin(p->lo[p->n - 1], v->lo[j]);
+        p->hi[p->n - 1] = fmax(p->hi[p->n - 1], v->hi[j]);
+    }
+}
+
 typedef struct windows {
     double fx[MAX_WINDOWS], floor[MAX_WINDOWS], peak[MAX_WINDOWS];
     double gx[MAX_WINDOWS], gap[MAX_WINDOWS];
@@ -287,8 +321,9 @@ static void gap_of(sd_curve_series *s, const sd_curve_options *o, const windows 
                      g.slope * span >= (double)o->min_growth;
 }
 
-static sd_status analyse_series(sd_curve_series *s, const sdp_curve_series *in,
-                                const sd_curve_options *o, sd_error *err)
+static sd_status analyse_series(sd_curve_series *s, plot_store *plot,
+                                const sdp_curve_series *in, const sd_curve_options *o,
+                                sd_error *err)
 {
     sample_view v = {in->x, in->lo, in->hi, in->gap, NULL, in->n};
     if (!sort_by_x(&v)) {
@@ -312,6 +347,7 @@ static sd_status analyse_series(sd_curve_series *s, const sdp_curve_series *in,
     s->retries_first = in->retries_first; s->retries_last = in->retries_last;
     s->has_ooms = in->has_ooms; s->ooms_first = in->ooms_first; s->ooms_last = in->ooms_last;
     sparkline(s, &v);
+    plot_points(plot, s, &v);
     s->baseline_x = baseline_x_of(o, s->first_x, s->last_x, s->axis_seconds, &s->baseline_short);
     size_t from = 0;
     while (from < v.n && in->x[v.order[from]] < s->baseline_x) from++;
@@ -329,6 +365,9 @@ static sd_status analyse_series(sd_curve_series *s, const sdp_curve_series *in,
     s->baseline_bytes = w.floor[0];
     s->floor_last = w.floor[w.n - 1];
     s->peak_last = w.peak[w.n - 1];
+    plot->n_floors = w.n;
+    memcpy(plot->floor_x, w.fx, w.n * sizeof *w.fx);
+    memcpy(plot->floor_bytes, w.floor, w.n * sizeof *w.floor);
     double span = s->last_x - s->baseline_x;
     fit f;
     if (w.n < 3 || !(span > 0) || !fit_line(w.fx, w.floor, w.n, &f)) {
@@ -559,14 +598,15 @@ sd_curve *sd_curve_create(const char *const *paths, size_t n, const sd_curve_opt
     if (st == SD_OK) {
         sdp_curve_log_finish(&log);
         c->series = calloc(log.n_series ? log.n_series : 1, sizeof *c->series);
-        if (!c->series) st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        c->plots = calloc(log.n_series ? log.n_series : 1, sizeof *c->plots);
+        if (!c->series || !c->plots) st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
     }
     for (size_t i = 0; st == SD_OK && i < log.n_series; i++) {
         sd_curve_series *s = &c->series[i];
         s->source = paths[log.series[i].file];
         s->rank = log.series[i].rank;
         s->gpu = log.series[i].gpu;
-        st = analyse_series(s, &log.series[i], &c->opts, err);
+        st = analyse_series(s, &c->plots[i], &log.series[i], &c->opts, err);
         c->n_series = i + 1;
     }
     sdp_curve_log_free(&log);
@@ -585,6 +625,7 @@ void sd_curve_free(sd_curve *c)
     if (!c) return;
     free(c->files);
     free(c->series);
+    free(c->plots);
     free(c);
 }
 
@@ -606,6 +647,14 @@ const sd_curve_limit_result *sd_curve_limit_at(const sd_curve *c, size_t i)
     return i < c->n_limits ? &c->limits[i] : NULL;
 }
 bool sd_curve_pass(const sd_curve *c) { return c->pass; }
+
+bool sd_curve_series_plot(const sd_curve *c, size_t i, sd_curve_plot *out)
+{
+    if (!c || i >= c->n_series || !out) return false;
+    const plot_store *p = &c->plots[i];
+    *out = (sd_curve_plot){p->n, p->x, p->lo, p->hi, p->n_floors, p->floor_x, p->floor_bytes};
+    return true;
+}
 
 /* ---------- the limits file (check --config's format) ---------- */
 

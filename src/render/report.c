@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE   /* open_memstream */
 #include <inttypes.h>
+#include <math.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +21,20 @@
 #include "report_assets.h"
 #include "snapdiff/peak.h"
 #include "snapdiff/replay.h"
+#include "snapdiff/ranks.h"
+#include "snapdiff/render_curve.h"
 #include "snapdiff/render_frag.h"
+#include "snapdiff/render_series.h"
 #include "snapdiff/render_stats.h"
 
 static json_t *u64(uint64_t v) { return json_integer((json_int_t)v); }
+
+/* Version-2 fields of the input (render.h: a version of 0 reads as 1, which has none). */
+static bool is_ranks(const sd_report_input *in) { return in->version >= 2 && in->ranks; }
+static const sd_curve *curve_of(const sd_report_input *in)
+{
+    return in->version >= 2 ? in->curve : NULL;
+}
 
 /* ---- writing ------------------------------------------------------------------------ */
 
@@ -68,6 +79,34 @@ static sd_status write_frag(FILE *out, const sd_report_input *in)
 static sd_status write_diff(FILE *out, const sd_report_input *in)
 {
     return sd_render_diff_json(out, in->diff);
+}
+
+/* The ranks as `series` writes them over the same files (snapdiff.series-ranks/1): each
+ * snapshot's totals over its devices, their spread and the rank furthest from the median. */
+static sd_status write_ranks(FILE *out, const sd_report_input *in)
+{
+    sd_stats *totals = calloc(in->n, sizeof *totals);
+    const char **sources = calloc(in->n, sizeof *sources);
+    sd_status st = SD_ENOMEM;
+    if (totals && sources) {
+        for (size_t i = 0; i < in->n; i++) {
+            sd_stats_total(in->snaps[i], &totals[i]);
+            sources[i] = sd_snapshot_source(in->snaps[i]);
+        }
+        sd_rank_spread sp;
+        sd_rank_spread_of_totals(totals, in->n, &sp);
+        st = sd_render_series_ranks_json(out, sources, totals, in->n, &sp);
+    }
+    free(totals);
+    free(sources);
+    return st;
+}
+
+static sd_status write_curve(FILE *out, const sd_report_input *in)
+{
+    sd_error err;
+    sd_error_clear(&err);
+    return sd_render_curve_json(out, curve_of(in), NULL, &err);
 }
 
 /* One document rendered into memory, then written as a script element. */
@@ -583,6 +622,54 @@ static json_t *limits_json(void)
     return o;
 }
 
+/* Per rank, per device: the peak (peak.h, the one definition), null without a trace. */
+static json_t *rank_peaks_json(const sd_report_input *in)
+{
+    json_t *ranks = json_array();
+    sd_peak_options po;
+    memset(&po, 0, sizeof po);
+    for (size_t i = 0; i < in->n; i++) {
+        json_t *devs = json_array();
+        sd_peak *pk = sd_peak_create(in->snaps[i], &po, NULL);
+        for (size_t d = 0; pk && d < sd_snapshot_device_count(in->snaps[i]); d++) {
+            const sd_peak_device *pd = sd_peak_device_at(pk, d);
+            json_t *o = json_object();
+            json_object_set_new(o, "device", json_integer(pd->device));
+            json_object_set_new(o, "allocated_bytes", u64(pd->allocated_bytes));
+            json_object_set_new(o, "peak_bytes", pd->has_peak ? u64(pd->peak_bytes) : json_null());
+            json_object_set_new(o, "entry", pd->has_peak ? u64(pd->peak_entry) : json_null());
+            json_object_set_new(o, "time_us", pd->has_peak && pd->peak_has_time
+                                                  ? json_integer(pd->peak_time_us) : json_null());
+            json_array_append_new(devs, o);
+        }
+        sd_peak_free(pk);
+        json_array_append_new(ranks, devs);
+    }
+    return ranks;
+}
+
+static json_t *files_json(const sd_report_input *in)
+{
+    json_t *files = json_array();
+    for (size_t i = 0; i < in->n; i++) {
+        json_t *f = json_string(sd_snapshot_source(in->snaps[i]));
+        json_array_append_new(files, f ? f : json_string("?"));
+    }
+    return files;
+}
+
+/* The snapdiff.report/1 document of the ranks of one job: the page draws the figures of
+ * sd-ranks (snapdiff.series-ranks/1) and sd-frag, with each rank's peak from here. */
+static json_t *ranks_report_json(const sd_report_input *in)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "schema", json_string("snapdiff.report/1"));
+    json_object_set_new(o, "mode", json_string("ranks"));
+    json_object_set_new(o, "files", files_json(in));
+    json_object_set_new(o, "peaks", rank_peaks_json(in));
+    return o;
+}
+
 /* The snapdiff.report/1 document. */
 static json_t *report_json(const sd_report_input *in, sd_status *st, sd_error *err)
 {
@@ -626,15 +713,70 @@ static json_t *report_json(const sd_report_input *in, sd_status *st, sd_error *e
     return o;
 }
 
+/* ---- training logs: the points to draw each curve (curve.h's bounded plot) ---- */
+
+static json_t *real_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+/* The snapdiff.report/1 document of training logs: per series of sd-curve (same order),
+ * the curve as [x, lowest, highest] per bucket and the lower edge's floors as [x, floor];
+ * every other figure (baseline, slope, verdict, capacity, steps left) is sd-curve's. */
+static json_t *curve_report_json(const sd_curve *c, sd_status *st)
+{
+    json_t *o = json_object(), *files = json_array(), *series = json_array();
+    json_object_set_new(o, "schema", json_string("snapdiff.report/1"));
+    json_object_set_new(o, "mode", json_string("curve"));
+    for (size_t i = 0; i < sd_curve_file_count(c); i++) {
+        json_t *f = json_string(sd_curve_file_at(c, i)->path);
+        json_array_append_new(files, f ? f : json_string("?"));
+    }
+    json_object_set_new(o, "files", files);
+    for (size_t i = 0; i < sd_curve_series_count(c); i++) {
+        sd_curve_plot p;
+        json_t *so = json_object(), *pts = json_array(), *floors = json_array();
+        if (sd_curve_series_plot(c, i, &p)) {
+            for (size_t k = 0; k < p.n_points; k++) {
+                json_t *a = json_array();
+                json_array_append_new(a, real_or_null(p.x[k]));
+                json_array_append_new(a, real_or_null(p.lo[k]));
+                json_array_append_new(a, real_or_null(p.hi[k]));
+                json_array_append_new(pts, a);
+            }
+            for (size_t k = 0; k < p.n_floors; k++) {
+                json_t *a = json_array();
+                json_array_append_new(a, real_or_null(p.floor_x[k]));
+                json_array_append_new(a, real_or_null(p.floor_bytes[k]));
+                json_array_append_new(floors, a);
+            }
+        }
+        json_object_set_new(so, "points", pts);
+        json_object_set_new(so, "floors", floors);
+        json_array_append_new(series, so);
+    }
+    json_object_set_new(o, "series", series);
+    json_t *lim = json_object();
+    json_object_set_new(lim, "points", u64(SD_CURVE_PLOT_POINTS));
+    json_object_set_new(o, "limits", lim);
+    *st = SD_OK;
+    return o;
+}
+
 /* ---- the page ----------------------------------------------------------------------- */
 
 static sd_status write_data(FILE *out, const sd_report_input *in, sd_error *err)
 {
-    sd_status st = embed_doc(out, "sd-stats", write_stats, in);
-    if (st == SD_OK) st = embed_doc(out, "sd-frag", write_frag, in);
-    if (st == SD_OK && in->diff) st = embed_doc(out, "sd-diff", write_diff, in);
-    if (st != SD_OK) return st;
-    json_t *doc = report_json(in, &st, err);
+    sd_status st = SD_OK;
+    json_t *doc;
+    if (curve_of(in)) {
+        st = embed_doc(out, "sd-curve", write_curve, in);
+        doc = st == SD_OK ? curve_report_json(curve_of(in), &st) : NULL;
+    } else {
+        st = embed_doc(out, "sd-stats", write_stats, in);
+        if (st == SD_OK) st = embed_doc(out, "sd-frag", write_frag, in);
+        if (st == SD_OK && in->diff) st = embed_doc(out, "sd-diff", write_diff, in);
+        if (st == SD_OK && is_ranks(in)) st = embed_doc(out, "sd-ranks", write_ranks, in);
+        if (st != SD_OK) return st;
+        doc = is_ranks(in) ? ranks_report_json(in) : report_json(in, &st, err);
+    }
     if (!doc) return st == SD_OK ? SD_ENOMEM : st;
     char *text = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);
@@ -649,20 +791,32 @@ static sd_status write_data(FILE *out, const sd_report_input *in, sd_error *err)
 static void write_title(FILE *out, const sd_report_input *in)
 {
     fputs("snapdiff report: ", out);
+    if (is_ranks(in)) fprintf(out, "%zu ranks: ", in->n);
     for (size_t i = 0; i < in->n && i < 3; i++) {
         if (i) fputs(in->diff ? " vs " : ", ", out);
-        const char *src = sd_snapshot_source(in->snaps[i]);
+        const char *src = curve_of(in) ? sd_curve_file_at(curve_of(in), i)->path
+                                    : sd_snapshot_source(in->snaps[i]);
         const char *slash = strrchr(src, '/');
         put_html(out, slash ? slash + 1 : src);
     }
     if (in->n > 3) fprintf(out, " and %zu more", in->n - 3);
 }
 
+static bool input_fits(const sd_report_input *in)
+{
+    if (curve_of(in)) return in->n == sd_curve_file_count(curve_of(in));
+    if (!in->frags || !in->snaps) return false;
+    if (is_ranks(in)) return !in->diff && in->n >= 2;
+    return (in->diff || in->profile) && (!in->diff || in->n == 2);
+}
+
 sd_status sd_render_report(FILE *out, const sd_report_input *in, sd_error *err)
 {
-    if (!in || in->n == 0 || !in->frags || (!in->diff && !in->profile) ||
-        (in->diff && in->n != 2))
+    if (!in || in->n == 0 || !input_fits(in))
         return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "report: bad arguments");
+    /* The ranks and the curves are drawn by their own script (report_views.js), so that
+     * the pages of one, two and N snapshots stay what they were. */
+    bool views = is_ranks(in) || curve_of(in);
     const char *t = (const char *)sdp_report_html;
     size_t n = sizeof sdp_report_html, start = 0;
     sd_status st = SD_OK;
@@ -674,6 +828,8 @@ sd_status sd_render_report(FILE *out, const sd_report_input *in, sd_error *err)
         fwrite(t + start, 1, i - start, out);
         if (len == 5 && memcmp(name, "STYLE", 5) == 0)
             fwrite(sdp_report_css, 1, sizeof sdp_report_css, out);
+        else if (len == 6 && memcmp(name, "SCRIPT", 6) == 0 && views)
+            fwrite(sdp_report_views, 1, sizeof sdp_report_views, out);
         else if (len == 6 && memcmp(name, "SCRIPT", 6) == 0)
             fwrite(sdp_report_js, 1, sizeof sdp_report_js, out);
         else if (len == 4 && memcmp(name, "DATA", 4) == 0)
