@@ -1,5 +1,6 @@
 /* replay.c - sd_replay: the state at the trace's start rebuilt, the fidelity pass that
  * follows the recorded choices, and the free-running what-ifs (replay_model.c). */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -636,6 +637,20 @@ static bool ring_wrapped(const sd_snapshot *s)
     return false;
 }
 
+typedef struct fid_job {
+    fid *f;
+    const start_state *st;
+    const sd_alloc_conf *rec;
+    bool ok;
+} fid_job;
+
+static void *fid_main(void *arg)
+{
+    fid_job *j = arg;
+    j->ok = fidelity(j->f, j->st, j->rec);
+    return NULL;
+}
+
 static sd_status replay_device(sd_replay *r, const sd_cuda_device *d, const sd_replay_options *o,
                                sd_replay_device *out)
 {
@@ -667,9 +682,15 @@ static sd_status replay_device(sd_replay *r, const sd_cuda_device *d, const sd_r
         f.alloc_pp = calloc(d->n_trace ? d->n_trace : 1, sizeof *f.alloc_pp);
         if (!f.alloc_pp) status = SD_ENOMEM;
     }
-    if (status == SD_OK && !fidelity(&f, &st, &r->confs[0])) status = SD_ENOMEM;
-    sdp_rsim_free(&f.m);
-    free(f.pend);
+    /* The fidelity pass and the free-running ones only read the start state: with one
+     * private pool the free runs need nothing from it (alloc_pp), and it runs beside them. */
+    fid_job fj = {&f, &st, &r->confs[0], true};
+    pthread_t fid_thread;
+    bool fid_threaded = false;
+    if (status == SD_OK) {
+        fid_threaded = !f.alloc_pp && pthread_create(&fid_thread, NULL, fid_main, &fj) == 0;
+        if (!fid_threaded && !fidelity(&f, &st, &r->confs[0])) status = SD_ENOMEM;
+    }
     uint64_t cap = 0;
     out->capacity_source = SD_REPLAY_CAPACITY_UNKNOWN;
     if (o && o->capacity) {
@@ -687,6 +708,12 @@ static sd_status replay_device(sd_replay *r, const sd_cuda_device *d, const sd_r
         cfgs[c].capacity_bytes = cap;
         if (!free_run(r, d, &st, pl.n * 2, f.alloc_pp, &cfgs[c], npts)) status = SD_ENOMEM;
     }
+    if (fid_threaded) {
+        pthread_join(fid_thread, NULL);
+        if (!fj.ok) status = SD_ENOMEM;
+    }
+    sdp_rsim_free(&f.m);
+    free(f.pend);
     out->configs = cfgs;
     out->n_configs = status == SD_OK ? r->n_confs : 0;
     free(f.alloc_pp);
