@@ -50,7 +50,7 @@ static sd_curve_format log_format(const char *name)
     return SD_CURVE_FORMAT_NVIDIA_SMI;
 }
 
-static void options_of(const struct cli_opts *o, sd_curve_options *co)
+void cli_curve_options(const struct cli_opts *o, sd_curve_options *co)
 {
     memset(co, 0, sizeof *co);
     co->format = log_format(o->log_format);
@@ -58,6 +58,11 @@ static void options_of(const struct cli_opts *o, sd_curve_options *co)
     co->baseline_step = (double)o->baseline_step;
     co->capacity = o->capacity;
     co->threshold = o->threshold;
+}
+
+static void options_of(const struct cli_opts *o, sd_curve_options *co)
+{
+    cli_curve_options(o, co);
     sd_curve_limits *l = &co->limits;
     l->has_max_per_step = sd_limits_get(o->limits, SD_LIMIT_MAX_PER_STEP, &l->max_per_step, NULL);
     l->has_max_growth_pct = sd_limits_get(o->limits, SD_LIMIT_MAX_GROWTH_PCT, NULL,
@@ -67,7 +72,7 @@ static void options_of(const struct cli_opts *o, sd_curve_options *co)
     l->horizon = o->horizon;
 }
 
-static void warn_files(const sd_curve *c)
+void cli_curve_warn_bad_lines(const sd_curve *c)
 {
     for (size_t i = 0; i < sd_curve_file_count(c); i++) {
         const sd_curve_file *f = sd_curve_file_at(c, i);
@@ -76,6 +81,11 @@ static void warn_files(const sd_curve *c)
                      f->path, f->bad_lines, f->bad_lines == 1 ? "" : "s", f->first_bad_line,
                      f->first_bad_why ? f->first_bad_why : "unreadable");
     }
+}
+
+static void warn_files(const sd_curve *c)
+{
+    cli_curve_warn_bad_lines(c);
     for (size_t i = 0; i < sd_curve_limit_count(c); i++) {
         const sd_curve_limit_result *r = sd_curve_limit_at(c, i);
         if (!r->measurable)

@@ -7,7 +7,6 @@
  * terminal: -o FILE or a redirect.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,26 +169,12 @@ static int inputs_are_logs(const struct cli_opts *o)
     return -1;
 }
 
-static sd_curve_format log_format(const char *name)
-{
-    if (!name) return SD_CURVE_FORMAT_AUTO;
-    if (strcmp(name, "text") == 0) return SD_CURVE_FORMAT_TEXT;
-    if (strcmp(name, "jsonl") == 0) return SD_CURVE_FORMAT_JSONL;
-    if (strcmp(name, "csv") == 0) return SD_CURVE_FORMAT_CSV;
-    return SD_CURVE_FORMAT_NVIDIA_SMI;
-}
-
 /* The curves of the logs, as `snapdiff curve` reads them (its limits are not judged: the
  * page draws; `curve` gates). */
 static int report_curves(const struct cli_opts *o)
 {
     sd_curve_options co;
-    memset(&co, 0, sizeof co);
-    co.format = log_format(o->log_format);
-    co.has_baseline_step = o->has_baseline_step;
-    co.baseline_step = (double)o->baseline_step;
-    co.capacity = o->capacity;
-    co.threshold = o->threshold;
+    cli_curve_options(o, &co);
     sd_error err;
     sd_error_clear(&err);
     sd_curve *c = sd_curve_create(o->files, (size_t)o->n_files, &co, &err);
@@ -197,13 +182,7 @@ static int report_curves(const struct cli_opts *o)
         msg_sd_error(&err);
         return EXIT_TROUBLE;
     }
-    for (size_t i = 0; i < sd_curve_file_count(c); i++) {
-        const sd_curve_file *f = sd_curve_file_at(c, i);
-        if (f->bad_lines)
-            msg_warn("%s: %" PRIu64 " line%s could not be read, the first at line %" PRIu64 " (%s)",
-                     f->path, f->bad_lines, f->bad_lines == 1 ? "" : "s", f->first_bad_line,
-                     f->first_bad_why ? f->first_bad_why : "unreadable");
-    }
+    cli_curve_warn_bad_lines(c);
     report_job j = {NULL, sd_curve_file_count(c), NULL, NULL, NULL, false, c};
     int status = render_to_output(&j, o);
     sd_curve_free(c);

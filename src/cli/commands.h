@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "options.h"
+#include "snapdiff/curve.h"
 #include "snapdiff/diff.h"
 #include "snapdiff/gate.h"
 #include "snapdiff/ranks.h"
@@ -76,6 +77,12 @@ void cli_attrib_options(const struct cli_opts *o, sd_attrib_options *a);
 void cli_diff_options(const struct cli_opts *o, sd_diff_options *d);
 /* diff's --max-growth (o->has_max_growth) judged on d: one limit, as check has it. */
 sd_status cli_diff_gate(const struct cli_opts *o, const sd_diff *d, sd_gate *out);
+
+/* How curve and report read training logs (cmd_curve.c): --log-format, --baseline-step,
+ * --capacity, --threshold (no limits: curve adds its own); and the one warning per file
+ * with lines that could not be read. */
+void cli_curve_options(const struct cli_opts *o, sd_curve_options *co);
+void cli_curve_warn_bad_lines(const sd_curve *c);
 
 /* OLD's and NEW's members paired (pairs.c, ranks.h): by rank number, else by name. */
 struct cli_pairs {
