@@ -17,14 +17,8 @@
 #include "snapdiff/curve.h"
 #include "snapdiff/render_curve.h"
 
-#define FUZZ_CHECK(cond)                                                              \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "fuzz_curve: check failed: %s (%s:%d)\n", #cond, __FILE__, \
-                    __LINE__);                                                        \
-            abort();                                                                  \
-        }                                                                             \
-    } while (0)
+#include "fuzz_check.h"
+
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

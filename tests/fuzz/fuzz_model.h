@@ -19,16 +19,7 @@
 #include "snapdiff/snapshot.h"
 #include "snapdiff/stats.h"
 
-#ifndef FUZZ_CHECK
-#define FUZZ_CHECK(cond)                                                               \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
-            fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond, __FILE__,    \
-                    __LINE__);                                                          \
-            abort();                                                                    \
-        }                                                                               \
-    } while (0)
-#endif
+#include "fuzz_check.h"
 
 /* The memory budget of every load and analysis of a fuzz input. */
 #define FUZZ_BUDGET ((uint64_t)256 << 20)

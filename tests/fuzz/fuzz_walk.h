@@ -13,16 +13,7 @@
 
 #include "snapdiff/pickle.h"
 
-#ifndef FUZZ_CHECK   /* also in fuzz_model.h */
-#define FUZZ_CHECK(cond)                                                               \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
-            fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond, __FILE__,    \
-                    __LINE__);                                                          \
-            abort();                                                                    \
-        }                                                                               \
-    } while (0)
-#endif
+#include "fuzz_check.h"
 
 /* ---- a set of container identities (open addressing, grows) ---- */
 
