@@ -50,20 +50,21 @@ sd_status sd_render_stats_text(FILE *out, const sd_snapshot *s, const sd_render_
             sd_snapshot_is_legacy_list(s) ? "list-of-segments" : "dict");
     size_t nd = sd_snapshot_device_count(s);
     if (nd == 0) fprintf(out, "  no segments and no trace entries: an empty snapshot\n");
-    uint64_t by_action[SD_ACT_COUNT];
+    /* The total's per-action counts are the devices' summed: one walk of each trace. */
+    uint64_t by_action[SD_ACT_COUNT], all_actions[SD_ACT_COUNT] = {0};
     for (size_t i = 0; i < nd; i++) {
         sd_stats st;
         sd_stats_device(sd_snapshot_device(s, i), &st);
         sd_stats_device_actions(sd_snapshot_device(s, i), by_action, SD_ACT_COUNT);
+        for (size_t a = 0; a < SD_ACT_COUNT; a++) all_actions[a] += by_action[a];
         fprintf(out, "device %" PRId64 "\n", st.device);
         print_stats(out, &st, by_action, color);
     }
     if (nd > 1) {
         sd_stats total;
         sd_stats_total(s, &total);
-        sd_stats_total_actions(s, by_action, SD_ACT_COUNT);
         fprintf(out, "total over %zu devices\n", nd);
-        print_stats(out, &total, by_action, color);
+        print_stats(out, &total, all_actions, color);
     }
     sdp_settings_stats_text(out, sd_snapshot_allocator_settings(s));
     return ferror(out) ? SD_EIO : SD_OK;
