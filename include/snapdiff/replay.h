@@ -142,6 +142,12 @@ typedef struct sd_replay_device {
     uint64_t segment_decisions_checked, segment_decisions_matched;
     bool has_first_mismatch;
     sd_replay_mismatch first_mismatch;
+    /* Trust: the recorded settings' own replay matches >= 99% of placements and every
+     * segment decision, and its simulated peak reserved equals the recorded one. Only a
+     * trusted device's what-ifs may be quoted as advice; untrusted_why says why not
+     * (NULL when trusted). */
+    bool trusted;
+    const char *untrusted_why;
     sd_replay_capacity_source capacity_source;
     uint64_t warnings[SD_REPLAY_WARNING_COUNT];
     const sd_replay_config *configs; size_t n_configs;   /* "recorded" first */

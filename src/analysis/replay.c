@@ -623,6 +623,32 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
     return ok;
 }
 
+/* ---- trust ---- */
+
+/* A device's what-ifs are advice only when the model, run under the settings the
+ * recording used, reproduces the recording: >= 99% of placements, every segment
+ * decision, and the peak reserved to the byte. */
+static void judge_trust(sd_replay_device *d)
+{
+    d->trusted = false;
+    if (!d->n_configs) {
+        d->untrusted_why = "the replay did not run";
+    } else if (d->placements_checked &&
+               d->placements_matched * 100 < d->placements_checked * 99) {
+        d->untrusted_why = "the recorded settings' replay places fewer than 99% of requests "
+                           "where the allocator did";
+    } else if (d->segment_decisions_matched != d->segment_decisions_checked) {
+        d->untrusted_why = "the recorded settings' replay departs from the allocator's "
+                           "segment decisions";
+    } else if (d->configs[0].peak_reserved_bytes != d->recorded_peak_reserved_bytes) {
+        d->untrusted_why = "the recorded settings' replay does not reproduce the recorded "
+                           "peak reserved";
+    } else {
+        d->trusted = true;
+        d->untrusted_why = NULL;
+    }
+}
+
 /* ---- per device ---- */
 
 static bool ring_wrapped(const sd_snapshot *s)
@@ -716,6 +742,7 @@ static sd_status replay_device(sd_replay *r, const sd_cuda_device *d, const sd_r
     free(f.pend);
     out->configs = cfgs;
     out->n_configs = status == SD_OK ? r->n_confs : 0;
+    judge_trust(out);
     free(f.alloc_pp);
     free(pl.ids);
     start_state_free(&st);
