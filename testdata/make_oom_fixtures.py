@@ -13,7 +13,8 @@ Snapshots shaped as torch 2.x writes them (testdata/make_frag_fixtures.py's Snap
                   1200 + 800 MiB live and 48 MiB free; the oom asks for 1 GiB with 200 MiB
                   free on the device. All free 248 MiB < 1 GiB, and 2 * 48 < 1024 - 200:
                   capacity, at the run's start (nothing to compare with).
-  fragmentation   a 1 GiB segment live before the trace began (no segment_alloc in it):
+  fragmentation   a 1 GiB segment live before the trace began (no segment_alloc in it; its
+                  trace places Y, X, Z, Q and frees Y, Z as get_free_block would):
                   P 300 live | 200 free | X 200 live | 150 free | Q 174 live (MiB); the oom
                   asks for 256 MiB with 20 MiB free on the device: all free 370 MiB >= 256,
                   largest piece 200 MiB < 256: fragmentation, not at the run's start.
@@ -42,14 +43,20 @@ def capacity_start():
     s.record_settings()
     A = BASE
     s.segment(A, [(1200 * MiB, ALLOC, MODEL), (800 * MiB, ALLOC, ATTN), (48 * MiB, FREE, None)])
+    # a 2 GiB buffer makes the segment (get_allocation_size: 2 MiB rounding, so only a
+    # request of its size cuts a segment of this size) and is freed; the two tensors split it
     s.trace("segment_alloc", addr=A, size=2048 * MiB, frames=MODEL)
+    s.trace("alloc", addr=A, size=2048 * MiB, frames=MODEL)
+    s.trace("free_requested", addr=A, size=2048 * MiB, frames=MODEL)
+    s.trace("free_completed", addr=A, size=2048 * MiB, frames=MODEL)
     s.trace("alloc", addr=A, size=1200 * MiB, frames=MODEL)
     s.trace("alloc", addr=A + 1200 * MiB, size=800 * MiB, frames=ATTN)
     s.trace("oom", size=GiB, device_free=200 * MiB, frames=ATTN)
     return s
 
 
-def fragmentation(extra_free_segment=False, request=256 * MiB, device_free=20 * MiB):
+def fragmentation(extra_free_segment=False, request=256 * MiB, device_free=20 * MiB,
+                  second_hole=150 * MiB):
     s = Snap()
     s.record_settings()
     A = BASE
@@ -58,15 +65,25 @@ def fragmentation(extra_free_segment=False, request=256 * MiB, device_free=20 * 
                   (174 * MiB, ALLOC, OPTIM)])
     if extra_free_segment:
         s.segment(A + 2 * GiB, [(64 * MiB, FREE, None)], stream=7)
-    # the trace begins after P was allocated: X came and went, a batch came
+    # the trace begins after P was allocated: a 200 MiB batch Y takes the front of the free
+    # range (best fit, get_free_block, splits the rest off), X the 200 MiB after it, a
+    # temporary Z the second hole's size after X, Q the 174 MiB at the end; Y and Z are
+    # freed, which leaves the two holes
+    s.trace("alloc", addr=A + 300 * MiB, size=200 * MiB, frames=BATCH)
     s.trace("alloc", addr=A + 500 * MiB, size=200 * MiB, frames=ATTN)
+    s.trace("alloc", addr=A + 700 * MiB, size=second_hole, frames=BATCH)
     s.trace("alloc", addr=A + 850 * MiB, size=174 * MiB, frames=OPTIM)
+    s.trace("free_requested", addr=A + 300 * MiB, size=200 * MiB, frames=BATCH)
+    s.trace("free_completed", addr=A + 300 * MiB, size=200 * MiB, frames=BATCH)
+    s.trace("free_requested", addr=A + 700 * MiB, size=second_hole, frames=BATCH)
+    s.trace("free_completed", addr=A + 700 * MiB, size=second_hole, frames=BATCH)
     s.trace("oom", size=request, device_free=device_free, frames=BATCH)
     return s
 
 
 def both():
-    s = fragmentation(extra_free_segment=True, request=512 * MiB, device_free=100 * MiB)
+    s = fragmentation(extra_free_segment=True, request=512 * MiB, device_free=100 * MiB,
+                      second_hole=136 * MiB)
     # 336 MiB of the big segment's free space: make the second hole 136 MiB by a live
     # 14 MiB block at its end (the segment stays 1 GiB)
     seg = s.segments[0]

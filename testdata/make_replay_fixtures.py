@@ -25,6 +25,50 @@ testdata/replay/expected.json for tests/test_replay_cli.py.
                      a new segment (nothing cached is large enough), peak 390 MiB (their
                      sum). Under expandable_segments:True one segment grows by 20 MiB pages
                      to hold the largest: peak 60 MiB.
+
+Issue 25: one fixture per rule of c10/cuda/CUDACachingAllocator.cpp the model follows, the
+trace being what that code records (figures in MiB; the large pool's pages are 20 MiB, the
+small pool's 2 MiB; B is the expandable segment's base):
+
+  es_rules.pickle    recorded with expandable_segments:True. K 1 MiB (small pool: its own
+                     segment, one 2 MiB page, segment_type small); A 40 maps [0,40); M 10
+                     maps [40,60) (split: 10 free at 50); A freed: a 40 gap at 0 and a 10
+                     tail at 50. R 8: the smallest fit is the tail, but get_free_block's
+                     expandable_size loop prefers the gap: R at B+0. empty_cache() (its
+                     frames name it) unmaps the whole free pages of every free block
+                     (release_blocks -> unmap_block): [20,40) of the 32 free at 8, nothing
+                     of the 10 at 50. S 16: nothing free fits; find_expandable_block takes
+                     the lowest unmapped range, [20,40), with the free 12 before it: maps
+                     [20,40) again, S at B+8. Recorded peak reserved 60 + 2 = 62; every
+                     placement and each of the four maps matched. Under
+                     expandable_segments:False (the program's empty_cache replayed as
+                     empty_cache): segments 2 (K), 40 (A),
+                     10 (M); R splits A's cached 40, S takes the 32 left: peak 52.
+  pending.pickle     P 100 is freed with free_requested only (record_stream: its event is
+                     pending); Q 100 then makes a new segment; P's free_completed comes
+                     after. Recorded peak 200. At --capacity 150MiB torch's cudaMalloc for
+                     Q fails; release_cached_blocks first runs synchronize_and_free_events
+                     (P is freed), then releases P's wholly free segment: the retry
+                     succeeds, peak 100, one retry, no OOM.
+  gc.pickle          A 60, B 80, C 100 MiB requests, each freed before the next: three
+                     segments, recorded peak 240. garbage_collection_threshold:0.5 only acts
+                     with a memory fraction (set_fraction): without one its peak is the
+                     recorded 240 and gc_needs_fraction is true. With --memory-fraction 0.5
+                     --capacity 400MiB (allowed 200, GC threshold 100): before C's
+                     cudaMalloc 140 > 100 reserved, so garbage_collect_cached_blocks frees
+                     blocks at least as old as the average (A: 2 get_free_block calls old,
+                     B: 1; average 1.5): A goes, 60 >= the 40 target; C's segment then fits
+                     (180 <= 200): peak 180, no retry. The recorded settings under the same
+                     fraction: 240 > 200, so cudaMalloc fails, release_cached_blocks frees
+                     A and B, the retry makes C: peak 140, one retry.
+  oversize.pickle    A 150 and K 500 made and freed; C 400 splits K's cached 500 (recorded
+                     peak 650). Under max_split_size_mb:100 --capacity 1000MiB, K is
+                     oversize and C >= 100 may only take it if K < C + 20 (get_free_block):
+                     a new segment, 650 + 400 > 1000; release_available_cached_blocks frees
+                     the one oversize block large enough (K), not the cache: A stays,
+                     end reserved 150 + 400 = 550, peak 650, and no retry counted (torch
+                     counts num_alloc_retries only for the alloc_block after
+                     release_cached_blocks).
 """
 import json
 import os
@@ -39,15 +83,23 @@ SETTINGS = {"PYTORCH_CUDA_ALLOC_CONF": "", "max_split_size": -1,
 FRAMES = [{"name": "forward", "filename": "/home/u/proj/model.py", "line": 12}]
 
 
+EMPTY_CACHE = [{"name": "empty_cache", "filename":
+                "/usr/lib/python3/dist-packages/torch/cuda/memory.py", "line": 192},
+               {"name": "train", "filename": "/home/u/proj/train.py", "line": 40}]
+
+
 class Run:
     def __init__(self):
         self.trace = []
         self.segs = {}      # addr -> size
         self.live = {}      # addr -> (size, requested)
+        self.settings = dict(SETTINGS)
 
-    def e(self, action, addr, size):
+    def e(self, action, addr, size, frames=None):
         d = {"action": action, "addr": addr, "size": size, "stream": 0}
-        if action in ("alloc", "free_requested", "free_completed"):
+        if frames is not None:
+            d["frames"] = frames
+        elif action in ("alloc", "free_requested", "free_completed"):
             d["frames"] = FRAMES
         self.trace.append(d)
 
@@ -63,6 +115,13 @@ class Run:
         req = self.live.pop(addr)[1]
         self.e("free_requested", addr, req)
         self.e("free_completed", addr, req)
+
+    def snapshot_segments(self, segs, expandable):
+        self.segs = segs
+        snap = self.snapshot()
+        for seg in snap["segments"]:
+            seg["is_expandable"] = expandable
+        return snap
 
     def snapshot(self):
         segments = []
@@ -81,14 +140,15 @@ class Run:
                 blocks.append({"address": at, "size": addr + size - at, "requested_size": 0,
                                "state": "inactive", "frames": []})
             alloc = sum(b["size"] for b in blocks if b["state"] != "inactive")
+            small = size <= 2 * MiB or addr in getattr(self, "small_segs", ())
             segments.append({"device": 0, "address": addr, "total_size": size,
                              "allocated_size": alloc, "active_size": alloc,
                              "requested_size": alloc, "stream": 0,
-                             "segment_type": "small" if size <= 2 * MiB else "large",
+                             "segment_type": "small" if small else "large",
                              "segment_pool_id": (0, 0), "is_expandable": False,
                              "frames": [], "blocks": blocks})
         return {"segments": segments, "device_traces": [self.trace],
-                "allocator_settings": dict(SETTINGS)}
+                "allocator_settings": self.settings}
 
 
 def split600():
@@ -144,9 +204,85 @@ def growing():
         "expandable_segments:True": {"peak": 60 * MiB}}}
 
 
+def es_rules():
+    r = Run()
+    r.settings.update({"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+                       "expandable_segments": True})
+    B = BASE
+    K = BASE + (1 << 40)                     # the small pool's segment: its own range
+    r.e("segment_map", K, 2 * MiB)
+    r.alloc(K, 1 * MiB, 1 * MiB)
+    r.e("segment_map", B, 40 * MiB)
+    r.alloc(B, 40 * MiB, 40 * MiB)           # A
+    r.e("segment_map", B + 40 * MiB, 20 * MiB)
+    r.alloc(B + 40 * MiB, 10 * MiB, 10 * MiB)    # M
+    r.free(B)                                # A: a 40 gap, a 10 tail at 50
+    r.alloc(B, 8 * MiB, 8 * MiB)             # R: the gap, not the tail
+    r.e("segment_unmap", B + 20 * MiB, 20 * MiB, frames=EMPTY_CACHE)
+    r.e("segment_map", B + 20 * MiB, 20 * MiB)
+    r.alloc(B + 8 * MiB, 16 * MiB, 16 * MiB)     # S: the lowest gap refilled
+    r.small_segs = {K}
+    snap = r.snapshot_segments({K: 2 * MiB, B: 60 * MiB}, True)
+    return snap, {"recorded_peak": 62 * MiB, "placements": 5, "segment_decisions": 4,
+                  "configs": {"recorded": {"peak": 62 * MiB},
+                              "expandable_segments:False": {"peak": 52 * MiB}}}
+
+
+def pending():
+    r = Run()
+    r.segment(BASE, 100 * MiB)
+    r.alloc(BASE, 100 * MiB, 100 * MiB)
+    r.live.pop(BASE)
+    r.e("free_requested", BASE, 100 * MiB)   # record_stream: an event is pending
+    r.segment(BASE + 1024 * MiB, 100 * MiB)
+    r.alloc(BASE + 1024 * MiB, 100 * MiB, 100 * MiB)
+    r.e("free_completed", BASE, 100 * MiB)
+    return r.snapshot(), {"recorded_peak": 200 * MiB, "capacity": "150MiB",
+                          "configs": {"recorded": {"peak": 100 * MiB, "retries": 1,
+                                                   "ooms": []}}}
+
+
+def gc():
+    r = Run()
+    for k, size in enumerate((60 * MiB, 80 * MiB, 100 * MiB)):
+        addr = BASE + k * 1024 * MiB
+        r.segment(addr, size)
+        r.alloc(addr, size, size)
+        if k < 2:
+            r.free(addr)
+    return r.snapshot(), {"recorded_peak": 240 * MiB, "capacity": "400MiB",
+                          "memory_fraction": "0.5", "configs": {
+                              "garbage_collection_threshold:0.5": {"peak": 180 * MiB,
+                                                                   "retries": 0},
+                              "recorded": {"peak": 140 * MiB, "retries": 1}},
+                          "no_fraction": {"garbage_collection_threshold:0.5":
+                                          {"peak": 240 * MiB, "gc_needs_fraction": True}}}
+
+
+def oversize():
+    r = Run()
+    A, K = BASE, BASE + 1024 * MiB
+    r.segment(A, 150 * MiB)
+    r.alloc(A, 150 * MiB, 150 * MiB)
+    r.free(A)
+    r.segment(K, 500 * MiB)
+    r.alloc(K, 500 * MiB, 500 * MiB)
+    r.free(K)
+    r.alloc(K, 400 * MiB, 400 * MiB)         # splits the cached 500
+    return r.snapshot(), {"recorded_peak": 650 * MiB, "capacity": "1000MiB", "configs": {
+        "max_split_size_mb:100": {"peak": 650 * MiB, "end": 550 * MiB, "retries": 0,
+                                  "ooms": []}}}
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     expected = {}
+    for name, make in (("es_rules", es_rules), ("pending", pending), ("gc", gc),
+                       ("oversize", oversize)):
+        snap, exp = make()
+        with open(os.path.join(OUT, name + ".pickle"), "wb") as f:
+            pickle.dump(snap, f, protocol=4)
+        expected[name] = exp
     for name, make in (("split600", split600), ("retry", retry), ("stranded", stranded),
                        ("growing", growing)):
         run, exp = make()

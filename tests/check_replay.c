@@ -48,8 +48,16 @@ START_TEST(conf_parse)
                                          NULL), SD_OK);
     ck_assert(c.expandable_segments);
     ck_assert_uint_eq(c.max_split_size, 512 * MiB);
-    ck_assert_int_eq(sd_alloc_conf_parse("max_split_size_mb:5", &c, NULL), SD_OK);
-    ck_assert_uint_eq(c.max_split_size, 20 * MiB);   /* raised to kLargeBuffer */
+    /* parseMaxSplitSize: TORCH_CHECK(val > kLargeBuffer / MiB, "... too small, must be > 20") */
+    ck_assert_int_eq(sd_alloc_conf_parse("max_split_size_mb:5", &c, NULL), SD_EUSAGE);
+    ck_assert_int_eq(sd_alloc_conf_parse("max_split_size_mb:20", &c, NULL), SD_EUSAGE);
+    ck_assert_int_eq(sd_alloc_conf_parse("max_split_size_mb:21", &c, NULL), SD_OK);
+    ck_assert_uint_eq(c.max_split_size, 21 * MiB);
+    /* ConfigTokenizer drops spaces; cudaMallocAsync is another allocator, not modelled */
+    ck_assert_int_eq(sd_alloc_conf_parse(" expandable_segments : True ", &c, NULL), SD_OK);
+    ck_assert(c.expandable_segments);
+    ck_assert_int_eq(sd_alloc_conf_parse("backend:cudaMallocAsync", &c, NULL), SD_EUSAGE);
+    ck_assert_int_eq(sd_alloc_conf_parse("backend:native", &c, NULL), SD_OK);
     ck_assert_int_eq(sd_alloc_conf_parse("roundup_power2_divisions:[256:1,512:2,>:8]", &c, NULL),
                      SD_OK);
     ck_assert_uint_eq(c.roundup_power2_divisions[0], 1);

@@ -62,10 +62,14 @@ def part_oom():
             check("PYTORCH_CUDA_ALLOC_CONF" not in advice,
                   name + ": no allocator settings where fragmentation did not contribute")
             check("the trace reaches back to the run's start" in text, name + ": run start said")
-        elif cause == "both":   # the replay shows neither setting avoids it (issue 20)
+        elif cause == "both" or name == "fragmentation":
+            # the replay (trusted: every placement matched) shows neither setting avoids it
+            # (issue 20); fragmentation's segments were cut before its trace, so a setting
+            # cannot re-cut them within the window (issue 25), which the advice says
             check("the replay shows no setting avoids this oom" in advice.lower()
                   and "PYTORCH_CUDA_ALLOC_CONF" not in advice,
                   name + ": no allocator settings where the replay shows none helps")
+            check("segments were cut" in advice, name + ": the warm start is said")
         else:
             check("PYTORCH_CUDA_ALLOC_CONF" in advice,
                   name + ": allocator settings where fragmentation contributed")

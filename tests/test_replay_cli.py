@@ -68,6 +68,56 @@ def fixtures(binary, src):
     for cap, n in e["capacities"].items():
         c = run_json(binary, path("stranded"), "--capacity", cap)["configs"][0]
         check("stranded at %s" % cap, [o["entry"] for o in c["ooms"]], [e["oom_entry"]] * n)
+    # issue 25: one fixture per allocator rule (testdata/make_replay_fixtures.py)
+    e = exp["es_rules"]
+    dev = run_json(binary, path("es_rules"), "--alloc-conf", "expandable_segments:False")
+    fid = dev["fidelity"]
+    check("es_rules placements", (fid["placements_matched"], fid["placements_checked"]),
+          (e["placements"], e["placements"]))
+    check("es_rules segment decisions", (fid["segment_decisions_matched"],
+          fid["segment_decisions_checked"]), (e["segment_decisions"], e["segment_decisions"]))
+    check("es_rules trusted", (fid["trusted"], fid["untrusted_why"]), (True, None))
+    check("es_rules recorded peak", dev["recorded"]["peak_reserved_bytes"], e["recorded_peak"])
+    got = {c["alloc_conf"]: c for c in dev["configs"]}
+    for conf, want in e["configs"].items():
+        check("es_rules %s peak" % conf, got[conf]["peak_reserved_bytes"], want["peak"])
+    e = exp["pending"]
+    dev = run_json(binary, path("pending"), "--capacity", e["capacity"])
+    c, w = dev["configs"][0], e["configs"]["recorded"]
+    check("pending recorded peak", dev["recorded"]["peak_reserved_bytes"], e["recorded_peak"])
+    check("pending under capacity", (c["peak_reserved_bytes"], c["alloc_retries"], c["ooms"]),
+          (w["peak"], w["retries"], w["ooms"]))
+    check("pending trusted under --capacity", dev["fidelity"]["trusted"], True)
+    e = exp["gc"]
+    dev = run_json(binary, path("gc"), "--alloc-conf", "garbage_collection_threshold:0.5")
+    c = dev["configs"][1]
+    w = e["no_fraction"]["garbage_collection_threshold:0.5"]
+    check("gc without a fraction", (c["peak_reserved_bytes"], c["gc_needs_fraction"]),
+          (w["peak"], w["gc_needs_fraction"]))
+    dev = run_json(binary, path("gc"), "--alloc-conf", "garbage_collection_threshold:0.5",
+                   "--memory-fraction", e["memory_fraction"], "--capacity", e["capacity"])
+    got = {c["alloc_conf"]: c for c in dev["configs"]}
+    for conf, want in e["configs"].items():
+        c = got[conf]
+        check("gc %s with a fraction" % conf, (c["peak_reserved_bytes"], c["alloc_retries"],
+              c["memory_fraction"], c["gc_needs_fraction"]),
+              (want["peak"], want["retries"], float(e["memory_fraction"]), False))
+    e = exp["oversize"]
+    dev = run_json(binary, path("oversize"), "--alloc-conf", "max_split_size_mb:100",
+                   "--capacity", e["capacity"])
+    c, w = dev["configs"][1], e["configs"]["max_split_size_mb:100"]
+    check("oversize release", (c["peak_reserved_bytes"], c["end_reserved_bytes"],
+          c["alloc_retries"], c["ooms"]), (w["peak"], w["end"], w["retries"], w["ooms"]))
+    # options as torch parses them: max_split_size_mb must be > 20 (parseMaxSplitSize), the
+    # tokenizer drops spaces, cudaMallocAsync is another allocator
+    for conf, code in (("max_split_size_mb:20", 2), ("backend:cudaMallocAsync", 2),
+                       (" expandable_segments : True", 0)):
+        p = subprocess.run([binary, "replay", "-q", path("split600"), "--alloc-conf", conf],
+                           capture_output=True, text=True)
+        check("--alloc-conf %r exit" % conf, p.returncode, code)
+        if code:
+            check("--alloc-conf %r one line" % conf, len(p.stderr.strip().splitlines()) >= 1
+                  and conf.split(":")[0] in p.stderr, True)
     # a config that does not parse is a usage error, before any file is read
     p = subprocess.run([binary, "replay", path("split600"), "--alloc-conf", "max_split_size_mb:x"],
                        capture_output=True, text=True)
@@ -136,6 +186,9 @@ def main():
                     fid["placements_matched"] < 0.995 * fid["placements_checked"]:
                 print("FAIL %s: placements %d/%d" % (name, fid["placements_matched"],
                                                      fid["placements_checked"]))
+                bad += 1
+            if fid["placements_checked"] and not fid["trusted"] and name not in PEAK_EXCEPTIONS:
+                print("FAIL %s dev %d: not trusted: %s" % (name, d["device"], fid["untrusted_why"]))
                 bad += 1
             t = truth.get(d["device"])
             if t is None:

@@ -256,6 +256,10 @@ typedef struct sd_frag_advice {
     bool replayed;
     uint64_t recorded_peak_reserved_bytes, peak_reserved_bytes;
     size_t ooms, ooms_avoided;
+    /* The replay began warm (sd_replay_device.warm_start): its segments were cut before the
+     * trace, so it measures how a setting reuses them, not the layout a run started with
+     * the setting would have. */
+    bool replay_warm_start;
 } sd_frag_advice;
 
 /* ---- The segment map: the segments of a device with the most free memory stranded,

@@ -34,8 +34,12 @@ enum { SD_ALLOC_CONF_INTERVALS = 16 };
 typedef struct sd_alloc_conf {
     bool expandable_segments;
     uint64_t max_split_size;         /* bytes; UINT64_MAX = unlimited (torch's default) */
-    double garbage_collection_threshold;   /* 0 = off */
+    double garbage_collection_threshold;   /* 0 = off; acts only with memory_fraction */
     uint32_t roundup_power2_divisions[SD_ALLOC_CONF_INTERVALS];   /* 0 = plain rounding */
+    uint64_t max_non_split_rounding; /* bytes an oversize block may exceed a request by
+                                      * (max_non_split_rounding_mb, torch 2.6+); 20 MiB */
+    double memory_fraction;          /* torch.cuda.set_per_process_memory_fraction (or the
+                                      * per_process_memory_fraction key); 0 = not set */
 } sd_alloc_conf;
 
 /* torch's defaults: no expandable segments, unlimited split, no GC, plain rounding. */
@@ -57,6 +61,8 @@ typedef struct sd_replay_options {
                                       * entry (reserved then + device_free), else unknown */
     size_t timeline_points;          /* reserved-over-time points per config; 0 = 256 */
     uint64_t max_memory;             /* budget for the replay's tables; 0 = unlimited */
+    double memory_fraction;          /* set_per_process_memory_fraction for every config
+                                      * that does not set one; 0 = none */
 } sd_replay_options;
 
 typedef enum sd_replay_capacity_source {
@@ -86,11 +92,24 @@ typedef struct sd_replay_choice {
     uint64_t segment_bytes;          /* new_segment: its size */
 } sd_replay_choice;
 
+/* A free block the model saw when it placed a request. */
+typedef struct sd_replay_free_block {
+    uint64_t address, bytes;
+    uint64_t expandable_bytes;       /* bytes plus the unmapped space after it (expandable
+                                      * segments' best fit), else bytes */
+} sd_replay_free_block;
+
+enum { SD_REPLAY_SEEN = 4 };
+
 typedef struct sd_replay_mismatch {
     size_t entry;                    /* index in the device's trace */
     uint64_t request_bytes;          /* as recorded (before rounding) */
     uint64_t stream;
     sd_replay_choice model, recorded;
+    /* The request's pool and stream at that moment: the smallest free blocks that could
+     * hold it, in the allocator's best-fit order. */
+    sd_replay_free_block seen[SD_REPLAY_SEEN];
+    size_t n_seen;
 } sd_replay_mismatch;
 
 typedef struct sd_replay_point {
@@ -110,6 +129,8 @@ typedef struct sd_replay_oom_outcome {
     uint64_t request_bytes;
     uint32_t stack;
     bool succeeds;
+    uint64_t headroom_bytes;         /* succeeds: what the limit leaves after the request
+                                      * (0 when the capacity is unknown) */
 } sd_replay_oom_outcome;
 
 typedef struct sd_replay_config {
@@ -125,6 +146,8 @@ typedef struct sd_replay_config {
     const sd_replay_oom_outcome *oom_outcomes; size_t n_oom_outcomes;  /* recorded ooms */
     uint64_t stranded_bytes;         /* free bytes in segments that hold live blocks, end */
     uint64_t largest_free_bytes;     /* the largest free block at the end */
+    bool gc_needs_fraction;          /* garbage_collection_threshold set, but no memory
+                                      * fraction: torch runs no GC, nor does the replay */
     const sd_replay_point *timeline; size_t n_timeline;
 } sd_replay_config;
 
@@ -143,11 +166,17 @@ typedef struct sd_replay_device {
     bool has_first_mismatch;
     sd_replay_mismatch first_mismatch;
     /* Trust: the recorded settings' own replay matches >= 99% of placements and every
-     * segment decision, and its simulated peak reserved equals the recorded one. Only a
-     * trusted device's what-ifs may be quoted as advice; untrusted_why says why not
-     * (NULL when trusted). */
+     * segment decision, and its simulated peak reserved equals the recorded one (compared
+     * only when the recorded settings ran as recorded: trust_peak_compared is false under
+     * a --capacity or --memory-fraction the recording did not have). Only a trusted
+     * device's what-ifs may be quoted as advice; untrusted_why says why not (NULL when
+     * trusted). */
     bool trusted;
     const char *untrusted_why;
+    bool trust_peak_compared;
+    /* The window creates no segment: it starts with its memory reserved, and a what-if
+     * can show only how that memory is reused, not how much a run from empty would need. */
+    bool warm_start;
     sd_replay_capacity_source capacity_source;
     uint64_t warnings[SD_REPLAY_WARNING_COUNT];
     const sd_replay_config *configs; size_t n_configs;   /* "recorded" first */

@@ -167,6 +167,7 @@ static void quote_replay(const sd_replay_device *rd, size_t k, sd_frag_advice *a
 {
     const sd_replay_config *c = &rd->configs[k];
     a->replayed = true;
+    a->replay_warm_start = rd->warm_start;
     a->recorded_peak_reserved_bytes = rd->configs[0].peak_reserved_bytes;
     a->peak_reserved_bytes = c->peak_reserved_bytes;
     a->ooms = c->n_oom_outcomes;
@@ -186,7 +187,7 @@ static void fix_advice(const sd_frag *f, const sd_frag_device *d, const sd_repla
     const sd_frag_figures *g = &d->fig;
     const sd_allocator_settings *st = sd_snapshot_allocator_settings(f->snap);
     size_t before = l->n;
-    if (rd) {   /* measured: a setting only where the replay shows it helps */
+    if (rd && rd->trusted) {   /* measured: a setting only where a trusted replay shows it helps */
         sd_frag_advice ex = {.code = SD_ADVICE_EXPANDABLE_SEGMENTS,
                              .settings_recorded = st && st->present};
         sd_frag_advice ms = {.code = SD_ADVICE_MAX_SPLIT_SIZE,
@@ -198,6 +199,7 @@ static void fix_advice(const sd_frag *f, const sd_frag_device *d, const sd_repla
         if (max_split_unlimited(st) && replay_helps(&ms)) advise(l, &ms);
         if (ex.ooms && !ex.ooms_avoided && !ms.ooms_avoided)
             advise(l, &(sd_frag_advice){.code = SD_ADVICE_REPLAY_NO_SETTING, .replayed = true,
+                                        .replay_warm_start = rd->warm_start,
                                         .recorded_peak_reserved_bytes =
                                             rd->configs[0].peak_reserved_bytes,
                                         .ooms = ex.ooms});

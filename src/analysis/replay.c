@@ -55,9 +55,17 @@ typedef struct start_blk {
     bool size_known;           /* from the snapshot; else rounded from a free's request */
 } start_blk;
 
+/* An expandable segment's reserved address range: [base, base + va). */
+typedef struct start_es {
+    uint64_t base, va, stream;
+    uint16_t pool;
+} start_es;
+
 typedef struct start_state {
-    start_seg *segs; size_t nsegs;
+    start_seg *segs; size_t nsegs;   /* cudaMalloc segments, and the ranges of expandable
+                                      * segments mapped at the start (expandable set) */
     start_blk *blks; size_t nblks;
+    start_es *es; size_t nes;
     uint64_t reserved, allocated;
 } start_state;
 
@@ -143,6 +151,7 @@ static void start_state_free(start_state *st)
 {
     free(st->segs);
     free(st->blks);
+    free(st->es);
 }
 
 /* Fix the sizes of blocks known only from a free's request: rounded, and the rest of
@@ -182,7 +191,9 @@ static void tile_start(start_state *st, const sd_alloc_conf *rec, uint64_t *bad)
             bool small = g->size <= SDP_KSMALL_BUFFER && !g->expandable;
             if (b.size < next - b.addr) {
                 uint64_t rest = next - b.addr - b.size;
-                if (small ? rest < SDP_KMIN_BLOCK : rest <= SDP_KSMALL_SIZE) b.size += rest;
+                /* with expandable segments every split leaving >= 512 B is made */
+            if ((small || g->expandable) ? rest < SDP_KMIN_BLOCK : rest <= SDP_KSMALL_SIZE)
+                b.size += rest;
             }
         }
         if (b.size > seg_end - b.addr) b.size = seg_end - b.addr;
@@ -213,6 +224,144 @@ static bool other_segments(const sd_snapshot *s, const sd_cuda_device *self, sdp
     return true;
 }
 
+/* ---- expandable segments at the start ---- */
+
+/* A set of disjoint address ranges, sorted. */
+typedef struct ranges {
+    uint64_t (*r)[2];
+    size_t n, cap;
+} ranges;
+
+static bool ranges_add(ranges *rs, uint64_t lo, uint64_t hi)
+{
+    if (lo >= hi) return true;
+    /* Absorb every range that touches [lo, hi), then insert in order. */
+    size_t w = 0, at = SIZE_MAX;
+    for (size_t i = 0; i < rs->n; i++) {
+        uint64_t a = rs->r[i][0], b = rs->r[i][1];
+        if (b < lo || a > hi) {
+            if (a > hi && at == SIZE_MAX) at = w;
+            rs->r[w][0] = a;
+            rs->r[w][1] = b;
+            w++;
+            continue;
+        }
+        if (a < lo) lo = a;
+        if (b > hi) hi = b;
+    }
+    rs->n = w;
+    if (at == SIZE_MAX) at = w;
+    uint64_t item[2] = {lo, hi};
+    if (!push((void **)&rs->r, &rs->n, &rs->cap, item, sizeof item)) return false;
+    memmove(&rs->r[at + 1], &rs->r[at], (rs->n - 1 - at) * sizeof rs->r[0]);
+    rs->r[at][0] = lo;
+    rs->r[at][1] = hi;
+    return true;
+}
+
+static bool ranges_sub(ranges *rs, uint64_t lo, uint64_t hi)
+{
+    for (size_t i = 0; i < rs->n; i++) {
+        uint64_t a = rs->r[i][0], b = rs->r[i][1];
+        if (b <= lo || a >= hi) continue;
+        if (a < lo && b > hi) {       /* a hole in the middle: two ranges */
+            rs->r[i][1] = lo;
+            uint64_t item[2] = {hi, b};
+            if (!push((void **)&rs->r, &rs->n, &rs->cap, item, sizeof item)) return false;
+            memmove(&rs->r[i + 2], &rs->r[i + 1], (rs->n - 2 - i) * sizeof rs->r[0]);
+            rs->r[i + 1][0] = hi;
+            rs->r[i + 1][1] = b;
+            return true;
+        }
+        if (a < lo) rs->r[i][1] = lo;
+        else if (b > hi) rs->r[i][0] = hi;
+        else {
+            memmove(&rs->r[i], &rs->r[i + 1], (rs->n - 1 - i) * sizeof rs->r[0]);
+            rs->n--;
+            i--;
+        }
+    }
+    return true;
+}
+
+/* Where an expandable segment is known to be, and what it is: a range the snapshot shows,
+ * or a map the trace records (its pool is that of the request it was made for). */
+typedef struct es_anchor {
+    uint64_t addr, stream;
+    bool small;
+} es_anchor;
+
+static int cmp_anchor(const void *a, const void *b)
+{
+    uint64_t x = ((const es_anchor *)a)->addr, y = ((const es_anchor *)b)->addr;
+    return x < y ? -1 : x > y;
+}
+
+/* The pool of the request a run of maps at entry i was made for: the next alloc's. */
+static bool map_is_small(const sd_cuda_device *d, const sd_alloc_conf *rec, size_t i)
+{
+    for (size_t k = i + 1; k < d->n_trace; k++) {
+        const sd_trace_entry *e = &d->trace[k];
+        if (e->action == SD_ACT_ALLOC || e->action == SD_ACT_OOM)
+            return sdp_round_size(rec, e->size) <= SDP_KSMALL_SIZE;
+        if (e->action != SD_ACT_SEGMENT_MAP) break;
+    }
+    return false;
+}
+
+/* The expandable segments at the trace's start: the ranges mapped then are the snapshot's
+ * expandable ranges with the window's maps undone and its unmaps put back (walking the
+ * trace backwards); one segment per run of anchors of one pool and stream in address
+ * order (torch keeps one per pool and stream), its address space reaching to the next. */
+static bool expandable_start(const sd_cuda_device *d, const sd_alloc_conf *rec, start_state *st,
+                             size_t *cap_s)
+{
+    ranges rs = {0};
+    es_anchor *an = NULL;
+    size_t nan = 0, cap_an = 0, cap_es = 0;
+    bool ok = true;
+    for (size_t i = 0; i < d->n_segments && ok; i++) {
+        const sd_segment *g = &d->segments[i];
+        if (!g->is_expandable) continue;
+        es_anchor a = {g->address, g->stream, g->is_small};
+        ok = ranges_add(&rs, g->address, g->address + g->total_size) &&
+             push((void **)&an, &nan, &cap_an, &a, sizeof a);
+    }
+    for (size_t i = d->n_trace; i-- > 0 && ok;) {
+        const sd_trace_entry *e = &d->trace[i];
+        if (e->action == SD_ACT_SEGMENT_MAP) {
+            es_anchor a = {e->addr, e->stream, map_is_small(d, rec, i)};
+            ok = ranges_sub(&rs, e->addr, e->addr + e->size) &&
+                 push((void **)&an, &nan, &cap_an, &a, sizeof a);
+        } else if (e->action == SD_ACT_SEGMENT_UNMAP) {
+            ok = ranges_add(&rs, e->addr, e->addr + e->size);
+        }
+    }
+    if (ok && nan) {
+        qsort(an, nan, sizeof *an, cmp_anchor);
+        size_t ri = 0;
+        for (size_t i = 0; i < nan && ok; i++) {
+            if (i && an[i].small == an[i - 1].small && an[i].stream == an[i - 1].stream) continue;
+            size_t j = i + 1;   /* the next run's first anchor */
+            while (j < nan && an[j].small == an[i].small && an[j].stream == an[i].stream) j++;
+            uint64_t base = an[i].addr, end = j < nan ? an[j].addr : UINT64_MAX;
+            /* Ranges below the first run belong to it: they lower its base. */
+            if (st->nes == 0 && rs.n && rs.r[0][0] < base) base = rs.r[0][0];
+            uint64_t va = end - base < SDP_ES_ADDRESS_SPACE ? end - base : SDP_ES_ADDRESS_SPACE;
+            start_es es = {base, va, an[i].stream, (uint16_t)an[i].small};
+            ok = push((void **)&st->es, &st->nes, &cap_es, &es, sizeof es);
+            for (; ok && ri < rs.n && rs.r[ri][0] < end; ri++) {
+                uint64_t hi = rs.r[ri][1] < end ? rs.r[ri][1] : end;
+                start_seg sg = {rs.r[ri][0], hi - rs.r[ri][0], an[i].stream, 0, true};
+                ok = push((void **)&st->segs, &st->nsegs, cap_s, &sg, sizeof sg);
+            }
+        }
+    }
+    free(rs.r);
+    free(an);
+    return ok;
+}
+
 static sd_status rebuild_start(const sd_cuda_device *d, pools *pl, const sd_alloc_conf *rec,
                                const sdp_amap *others, start_state *st, uint64_t *bad)
 {
@@ -237,16 +386,15 @@ static sd_status rebuild_start(const sd_cuda_device *d, pools *pl, const sd_allo
                 ok = sdp_amap_put(&first, e->addr, 2) &&
                      push((void **)&st->blks, &st->nblks, &cap_b, &b, sizeof b);
             }
-        } else if (e->action == SD_ACT_SEGMENT_ALLOC || e->action == SD_ACT_SEGMENT_MAP) {
+        } else if (e->action == SD_ACT_SEGMENT_ALLOC) {
             if (sdp_amap_get(&seen_seg, e->addr) == SDP_NIL) ok = sdp_amap_put(&seen_seg, e->addr, 1);
-        } else if (e->action == SD_ACT_SEGMENT_FREE || e->action == SD_ACT_SEGMENT_UNMAP) {
+        } else if (e->action == SD_ACT_SEGMENT_FREE) {
             if (sdp_amap_get(&seen_seg, e->addr) == SDP_NIL &&
                 sdp_amap_get(others, e->addr) != SDP_NIL) {
                 /* another device's segment: not ours (counted when the replay meets it) */
             } else if (sdp_amap_get(&seen_seg, e->addr) == SDP_NIL) {
                 const sd_segment *g = end_segment_at(d, e->addr);
-                start_seg s = {e->addr, e->size, e->stream, g ? pool_index(pl, g) : 0,
-                               e->action == SD_ACT_SEGMENT_UNMAP};
+                start_seg s = {e->addr, e->size, e->stream, g ? pool_index(pl, g) : 0, false};
                 ok = sdp_amap_put(&seen_seg, e->addr, 2) &&
                      push((void **)&st->segs, &st->nsegs, &cap_s, &s, sizeof s);
             }
@@ -254,9 +402,13 @@ static sd_status rebuild_start(const sd_cuda_device *d, pools *pl, const sd_allo
     }
     for (size_t i = 0; i < d->n_segments && ok; i++) {
         const sd_segment *g = &d->segments[i];
-        if (sdp_amap_get(&seen_seg, g->address) != SDP_NIL) continue;
-        start_seg s = {g->address, g->total_size, g->stream, pool_index(pl, g), g->is_expandable};
-        ok = push((void **)&st->segs, &st->nsegs, &cap_s, &s, sizeof s);
+        if (!g->is_expandable) {
+            if (sdp_amap_get(&seen_seg, g->address) != SDP_NIL) continue;
+            start_seg s = {g->address, g->total_size, g->stream, pool_index(pl, g), false};
+            ok = push((void **)&st->segs, &st->nsegs, &cap_s, &s, sizeof s);
+        }
+        /* An expandable segment's mapped ranges at the start are found apart
+         * (expandable_start); its blocks not allocated in the window were live then. */
         for (uint32_t k = 0; k < g->n_blocks && ok; k++) {
             const sd_block *b = &d->blocks[g->first_block + k];
             if (!is_block_live(b->state) || sdp_amap_get(&first, b->address) != SDP_NIL) continue;
@@ -266,6 +418,7 @@ static sd_status rebuild_start(const sd_cuda_device *d, pools *pl, const sd_allo
     }
     sdp_amap_free(&first);
     sdp_amap_free(&seen_seg);
+    ok = ok && expandable_start(d, rec, st, &cap_s);
     if (!ok) {
         start_state_free(st);
         memset(st, 0, sizeof *st);
@@ -275,21 +428,44 @@ static sd_status rebuild_start(const sd_cuda_device *d, pools *pl, const sd_allo
     return SD_OK;
 }
 
+/* The expandable segment of the start state that holds addr, or SDP_NIL. */
+static uint32_t start_es_holding(const sdp_rsim *m, const start_state *st, uint64_t addr)
+{
+    (void)st;
+    return sdp_rsim_expandable_holding(m, addr);
+}
+
 /* Build the start state into a model. by_rec: the live blocks by their (recorded)
  * address, for the free-running replay. */
 static bool load_start(sdp_rsim *m, const start_state *st, sdp_amap *by_rec)
 {
+    for (size_t i = 0; i < st->nes; i++)
+        if (sdp_rsim_add_expandable(m, st->es[i].base, st->es[i].va, st->es[i].stream,
+                                    st->es[i].pool) == SDP_NIL)
+            return false;
     size_t bi = 0;
     for (size_t i = 0; i < st->nsegs; i++) {
         const start_seg *g = &st->segs[i];
-        uint16_t pool = (uint16_t)(g->pool * 2 + (g->size <= SDP_KSMALL_BUFFER && !g->expandable));
-        if (pool >= m->npools) pool = 0;
-        uint32_t s = sdp_rsim_add_segment(m, g->addr, g->size, g->stream, pool, g->expandable);
-        if (s == SDP_NIL) return false;
+        uint32_t cur;
+        if (g->expandable) {
+            uint32_t es = start_es_holding(m, st, g->addr);
+            cur = es == SDP_NIL ? SDP_NIL : sdp_rsim_map_range(m, es, g->addr, g->size);
+        } else {
+            uint16_t pool = (uint16_t)(g->pool * 2 + (g->size <= SDP_KSMALL_BUFFER));
+            if (pool >= m->npools) pool = 0;
+            uint32_t s = sdp_rsim_add_segment(m, g->addr, g->size, g->stream, pool, false);
+            if (s == SDP_NIL) return false;
+            cur = m->s[s].head;
+        }
+        /* Blocks come in address order: the free block that holds the next one is the
+         * remainder of the last carve, or one after it. */
         while (bi < st->nblks && st->blks[bi].addr < g->addr + g->size) {
             const start_blk *b = &st->blks[bi++];
-            uint32_t x = sdp_rsim_carve(m, m->s[s].tail, b->addr, b->size, true);
+            while (cur != SDP_NIL && b->addr - m->b[cur].addr >= m->b[cur].size) cur = m->b[cur].next;
+            if (cur == SDP_NIL) break;
+            uint32_t x = sdp_rsim_carve(m, cur, b->addr, b->size, true);
             if (x == SDP_NIL) continue;
+            cur = x;
             if (by_rec && !sdp_amap_put(by_rec, b->addr, x)) return false;
         }
     }
@@ -409,18 +585,34 @@ typedef struct fid {
     uint16_t *alloc_pp;        /* private pool of each alloc entry (NULL: all default) */
 } fid;
 
-static void flush_pending(fid *f)
+/* The address space a new expandable segment at base may take: up to the next one. */
+static uint64_t es_room(const sdp_rsim *m, uint64_t base)
+{
+    uint64_t room = SDP_ES_ADDRESS_SPACE;
+    for (size_t i = 0; i < m->nlive; i++) {
+        const sdp_rseg *g = &m->s[m->live[i]];
+        if (g->expandable && g->addr > base && g->addr - base < room) room = g->addr - base;
+    }
+    return room;
+}
+
+/* Apply the segment events recorded before an alloc. small: the pool of the request they
+ * were made for (-1: not known, no alloc followed). */
+static void flush_pending(fid *f, int small)
 {
     for (size_t i = 0; i < f->npend; i++) {
         const pending *p = &f->pend[i];
-        if (p->expandable) {
-            uint32_t s = sdp_rsim_expandable_ending_at(&f->m, p->addr);
-            if (s != SDP_NIL) {
-                sdp_rsim_grow(&f->m, s, p->size);
-                continue;
-            }
+        if (!p->expandable) {
+            sdp_rsim_add_segment(&f->m, p->addr, p->size, p->stream, p->pool, p->expandable);
+            continue;
         }
-        sdp_rsim_add_segment(&f->m, p->addr, p->size, p->stream, p->pool, p->expandable);
+        uint32_t s = sdp_rsim_expandable_holding(&f->m, p->addr);
+        if (s == SDP_NIL) {
+            uint16_t pool = (uint16_t)(small > 0);
+            s = sdp_rsim_add_expandable(&f->m, p->addr, es_room(&f->m, p->addr), p->stream, pool);
+        }
+        if (s == SDP_NIL || sdp_rsim_map_range(&f->m, s, p->addr, p->size) == SDP_NIL)
+            f->out->warnings[SD_REPLAY_UNKNOWN_SEGMENT]++;
     }
     f->npend = 0;
 }
@@ -444,12 +636,18 @@ static void fid_alloc(fid *f, size_t i, const sd_trace_entry *e)
     bool small = size <= SDP_KSMALL_SIZE;
     sd_replay_choice rec = {false, e->addr, 0}, model = {false, 0, 0};
     uint16_t pp = 0;
-    for (size_t k = 0; k < f->npend; k++)
-        if (e->addr >= f->pend[k].addr && e->addr < f->pend[k].addr + f->pend[k].size) {
+    bool mapped = false;
+    for (size_t k = 0; k < f->npend; k++) {
+        if (f->pend[k].expandable) {
+            /* maps made for this request: it may start in the free block before them */
+            mapped = rec.new_segment = true;
+            rec.segment_bytes += f->pend[k].size;
+        } else if (e->addr >= f->pend[k].addr && e->addr < f->pend[k].addr + f->pend[k].size) {
             rec.new_segment = true;
             rec.segment_bytes = f->pend[k].size;
             pp = f->pend[k].pool / 2;
         }
+    }
     if (!rec.new_segment) {
         uint32_t x = sdp_amap_get(&m->by_addr, e->addr);
         if (x != SDP_NIL) pp = m->b[x].pool / 2;
@@ -457,13 +655,38 @@ static void fid_alloc(fid *f, size_t i, const sd_trace_entry *e)
     if (f->alloc_pp) f->alloc_pp[i] = pp;
     uint16_t pool = (uint16_t)(pp * 2 + small);
     uint32_t y = sdp_rsim_get_free_block(m, pool, e->stream, size, false);
-    if (y == SDP_NIL) {
+    bool model_maps = y == SDP_NIL && m->conf->expandable_segments && pool < 2;
+    if (model_maps) {
         model.new_segment = true;
-        model.segment_bytes = m->conf->expandable_segments ? 0 : sdp_allocation_size(size);
+        sdp_rsim_expandable_plan(m, pool, e->stream, size, &model.address, &model.segment_bytes);
+    } else if (y == SDP_NIL) {
+        model.new_segment = true;
+        model.segment_bytes = sdp_allocation_size(size);
     } else {
         model.address = m->b[y].addr;
     }
-    flush_pending(f);
+    /* Compare, before the recorded choice changes the state the model saw. */
+    f->out->placements_checked++;
+    /* A new cudaMalloc segment's address is the driver's; a map's is the allocator's (0
+     * in the model: a new expandable segment, whose address is the driver's too). */
+    bool addr_known = !model.new_segment || (model_maps && model.address != 0);
+    bool match = model.new_segment == rec.new_segment && model_maps == mapped &&
+                 (!addr_known || model.address == rec.address);
+    if (model.new_segment || rec.new_segment) {
+        f->out->segment_decisions_checked++;
+        if (model.new_segment && rec.new_segment && model_maps == mapped &&
+            model.segment_bytes == rec.segment_bytes)
+            f->out->segment_decisions_matched++;
+    }
+    if (match) {
+        f->out->placements_matched++;
+    } else if (!f->out->has_first_mismatch) {
+        f->out->has_first_mismatch = true;
+        sd_replay_mismatch *mm = &f->out->first_mismatch;
+        *mm = (sd_replay_mismatch){i, e->size, e->stream, model, rec, {{0}}, 0};
+        mm->n_seen = sdp_rsim_free_near(m, pool, e->stream, size, mm->seen, SD_REPLAY_SEEN);
+    }
+    flush_pending(f, small);
     /* Follow the recorded choice. */
     uint32_t x = sdp_amap_get(&m->by_addr, e->addr);
     if (x != SDP_NIL && m->b[x].allocated) {
@@ -474,21 +697,6 @@ static void fid_alloc(fid *f, size_t i, const sd_trace_entry *e)
     if (x == SDP_NIL || m->b[x].addr != e->addr) x = block_holding(m, e->addr);
     if (x == SDP_NIL || m->b[x].allocated) f->out->warnings[SD_REPLAY_OVERLAP]++;
     else sdp_rsim_carve(m, x, e->addr, size, false);
-    /* Compare. */
-    f->out->placements_checked++;
-    bool match = model.new_segment ? rec.new_segment : (!rec.new_segment && model.address == rec.address);
-    if (model.new_segment || rec.new_segment) {
-        f->out->segment_decisions_checked++;
-        if (model.new_segment && rec.new_segment &&
-            (model.segment_bytes == 0 || model.segment_bytes == rec.segment_bytes))
-            f->out->segment_decisions_matched++;
-    }
-    if (match) {
-        f->out->placements_matched++;
-    } else if (!f->out->has_first_mismatch) {
-        f->out->has_first_mismatch = true;
-        f->out->first_mismatch = (sd_replay_mismatch){i, e->size, e->stream, model, rec};
-    }
 }
 
 static bool fidelity(fid *f, const start_state *st, const sd_alloc_conf *rec)
@@ -501,18 +709,18 @@ static bool fidelity(fid *f, const start_state *st, const sd_alloc_conf *rec)
         if (e->action == SD_ACT_ALLOC) {
             fid_alloc(f, i, e);
         } else if (e->action == rel) {
-            flush_pending(f);
+            flush_pending(f, -1);
             uint32_t x = sdp_amap_get(&f->m.by_addr, e->addr);
             if (x == SDP_NIL || !f->m.b[x].allocated) f->out->warnings[SD_REPLAY_UNKNOWN_FREE]++;
             else sdp_rsim_free_block(&f->m, x);
         } else if (e->action == SD_ACT_SEGMENT_ALLOC || e->action == SD_ACT_SEGMENT_MAP) {
             const sd_segment *g = end_segment_at(d, e->addr);
             pending p = {e->addr, e->size, e->stream, (uint16_t)((g ? pool_index(f->pl, g) : 0) * 2 +
-                         (e->size <= SDP_KSMALL_BUFFER && e->action == SD_ACT_SEGMENT_ALLOC)),
+                         (e->size <= SDP_KSMALL_BUFFER)),
                          e->action == SD_ACT_SEGMENT_MAP};
             if (!push((void **)&f->pend, &f->npend, &f->cap_pend, &p, sizeof p)) return false;
         } else if (e->action == SD_ACT_SEGMENT_FREE) {
-            flush_pending(f);
+            flush_pending(f, -1);
             uint32_t x = sdp_amap_get(&f->m.by_addr, e->addr);
             if (x != SDP_NIL && !f->m.b[x].allocated && f->m.b[x].prev == SDP_NIL &&
                 f->m.b[x].next == SDP_NIL && f->m.s[f->m.b[x].seg].size == e->size)
@@ -520,9 +728,9 @@ static bool fidelity(fid *f, const start_state *st, const sd_alloc_conf *rec)
             else
                 f->out->warnings[SD_REPLAY_UNKNOWN_SEGMENT]++;
         } else if (e->action == SD_ACT_SEGMENT_UNMAP) {
-            flush_pending(f);
-            uint32_t s = sdp_rsim_expandable_ending_at(&f->m, e->addr + e->size);
-            if (s == SDP_NIL || !sdp_rsim_shrink(&f->m, s, e->size))
+            flush_pending(f, -1);
+            uint32_t s = sdp_rsim_expandable_holding(&f->m, e->addr);
+            if (s == SDP_NIL || !sdp_rsim_unmap_range(&f->m, s, e->addr, e->size))
                 f->out->warnings[SD_REPLAY_UNKNOWN_SEGMENT]++;
         }
     }
@@ -536,8 +744,83 @@ typedef struct run_out {
     sd_replay_oom_outcome *outc; size_t n_outc, cap_outc;
 } run_out;
 
+/* ---- recorded releases ---- */
+
+enum { REL_NONE, REL_PROGRAM, REL_ALLOCATOR };
+
+static bool is_release(uint8_t a) { return a == SD_ACT_SEGMENT_FREE || a == SD_ACT_SEGMENT_UNMAP; }
+
+static bool stack_names(const sd_snapshot *s, uint32_t stack, const char *name)
+{
+    size_t n = 0;
+    const uint32_t *fr = stack ? sd_snapshot_stack(s, stack, &n) : NULL;
+    for (size_t k = 0; k < n; k++) {
+        const sd_frame *f = sd_snapshot_frame(s, fr[k]);
+        if (f && strcmp(f->name, name) == 0) return true;
+    }
+    return false;
+}
+
+/* Who made the run of releases starting at entry i: the program (torch.cuda.empty_cache(),
+ * in the frames when they were recorded), or the allocator on its own (the OOM retry's
+ * release_available_cached_blocks / release_cached_blocks, or garbage collection: their
+ * frames are the request's, and a new segment or an oom follows at once). */
+static uint8_t release_kind(const sd_snapshot *s, const sd_cuda_device *d, size_t i)
+{
+    bool framed = false;
+    size_t k = i;
+    for (; k < d->n_trace && is_release(d->trace[k].action); k++) {
+        if (stack_names(s, d->trace[k].stack, "empty_cache")) return REL_PROGRAM;
+        framed |= d->trace[k].stack != 0;
+    }
+    if (framed) return REL_ALLOCATOR;
+    uint8_t next = k < d->n_trace ? d->trace[k].action : SD_ACT_OTHER;
+    return next == SD_ACT_SEGMENT_ALLOC || next == SD_ACT_SEGMENT_MAP || next == SD_ACT_OOM
+               ? REL_ALLOCATOR : REL_PROGRAM;
+}
+
+/* The request an allocator-made release at entry i was made for, and the bytes the run
+ * released. */
+static const sd_trace_entry *release_request(const sd_cuda_device *d, size_t i, uint64_t *bytes)
+{
+    *bytes = 0;
+    size_t k = i;
+    for (; k < d->n_trace && is_release(d->trace[k].action); k++) *bytes += d->trace[k].size;
+    for (; k < d->n_trace; k++) {
+        uint8_t a = d->trace[k].action;
+        if (a == SD_ACT_ALLOC || a == SD_ACT_OOM) return &d->trace[k];
+        if (a != SD_ACT_SEGMENT_ALLOC && a != SD_ACT_SEGMENT_MAP) break;
+    }
+    return NULL;
+}
+
+/* Under the recorded settings, a release the allocator made is replayed as it was made:
+ * release_available_cached_blocks for the request, then release_cached_blocks when the
+ * recording released more than that. */
+static void replay_allocator_release(sdp_rsim *m, const sd_cuda_device *d, size_t i)
+{
+    uint64_t bytes;
+    const sd_trace_entry *req = release_request(d, i, &bytes);
+    uint64_t before = m->reserved;
+    if (req) {
+        uint64_t size = sdp_round_size(m->conf, req->size);
+        sdp_rsim_release_available(m, (uint16_t)(size <= SDP_KSMALL_SIZE), req->stream, size);
+    }
+    if (before - m->reserved < bytes) {
+        sdp_rsim_release_cached(m);
+        m->retries++;
+    }
+}
+
+/* Pending blocks a sync freed leave the map of recorded addresses. */
+static void drain_synced(sdp_rsim *m, sdp_amap *by_rec)
+{
+    for (size_t k = 0; k < m->nsynced; k++) sdp_amap_del(by_rec, m->synced[k]);
+    m->nsynced = 0;
+}
+
 static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *st, size_t npools,
-                     const uint16_t *alloc_pp, sd_replay_config *cfg, size_t npts)
+                     const uint16_t *alloc_pp, sd_replay_config *cfg, size_t npts, bool recorded)
 {
     sdp_rsim m = {0};
     sdp_amap by_rec = {0};
@@ -548,6 +831,7 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
     m.capacity = cfg->capacity_bytes;
     ok = ok && load_start(&m, st, &by_rec);
     uint8_t rel = release_action(d);
+    uint64_t limit = sdp_rsim_limit(&m);
     cfg->peak_reserved_bytes = m.reserved;
     cfg->peak_entry = 0;
     for (size_t i = 0; ok && i < d->n_trace; i++) {
@@ -557,6 +841,7 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
             if (old != SDP_NIL) sdp_rsim_free_block(&m, old);
             uint32_t x = sdp_rsim_malloc(&m, e->size, e->stream, alloc_pp ? alloc_pp[i] : 0);
             m.has_hint = false;
+            drain_synced(&m, &by_rec);
             if (x != SDP_NIL) {
                 ok = sdp_amap_put(&by_rec, e->addr, x);
             } else if (!m.nomem) {
@@ -566,16 +851,27 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
         } else if (e->action == rel) {
             uint32_t x = sdp_amap_del(&by_rec, e->addr);
             if (x != SDP_NIL) sdp_rsim_free_block(&m, x);
-        } else if (e->action == SD_ACT_SEGMENT_ALLOC) {
+        } else if (e->action == SD_ACT_FREE_REQUESTED) {
+            /* freed by the program, not reusable until free_completed (or a sync) */
+            uint32_t x = sdp_amap_get(&by_rec, e->addr);
+            if (x != SDP_NIL) sdp_rsim_request_free(&m, x, e->addr);
+        } else if (e->action == SD_ACT_SEGMENT_ALLOC || e->action == SD_ACT_SEGMENT_MAP) {
             m.addr_hint = e->addr;
             m.has_hint = true;
-        } else if (e->action == SD_ACT_SEGMENT_FREE) {
-            if (i == 0 || d->trace[i - 1].action != SD_ACT_SEGMENT_FREE) sdp_rsim_release_cached(&m);
+        } else if (is_release(e->action)) {
+            if (i == 0 || !is_release(d->trace[i - 1].action)) {
+                uint8_t kind = release_kind(r->snap, d, i);
+                if (kind == REL_PROGRAM) sdp_rsim_empty_cache(&m);
+                else if (recorded) replay_allocator_release(&m, d, i);
+                drain_synced(&m, &by_rec);
+            }
         } else if (e->action == SD_ACT_OOM) {
             /* The request that failed, replayed; released at once when it succeeds (the
              * trace cannot say how long it would have lived). */
             uint32_t x = sdp_rsim_malloc(&m, e->size, e->stream, 0);
-            sd_replay_oom_outcome oc = {i, e->size, e->stack, x != SDP_NIL};
+            drain_synced(&m, &by_rec);
+            sd_replay_oom_outcome oc = {i, e->size, e->stack, x != SDP_NIL, 0};
+            if (x != SDP_NIL && limit > m.reserved) oc.headroom_bytes = limit - m.reserved;
             ok = push((void **)&ro.outc, &ro.n_outc, &ro.cap_outc, &oc, sizeof oc);
             if (x != SDP_NIL) {
                 if (m.reserved > cfg->peak_reserved_bytes) {
@@ -628,9 +924,16 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
 /* A device's what-ifs are advice only when the model, run under the settings the
  * recording used, reproduces the recording: >= 99% of placements, every segment
  * decision, and the peak reserved to the byte. */
-static void judge_trust(sd_replay_device *d)
+/* The peak is compared when the recorded settings ran as recorded, or reached it anyway:
+ * under a --capacity or --memory-fraction the recording never had that changes their
+ * replay, it is a what-if too, and trust rests on the fidelity pass (placements and
+ * segment decisions) alone. */
+static void judge_trust(sd_replay_device *d, bool recorded_as_run)
 {
     d->trusted = false;
+    d->trust_peak_compared =
+        recorded_as_run ||
+        (d->n_configs && d->configs[0].peak_reserved_bytes == d->recorded_peak_reserved_bytes);
     if (!d->n_configs) {
         d->untrusted_why = "the replay did not run";
     } else if (d->placements_checked &&
@@ -640,7 +943,8 @@ static void judge_trust(sd_replay_device *d)
     } else if (d->segment_decisions_matched != d->segment_decisions_checked) {
         d->untrusted_why = "the recorded settings' replay departs from the allocator's "
                            "segment decisions";
-    } else if (d->configs[0].peak_reserved_bytes != d->recorded_peak_reserved_bytes) {
+    } else if (d->trust_peak_compared &&
+               d->configs[0].peak_reserved_bytes != d->recorded_peak_reserved_bytes) {
         d->untrusted_why = "the recorded settings' replay does not reproduce the recorded "
                            "peak reserved";
     } else {
@@ -732,7 +1036,9 @@ static sd_status replay_device(sd_replay *r, const sd_cuda_device *d, const sd_r
         cfgs[c].alloc_conf = c ? r->conf_text[c - 1] : "recorded";
         cfgs[c].conf = r->confs[c];
         cfgs[c].capacity_bytes = cap;
-        if (!free_run(r, d, &st, pl.n * 2, f.alloc_pp, &cfgs[c], npts)) status = SD_ENOMEM;
+        cfgs[c].gc_needs_fraction = cfgs[c].conf.garbage_collection_threshold > 0 &&
+                                    !(cfgs[c].conf.memory_fraction > 0);
+        if (!free_run(r, d, &st, pl.n * 2, f.alloc_pp, &cfgs[c], npts, c == 0)) status = SD_ENOMEM;
     }
     if (fid_threaded) {
         pthread_join(fid_thread, NULL);
@@ -742,7 +1048,9 @@ static sd_status replay_device(sd_replay *r, const sd_cuda_device *d, const sd_r
     free(f.pend);
     out->configs = cfgs;
     out->n_configs = status == SD_OK ? r->n_confs : 0;
-    judge_trust(out);
+    out->warm_start = out->recorded_segment_allocs == 0;
+    judge_trust(out, out->capacity_source != SD_REPLAY_CAPACITY_GIVEN &&
+                         !(o && o->memory_fraction > 0));
     free(f.alloc_pp);
     free(pl.ids);
     start_state_free(&st);
@@ -773,6 +1081,8 @@ sd_replay *sd_replay_create(const sd_snapshot *s, const sd_replay_options *opts,
             sd_replay_free(r);
             return NULL;
         }
+    for (size_t i = 0; opts && opts->memory_fraction > 0 && i < r->n_confs; i++)
+        if (!(r->confs[i].memory_fraction > 0)) r->confs[i].memory_fraction = opts->memory_fraction;
     size_t nd = sd_snapshot_device_count(s);
     r->devices = own(r, nd * sizeof *r->devices);
     if (!r->devices) goto nomem;

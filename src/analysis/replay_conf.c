@@ -1,7 +1,9 @@
 /* replay_conf.c - allocator configurations for the replay: torch's defaults, the settings a
  * snapshot recorded, and the PYTORCH_CUDA_ALLOC_CONF syntax (as torch's
  * CUDAAllocatorConfig parses it: comma-separated key:value, a bracketed list for
- * roundup_power2_divisions). */
+ * roundup_power2_divisions; its ConfigTokenizer drops spaces anywhere). What torch
+ * refuses is refused with torch's reason: max_split_size_mb of 20 or less, and
+ * backend:cudaMallocAsync, a different allocator that this model is not. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,12 +12,13 @@
 #include "snapdiff/replay.h"
 
 #define MIB (1024ULL * 1024)
-#define LARGE_BUFFER_MIB 20   /* max_split_size_mb below kLargeBuffer is raised to it */
+#define LARGE_BUFFER_MIB 20   /* kLargeBuffer: max_split_size_mb must exceed it */
 
 void sd_alloc_conf_default(sd_alloc_conf *c)
 {
     memset(c, 0, sizeof *c);
     c->max_split_size = UINT64_MAX;
+    c->max_non_split_rounding = LARGE_BUFFER_MIB * MIB;
 }
 
 static unsigned log2_floor(uint64_t v)
@@ -130,7 +133,31 @@ static sd_status parse_item(const char *text, const char *k, const char *colon, 
     } else if (key_is(k, kn, "max_split_size_mb")) {
         if (!parse_u64(v, e, &n) || n > (UINT64_MAX / MIB))
             return bad(err, text, "max_split_size_mb needs a whole number of MiB");
-        c->max_split_size = (n < LARGE_BUFFER_MIB ? LARGE_BUFFER_MIB : n) * MIB;
+        if (n <= LARGE_BUFFER_MIB)   /* parseMaxSplitSize's TORCH_CHECK */
+            return bad(err, text, "max_split_size_mb too small, must be > 20 (torch refuses it)");
+        c->max_split_size = n * MIB;
+    } else if (key_is(k, kn, "max_non_split_rounding_mb")) {
+        if (!parse_u64(v, e, &n) || n > (UINT64_MAX / MIB))
+            return bad(err, text, "max_non_split_rounding_mb needs a whole number of MiB");
+        c->max_non_split_rounding = n * MIB;
+    } else if (key_is(k, kn, "per_process_memory_fraction")) {
+        char buf[32];
+        if (e - v <= 0 || e - v >= (long)sizeof buf)
+            return bad(err, text, "per_process_memory_fraction needs a number");
+        memcpy(buf, v, (size_t)(e - v));
+        buf[e - v] = 0;
+        char *end;
+        errno = 0;
+        double x = strtod(buf, &end);
+        if (*end || errno || !(x > 0.0 && x <= 1.0))
+            return bad(err, text, "per_process_memory_fraction is above 0 and at most 1");
+        c->memory_fraction = x;
+    } else if (key_is(k, kn, "backend")) {
+        if (!(e - v == 6 && memcmp(v, "native", 6) == 0))
+            return bad(err, text, "backend:cudaMallocAsync is CUDA's own allocator, not the "
+                                  "caching allocator this replay models");
+    } else if (key_is(k, kn, "large_segment_size_mb")) {
+        return bad(err, text, "large_segment_size_mb is not modelled by this replay");
     } else if (key_is(k, kn, "garbage_collection_threshold")) {
         char buf[32];
         if (e - v <= 0 || e - v >= (long)sizeof buf)
@@ -145,7 +172,12 @@ static sd_status parse_item(const char *text, const char *k, const char *colon, 
         c->garbage_collection_threshold = x;
     } else if (key_is(k, kn, "roundup_power2_divisions")) {
         return parse_divisions(text, v, e, c, err);
-    } else if (key_is(k, kn, "backend") || key_is(k, kn, "release_lock_on_cudamalloc") ||
+    } else if (key_is(k, kn, "release_lock_on_cudamalloc") ||
+               key_is(k, kn, "release_lock_on_hipmalloc") ||
+               key_is(k, kn, "pinned_use_hip_host_register") ||
+               key_is(k, kn, "pinned_reserve_segment_size_mb") ||
+               key_is(k, kn, "pinned_free_catch_all") ||
+               key_is(k, kn, "throw_on_cudamalloc_oom") ||
                key_is(k, kn, "pinned_use_cuda_host_register") ||
                key_is(k, kn, "pinned_num_register_threads") ||
                key_is(k, kn, "pinned_use_background_threads") ||
@@ -154,7 +186,8 @@ static sd_status parse_item(const char *text, const char *k, const char *colon, 
         /* known to torch, no effect on the model */
     } else {
         return bad(err, text, "unknown key (expandable_segments, max_split_size_mb, "
-                              "roundup_power2_divisions, garbage_collection_threshold)");
+                              "max_non_split_rounding_mb, roundup_power2_divisions, "
+                              "garbage_collection_threshold, per_process_memory_fraction)");
     }
     return SD_OK;
 }
@@ -163,7 +196,17 @@ sd_status sd_alloc_conf_parse(const char *text, sd_alloc_conf *out, sd_error *er
 {
     sd_alloc_conf_default(out);
     if (!text || !*text) return bad(err, text ? text : "", "empty");
-    const char *p = text;
+    /* torch's ConfigTokenizer keeps no space: "a:1, b:2" reads as "a:1,b:2". */
+    char packed[512];
+    size_t np = 0;
+    for (const char *q = text; *q; q++) {
+        if (*q == ' ') continue;
+        if (np + 1 >= sizeof packed) return bad(err, text, "too long");
+        packed[np++] = *q;
+    }
+    packed[np] = 0;
+    if (!np) return bad(err, text, "empty");
+    const char *p = packed;
     while (*p) {
         /* An item ends at a comma outside brackets. */
         const char *e = p;

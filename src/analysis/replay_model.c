@@ -6,8 +6,12 @@
  *   requests >= max_split_size and less than 20 MiB smaller), should_split (>= 512 B left
  *   in the small pool or with expandable segments, > 1 MiB in the large pool and only
  *   below max_split_size), free_block coalescing, release_available_cached_blocks,
- *   release_cached_blocks and the retry, garbage_collect_cached_blocks, and expandable
- *   segments growing by pages at their end (2 MiB small, 20 MiB large).
+ *   release_cached_blocks (with synchronize_and_free_events) and the retry,
+ *   garbage_collect_cached_blocks, and expandable segments as torch runs them: one
+ *   reserved address range per (pool, stream) mapped and unmapped in pages (2 MiB small,
+ *   20 MiB large), best fit by the size a block can expand to (get_free_block),
+ *   find_expandable_block / try_allocate_expandable_block / map_block filling the
+ *   lowest-address room, and unmap_block releasing every whole free page of a free block.
  * Free blocks of each pool sit in a treap ordered as BlockComparatorSize orders
  * std::set<Block*>: a lookup is a descent, never a scan. */
 #include <stdlib.h>
@@ -286,6 +290,8 @@ void sdp_rsim_free(sdp_rsim *m)
     free(m->live);
     free(m->root);
     free(m->gc_count);
+    free(m->pend);
+    free(m->synced);
     sdp_amap_free(&m->by_addr);
     memset(m, 0, sizeof *m);
 }
@@ -326,7 +332,7 @@ static uint32_t new_block(sdp_rsim *m, uint64_t addr, uint64_t size, uint64_t st
     }
     m->b[x] = (sdp_rblk){.addr = addr, .size = size, .stream = stream, .prev = SDP_NIL,
                          .next = SDP_NIL, .l = SDP_NIL, .r = SDP_NIL, .prio = next_prio(m),
-                         .seg = seg, .pool = pool, .live = 1};
+                         .seg = seg, .pool = pool, .live = 1, .mapped = 1};
     if (m->track_addr && !sdp_amap_put(&m->by_addr, addr, x)) m->nomem = true;
     return x;
 }
@@ -358,9 +364,9 @@ uint32_t sdp_rsim_add_segment(sdp_rsim *m, uint64_t addr, uint64_t size, uint64_
         return SDP_NIL;
     }
     uint32_t s = (uint32_t)m->ns++;
-    m->s[s] = (sdp_rseg){.addr = addr, .size = size, .stream = stream, .head = SDP_NIL,
-                         .tail = SDP_NIL, .live_pos = (uint32_t)m->nlive, .pool = pool,
-                         .expandable = expandable};
+    m->s[s] = (sdp_rseg){.addr = addr, .size = size, .va = size, .stream = stream,
+                         .head = SDP_NIL, .tail = SDP_NIL, .live_pos = (uint32_t)m->nlive,
+                         .pool = pool, .expandable = expandable};
     m->live[m->nlive++] = s;
     if (size) {
         uint32_t x = new_block(m, addr, size, stream, s, pool);
@@ -402,6 +408,7 @@ static uint32_t split_after(sdp_rsim *m, uint32_t x, uint64_t at)
     uint32_t y = new_block(m, b.addr + at, b.size - at, b.stream, b.seg, b.pool);
     if (y == SDP_NIL) return SDP_NIL;
     sdp_rblk *bx = &m->b[x], *by = &m->b[y];
+    by->mapped = bx->mapped;
     by->prev = x;
     by->next = bx->next;
     if (bx->next != SDP_NIL) m->b[bx->next].prev = y;
@@ -424,7 +431,7 @@ void sdp_rsim_alloc_found(sdp_rsim *m, uint32_t x, uint64_t size)
 uint32_t sdp_rsim_carve(sdp_rsim *m, uint32_t x, uint64_t addr, uint64_t size, bool exact)
 {
     sdp_rblk *b = &m->b[x];
-    if (b->allocated || addr < b->addr || addr >= b->addr + b->size) return SDP_NIL;
+    if (b->allocated || !b->mapped || addr < b->addr || addr >= b->addr + b->size) return SDP_NIL;
     tree_del(m, x);
     if (addr > b->addr) {
         uint32_t y = split_after(m, x, addr - m->b[x].addr);
@@ -451,7 +458,7 @@ uint32_t sdp_rsim_carve(sdp_rsim *m, uint32_t x, uint64_t addr, uint64_t size, b
 static void merge_into(sdp_rsim *m, uint32_t dst, uint32_t src)
 {
     sdp_rblk *d = &m->b[dst], *s = &m->b[src];
-    tree_del(m, src);
+    if (s->mapped) tree_del(m, src);
     sdp_rseg *g = &m->s[d->seg];
     if (d->prev == src) {
         d->prev = s->prev;
@@ -470,15 +477,49 @@ static void merge_into(sdp_rsim *m, uint32_t dst, uint32_t src)
     }
 }
 
+/* try_merge_blocks' test: a free neighbour in the same mapped state. */
+static bool mergeable(const sdp_rsim *m, uint32_t dst, uint32_t src)
+{
+    return src != SDP_NIL && !m->b[src].allocated && m->b[src].mapped == m->b[dst].mapped;
+}
+
 void sdp_rsim_free_block(sdp_rsim *m, uint32_t x)
 {
     sdp_rblk *b = &m->b[x];
     if (!b->allocated) return;
     b->allocated = 0;
+    b->pending = 0;
     m->allocated -= b->size;
-    if (b->prev != SDP_NIL && !m->b[b->prev].allocated) merge_into(m, x, m->b[x].prev);
-    if (m->b[x].next != SDP_NIL && !m->b[m->b[x].next].allocated) merge_into(m, x, m->b[x].next);
+    if (mergeable(m, x, b->prev)) merge_into(m, x, m->b[x].prev);
+    if (mergeable(m, x, m->b[x].next)) merge_into(m, x, m->b[x].next);
     tree_add(m, x);
+}
+
+void sdp_rsim_request_free(sdp_rsim *m, uint32_t x, uint64_t key)
+{
+    if (!m->b[x].allocated || m->b[x].pending) return;
+    if (!grow((void **)&m->pend, &m->cappend, m->npend + 1, sizeof *m->pend)) {
+        m->nomem = true;
+        return;
+    }
+    m->b[x].pending = 1;
+    m->b[x].pend_key = key;
+    m->pend[m->npend++] = x;
+}
+
+void sdp_rsim_sync_pending(sdp_rsim *m)
+{
+    for (size_t i = 0; i < m->npend; i++) {
+        uint32_t x = m->pend[i];
+        if (!m->b[x].live || !m->b[x].pending) continue;   /* completed since */
+        if (!grow((void **)&m->synced, &m->capsynced, m->nsynced + 1, sizeof *m->synced)) {
+            m->nomem = true;
+            return;
+        }
+        m->synced[m->nsynced++] = m->b[x].pend_key;
+        sdp_rsim_free_block(m, x);
+    }
+    m->npend = 0;
 }
 
 static bool whole_segment(const sdp_rsim *m, uint32_t x)
@@ -488,9 +529,46 @@ static bool whole_segment(const sdp_rsim *m, uint32_t x)
            !m->s[b->seg].expandable;
 }
 
+uint64_t sdp_rsim_limit(const sdp_rsim *m)
+{
+    double f = m->conf->memory_fraction;
+    if (!m->capacity || !(f > 0.0 && f < 1.0)) return m->capacity;
+    return (uint64_t)(f * (double)m->capacity);
+}
+
+/* torch runs garbage_collect_cached_blocks only when a memory fraction is set
+ * (set_fraction): its threshold is a share of allowed_memory_maximum. */
 static bool gc_active(const sdp_rsim *m)
 {
-    return m->conf->garbage_collection_threshold > 0 && m->capacity;
+    return m->conf->garbage_collection_threshold > 0 && m->conf->memory_fraction > 0 &&
+           m->capacity;
+}
+
+/* The size an expandable block could grow to: itself plus the unmapped space after it
+ * (get_free_block's expandable_size). */
+static uint64_t expandable_size(const sdp_rsim *m, uint32_t x)
+{
+    uint32_t n = m->b[x].next;
+    return m->b[x].size + (n != SDP_NIL && !m->b[n].mapped ? m->b[n].size : 0);
+}
+
+static uint32_t tree_next(const sdp_rsim *m, uint16_t pool, uint32_t x)
+{
+    return t_lower_bound(m->b, m->root[pool], m->b[x].stream, m->b[x].size, m->b[x].addr + 1);
+}
+
+size_t sdp_rsim_free_near(const sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size,
+                          sd_replay_free_block *out, size_t n)
+{
+    size_t k = 0;
+    if (pool >= m->npools) return 0;
+    for (uint32_t x = t_lower_bound(m->b, m->root[pool], stream, size, 0);
+         x != SDP_NIL && k < n && m->b[x].stream == stream; x = tree_next(m, pool, x)) {
+        bool es = m->s[m->b[x].seg].expandable;
+        out[k++] = (sd_replay_free_block){m->b[x].addr, m->b[x].size,
+                                          es ? expandable_size(m, x) : m->b[x].size};
+    }
+    return k;
 }
 
 uint32_t sdp_rsim_get_free_block(sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size,
@@ -504,50 +582,236 @@ uint32_t sdp_rsim_get_free_block(sdp_rsim *m, uint16_t pool, uint64_t stream, ui
            !m->conf->expandable_segments)
         x = t_lower_bound(m->b, m->root[pool], stream, m->b[x].size, m->b[x].addr + 1);
     if (x == SDP_NIL || m->b[x].stream != stream) return SDP_NIL;
+    if (m->s[m->b[x].seg].expandable && m->conf->expandable_segments) {
+        /* Best fit by the size a block can expand to: walk on while the next block in
+         * size order could expand to less. */
+        for (uint32_t n = tree_next(m, pool, x);
+             m->s[m->b[x].seg].expandable && n != SDP_NIL && m->b[n].stream == stream &&
+             expandable_size(m, n) < expandable_size(m, x);
+             n = tree_next(m, pool, x))
+            x = n;
+    }
     uint64_t msz = m->conf->max_split_size;
     if (size < msz && m->b[x].size >= msz) return SDP_NIL;
-    if (size >= msz && m->b[x].size >= size + SDP_KLARGE_BUFFER) return SDP_NIL;
+    if (size >= msz && m->b[x].size >= size + m->conf->max_non_split_rounding) return SDP_NIL;
     if (take) tree_del(m, x);
     return x;
 }
 
-/* ---- releases ---- */
+/* ---- expandable segments ---- */
 
-static void unmap_free_tail(sdp_rsim *m, uint32_t s)
+static uint64_t es_page(const sdp_rseg *g)
 {
-    sdp_rseg *g = &m->s[s];
-    uint32_t t = g->tail;
-    if (t == SDP_NIL || m->b[t].allocated) return;
-    uint64_t page = (g->pool & 1) ? SDP_KSMALL_BUFFER : SDP_KLARGE_BUFFER;
-    uint64_t off = m->b[t].addr - g->addr;
-    uint64_t first = (off + page - 1) / page * page;
-    if (first >= g->size) return;
-    sdp_rsim_shrink(m, s, g->size - first);
+    return (g->pool & 1) ? SDP_KSMALL_BUFFER : SDP_KLARGE_BUFFER;
 }
 
-bool sdp_rsim_shrink(sdp_rsim *m, uint32_t s, uint64_t size)
+uint32_t sdp_rsim_add_expandable(sdp_rsim *m, uint64_t base, uint64_t va, uint64_t stream,
+                                 uint16_t pool)
 {
-    sdp_rseg *g = &m->s[s];
-    uint32_t t = g->tail;
-    if (t == SDP_NIL || m->b[t].allocated || m->b[t].size < size) return false;
-    tree_del(m, t);
-    if (m->b[t].size == size) {
-        uint32_t p = m->b[t].prev;
-        if (p != SDP_NIL) m->b[p].next = SDP_NIL;
-        else g->head = SDP_NIL;
-        g->tail = p;
-        drop_block(m, t);
-    } else {
-        m->b[t].size -= size;
-        tree_add(m, t);
+    uint32_t s = sdp_rsim_add_segment(m, base, 0, stream, pool, true);
+    if (s == SDP_NIL || !va) return s;
+    uint32_t x = new_block(m, base, va, stream, s, pool);
+    if (x == SDP_NIL) return SDP_NIL;
+    m->b[x].mapped = 0;
+    m->s[s].head = m->s[s].tail = x;
+    m->s[s].va = va;
+    return s;
+}
+
+uint32_t sdp_rsim_expandable_holding(const sdp_rsim *m, uint64_t addr)
+{
+    for (size_t i = 0; i < m->nlive; i++) {
+        const sdp_rseg *g = &m->s[m->live[i]];
+        if (g->expandable && addr >= g->addr && addr - g->addr < g->va) return m->live[i];
     }
-    g->size -= size;
+    return SDP_NIL;
+}
+
+uint32_t sdp_rsim_block_at(const sdp_rsim *m, uint32_t seg, uint64_t addr)
+{
+    if (m->track_addr) {
+        uint32_t x = sdp_amap_get(&m->by_addr, addr);
+        if (x != SDP_NIL && m->b[x].seg == seg) return x;
+    }
+    for (uint32_t x = m->s[seg].head; x != SDP_NIL; x = m->b[x].next)
+        if (addr >= m->b[x].addr && addr - m->b[x].addr < m->b[x].size) return x;
+    return SDP_NIL;
+}
+
+/* Cut [addr, addr + size) out of block x (neither part in the tree): @return the block
+ * that is exactly that range. */
+static uint32_t isolate(sdp_rsim *m, uint32_t x, uint64_t addr, uint64_t size)
+{
+    if (addr > m->b[x].addr) {
+        uint32_t y = split_after(m, x, addr - m->b[x].addr);
+        if (y == SDP_NIL) return SDP_NIL;
+        if (m->b[x].mapped) tree_add(m, x);
+        x = y;
+    }
+    if (size < m->b[x].size) {
+        uint32_t y = split_after(m, x, size);
+        if (y == SDP_NIL) return SDP_NIL;
+        if (m->b[y].mapped) tree_add(m, y);
+    }
+    return x;
+}
+
+uint32_t sdp_rsim_map_range(sdp_rsim *m, uint32_t seg, uint64_t addr, uint64_t size)
+{
+    uint32_t x = sdp_rsim_block_at(m, seg, addr);
+    if (x == SDP_NIL || m->b[x].mapped || m->b[x].addr + m->b[x].size - addr < size) return SDP_NIL;
+    x = isolate(m, x, addr, size);
+    if (x == SDP_NIL) return SDP_NIL;
+    m->b[x].mapped = 1;
+    if (mergeable(m, x, m->b[x].prev)) merge_into(m, x, m->b[x].prev);
+    if (mergeable(m, x, m->b[x].next)) merge_into(m, x, m->b[x].next);
+    tree_add(m, x);
+    m->s[seg].size += size;
+    m->reserved += size;
+    return x;
+}
+
+bool sdp_rsim_unmap_range(sdp_rsim *m, uint32_t seg, uint64_t addr, uint64_t size)
+{
+    uint32_t x = sdp_rsim_block_at(m, seg, addr);
+    if (x == SDP_NIL || !m->b[x].mapped || m->b[x].allocated ||
+        m->b[x].addr + m->b[x].size - addr < size)
+        return false;
+    tree_del(m, x);
+    x = isolate(m, x, addr, size);
+    if (x == SDP_NIL) return false;
+    m->b[x].mapped = 0;
+    if (mergeable(m, x, m->b[x].prev)) merge_into(m, x, m->b[x].prev);
+    if (mergeable(m, x, m->b[x].next)) merge_into(m, x, m->b[x].next);
+    m->s[seg].size -= size;
     m->reserved -= size;
     return true;
 }
 
+/* torch's unmap_block: the whole pages inside free block x go back to the device. */
+static void unmap_block(sdp_rsim *m, uint32_t x)
+{
+    const sdp_rseg *g = &m->s[m->b[x].seg];
+    uint64_t page = es_page(g), off = m->b[x].addr - g->addr;
+    uint64_t begin = (off + page - 1) / page * page, end = (off + m->b[x].size) / page * page;
+    if (begin < end) sdp_rsim_unmap_range(m, m->b[x].seg, g->addr + begin, end - begin);
+}
+
+/* torch's map_block: map the pages that cover `size` bytes from the start of unmapped
+ * block x. @return the free block that then holds them, or SDP_NIL when the device is
+ * full. */
+static uint32_t map_block(sdp_rsim *m, uint32_t x, uint64_t size)
+{
+    uint32_t seg = m->b[x].seg;
+    uint64_t page = es_page(&m->s[seg]);
+    uint64_t bytes = (size + page - 1) / page * page;
+    if (bytes > m->b[x].size) bytes = m->b[x].size;
+    uint64_t limit = sdp_rsim_limit(m);
+    if (limit && m->reserved + bytes > limit) return SDP_NIL;
+    m->segment_allocs++;
+    return sdp_rsim_map_range(m, seg, m->b[x].addr, bytes);
+}
+
+static bool allocatable(const sdp_rsim *m, uint32_t x)
+{
+    return x != SDP_NIL && !m->b[x].allocated;
+}
+
+/* find_expandable_block: the lowest-address unmapped block of the pool and stream (or the
+ * free block just before it) with room for size bytes from there; SDP_NIL when none. */
+static uint32_t find_expandable(const sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size)
+{
+    uint32_t found = SDP_NIL;
+    uint64_t found_addr = UINT64_MAX;
+    for (size_t i = 0; i < m->nlive; i++) {
+        uint32_t s = m->live[i];
+        const sdp_rseg *g = &m->s[s];
+        if (!g->expandable || g->pool != pool || g->stream != stream || g->addr >= found_addr)
+            continue;
+        for (uint32_t c = g->head; c != SDP_NIL; c = m->b[c].next) {
+            if (m->b[c].mapped) continue;
+            uint32_t start = allocatable(m, m->b[c].prev) ? m->b[c].prev : c;
+            uint64_t bytes = 0;
+            for (uint32_t b = start; bytes < size && allocatable(m, b); b = m->b[b].next)
+                bytes += m->b[b].size;
+            if (bytes >= size) {
+                found = start;
+                found_addr = g->addr;
+                break;
+            }
+        }
+    }
+    return found;
+}
+
+void sdp_rsim_expandable_plan(const sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size,
+                              uint64_t *addr, uint64_t *map_bytes)
+{
+    uint64_t page = (pool & 1) ? SDP_KSMALL_BUFFER : SDP_KLARGE_BUFFER;
+    uint32_t c = find_expandable(m, pool, stream, size);
+    *addr = 0;
+    *map_bytes = (size + page - 1) / page * page;
+    if (c == SDP_NIL) return;
+    *addr = m->b[c].addr;
+    uint64_t have = 0, mapped = 0;
+    for (uint32_t b = c; b != SDP_NIL && have < size; b = m->b[b].next) {
+        if (m->b[b].mapped) {
+            have += m->b[b].size;
+            continue;
+        }
+        uint64_t take = (size - have + page - 1) / page * page;
+        if (take > m->b[b].size) take = m->b[b].size;
+        mapped += take;
+        have += take;
+        if (take < m->b[b].size) break;
+    }
+    *map_bytes = mapped;
+}
+
+/* A new expandable segment for the pool and stream: at the address the recording's first
+ * map of it used, when known; else past every real address. */
+static uint32_t new_expandable(sdp_rsim *m, uint16_t pool, uint64_t stream)
+{
+    uint64_t base = m->next_fake;
+    if (m->has_hint && sdp_rsim_expandable_holding(m, m->addr_hint) == SDP_NIL) {
+        base = m->addr_hint;
+    } else {
+        m->next_fake += SDP_ES_ADDRESS_SPACE;
+    }
+    m->has_hint = false;
+    return sdp_rsim_add_expandable(m, base, SDP_ES_ADDRESS_SPACE, stream, pool);
+}
+
+/* try_allocate_expandable_block: map what the candidate lacks, page by page, from its
+ * start; the mapped block is taken out of the free tree. */
+static uint32_t alloc_expandable(sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size)
+{
+    uint32_t c = find_expandable(m, pool, stream, size);
+    if (c == SDP_NIL) {
+        uint32_t s = new_expandable(m, pool, stream);
+        if (s == SDP_NIL) return SDP_NIL;
+        c = m->s[s].head;
+    }
+    if (!m->b[c].mapped) {
+        c = map_block(m, c, size < m->b[c].size ? size : m->b[c].size);
+        if (c == SDP_NIL) return SDP_NIL;
+    }
+    while (m->b[c].size < size) {
+        uint32_t n = m->b[c].next;
+        if (n == SDP_NIL || m->b[n].mapped) return SDP_NIL;
+        uint64_t rest = size - m->b[c].size;
+        c = map_block(m, n, rest < m->b[n].size ? rest : m->b[n].size);
+        if (c == SDP_NIL) return SDP_NIL;
+    }
+    tree_del(m, c);
+    return c;
+}
+
+/* ---- releases ---- */
+
 void sdp_rsim_release_cached(sdp_rsim *m)
 {
+    sdp_rsim_sync_pending(m);
     for (size_t i = 0; i < m->nlive;) {
         uint32_t s = m->live[i];
         const sdp_rseg *g = &m->s[s];
@@ -556,7 +820,13 @@ void sdp_rsim_release_cached(sdp_rsim *m)
             continue;
         }
         if (g->expandable) {
-            unmap_free_tail(m, s);
+            /* unmap_block only merges unmapped blocks into the one it unmaps, so the
+             * free mapped blocks met further on are still there. */
+            for (uint32_t x = g->head; x != SDP_NIL;) {
+                uint32_t next = m->b[x].next;
+                if (m->b[x].mapped && !m->b[x].allocated) unmap_block(m, x);
+                x = next;
+            }
             i++;
         } else if (g->head != SDP_NIL && whole_segment(m, g->head)) {
             sdp_rsim_release_segment(m, s);   /* live[i] now holds another segment */
@@ -571,15 +841,16 @@ static void release_block_segment(sdp_rsim *m, uint32_t x)
     sdp_rsim_release_segment(m, m->b[x].seg);
 }
 
-/* torch's release_available_cached_blocks: with max_split_size set, free the smallest
- * oversize block that covers the request, else the largest ones until they do. */
-static bool release_available(sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size)
+/* torch's release_available_cached_blocks: with max_split_size set, release the smallest
+ * oversize cached segment that covers the request, else the largest ones (never an
+ * expandable one) until they do. */
+bool sdp_rsim_release_available(sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size)
 {
     uint64_t msz = m->conf->max_split_size;
     if (msz == UINT64_MAX) return false;
     uint64_t key = size < msz ? msz : size;
     uint32_t x = t_lower_bound(m->b, m->root[pool], stream, key, 0);
-    if (x != SDP_NIL && m->b[x].stream == stream) {
+    if (x != SDP_NIL && m->b[x].stream == stream && !m->s[m->b[x].seg].expandable) {
         if (!whole_segment(m, x)) return false;
         release_block_segment(m, x);
         return true;
@@ -610,7 +881,8 @@ static void collect_free(const sdp_rblk *b, uint32_t t, uint32_t *out, size_t *n
  * segments of above-average age until reserved is back under the threshold. */
 static void garbage_collect(sdp_rsim *m)
 {
-    uint64_t threshold = (uint64_t)(m->conf->garbage_collection_threshold * (double)m->capacity);
+    uint64_t threshold = (uint64_t)(m->conf->garbage_collection_threshold *
+                                    (double)sdp_rsim_limit(m));
     if (m->reserved <= threshold) return;
     uint64_t target = m->reserved - threshold, reclaimed = 0;
     size_t n = 0;
@@ -647,78 +919,15 @@ static void garbage_collect(sdp_rsim *m)
     free(all);
 }
 
-/* ---- expandable segments ---- */
-
-uint32_t sdp_rsim_expandable_ending_at(const sdp_rsim *m, uint64_t addr)
-{
-    for (size_t i = 0; i < m->nlive; i++) {
-        const sdp_rseg *g = &m->s[m->live[i]];
-        if (g->expandable && g->addr + g->size == addr) return m->live[i];
-    }
-    return SDP_NIL;
-}
-
-void sdp_rsim_grow(sdp_rsim *m, uint32_t s, uint64_t size)
-{
-    sdp_rseg *g = &m->s[s];
-    uint32_t t = g->tail;
-    if (t != SDP_NIL && !m->b[t].allocated) {
-        tree_del(m, t);
-        m->b[t].size += size;
-        tree_add(m, t);
-    } else {
-        uint32_t x = new_block(m, g->addr + g->size, size, g->stream, s, g->pool);
-        if (x == SDP_NIL) return;
-        g = &m->s[s];
-        m->b[x].prev = t;
-        if (t != SDP_NIL) m->b[t].next = x;
-        else g->head = x;
-        g->tail = x;
-        tree_add(m, x);
-    }
-    g->size += size;
-    m->reserved += size;
-}
-
-static uint32_t expandable_for(sdp_rsim *m, uint16_t pool, uint64_t stream)
-{
-    for (size_t i = 0; i < m->nlive; i++) {
-        const sdp_rseg *g = &m->s[m->live[i]];
-        if (g->expandable && g->pool == pool && g->stream == stream) return m->live[i];
-    }
-    uint64_t base = m->next_fake;
-    m->next_fake += 1ULL << 44;
-    return sdp_rsim_add_segment(m, base, 0, stream, pool, true);
-}
-
-/* Map pages at the end of the stream's expandable segment until its free tail holds the
- * request; the tail is then taken (torch maps at the lowest address with room: here the
- * end, since holes are only unmapped at the end). */
-static uint32_t alloc_expandable(sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size)
-{
-    uint32_t s = expandable_for(m, pool, stream);
-    if (s == SDP_NIL) return SDP_NIL;
-    uint32_t t = m->s[s].tail;
-    uint64_t have = (t != SDP_NIL && !m->b[t].allocated) ? m->b[t].size : 0;
-    if (have < size) {
-        uint64_t page = (pool & 1) ? SDP_KSMALL_BUFFER : SDP_KLARGE_BUFFER;
-        uint64_t need = (size - have + page - 1) / page * page;
-        if (m->capacity && m->reserved + need > m->capacity) return SDP_NIL;
-        sdp_rsim_grow(m, s, need);
-        m->segment_allocs++;
-        t = m->s[s].tail;
-    }
-    if (t == SDP_NIL || m->b[t].allocated) return SDP_NIL;
-    tree_del(m, t);
-    return t;
-}
-
 /* torch's alloc_block: a new segment (cudaMalloc), or more pages of an expandable one. */
 static uint32_t alloc_block(sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size)
 {
-    if (m->conf->expandable_segments) return alloc_expandable(m, pool, stream, size);
+    /* Private pools (CUDA graphs, MemPool) take cudaMalloc segments whatever the setting
+     * (alloc_block: expandable segments only when !owner_PrivatePool). */
+    if (m->conf->expandable_segments && pool < 2) return alloc_expandable(m, pool, stream, size);
     uint64_t bytes = sdp_allocation_size(size);
-    if (m->capacity && m->reserved + bytes > m->capacity) return SDP_NIL;
+    uint64_t limit = sdp_rsim_limit(m);
+    if (limit && m->reserved + bytes > limit) return SDP_NIL;
     /* The address only orders blocks of equal size (best fit's last key): where the
      * recording's cudaMalloc put this request's segment, when it made one; else past
      * every real address. */
@@ -745,7 +954,7 @@ uint32_t sdp_rsim_malloc(sdp_rsim *m, uint64_t req, uint64_t stream, uint16_t pr
     if (x == SDP_NIL) {
         if (gc_active(m)) garbage_collect(m);
         x = alloc_block(m, pool, stream, size);
-        if (x == SDP_NIL && release_available(m, pool, stream, size))
+        if (x == SDP_NIL && sdp_rsim_release_available(m, pool, stream, size))
             x = alloc_block(m, pool, stream, size);
         if (x == SDP_NIL && !m->nomem) {
             sdp_rsim_release_cached(m);
@@ -766,6 +975,7 @@ void sdp_rsim_free_figures(const sdp_rsim *m, uint64_t *stranded, uint64_t *larg
         uint64_t free_bytes = 0;
         bool used = false;
         for (uint32_t x = g->head; x != SDP_NIL; x = m->b[x].next) {
+            if (!m->b[x].mapped) continue;
             if (m->b[x].allocated) {
                 used = true;
             } else {

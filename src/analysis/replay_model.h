@@ -18,17 +18,27 @@
 #define SDP_KMIN_LARGE_ALLOC (10ULL << 20)
 #define SDP_KROUND_LARGE (2ULL << 20)
 
+/* 2 MiB pages in the small pool's expandable segments, 20 MiB in the large pool's
+ * (torch's ExpandableSegment segment_size: kSmallBuffer, kLargeBuffer). */
+#define SDP_ES_ADDRESS_SPACE (1ULL << 40)
+
 typedef struct sdp_rblk {
     uint64_t addr, size, stream, gc_base;
+    uint64_t pend_key;        /* pending: the caller's key, handed back when a sync frees it */
     uint32_t prev, next;      /* neighbours in the segment */
     uint32_t l, r, prio;      /* treap of free blocks */
     uint32_t seg;
     uint16_t pool;            /* private pool * 2 + small */
     uint8_t allocated, live;
+    uint8_t mapped;           /* 0: unmapped address space of an expandable segment (torch's
+                               * Block::mapped); such a block is never in the free tree */
+    uint8_t pending;          /* freed by the program, its stream's events not yet done */
 } sdp_rblk;
 
 typedef struct sdp_rseg {
     uint64_t addr, size, stream;   /* size: mapped bytes */
+    uint64_t va;                   /* address space: [addr, addr + va) holds every block
+                                    * (= size but for an expandable segment) */
     uint32_t head, tail;           /* first and last block; SDP_NIL when none */
     uint32_t live_pos;             /* index in live[] */
     uint16_t pool;
@@ -59,6 +69,8 @@ typedef struct sdp_rsim {
     uint64_t addr_hint;              /* where cudaMalloc put the next segment, if known */
     bool has_hint;
     uint64_t segment_allocs, retries;
+    uint32_t *pend; size_t npend, cappend;     /* blocks marked pending (may be stale) */
+    uint64_t *synced; size_t nsynced, capsynced;  /* keys of pending blocks a sync freed */
     uint32_t rng;
     bool nomem;
 } sdp_rsim;
@@ -75,6 +87,10 @@ void sdp_rsim_free(sdp_rsim *m);
 uint64_t sdp_round_size(const sd_alloc_conf *c, uint64_t size);
 uint64_t sdp_allocation_size(uint64_t size);
 bool sdp_should_split(const sdp_rsim *m, uint32_t blk, uint64_t size);
+
+/* The bytes the allocator may reserve: the capacity, or the per-process memory fraction
+ * of it; 0 = unknown. */
+uint64_t sdp_rsim_limit(const sdp_rsim *m);
 
 /* A segment of free memory. @return the segment index, SDP_NIL when out of memory. */
 uint32_t sdp_rsim_add_segment(sdp_rsim *m, uint64_t addr, uint64_t size, uint64_t stream,
@@ -93,19 +109,49 @@ void sdp_rsim_alloc_found(sdp_rsim *m, uint32_t blk, uint64_t size);
 void sdp_rsim_free_block(sdp_rsim *m, uint32_t blk);
 /* A wholly free segment (one free block) back to the device. */
 void sdp_rsim_release_segment(sdp_rsim *m, uint32_t seg);
-/* release_cached_blocks: every wholly free segment of the default pools (private pools
- * stay: their graphs are taken as alive); expandable segments unmap their free tail. */
+/* release_cached_blocks: pending frees synchronized, then every wholly free segment of the
+ * default pools released (private pools stay: their graphs are taken as alive), and in
+ * expandable segments every whole free page of every free block unmapped. */
 void sdp_rsim_release_cached(sdp_rsim *m);
 /* The whole of malloc: best fit, GC, new segment, the two releases and the retry.
  * @return the allocated block, or SDP_NIL when it runs out of memory. */
 uint32_t sdp_rsim_malloc(sdp_rsim *m, uint64_t req, uint64_t stream, uint16_t private_pool);
-/* An expandable segment of `pool` that ends at addr, or SDP_NIL. */
-uint32_t sdp_rsim_expandable_ending_at(const sdp_rsim *m, uint64_t addr);
-/* Map [end, end + size) onto expandable segment seg (its new free tail). */
-void sdp_rsim_grow(sdp_rsim *m, uint32_t seg, uint64_t size);
-/* Unmap `size` bytes from the end of expandable segment seg when its free tail covers
- * them. @return false when it does not. */
-bool sdp_rsim_shrink(sdp_rsim *m, uint32_t seg, uint64_t size);
+/* An expandable segment: [base, base + va) of address space, none of it mapped. */
+uint32_t sdp_rsim_add_expandable(sdp_rsim *m, uint64_t base, uint64_t va, uint64_t stream,
+                                 uint16_t pool);
+/* The expandable segment whose address space holds addr, or SDP_NIL. */
+uint32_t sdp_rsim_expandable_holding(const sdp_rsim *m, uint64_t addr);
+/* Map [addr, addr + size) of expandable segment seg, which must be unmapped: it becomes a
+ * free block, merged with free mapped neighbours (torch's map_block). @return the free
+ * block that holds it, or SDP_NIL. */
+uint32_t sdp_rsim_map_range(sdp_rsim *m, uint32_t seg, uint64_t addr, uint64_t size);
+/* Unmap [addr, addr + size), which must lie in one free mapped block of an expandable
+ * segment (torch's unmap_block once the pages are chosen). @return false when it does not. */
+bool sdp_rsim_unmap_range(sdp_rsim *m, uint32_t seg, uint64_t addr, uint64_t size);
+/* torch's try_allocate_expandable_block without doing it: where the request would go
+ * (0 when a new expandable segment would be made) and how many bytes it would map. */
+void sdp_rsim_expandable_plan(const sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size,
+                              uint64_t *addr, uint64_t *map_bytes);
+/* Up to n free blocks of the pool and stream that could hold size bytes, best fit first.
+ * @return how many. */
+size_t sdp_rsim_free_near(const sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size,
+                          sd_replay_free_block *out, size_t n);
+/* The block of segment seg that holds addr, or SDP_NIL. */
+uint32_t sdp_rsim_block_at(const sdp_rsim *m, uint32_t seg, uint64_t addr);
+
+/* The program freed allocated block x, but its stream's events have not completed (a
+ * free_requested before its free_completed): it stays out of reach until completed, or
+ * until a sync under memory pressure (synchronize_and_free_events) frees it; `key` is then
+ * appended to m->synced. */
+void sdp_rsim_request_free(sdp_rsim *m, uint32_t x, uint64_t key);
+/* torch's synchronize_and_free_events: every pending block freed. */
+void sdp_rsim_sync_pending(sdp_rsim *m);
+/* torch's empty_cache(): release_cached_blocks. */
+#define sdp_rsim_empty_cache sdp_rsim_release_cached
+
+/* torch's release_available_cached_blocks (max_split_size set): @return true when it
+ * released enough for the request. */
+bool sdp_rsim_release_available(sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size);
 
 /* Free bytes in segments that hold allocated blocks, and the largest free block. */
 void sdp_rsim_free_figures(const sdp_rsim *m, uint64_t *stranded, uint64_t *largest);

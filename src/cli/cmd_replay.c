@@ -41,7 +41,8 @@ int cmd_replay(const struct cli_opts *opts)
     if (cli_load(opts, &lo) != 0) return EXIT_TROUBLE;
     sd_replay_options ro = {.alloc_confs = opts->alloc_conf,
                             .n_alloc_confs = (size_t)opts->n_alloc_conf,
-                            .capacity = opts->capacity};
+                            .capacity = opts->capacity,
+                            .memory_fraction = opts->memory_fraction};
     sd_render_options rendo = {.color = opts->color};
     int status = EXIT_OK;
     for (size_t i = 0; i < n && status == EXIT_OK; i++) {

@@ -21,7 +21,7 @@ enum opt_id {
     O_GAP_THRESHOLD, O_INDEX_THRESHOLD, O_MAP, O_SVG, O_JOBS, O_OUTPUT,
     O_SINCE, O_UNTIL,
     O_SORT, O_STEPS_BETWEEN, O_MIN_SLOPE, O_CONFIDENCE, O_ASCII, O_AS_SERIES, O_AS_RANKS,
-    O_LIMIT, O_CONFIG, O_REPO_ROOT, O_ALLOC_CONF,
+    O_LIMIT, O_CONFIG, O_REPO_ROOT, O_ALLOC_CONF, O_MEMORY_FRACTION,
     O_BASELINE_STEP, O_THRESHOLD, O_MAX_FRACTION, O_HORIZON, O_LOG_FORMAT, O_AT,
 };
 
@@ -113,6 +113,9 @@ static const struct opt_def options[] = {
     {"ascii", 0, NULL, FOR_SERIES, O_ASCII, "draw sparklines in ASCII, not Unicode blocks"},
     {"alloc-conf", 0, "CONF", FOR_REPLAY, O_ALLOC_CONF,
      "replay under this PYTORCH_CUDA_ALLOC_CONF too (repeatable, one config each)"},
+    {"memory-fraction", 0, "F", FOR_REPLAY, O_MEMORY_FRACTION,
+     "the run's torch.cuda.set_per_process_memory_fraction (0..1]: caps what the allocator "
+     "may reserve at F of the capacity and lets garbage_collection_threshold act"},
     {"as-series", 0, NULL, FOR_SERIES | FOR_REPORT, O_AS_SERIES,
      "read the snapshots as a time series, even when their names look like ranks of one job"},
     {"as-ranks", 0, NULL, FOR_SERIES | FOR_REPORT, O_AS_RANKS,
@@ -494,6 +497,15 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
             return bad_value(o, v, "at most 32 configs", errbuf, errlen);
         opts->alloc_conf[opts->n_alloc_conf++] = v;
         break;
+    case O_MEMORY_FRACTION: {
+        char *end;
+        errno = 0;
+        double f = strtod(v, &end);
+        if (end == v || *end || errno || !(f > 0.0 && f <= 1.0))
+            return bad_value(o, v, "a fraction above 0 and at most 1 (e.g. 0.9)", errbuf, errlen);
+        opts->memory_fraction = f;
+        break;
+    }
     case O_MAX_GROWTH:
         if (!sd_parse_size(v, &opts->max_growth))
             return bad_value(o, v, "a size (e.g. 512MiB, or 0)", errbuf, errlen);

@@ -80,6 +80,7 @@ struct cli_opts {
     bool ascii;                  /* --ascii: sparklines in ASCII */
     /* replay (also --capacity) */
     const char *alloc_conf[CLI_MAX_PATTERNS]; int n_alloc_conf;   /* --alloc-conf CONF */
+    double memory_fraction;                    /* --memory-fraction F; 0 = not given */
     enum cli_as { AS_GUESS, AS_SERIES, AS_RANKS } as;   /* --as-series, --as-ranks */
     int at;                      /* diff --at end|peak: sd_diff_at, 0 = decide */
 

@@ -158,6 +158,9 @@ size_t sd_frag_advice_text(const sd_frag_advice *a, char *buf, size_t size)
         say(&w, "The replay shows no setting avoids this OOM: replayed under "
             "expandable_segments:True and under max_split_size_mb:512, each of the %zu oom "
             "entries still fails. Shrink the largest sites live at the oom", a->ooms);
+        if (a->replay_warm_start)
+            say(&w, " (the trace begins after its segments were cut: a run started under a "
+                "setting may lay them out otherwise, which this trace cannot show)");
         break;
     case SD_ADVICE_EXPANDABLE_SEGMENTS:
         say(&w, "Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True%s: segments then grow "

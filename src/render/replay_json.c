@@ -10,7 +10,7 @@ static json_t *choice_json(const sd_replay_choice *c)
 {
     json_t *o = json_object();
     json_object_set_new(o, "new_segment", json_boolean(c->new_segment));
-    json_object_set_new(o, "address", c->new_segment ? json_null() : jint(c->address));
+    json_object_set_new(o, "address", c->new_segment && !c->address ? json_null() : jint(c->address));
     json_object_set_new(o, "segment_bytes",
                         c->new_segment && c->segment_bytes ? jint(c->segment_bytes) : json_null());
     return o;
@@ -30,8 +30,21 @@ static json_t *fidelity_json(const sd_replay_device *d)
         json_object_set_new(m, "request_bytes", jint(d->first_mismatch.request_bytes));
         json_object_set_new(m, "model", choice_json(&d->first_mismatch.model));
         json_object_set_new(m, "recorded", choice_json(&d->first_mismatch.recorded));
+        json_t *seen = json_array();
+        for (size_t k = 0; k < d->first_mismatch.n_seen; k++) {
+            const sd_replay_free_block *b = &d->first_mismatch.seen[k];
+            json_t *x = json_object();
+            json_object_set_new(x, "address", jint(b->address));
+            json_object_set_new(x, "bytes", jint(b->bytes));
+            json_object_set_new(x, "expandable_bytes", jint(b->expandable_bytes));
+            json_array_append_new(seen, x);
+        }
+        json_object_set_new(m, "free_blocks_seen", seen);
     }
     json_object_set_new(o, "first_mismatch", m);
+    json_object_set_new(o, "trusted", json_boolean(d->trusted));
+    json_object_set_new(o, "peak_compared", json_boolean(d->trust_peak_compared));
+    json_object_set_new(o, "untrusted_why", d->untrusted_why ? json_string(d->untrusted_why) : json_null());
     return o;
 }
 
@@ -54,6 +67,21 @@ static json_t *config_json(const sd_replay_config *c)
     json_object_set_new(o, "ooms", ooms);
     json_object_set_new(o, "stranded_bytes", jint(c->stranded_bytes));
     json_object_set_new(o, "largest_free_bytes", jint(c->largest_free_bytes));
+    json_t *oc = json_array();
+    for (size_t k = 0; k < c->n_oom_outcomes; k++) {
+        const sd_replay_oom_outcome *x = &c->oom_outcomes[k];
+        json_t *j = json_object();
+        json_object_set_new(j, "entry", jint(x->entry));
+        json_object_set_new(j, "request_bytes", jint(x->request_bytes));
+        json_object_set_new(j, "succeeds", json_boolean(x->succeeds));
+        json_object_set_new(j, "headroom_bytes",
+                            x->succeeds && c->capacity_bytes ? jint(x->headroom_bytes) : json_null());
+        json_array_append_new(oc, j);
+    }
+    json_object_set_new(o, "recorded_ooms", oc);
+    json_object_set_new(o, "memory_fraction",
+                        c->conf.memory_fraction > 0 ? json_real(c->conf.memory_fraction) : json_null());
+    json_object_set_new(o, "gc_needs_fraction", json_boolean(c->gc_needs_fraction));
     return o;
 }
 
@@ -74,6 +102,7 @@ static json_t *device_json(const sd_replay_device *d)
     json_object_set_new(rec, "ooms", jint(d->recorded_ooms));
     json_object_set_new(o, "recorded", rec);
     json_object_set_new(o, "fidelity", fidelity_json(d));
+    json_object_set_new(o, "warm_start", json_boolean(d->warm_start));
     json_t *cs = json_array();
     for (size_t c = 0; c < d->n_configs; c++) json_array_append_new(cs, config_json(&d->configs[c]));
     json_object_set_new(o, "configs", cs);

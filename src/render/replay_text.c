@@ -56,7 +56,26 @@ static void put_fidelity(FILE *out, const sd_replay_device *d, const sd_render_o
         fprintf(out, ", the allocator ");
         put_choice(out, &m->recorded);
         fprintf(out, "\n");
+        for (size_t k = 0; k < m->n_seen; k++) {
+            const sd_replay_free_block *b = &m->seen[k];
+            fprintf(out, "    free block the model saw: 0x%llx, %s", (unsigned long long)b->address,
+                    sdp_fmt_bytes(b->bytes).s);
+            if (b->expandable_bytes != b->bytes)
+                fprintf(out, " (can expand to %s)", sdp_fmt_bytes(b->expandable_bytes).s);
+            fprintf(out, "\n");
+        }
+        if (!m->n_seen) fprintf(out, "    the model saw no free block of that pool and stream that could hold it\n");
     }
+    if (d->trusted && d->trust_peak_compared)
+        fprintf(out, "trusted: the recorded settings reproduce the recording (>= 99%% of "
+                     "placements, every segment decision, the peak reserved)\n");
+    else if (d->trusted)
+        fprintf(out, "trusted: the recorded settings reproduce the recording (>= 99%% of "
+                     "placements, every segment decision; the peak is not compared under a "
+                     "capacity or memory fraction the recording did not have)\n");
+    else
+        fprintf(out, "not trusted: %s; the what-ifs below are the model's, not advice\n",
+                d->untrusted_why);
 }
 
 static void put_capacity(FILE *out, const sd_replay_device *d)
@@ -104,6 +123,8 @@ static void put_verdict(FILE *out, const sd_attrib *rules, const sd_snapshot *s,
         fprintf(out, "; the OOM at entry %zu (%s", o->entry, sdp_fmt_bytes(o->request_bytes).s);
         put_site(out, rules, s, o->stack);
         fprintf(out, ") %s", o->succeeds ? "would not happen" : "would still happen");
+        if (o->succeeds && c->capacity_bytes)
+            fprintf(out, " (%s left after it)", sdp_fmt_bytes(o->headroom_bytes).s);
     }
     /* Requests the recording served that would run out of memory here. */
     size_t new_ooms = 0;
@@ -154,8 +175,20 @@ sd_status sd_render_replay_text(FILE *out, const sd_replay *r, const sd_render_o
                 d->recorded_segment_allocs == 1 ? "" : "s", d->recorded_ooms,
                 d->recorded_ooms == 1 ? "" : "s");
         put_capacity(out, d);
+        if (d->warm_start)
+            fprintf(out, "warm start: the window creates no segment, its memory was reserved "
+                         "before; a what-if shows how that memory is reused, not what a run "
+                         "from empty would reserve\n");
+        if (!d->trusted && d->n_configs > 1)
+            fprintf(out, "not trusted: %s\n", d->untrusted_why);
         put_table(out, d);
-        for (size_t c = 0; c < d->n_configs; c++) put_verdict(out, rules, s, d, &d->configs[c], c == 0);
+        for (size_t c = 0; c < d->n_configs; c++) {
+            put_verdict(out, rules, s, d, &d->configs[c], c == 0);
+            if (d->configs[c].gc_needs_fraction)
+                fprintf(out, "    %s: garbage_collection_threshold changes nothing here: torch "
+                             "collects only under a per-process memory fraction "
+                             "(--memory-fraction)\n", d->configs[c].alloc_conf);
+        }
     }
     fprintf(out, "%s\n", LIMITS);
     sd_attrib_free(rules);

@@ -509,6 +509,9 @@ static json_t *reserved_timelines_json(const sd_snapshot *s, uint64_t max_memory
         json_object_set_new(o, "device", json_integer(d->device));
         json_object_set_new(o, "entries", u64(d->entries));
         json_object_set_new(o, "recorded_peak_reserved_bytes", u64(d->recorded_peak_reserved_bytes));
+        json_object_set_new(o, "trusted", json_boolean(d->trusted));
+        json_object_set_new(o, "untrusted_why",
+                            d->untrusted_why ? json_string(d->untrusted_why) : json_null());
         json_object_set_new(o, "recorded", reserved_points(d->recorded_timeline,
                                                            d->n_recorded_timeline));
         for (size_t k = 0; k < d->n_configs; k++) {

@@ -501,7 +501,8 @@
   function reservedChart(container, rt) {
     var W = 1000, H = 220, L = 70, B = 24, n = rt.entries || 1, maxY = 1;
     var lines = [{name: 'recorded (trace)', points: rt.recorded, peak: rt.recorded_peak_reserved_bytes}];
-    rt.configs.forEach(function (c) {
+    /* An untrusted replay is not drawn beside the recording as if it were a prediction. */
+    if (rt.trusted !== false) rt.configs.forEach(function (c) {
       lines.push({name: c.alloc_conf === 'recorded' ? 'replayed, recorded settings' : 'replayed, ' + c.alloc_conf,
         points: c.points, peak: c.peak_reserved_bytes});
     });
@@ -525,6 +526,9 @@
     svg.appendChild(sv('text', {x: L, y: H + 16, text: 'trace entry 0'}));
     svg.appendChild(sv('text', {x: W - 10, y: H + 16, 'text-anchor': 'end', text: fmtCount(n) + ' entries'}));
     container.appendChild(el('h3', {text: 'Device ' + rt.device + ': reserved over time'}));
+    if (rt.trusted === false)
+      container.appendChild(el('p', {'class': 'note', text: 'The replay is not trusted here (' + rt.untrusted_why +
+        '): only the recording is drawn; snapdiff replay FILE shows the model\'s figures and where it departs.'}));
     container.appendChild(el('p', {'class': 'note', text: 'Reserved bytes over the trace as recorded and as snapdiff replay ' +
       'models the allocator under each setting (each point the highest of its bucket). Peak reserved: ' +
       lines.map(function (ln) { return ln.name + ' ' + fmtBytes(ln.peak); }).join('; ') +
