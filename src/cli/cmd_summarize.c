@@ -224,7 +224,26 @@ static bool is_fresh(const char *spec, const char *summary)
            (st.st_mtim.tv_sec == in.tv_sec && st.st_mtim.tv_nsec > in.tv_nsec);
 }
 
-/* -o DIR for several inputs: made when missing (the tasks of an array race to it). */
+/* mkdir -p: every folder of `path` that is missing. EEXIST is no error: the tasks of an
+ * array race to make the same folder. */
+static bool make_dirs(const char *path)
+{
+    char buf[4096];
+    int w = snprintf(buf, sizeof buf, "%s", path);
+    if (w < 0 || (size_t)w >= sizeof buf) {
+        errno = ENAMETOOLONG;
+        return false;
+    }
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return false;
+        *p = '/';
+    }
+    return mkdir(buf, 0777) == 0 || errno == EEXIST;
+}
+
+/* -o DIR for several inputs: made when missing, parents too. */
 static bool output_dir(const char *out)
 {
     struct stat st;
@@ -232,7 +251,7 @@ static bool output_dir(const char *out)
         msg_error("summarize with several inputs writes one summary each: give -o DIR");
         return false;
     }
-    if (mkdir(out, 0777) != 0 && errno != EEXIST) {
+    if (!make_dirs(out)) {
         msg_error("%s: cannot make the directory: %s", out, strerror(errno));
         return false;
     }

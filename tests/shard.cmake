@@ -1,0 +1,6 @@
+# The map of a cluster job (issue 30): summarize --shard under each scheduler's variables
+# covers every input exactly once, @FILE lists, reruns, the reduce, the refusals.
+add_test(NAME shard_cli
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_shard_cli.py
+                 --bin ${SNAPDIFF_BIN} --root ${PROJECT_SOURCE_DIR})
+set_tests_properties(shard_cli PROPERTIES LABELS cli TIMEOUT 300)
