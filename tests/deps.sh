@@ -4,7 +4,7 @@ set -eu
 need=""
 for pkg in build-essential cmake pkg-config zlib1g-dev libzip-dev libmsgpack-dev \
            libjansson-dev check python3 clang libclang-rt-14-dev valgrind jq groff-base \
-           bash-completion zsh fish golang-go chromium; do
+           bash-completion zsh fish golang-go chromium lintian; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
         need="$need $pkg"
 done
