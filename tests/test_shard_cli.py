@@ -205,8 +205,16 @@ def part_refusals(root, tmp):
     shutil.copyfile(src, os.path.join(other, "new.pickle"))
     empty = os.path.join(tmp, "empty.txt")
     open(empty, "w").close()
+    long_line = os.path.join(tmp, "long.txt")
+    with open(long_line, "w") as f:
+        f.write(src + "\n" + "x" * 5000 + "\n")
+    binary = os.path.join(tmp, "binary.txt")
+    with open(binary, "wb") as f:
+        f.write(src.encode() + b"\n\x00\x01\x02")
     out = os.path.join(tmp, "bad")
     cases = [
+        (["--shard", "0/1", "@" + long_line], {}, r"long.txt: offset \d+: a path longer than 4096 bytes"),
+        (["--shard", "0/1", "@" + binary], {}, r"binary.txt: offset %d: a NUL byte" % (len(src) + 1)),
         (["--shard", "3/3", src], {}, r"--shard: '3/3' is not"),
         (["--shard", "1/0", src], {}, r"--shard: '1/0' is not"),
         (["--shard", "x", src], {}, r"--shard: 'x' is not"),

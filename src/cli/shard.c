@@ -202,7 +202,17 @@ static bool list_add(struct list *l, const char *s, size_t len)
 #define LIST_MAX_BYTES (64ul << 20)
 #define LIST_MAX_LINE 4096
 
-/* The lines of list file `path` into l. */
+/* One line of a list (without its '\n'): a trailing '\r' (a list written on Windows) goes;
+ * empty lines and comments are left out. */
+static bool take_line(struct list *l, char *line, size_t len)
+{
+    if (len && line[len - 1] == '\r') len--;
+    if (len == 0 || line[0] == '#') return true;
+    return list_add(l, line, len);
+}
+
+/* The lines of list file `path` into l, read a byte at a time so that a NUL, an endless
+ * line or an endless file (a pipe) is caught at its offset, within bounded memory. */
 static bool read_list(const char *path, struct list *l, char *errbuf, size_t errlen)
 {
     FILE *f = fopen(path, "r");
@@ -210,40 +220,39 @@ static bool read_list(const char *path, struct list *l, char *errbuf, size_t err
         snprintf(errbuf, errlen, "@%s: cannot read the list of inputs: %s", path, strerror(errno));
         return false;
     }
-    char line[LIST_MAX_LINE + 2];
-    unsigned long long offset = 0, lineno = 0;
+    char line[LIST_MAX_LINE + 1];
+    size_t len = 0;
+    unsigned long long offset = 0;
     bool ok = true;
-    while (ok && fgets(line, sizeof line, f)) {
-        size_t len = strlen(line);
-        lineno++;
-        if (len == sizeof line - 1 && line[len - 1] != '\n') {
-            snprintf(errbuf, errlen, "@%s: line %llu (offset %llu): a path longer than %d bytes",
-                     path, lineno, offset, LIST_MAX_LINE);
+    int c;
+    while (ok && (c = getc(f)) != EOF) {
+        if (c == '\n') {
+            ok = take_line(l, line, len);
+            if (!ok) snprintf(errbuf, errlen, "out of memory");
+            len = 0;
+        } else if (c == '\0') {
+            snprintf(errbuf, errlen, "@%s: offset %llu: a NUL byte, not a list of paths (one a "
+                     "line)", path, offset);
             ok = false;
-            break;
-        }
-        offset += len;
-        if (offset > LIST_MAX_BYTES) {
+        } else if (len == LIST_MAX_LINE) {
+            snprintf(errbuf, errlen, "@%s: offset %llu: a path longer than %d bytes", path,
+                     offset, LIST_MAX_LINE);
+            ok = false;
+        } else if (offset >= LIST_MAX_BYTES) {
             snprintf(errbuf, errlen, "@%s: offset %llu: a list of inputs longer than 64 MiB",
                      path, offset);
             ok = false;
-            break;
+        } else {
+            line[len++] = (char)c;
         }
-        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
-        if (len == 0 || line[0] == '#') continue;
-        if (memchr(line, '\0', len)) {
-            snprintf(errbuf, errlen, "@%s: line %llu: a NUL byte in a path (a binary file?)",
-                     path, lineno);
-            ok = false;
-        } else if (!list_add(l, line, len)) {
-            snprintf(errbuf, errlen, "out of memory");
-            ok = false;
-        }
+        offset++;
     }
     if (ok && ferror(f)) {
-        snprintf(errbuf, errlen, "@%s: error reading the list of inputs: %s", path,
-                 strerror(errno));
+        snprintf(errbuf, errlen, "@%s: offset %llu: error reading the list of inputs: %s", path,
+                 offset, strerror(errno));
         ok = false;
+    } else if (ok && len && !(ok = take_line(l, line, len))) {
+        snprintf(errbuf, errlen, "out of memory");
     }
     fclose(f);
     return ok;
