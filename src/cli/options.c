@@ -47,7 +47,7 @@ static const struct opt_def options[] = {
      "check: text, json, github or junit; curve: text, json or github"},
     {"output", 'o', "FILE", FOR_DIFF | FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE, O_OUTPUT,
      "write the result to FILE instead of stdout (check: the JUnit report; report: the page; "
-     "summarize: the summary, or a directory for an input of several snapshots)"},
+     "summarize: the summary, or a directory for several snapshots: an archive of ranks, several inputs, --shard)"},
     {"no-color", 0, NULL, FOR_ALL, O_NO_COLOR,
      "never colour the output (NO_COLOR is honoured too)"},
     {"color", 0, NULL, FOR_ALL, O_COLOR, "colour the output even when it is not a terminal"},
