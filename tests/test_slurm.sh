@@ -11,7 +11,8 @@
 # reduce with --dependency=afterok), and checks that:
 #   - every rank was summarized by exactly one task, each task saying it is Slurm's;
 #   - the reduce's status, report and JSON equal single-machine `snapdiff check` over the
-#     snapshots (the names' .sdsum aside), its JUnit has a test per rank;
+#     snapshots (the names' .sdsum aside), its JUnit has a test per rank, and the reduce's
+#     series form (reduce.sbatch --series, sbatch --wait) equals one machine's `series`;
 #   - the daemons are stopped and the folder removed afterwards.
 # Skips (exit 77) when not root, when Slurm or munge is not installed (sh tests/deps.sh
 # --slurm installs them), when the real snapshots are absent, or when the daemons do not
@@ -172,6 +173,20 @@ cmp -s <(sed 's/\.pickle\.sdsum/.pickle/g' "$tmp/out/check.json") "$tmp/single.j
 junit=$(grep -c '<testcase' "$tmp/out/memory-report.xml" 2>/dev/null || echo 0)
 [ "$junit" -ge 300 ] || fail "the JUnit report has $junit test cases, fewer than the 300 ranks"
 [ "$state" = FAILED ] || fail "the reduce job is $state: a failed gate should fail the job"
+
+# The reduce's other form (submit.sh without -b): series across the ranks, equal to one
+# machine's series over the snapshots (paths and the names' .sdsum aside).
+t=$SECONDS
+sbatch --wait --quiet --output="$tmp/out/logs/series-%j.out" "$src/contrib/slurm/reduce.sbatch" \
+    "$tmp/out" --series --as-ranks || fail "the series reduce job failed: $(cat "$tmp"/out/logs/series-*.out)"
+"$bin" series "$tmp/ranks" --as-ranks >"$tmp/single_series.txt" 2>/dev/null
+[ "$(grep -c ' rank [0-9]' "$tmp/out/series.txt" 2>/dev/null)" -ge 300 ] ||
+    fail "the series reduce wrote no line per rank: $(head -c 300 "$tmp/out/series.txt" 2>/dev/null)"
+if ! diff <(sed "s|$tmp/out/summaries/|$tmp/ranks/|; s/\.pickle\.sdsum/.pickle/g" "$tmp/out/series.txt") \
+        "$tmp/single_series.txt" >"$tmp/diff_series.txt"; then
+    fail "the series reduce differs from one machine's: $(head -n 6 "$tmp/diff_series.txt")"
+fi
+echo "test_slurm: series reduce job equal to one machine's series ($((SECONDS - t)) s)"
 echo "test_slurm: $(tail -n 1 "$tmp/single.txt")"
 echo "test_slurm: 300 ranks on 17 tasks, the reduce equal to one machine's check; $((SECONDS - start)) s in all"
 exit $failed
