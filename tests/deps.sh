@@ -13,7 +13,7 @@ esac
 need=""
 for pkg in build-essential cmake pkg-config zlib1g-dev libzip-dev libmsgpack-dev \
            libjansson-dev check python3 clang libclang-rt-14-dev valgrind jq groff-base \
-           bash-completion zsh fish golang-go chromium lintian python3-yaml $extra; do
+           bash-completion zsh fish golang-go chromium lintian python3-yaml strace $extra; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
         need="$need $pkg"
 done

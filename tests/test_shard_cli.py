@@ -14,7 +14,8 @@ computed here. Then: a summary written by a share is byte-for-byte the one-input
 summary; @FILE lists (comments, blank lines, CRLF); a rerun leaves fresh summaries alone,
 redoes one whose input is newer, and --force redoes all; no hidden temporary is left;
 the reduce (`check OLD DIR-of-summaries`) gives the verdict and figures of `check OLD
-DIR-of-snapshots`; and every bad value is one error line, exit 2, nothing written.
+DIR-of-snapshots`, opening O(N) files for N summaries (strace: the folder is listed once);
+and every bad value is one error line, exit 2, nothing written.
 """
 import argparse
 import json
@@ -22,6 +23,7 @@ import os
 import random
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -198,6 +200,42 @@ def part_reduce(root, tmp):
               "reduce %s: the report of check over the snapshots" % (fmt or "text"))
 
 
+def count_opens(cmd, log):
+    """The files `cmd` opened (strace, every thread), or None when strace cannot trace here."""
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat,open", "-o", log, *cmd],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if p.returncode not in (0, 1) or not os.path.exists(log):
+        return None
+    with open(log) as f:
+        return sum(1 for line in f if "open" in line)
+
+
+def part_reduce_lists_once(root, tmp):
+    """The reduce reads a folder of N summaries with O(N) file opens: the folder is listed
+    (and each file's first bytes sniffed) once, not once per member, as it was when every
+    loading thread reopened the input (2 million stat calls for 1,024 summaries)."""
+    if not shutil.which("strace"):
+        print("SKIP part reduce_lists_once: strace is not installed (tests/deps.sh installs it)")
+        return
+    one = os.path.join(tmp, "one.sdsum")
+    run(["summarize", "-q", os.path.join(root, "testdata", "example", "new.pickle"), "-o", one], rc=0)
+    opens = {}
+    for n in (100, 400):
+        d = os.path.join(tmp, "r%d" % n)
+        os.makedirs(d)
+        for i in range(n):
+            os.link(one, os.path.join(d, "step100_rank%04d.pickle.sdsum" % i))
+        opens[n] = count_opens([T.bin, "check", one, d, "--max-growth", "1GiB", "-q"], os.path.join(tmp, "strace%d" % n))
+        if opens[n] is None:
+            print("SKIP part reduce_lists_once: strace cannot trace here")
+            return
+    print("reduce_lists_once: opens for 100 summaries %d, for 400 %d" % (opens[100], opens[400]))
+    check(opens[400] <= 4 * 400, "check over 400 summaries opens at most 4 files per summary",
+          "%d opens" % opens[400])
+    check(opens[400] - opens[100] <= 4 * 300, "the opens grow linearly with the summaries",
+          "100: %d, 400: %d" % (opens[100], opens[400]))
+
+
 def part_refusals(root, tmp):
     src = os.path.join(root, "testdata", "example", "new.pickle")
     other = os.path.join(tmp, "other")
@@ -263,7 +301,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="snapdiff-shard-")
     try:
         for part in (part_coverage, part_same_summary, part_lists, part_rerun, part_reduce,
-                     part_refusals):
+                     part_reduce_lists_once, part_refusals):
             d = os.path.join(tmp, part.__name__)
             os.makedirs(d)
             part(a.root, d)
