@@ -130,15 +130,23 @@ static sd_status write_atomically(const char *path, const uint8_t *data, size_t 
     char tmp[4200];
     int w = snprintf(tmp, sizeof tmp, "%.*s.%s.%ld.tmp", (int)dir_len, path,
                      path + dir_len, (long)getpid());
+    errno = ENAMETOOLONG;
     FILE *f = w > 0 && (size_t)w < sizeof tmp ? fopen(tmp, "wb") : NULL;
     bool ok = f && write_all(f, data, len);
-    if (f) ok = fclose(f) == 0 && ok;
-    ok = ok && rename(tmp, path) == 0;
+    int why = errno;   /* the first failure's, before fclose or remove touch it */
+    if (f && fclose(f) != 0 && ok) {
+        why = errno;
+        ok = false;
+    }
+    if (ok && rename(tmp, path) != 0) {
+        why = errno;
+        ok = false;
+    }
     if (ok) return SD_OK;
     err->code = SD_EIO;
     err->offset = SD_NO_OFFSET;
     snprintf(err->source, sizeof err->source, "%s", path);
-    snprintf(err->text, sizeof err->text, "cannot write the summary: %s", strerror(errno));
+    snprintf(err->text, sizeof err->text, "cannot write the summary: %s", strerror(why));
     if (f) remove(tmp);
     return SD_EIO;
 }
@@ -171,31 +179,17 @@ static sd_status many_each(void *vctx, size_t input, size_t member, const sd_sna
     return st;
 }
 
-static int by_string(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Two inputs whose summaries would have one name ("a/rank0.pickle", "b/rank0.pickle"):
  * refused before any task writes, the same way in every task. */
 static bool names_unique(char **paths, size_t n)
 {
-    char **sorted = malloc((n ? n : 1) * sizeof *sorted);
-    if (!sorted) {
-        msg_error("out of memory");
-        return false;
-    }
-    memcpy(sorted, paths, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, by_string);
-    bool ok = true;
-    for (size_t i = 1; i < n && ok; i++)
-        if (strcmp(sorted[i - 1], sorted[i]) == 0) {
-            msg_error("two inputs would both write %s: rename one, or summarize them into "
-                      "separate directories", sorted[i]);
-            ok = false;
-        }
-    free(sorted);
-    return ok;
+    bool oom = false;
+    const char *dup = cli_first_duplicate(paths, n, &oom);
+    if (oom) msg_error("out of memory");
+    else if (dup)
+        msg_error("two inputs would both write %s: rename one, or summarize them into "
+                  "separate directories", dup);
+    return !oom && !dup;
 }
 
 /* The modification time of the input's file (the archive of "ARCHIVE:member"). */

@@ -282,6 +282,23 @@ bool cli_inputs_expand(const char *const *args, size_t n, char ***out, size_t *n
     return true;
 }
 
+const char *cli_first_duplicate(char *const *list, size_t n, bool *oom)
+{
+    *oom = false;
+    char **sorted = malloc((n ? n : 1) * sizeof *sorted);
+    if (!sorted) {
+        *oom = true;
+        return NULL;
+    }
+    if (n) memcpy(sorted, list, n * sizeof *sorted);
+    if (n) qsort(sorted, n, sizeof *sorted, by_bytes);
+    const char *dup = NULL;
+    for (size_t i = 1; i < n && !dup; i++)
+        if (strcmp(sorted[i - 1], sorted[i]) == 0) dup = sorted[i];
+    free(sorted);
+    return dup;
+}
+
 void cli_inputs_free(char **list, size_t n)
 {
     for (size_t i = 0; i < n; i++) free(list[i]);

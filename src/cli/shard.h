@@ -42,6 +42,10 @@ bool cli_inputs_expand(const char *const *args, size_t n, char ***out, size_t *n
                        char *errbuf, size_t errlen);
 void cli_inputs_free(char **list, size_t n);
 
+/* A string that list[0..n) holds twice (borrowed from list), or NULL; *oom when memory
+ * for the sorted copy ran out. */
+const char *cli_first_duplicate(char *const *list, size_t n, bool *oom);
+
 /* DIR/NAME.sdsum for an input: NAME is its file name without the folders
  * ("/data/job7/rank0003.pickle" -> "rank0003.pickle"), a member of an archive appended
  * ("ranks.zip:r/3.pickle" -> "ranks.zip_r_3.pickle"); a leading '.' becomes '_' so that
