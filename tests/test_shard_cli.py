@@ -286,6 +286,10 @@ def part_refusals(root, tmp):
         check(len(lines) == 1 and re.search(pattern, lines[0]) is not None,
               what + ": one line saying why", p.stderr.strip())
         check(not os.path.isdir(out) or not os.listdir(out), what + ": nothing written")
+    p = run(["summarize", "--shard", "0/1", src, "-o", empty])
+    check(p.returncode == 2 and "not a directory" in p.stderr and os.path.getsize(empty) == 0,
+          "-o FILE for several inputs: exit 2, a directory asked for, the file untouched",
+          p.stderr.strip())
     p = run(["summarize", "--shard", "0/1", src], env={})
     check(p.returncode == 2 and "give -o DIR" in p.stderr, "--shard without -o: exit 2, -o DIR asked for",
           p.stderr.strip())
