@@ -12,6 +12,15 @@
 #
 #   tests/bench.sh [SNAPDIFF [OLD NEW]]   (BENCH_RUNS=5: best of 5; BENCH_HUGE=0 skips
 #                                          the 700 MB file, which takes a minute to make)
+#   tests/bench.sh --ranks [SNAPDIFF]     only the reduce of issue 30 (below)
+#
+# --ranks: the reduce of a cluster job (docs/cluster.md) at 1,024, 2,048 and 4,096 ranks.
+# Every real snapshot is summarized once; the summaries are linked, round robin, as
+# step100_rankNNNN.pickle.sdsum into one folder per rank count under $BENCH_DIR/ranks.
+# `check BASELINE DIR --max-growth 1GiB` (the baseline: the first real snapshot's summary,
+# every rank held against it) and `series DIR --as-ranks` are timed (best of BENCH_RUNS,
+# default 1 here) with their peak RSS. Issue 30 asks <= 20 s and <= 300 MB at 4,096 on 2
+# cores, growing linearly: the ratios to 1,024 are printed (4.0 at 4,096 = linear).
 #
 # Without OLD/NEW it makes two ~180 MB snapshots under ${BENCH_DIR:-/tmp/bench}: big.pickle,
 # a real snapshot inflated 100x by ../shared/bench/inflate.py, and big2.pickle, the same
@@ -20,6 +29,72 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
+
+if [ "${1:-}" = --ranks ]; then
+    bin=${2:-$root/build/src/snapdiff}
+    dir=${BENCH_DIR:-/tmp/bench}/ranks
+    real=$root/../shared/real-snapshots
+    mkdir -p "$dir/pool"
+    for f in "$real"/*.pickle "$real"/*.pkl; do
+        s=$dir/pool/$(basename "$f").sdsum
+        [ -f "$s" ] || "$bin" summarize -q "$f" -o "$s"
+    done
+    for n in 1024 2048 4096; do
+        [ -d "$dir/$n" ] && [ "$(ls "$dir/$n" | wc -l)" = "$n" ] && continue
+        rm -rf "$dir/$n"
+        mkdir -p "$dir/$n"
+        python3 - "$dir/pool" "$dir/$n" "$n" <<'EOF'
+import os, sys
+pool, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+sums = sorted(os.listdir(pool))
+for i in range(n):
+    os.link(os.path.join(pool, sums[i % len(sums)]),
+            os.path.join(out, "step100_rank%04d.pickle.sdsum" % i))
+EOF
+    done
+    baseline=$(ls "$dir"/pool/*.sdsum | head -n 1)
+    python3 - "$bin" "$dir" "$baseline" <<'EOF'
+import os, subprocess, sys, time
+bin_, dir_, baseline = sys.argv[1:4]
+runs = int(os.environ.get("BENCH_RUNS", "1"))
+MB = 1e6 / 2**20   # MiB in a MB
+
+def measure(cmd):
+    """Best wall time and the peak RSS (MiB) of that run, over `runs` runs."""
+    best = None
+    for _ in range(runs):
+        t = time.perf_counter()
+        p = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+        wall = time.perf_counter() - t
+        if p.returncode not in (0, 1):
+            sys.exit("failed (%d): %s\n%s" % (p.returncode, " ".join(cmd), p.stderr[-500:]))
+        rss = int(p.stderr.strip().splitlines()[-1]) / 1024
+        if best is None or wall < best[0]:
+            best = (wall, rss)
+    return best
+
+d1024 = os.path.join(dir_, "1024")
+size = sum(os.path.getsize(os.path.join(d1024, f)) for f in os.listdir(d1024))
+print("reduce over summaries of the real snapshots: %.1f MiB per 1,024 ranks; load average %.1f"
+      % (size / 2**20, os.getloadavg()[0]))
+print("%6s  %9s %9s %6s   %9s %9s %6s" % ("ranks", "check s", "RSS MiB", "x1024",
+                                          "series s", "RSS MiB", "x1024"))
+first = None
+for n in (1024, 2048, 4096):
+    d = os.path.join(dir_, str(n))
+    c = measure([bin_, "check", baseline, d, "--max-growth", "1GiB", "-q"])
+    s = measure([bin_, "series", d, "--as-ranks", "-q"])
+    first = first or (c, s)
+    print("%6d  %9.2f %9.0f %6.2f   %9.2f %9.0f %6.2f" % (
+        n, c[0], c[1], c[0] / first[0][0], s[0], s[1], s[0] / first[1][0]))
+ok = max(c[0], s[0]) <= 20 and max(c[1], s[1]) <= 300 * MB
+print("4,096 ranks: check %.1f s, %.0f MiB; series %.1f s, %.0f MiB "
+      "(target <= 20 s, <= 300 MB = %.0f MiB): %s"
+      % (c[0], c[1], s[0], s[1], 300 * MB, "met" if ok else "NOT MET"))
+EOF
+    exit 0
+fi
 bin=${1:-$root/build/src/snapdiff}
 dir=${BENCH_DIR:-/tmp/bench}
 old=${2:-$dir/big.pickle}

@@ -56,7 +56,8 @@ bash_case "frag" snapdiff help f
 bash_case "stats" snapdiff st
 bash_case "--color --help --jobs --json --max-memory --no-color --quiet --version" snapdiff stats --
 bash_case "--color --help --max-memory --no-color --quiet --version" snapdiff dump --
-bash_case "--color --help --jobs --max-memory --no-color --output --quiet --version" snapdiff summarize --
+bash_case "--color --force --help --jobs --max-memory --no-color --output --quiet --shard --version" snapdiff summarize --
+bash_case "auto" snapdiff summarize --shard a
 bash_case "--color --gap-threshold --help --index-threshold --jobs --json --map --max-memory --no-color --quiet --svg --version" snapdiff frag --
 bash_case "--at --capacity --color --depth --focus --format --group-by --help --hide --jobs --json --max-growth --max-memory --no-color --output --quiet --show --steps --top --version" snapdiff old.pickle new.pickle --
 bash_case "--as-ranks --as-series --ascii --capacity --color --confidence --depth --focus --group-by --help --hide --jobs --json --max-memory --min-slope --no-color --quiet --show --sort --steps --steps-between --top --version" snapdiff series --

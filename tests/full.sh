@@ -22,7 +22,7 @@ for p in $parts; do
 done
 
 say "dependencies"
-run sh tests/deps.sh || exit 1
+run sh tests/deps.sh --slurm || exit 1   # --slurm: the single-node Slurm test (label full)
 
 part_asan() {
     # -O1: ASan's advice for usable speed (3x faster than -O0 on the slowest hostile case)

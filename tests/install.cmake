@@ -31,3 +31,5 @@ add_test(NAME lib_install_pkgconfig
 
 set_tests_properties(lib_symbols_shared cli_public_api_only lib_headers_alone lib_install_pkgconfig
                      PROPERTIES LABELS lib)
+# Installs from the build tree, as deb_package's cpack does (tests/package.cmake).
+set_tests_properties(lib_install_pkgconfig PROPERTIES RESOURCE_LOCK build_install)

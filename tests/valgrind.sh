@@ -128,6 +128,20 @@ if [ -d "$real" ]; then
 else
     echo "valgrind.sh: SKIP real snapshots: $real not found (set SNAPDIFF_SHARED)"
 fi
+# The map of a cluster job (issue 30): summarize --shard over a list, a share of several
+# inputs into a folder, and its refusals (an archive among the inputs, a NUL in a list).
+echo "valgrind.sh: summarize --shard ($(elapsed))"
+printf '%s\n' "$root/testdata/example/old.pickle" "$root/testdata/example/new.pickle" \
+    "$root/testdata/ranks/rank2_new.pickle" >"$work/shard-list.txt"
+printf 'x\n\0' >"$work/shard-nul.txt"
+spawn shard-list "0" summarize --shard 1/2 "@$work/shard-list.txt" -o "$work/shard-out"
+export JOB_COMPLETION_INDEX=2   # a Kubernetes Indexed Job's pod
+spawn shard-auto "0" summarize --shard auto/3 "@$work/shard-list.txt" -o "$work/shard-k8s"
+unset JOB_COMPLETION_INDEX
+spawn shard-zip "2" summarize --shard 0/1 "$root/testdata/ranks/old.zip" -o "$work/shard-zip"
+spawn shard-nul "2" summarize "@$work/shard-nul.txt" -o "$work/shard-nul"
+wait
+running=0
 failures=$(ls "$work/failed" | wc -l)
 echo "valgrind.sh: $runs fixture/real runs, $failures failed ($(elapsed))"
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "shard.h"
 #include "snapdiff/snapdiff.h"
 #include "snapdiff/units.h"
 
@@ -23,6 +24,7 @@ enum opt_id {
     O_SORT, O_STEPS_BETWEEN, O_MIN_SLOPE, O_CONFIDENCE, O_ASCII, O_AS_SERIES, O_AS_RANKS,
     O_LIMIT, O_CONFIG, O_REPO_ROOT, O_ALLOC_CONF, O_MEMORY_FRACTION,
     O_BASELINE_STEP, O_THRESHOLD, O_MAX_FRACTION, O_HORIZON, O_LOG_FORMAT, O_AT,
+    O_SHARD, O_FORCE,
 };
 
 struct opt_def {
@@ -45,7 +47,7 @@ static const struct opt_def options[] = {
      "check: text, json, github or junit; curve: text, json or github"},
     {"output", 'o', "FILE", FOR_DIFF | FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE, O_OUTPUT,
      "write the result to FILE instead of stdout (check: the JUnit report; report: the page; "
-     "summarize: the summary, or a directory for an input of several snapshots)"},
+     "summarize: the summary, or a directory for several snapshots: an archive of ranks, several inputs, --shard)"},
     {"no-color", 0, NULL, FOR_ALL, O_NO_COLOR,
      "never colour the output (NO_COLOR is honoured too)"},
     {"color", 0, NULL, FOR_ALL, O_COLOR, "colour the output even when it is not a terminal"},
@@ -132,6 +134,12 @@ static const struct opt_def options[] = {
      "steps ahead that --max-fraction projects a growing curve"},
     {"log-format", 0, "FMT", FOR_CURVE | FOR_REPORT, O_LOG_FORMAT,
      "read the logs as text, jsonl, csv or nvidia-smi (default: detected per file)"},
+    {"shard", 0, "SHARE", FOR_SUMMARIZE, O_SHARD,
+     "summarize only this task's share of the sorted inputs, one summary each in -o DIR: "
+     "I/N (share I of N, from 0), auto (the task of a Slurm job array or of torchrun) or "
+     "auto/N (pod JOB_COMPLETION_INDEX of a Kubernetes Indexed Job of N completions)"},
+    {"force", 0, NULL, FOR_SUMMARIZE, O_FORCE,
+     "with several inputs, summarize those too whose summary in -o DIR is newer than the input"},
 };
 
 static const struct {
@@ -155,7 +163,7 @@ static const struct {
      "snapdiff check baseline.pickle new.pickle --max-growth 256MiB --steps 100"},
     {"dump", CMD_DUMP, "FILE", "the whole pickle (or summary) as JSON, for jq",
      "snapdiff dump run.pickle | jq '.segments | length'"},
-    {"summarize", CMD_SUMMARIZE, "FILE",
+    {"summarize", CMD_SUMMARIZE, "FILE...",
      "a small baseline summary to commit: diff, check and series take it as a snapshot",
      "snapdiff summarize step1200.pickle -o baseline.sdsum"},
     {"top", CMD_TOP, "FILE...", "live memory by site at the end and at the peak (one snapshot)",
@@ -580,6 +588,12 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
             return bad_value(o, v, "text, jsonl, csv or nvidia-smi", errbuf, errlen);
         opts->log_format = v;
         break;
+    case O_SHARD:
+        if (!cli_share_syntax_ok(v))
+            return bad_value(o, v, "I/N (0 <= I < N), auto or auto/N", errbuf, errlen);
+        opts->shard = v;
+        break;
+    case O_FORCE: opts->force = true; break;
     case O_SINCE: opts->since = v; break;
     case O_UNTIL: opts->until = v; break;
     }
@@ -909,11 +923,6 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
     }
     if (opts->format == FORMAT_JUNIT && !opts->output) {
         snprintf(errbuf, errlen, "--format junit needs --output FILE");
-        return OPT_ERROR;
-    }
-    if (opts->command == CMD_SUMMARIZE && opts->n_files != 1) {
-        snprintf(errbuf, errlen, "summarize takes one input (a snapshot, or an archive or "
-                 "directory of ranks)");
         return OPT_ERROR;
     }
     if (opts->command == CMD_DUMP && opts->n_files != 1) {

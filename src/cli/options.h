@@ -92,6 +92,10 @@ struct cli_opts {
     double max_fraction;
     uint64_t horizon;            /* --horizon N, 0 = not given */
     const char *log_format;      /* --log-format text|jsonl|csv|nvidia-smi */
+
+    /* summarize */
+    const char *shard;           /* --shard I/N|auto|auto/N (syntax checked; shard.h) */
+    bool force;                  /* --force: redo summaries newer than their input */
 };
 
 enum opt_result { OPT_OK, OPT_HELP, OPT_VERSION, OPT_ERROR };

@@ -4,10 +4,12 @@
  * archive or directory of ranks many); then each member is one piece of work. Workers
  * take the next piece in order from a shared counter, and before starting one wait until
  * its estimated peak fits beside the loads in flight (or nothing is in flight), so
- * parallelism never costs more memory than the budget allows. A piece of an input with
- * several members opens the input again for itself (libzip's handles are not shared
- * between threads); the only member of an input reads through the handle opened first
- * (so that standard input, which cannot be opened twice, works). Each worker writes only
+ * parallelism never costs more memory than the budget allows. A piece of an archive with
+ * several members opens the archive again for itself (libzip's handles are not shared
+ * between threads); the members of a directory, files read by path, and the only member
+ * of an input read through the handle opened first (so that standard input, which cannot
+ * be opened twice, works, and a directory of N ranks is listed once, not N times: the
+ * reduce of a cluster job reads 4,096 summaries from one). Each worker writes only
  * its own slot; nothing is printed, so the caller reports in input order whatever order
  * the loads finished in.
  */
@@ -19,6 +21,7 @@
 
 #include "base/base.h"
 #include "snapdiff/load.h"
+#include "source/source_internal.h"
 
 /* A load peaks at about 0.95x its pickle on real-shaped files (bench.sh); files whose
  * dicts stay dicts (old layouts, protocols 0-1) keep more of a value tree, and 3x leaves
@@ -97,7 +100,7 @@ static sd_status load_item_now(load_pool *p, load_item *it)
     const sd_loader_options *o = p->opts;
     sd_loaded *r = &p->out[it->input];
     sd_input *in = p->inputs[it->input], *own = NULL;
-    if (r->n_members > 1) {   /* a handle of its own: see the top of the file */
+    if (r->n_members > 1 && !sdp_input_reads_in_parallel(in)) {   /* see the top of the file */
         sd_input_options io = {.max_memory = o->max_memory,
                               .skip_summaries = o->skip_summaries};
         own = sd_input_open(r->spec, &io, &it->err);

@@ -576,6 +576,8 @@ void sd_input_free(sd_input *in)
     free(in);
 }
 
+bool sdp_input_reads_in_parallel(const sd_input *in) { return in->kind == SDP_KIND_DIR; }
+
 size_t sd_input_count(const sd_input *in) { return in->n_members; }
 size_t sd_input_skipped_count(const sd_input *in) { return in->n_skipped; }
 const char *sd_input_skipped(const sd_input *in) { return in->skipped; }

@@ -23,6 +23,10 @@ typedef struct sdp_member {
 
 /* Whether b's data is a mapping of the file (the parser may then drop what it read). */
 bool sdp_bytes_mapped(const sd_bytes *b);
+/* Whether several threads may read members through this one handle at once: a
+ * directory's members are files read by path, nothing shared; a zip's libzip handle is
+ * not to be shared between threads, and standard input is read once. */
+bool sdp_input_reads_in_parallel(const sd_input *in);
 
 struct sd_input {
     int kind;
