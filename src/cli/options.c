@@ -23,6 +23,7 @@ enum opt_id {
     O_SORT, O_STEPS_BETWEEN, O_MIN_SLOPE, O_CONFIDENCE, O_ASCII, O_AS_SERIES, O_AS_RANKS,
     O_LIMIT, O_CONFIG, O_REPO_ROOT, O_ALLOC_CONF,
     O_BASELINE_STEP, O_THRESHOLD, O_MAX_FRACTION, O_HORIZON, O_LOG_FORMAT, O_AT,
+    O_ROOT,
 };
 
 struct opt_def {
@@ -129,6 +130,9 @@ static const struct opt_def options[] = {
      "steps ahead that --max-fraction projects a growing curve"},
     {"log-format", 0, "FMT", FOR_CURVE | FOR_REPORT, O_LOG_FORMAT,
      "read the logs as text, jsonl, csv or nvidia-smi (default: detected per file)"},
+    {"root", 0, "DIR", FOR_MCP, O_ROOT,
+     "mcp: the tools read and write files only under DIR, links resolved (repeatable; "
+     "default: the current directory)"},
 };
 
 static const struct {
@@ -166,6 +170,9 @@ static const struct {
     {"curve", CMD_CURVE, "LOG...",
      "leak or noise from the memory figures a training log holds (text, JSONL, CSV, nvidia-smi)",
      "snapdiff curve --max-per-step 64KiB mem.log"},
+    {"mcp", CMD_MCP, "[--root DIR]...",
+     "serve the analyses to an AI agent: a Model Context Protocol server on stdin/stdout",
+     "snapdiff mcp --root /data/snapshots --max-memory 16GiB"},
 };
 
 /* `snapdiff help [COMMAND]`: a word of its own, never a file name. */
@@ -176,6 +183,38 @@ const char *cli_command_name(enum cli_command c)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (commands[i].cmd == c) return commands[i].name;
     return "snapdiff";
+}
+
+static bool find_command(const char *name, enum cli_command *out);
+
+bool cli_command_find(const char *name, enum cli_command *out)
+{
+    return find_command(name, out);
+}
+
+const char *cli_command_help(enum cli_command c)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (commands[i].cmd == c) return commands[i].help;
+    return "";
+}
+
+const char *cli_command_usage(enum cli_command c)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (commands[i].cmd == c) return commands[i].usage;
+    return "";
+}
+
+size_t cli_option_count(void) { return sizeof options / sizeof options[0]; }
+
+void cli_option_at(size_t i, struct cli_option_info *out)
+{
+    const struct opt_def *o = &options[i];
+    *out = (struct cli_option_info){
+        .long_name = o->long_name, .arg = o->arg, .commands = o->commands, .help = o->help,
+        .repeatable = o->id == O_HIDE || o->id == O_SHOW || o->id == O_FOCUS ||
+                      o->id == O_ALLOC_CONF || o->id == O_ROOT};
 }
 
 static bool find_command(const char *name, enum cli_command *out)
@@ -452,6 +491,12 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
     case O_MAX_MEMORY:
         if (!sd_parse_size(v, &opts->max_memory) || opts->max_memory < (1u << 20))
             return bad_value(o, v, "a size of at least 1MiB (e.g. 8GiB)", errbuf, errlen);
+        opts->has_max_memory = true;
+        break;
+    case O_ROOT:
+        if (opts->n_roots >= CLI_MAX_PATTERNS)
+            return bad_value(o, v, "at most 32 roots", errbuf, errlen);
+        opts->roots[opts->n_roots++] = v;
         break;
     case O_QUIET: opts->quiet = true; break;
     case O_GROUP_BY:
@@ -800,7 +845,7 @@ static enum opt_result help_for(const char **pos, int n_pos, struct cli_opts *op
         return OPT_HELP;
     }
     if (n_pos > 2 || (n_pos == 2 && !find_command(pos[1], &opts->command))) {
-        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, series, trace, top, check, report, summarize, dump, replay, curve)",
+        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, series, trace, top, check, report, summarize, dump, replay, curve, mcp)",
                  pos[n_pos == 2 ? 1 : 2]);
         return OPT_ERROR;
     }
@@ -857,6 +902,13 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
     opts->n_files = n_pos - first_file;
     opts->color = want_color(color_mode);
     if (opts->format != FORMAT_TEXT || opts->output) opts->color = false;
+    if (opts->command == CMD_MCP) {   /* a server: its files come in the requests */
+        if (opts->n_files > 0) {
+            snprintf(errbuf, errlen, "mcp takes no file: the agent names them (give --root DIR)");
+            return OPT_ERROR;
+        }
+        return check_applicable(opts, used, errbuf, errlen);
+    }
     if (n_pos == 0) {
         snprintf(errbuf, errlen, "no snapshot given");
         return OPT_ERROR;
