@@ -720,7 +720,11 @@ json_t *mcp_tool_call(const struct mcp_server *s, const json_t *params, bool str
         char errbuf[512] = "";
         enum opt_result pr = cli_parse(a.n, a.v, &o, errbuf, sizeof errbuf);
         if (pr != OPT_OK) {
-            mcp_fault_set(f, MCP_INVALID_PARAMS, "arguments: %s", errbuf);
+            /* "--top: 'x' is not ...": the field is the option the message names */
+            const char *dash = strstr(errbuf, "--");
+            size_t n = dash ? strspn(dash + 2, "abcdefghijklmnopqrstuvwxyz-") : 0;
+            mcp_fault_set(f, MCP_INVALID_PARAMS, "arguments%s%.*s: %s", n ? "." : "", (int)n,
+                          dash ? dash + 2 : "", errbuf);
         } else {
             struct captured c = {0};
             int status = run_captured(&o, &c);
