@@ -35,16 +35,12 @@ enum { N_HANDSHAKE = sizeof handshake_versions / sizeof handshake_versions[0] };
 /* A request line longer than this is refused (and skipped), not buffered. */
 enum { MAX_LINE = 16 << 20 };
 
-struct session {
-    const struct mcp_server *server;
-    const char *version;      /* negotiated by initialize; NULL before it */
-    FILE *out;                /* the protocol's stdout */
-};
+typedef struct mcp_session session;
 
-static bool send_message(struct session *s, json_t *msg)
+static bool send_message(FILE *out, json_t *msg)
 {
-    bool ok = msg && json_dumpf(msg, s->out, JSON_COMPACT) == 0 && fputc('\n', s->out) != EOF &&
-              fflush(s->out) == 0;
+    bool ok = msg && json_dumpf(msg, out, JSON_COMPACT) == 0 && fputc('\n', out) != EOF &&
+              fflush(out) == 0;
     json_decref(msg);
     return ok;
 }
@@ -85,7 +81,7 @@ static const char instructions[] =
     "roots. resources/list gives the documents that define every field.";
 
 /* initialize (2024-11-05 and later): the client's version when spoken, else the newest. */
-static json_t *initialize(struct session *s, const json_t *params, struct mcp_fault *f)
+static json_t *initialize(session *s, const json_t *params, struct mcp_fault *f)
 {
     const char *want = json_string_value(json_object_get(params, "protocolVersion"));
     if (!want) {
@@ -109,12 +105,12 @@ static json_t *discover(void)
 }
 
 /* structuredContent and outputSchema came with 2025-06-18 (server/tools). */
-static bool structured(const struct session *s, bool modern)
+static bool structured(const session *s, bool modern)
 {
     return modern || !s->version || strcmp(s->version, "2025-06-18") >= 0;
 }
 
-static json_t *dispatch(struct session *s, const char *method, const json_t *params,
+static json_t *dispatch(session *s, const char *method, const json_t *params,
                         bool modern, struct mcp_fault *f)
 {
     if (strcmp(method, "initialize") == 0 && !modern) return initialize(s, params, f);
@@ -146,8 +142,7 @@ static int request_era(const json_t *params, json_t *id, json_t **reply)
     return -1;
 }
 
-/* One message in, at most one out (NULL: a notification, or a response, needs none). */
-static json_t *handle(struct session *s, const char *line, size_t len)
+json_t *mcp_handle(session *s, const char *line, size_t len)
 {
     json_error_t jerr;
     json_t *req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -223,7 +218,7 @@ static bool blank(const char *s, size_t n)
     return true;
 }
 
-static int serve(struct session *s)
+static int serve(session *s, FILE *out)
 {
     char *line = NULL;
     size_t cap = 0, len = 0;
@@ -231,8 +226,8 @@ static int serve(struct session *s)
     while ((r = read_line(stdin, &line, &cap, &len)) != 0) {
         json_t *reply = r < 0 ? error_reply(NULL, MCP_INVALID_REQUEST, "Invalid Request: a "
                                             "message longer than 16 MiB", NULL)
-                      : blank(line, len) ? NULL : handle(s, line, len);
-        if (reply && !send_message(s, reply)) {
+                      : blank(line, len) ? NULL : mcp_handle(s, line, len);
+        if (reply && !send_message(out, reply)) {
             if (errno != EPIPE) {
                 msg_error("mcp: error writing to stdout: %s", strerror(errno));
                 status = EXIT_TROUBLE;
@@ -293,8 +288,8 @@ int cmd_mcp(const struct cli_opts *opts)
         sd_format_bytes(srv.max_memory, cap, sizeof cap);
         msg_note("mcp: serving under %s%s, up to %s per snapshot; end of input ends it",
                  srv.roots[0], srv.n_roots > 1 ? " and more roots" : "", cap);
-        struct session s = {.server = &srv, .version = NULL, .out = out};
-        status = serve(&s);
+        session s = {.server = &srv, .version = NULL};
+        status = serve(&s, out);
         fclose(out);
     }
     for (size_t i = 0; i < srv.n_roots; i++) free(srv.roots[i]);

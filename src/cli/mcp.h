@@ -51,6 +51,16 @@ char *mcp_path_read(const struct mcp_server *s, const char *path, const char *fi
 char *mcp_path_write(const struct mcp_server *s, const char *path, bool overwrite,
                      const char *field, struct mcp_fault *f);
 
+/* One connection's state: only the version initialize negotiated (the handshake era);
+ * the stateless era keeps none. */
+struct mcp_session {
+    const struct mcp_server *server;
+    const char *version;      /* NULL before initialize */
+};
+/* One message in (a line without its newline), at most one out: NULL when none is due (a
+ * notification, a response, a blank line). cmd_mcp.c; tests/fuzz/fuzz_mcp.c drives it. */
+json_t *mcp_handle(struct mcp_session *s, const char *line, size_t len);
+
 /* tools/list's tools (structured: with outputSchema, 2025-06-18 on) and one tools/call.
  * NULL from mcp_tool_call: a protocol error, in *f. */
 json_t *mcp_tools_list(bool structured);

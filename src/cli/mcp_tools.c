@@ -536,8 +536,6 @@ static size_t bound(json_t *doc, size_t max)
 
 /* Append to the summary; a full buffer just stops it. */
 static void say(char *buf, size_t size, size_t *k, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void say(char *buf, size_t size, size_t *k, const char *fmt, ...)
 {
     if (*k >= size) return;
     va_list ap;
@@ -545,6 +543,62 @@ static void say(char *buf, size_t size, size_t *k, const char *fmt, ...)
     int n = vsnprintf(buf + *k, size - *k, fmt, ap);
     va_end(ap);
     if (n > 0) *k = *k + (size_t)n < size ? *k + (size_t)n : size;
+}
+
+/* The first integer field named *bytes of a group, for its headline. */
+static const char *bytes_field(const json_t *o, json_int_t *v)
+{
+    static const char *const names[] = {"delta_bytes", "bytes", "live_bytes", "allocated_bytes"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const json_t *x = json_object_get(o, names[i]);
+        if (json_is_integer(x)) {
+            *v = json_integer_value(x);
+            return names[i];
+        }
+    }
+    return NULL;
+}
+
+struct headlines {
+    char *buf;
+    size_t size, *k;
+    int groups, verdicts;
+};
+
+static void say(char *buf, size_t size, size_t *k, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The document's first groups (culprit first, as the commands order them) and its
+ * verdicts, in document order: what an agent reads first. */
+static void find_headlines(const json_t *j, struct headlines *h, int depth)
+{
+    if (depth > 8) return;
+    if (json_is_array(j)) {
+        for (size_t i = 0; i < json_array_size(j); i++) find_headlines(json_array_get(j, i), h, depth + 1);
+        return;
+    }
+    if (!json_is_object(j)) return;
+    const char *key = json_string_value(json_object_get(j, "key"));
+    json_int_t v = 0;
+    const char *field = key ? bytes_field(j, &v) : NULL;
+    if (field && h->groups < 3) {
+        char size[32];
+        if (strcmp(field, "delta_bytes") == 0) sd_format_delta((int64_t)v, size, sizeof size);
+        else sd_format_bytes((uint64_t)v, size, sizeof size);
+        say(h->buf, h->size, h->k, "\n  %s %s: %s", field, size, key);
+        h->groups++;
+    }
+    const char *verdict = json_string_value(json_object_get(j, "verdict"));
+    const json_t *dev = json_object_get(j, "device");
+    if (verdict && json_is_integer(dev) && h->verdicts < 4) {
+        say(h->buf, h->size, h->k, "\n  device %" JSON_INTEGER_FORMAT ": %s", json_integer_value(dev), verdict);
+        h->verdicts++;
+    }
+    const char *k2;
+    const json_t *v2;
+    json_object_foreach((json_t *)j, k2, v2) {
+        if (json_is_array(v2) || json_is_object(v2)) find_headlines(v2, h, depth + 1);
+    }
 }
 
 /* The short text beside the document: what ran, how it ended, the top level's plain
@@ -573,6 +627,8 @@ static char *summary_text(const struct tool *t, int status, const json_t *doc, s
         else continue;
         shown++;
     }
+    struct headlines h = {buf, sizeof buf, &k, 0, 0};
+    find_headlines(doc, &h, 0);
     if (c->n_err) say(buf, sizeof buf, &k, "\n%.*s", (int)(c->n_err > 1500 ? 1500 : c->n_err), c->err);
     if (n_cut)
         say(buf, sizeof buf, &k, "\ntruncated: %zu array%s cut to their first %zu items "
