@@ -10,6 +10,8 @@ Usage: test_mcp.py SNAPDIFF ROOT PART
             --max-memory, the resources
   roots     paths only under --root: absolute, `..`, links out and in, a directory holding
             a link out, -o under a root and never over a file without overwrite
+  hostile   the hostile corpus (pickle, refuse, model, trunc groups) through frag: the
+            CLI's error line as a tool error, bounded time, no code run
   real      diff and frag on every real snapshot (../shared/real-snapshots): equal to the CLI
 """
 import json
@@ -41,8 +43,10 @@ class Server:
     """`snapdiff mcp ARGS` with a pipe each way; one request, one answer."""
 
     def __init__(self, args, cwd=None):
+        # stderr (the server's log) into a file: a pipe nobody reads would fill and block it
+        self.log = tempfile.TemporaryFile()
         self.p = subprocess.Popen([T.bin, "mcp"] + list(args), stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
+                                  stdout=subprocess.PIPE, stderr=self.log, cwd=cwd)
         self.next_id = 0
         self.buf = b""
 
@@ -99,7 +103,7 @@ class Server:
             rc = None
         rest = self.buf + self.p.stdout.read()
         self.p.stdout.close()
-        self.p.stderr.close()
+        self.log.close()
         check(rc == 0, "end of input ends the server with status 0", "rc %s" % rc)
         check(rest.strip() == b"", "nothing on stdout after the last answer", rest[:200])
 
@@ -254,7 +258,7 @@ def part_protocol(root):
     check(all(json.loads(l).get("error", {}).get("code") == -32700 for l in out.splitlines()),
           "the cut request, if answered at all, is a parse error", out[:200])
     srv.p.stdout.close()
-    srv.p.stderr.close()
+    srv.log.close()
 
     # the command line
     p = subprocess.run([T.bin, "mcp", "--root", os.path.join(root, "nope")], capture_output=True,
@@ -435,6 +439,52 @@ def part_roots(root):
         shutil.rmtree(tmp)
 
 
+# ---------- hostile corpus ----------
+
+def part_hostile(root):
+    """The hostile corpus (tests/hostile/make_cases.py) through the server: every case
+    gives the CLI's answer (the same one line, as a tool error), in bounded time, no code
+    runs, and the server survives all of them."""
+    tmp = tempfile.mkdtemp(prefix="snapdiff-mcp-hostile-")
+    try:
+        make = os.path.join(clitest.HERE, "hostile", "make_cases.py")
+        subprocess.run([sys.executable, make, tmp, "--group", "pickle", "--group", "refuse",
+                        "--group", "model", "--group", "trunc", "--flips", "40"], check=True,
+                       capture_output=True)
+        with open(os.path.join(tmp, "cases.json")) as f:
+            cases = [c for c in json.load(f) if c["spec"] != "-" and not c.get("stdin")
+                     and not c.get("args") and ":" not in c["spec"]]
+        srv = Server(["--root", tmp])
+        errors = 0
+        for c in cases:
+            path = os.path.join(tmp, c["spec"])
+            if not os.path.isfile(path):
+                continue
+            t0 = time.time()
+            r = srv.call("frag", {"files": [c["spec"]]}).get("result")
+            cli = subprocess.run([T.bin, "frag", "--json", "--", os.path.realpath(path)],
+                                 capture_output=True, text=True)
+            if not check(r is not None, "hostile %s: an answer" % c["name"]):
+                break
+            check(time.time() - t0 < 60, "hostile %s: answered in bounded time" % c["name"])
+            if cli.returncode == 2:
+                errors += 1
+                check(r.get("isError") is True and
+                      r["content"][0]["text"].strip() == cli.stderr.strip(),
+                      "hostile %s: the CLI's error line" % c["name"],
+                      "%r vs %r" % (r.get("content", [{}])[0].get("text"), cli.stderr))
+            else:
+                check(r.get("isError") is False, "hostile %s: a result, as the CLI" % c["name"])
+            if c.get("marker"):
+                check(not os.path.exists(os.path.join(tmp, c["marker"])),
+                      "hostile %s: no code ran" % c["name"])
+        check(srv.request("ping").get("result") == {}, "the server survived the corpus")
+        srv.close()
+        print("hostile: %d cases, %d refused with the CLI's error line" % (len(cases), errors))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 # ---------- real snapshots ----------
 
 def part_real(root):
@@ -457,7 +507,7 @@ def main():
     root = os.path.realpath(os.path.join(sys.argv[2], "testdata"))
     ROOT_DIR[0] = root
     {"protocol": part_protocol, "tools": part_tools, "roots": part_roots,
-     "real": part_real}[sys.argv[3]](root)
+     "hostile": part_hostile, "real": part_real}[sys.argv[3]](root)
     sys.exit(T.finish(sys.argv[3]))
 
 
