@@ -170,7 +170,7 @@ static const struct {
     {"curve", CMD_CURVE, "LOG...",
      "leak or noise from the memory figures a training log holds (text, JSONL, CSV, nvidia-smi)",
      "snapdiff curve --max-per-step 64KiB mem.log"},
-    {"mcp", CMD_MCP, "[--root DIR]...",
+    {"mcp", CMD_MCP, "",   /* no files: the agent names them in its calls */
      "serve the analyses to an AI agent: a Model Context Protocol server on stdin/stdout",
      "snapdiff mcp --root /data/snapshots --max-memory 16GiB"},
 };
@@ -388,7 +388,8 @@ static void print_global_help(FILE *out)
  * one example, all from the same tables as the global help. */
 static void print_command_help(FILE *out, size_t c)
 {
-    fprintf(out, "Usage: snapdiff %s %s [OPTIONS]", commands[c].name, commands[c].usage);
+    fprintf(out, "Usage: snapdiff %s %s%s[OPTIONS]", commands[c].name, commands[c].usage,
+            commands[c].usage[0] ? " " : "");
     if (commands[c].cmd == CMD_DIFF) fprintf(out, "   (or: snapdiff OLD NEW [OPTIONS])");
     fprintf(out, "\n\n%c%s.\n\nOptions:\n", toupper((unsigned char)commands[c].help[0]),
             commands[c].help + 1);
