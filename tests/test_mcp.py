@@ -216,6 +216,10 @@ def part_protocol(root):
     error_of(srv.call("diff", {}), -32602, "arguments.files")
     error_of(srv.call("diff", {"files": ["leak/churn_old.pickle"]}), -32602, "arguments.files")
     error_of(srv.call("frag", {"files": [3]}), -32602, "files[0]")
+    # a NUL inside a string (that would cut a path short) is refused as it is read
+    srv.send_raw(json.dumps({"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": {
+        "name": "frag", "arguments": {"files": ["frag/compact.pickle\u0000x"]}}}) + "\n")
+    error_of(srv.read() or {}, -32700, "\\u0000")
     error_of(srv.call("diff", {"files": ["a", "b"], "top": "many"}), -32602, "arguments.top")
     error_of(srv.call("diff", {"files": ["a", "b"], "bogus": 1}), -32602, "arguments.bogus")
     error_of(srv.call("diff", {"files": ["a", "b"], "svg": "x.svg"}), -32602, "arguments.svg")

@@ -258,12 +258,22 @@ static bool find_option(const char *name, const struct tool *t, struct cli_optio
     return false;
 }
 
+/* A JSON string as C text; NULL when it is no string or holds a NUL (which would cut it
+ * short: "a\u0000b" must not pass for "a"). */
+static const char *plain_string(const json_t *v)
+{
+    const char *s = json_string_value(v);
+    return s && strlen(s) == json_string_length(v) ? s : NULL;
+}
+
 /* One value as its text on the command line; false when its JSON type is not the option's. */
 static bool value_text(const json_t *v, const struct cli_option_info *o, char *buf, size_t size)
 {
     if (json_is_string(v)) {
-        snprintf(buf, size, "%s", json_string_value(v));
-        return strlen(json_string_value(v)) < size;
+        const char *s = plain_string(v);
+        if (!s) return false;
+        snprintf(buf, size, "%s", s);
+        return strlen(s) < size;
     }
     if (json_is_integer(v)) {
         snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
@@ -363,11 +373,11 @@ static bool add_files(struct argv_buf *a, const struct mcp_server *s, const stru
     json_array_foreach(files, i, p) {
         char field[32];
         snprintf(field, sizeof field, "files[%zu]", i);
-        if (!json_is_string(p)) {
+        if (!plain_string(p)) {
             mcp_fault_set(f, MCP_INVALID_PARAMS, "arguments.%s: expected a path (a string)", field);
             return false;
         }
-        char *real = mcp_path_read(s, json_string_value(p), field, f);
+        char *real = mcp_path_read(s, plain_string(p), field, f);
         if (!real) return false;
         if (!push(a, real)) goto full;
     }
@@ -381,13 +391,14 @@ full:
 static bool add_path_option(struct argv_buf *a, const struct mcp_server *s, const char *key,
                             const json_t *v, bool overwrite, struct mcp_fault *f)
 {
-    if (!json_is_string(v)) {
+    const char *path = plain_string(v);
+    if (!path) {
         mcp_fault_set(f, MCP_INVALID_PARAMS, "arguments.%s: expected a path (a string)", key);
         return false;
     }
     bool write = strcmp(key, "output") == 0;
-    char *real = write ? mcp_path_write(s, json_string_value(v), overwrite, key, f)
-                       : mcp_path_read(s, json_string_value(v), key, f);
+    char *real = write ? mcp_path_write(s, path, overwrite, key, f)
+                       : mcp_path_read(s, path, key, f);
     if (!real) return false;
     bool ok = pushf(a, "--%s=%s", key, real);
     free(real);
