@@ -458,6 +458,10 @@ def part_hostile(root):
         with open(os.path.join(tmp, "cases.json")) as f:
             cases = [c for c in json.load(f) if c["spec"] != "-" and not c.get("stdin")
                      and not c.get("args") and ":" not in c["spec"]]
+        # every case of pickle, refuse and model; one truncation in four (the hostile_trunc
+        # test runs them all through the CLI, and the server hands them to the same code)
+        trunc = [c for c in cases if c["group"] == "trunc"]
+        cases = [c for c in cases if c["group"] != "trunc"] + trunc[::4]
         srv = Server(["--root", tmp])
         errors = 0
         for c in cases:
