@@ -547,6 +547,8 @@ static size_t bound(json_t *doc, size_t max)
 
 /* Append to the summary; a full buffer just stops it. */
 static void say(char *buf, size_t size, size_t *k, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void say(char *buf, size_t size, size_t *k, const char *fmt, ...)
 {
     if (*k >= size) return;
     va_list ap;
@@ -575,9 +577,6 @@ struct headlines {
     size_t size, *k;
     int groups, verdicts;
 };
-
-static void say(char *buf, size_t size, size_t *k, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 
 /* The document's first groups (culprit first, as the commands order them) and its
  * verdicts, in document order: what an agent reads first. */
