@@ -12,7 +12,7 @@ _snapdiff()
     local cword=$COMP_CWORD
     COMPREPLY=()
 
-    local commands='diff stats frag series trace check report summarize dump top replay curve help'
+    local commands='diff stats frag series trace check report summarize dump top replay curve mcp help'
     local common='--help -h --version -V --no-color --color --max-memory --quiet -q'
     local json='--json -j --jobs'   # diff, stats, frag, series, trace, check
     local diff_opts='--format -f --output -o --group-by -g --depth -d --hide --show --focus
@@ -31,7 +31,7 @@ _snapdiff()
         --gap-threshold --index-threshold --as-series --as-ranks --capacity --baseline-step
         --threshold --log-format'
     # Options whose value is the next word.
-    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root|--baseline-step|--threshold|--max-fraction|--horizon|--log-format|--alloc-conf|--memory-fraction|--at|--shard'
+    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root|--baseline-step|--threshold|--max-fraction|--horizon|--log-format|--alloc-conf|--memory-fraction|--at|--shard|--root'
 
     # Values: "--opt VALUE" and "--opt=VALUE" (split at '=' or not).
     local opt=$prev value=$cur prefix=''
@@ -70,7 +70,7 @@ _snapdiff()
             compopt -o filenames 2>/dev/null
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -f -- "$value")
             return ;;
-        --repo-root)
+        --repo-root|--root)
             compopt -o filenames 2>/dev/null
             mapfile -t COMPREPLY < <(compgen -P "$prefix" -d -- "$value")
             return ;;
@@ -113,7 +113,7 @@ _snapdiff()
             continue
         fi
         case $w in
-            diff|stats|frag|series|trace|check|report|summarize|dump|top|replay|curve|help) cmd=$w ;;
+            diff|stats|frag|series|trace|check|report|summarize|dump|top|replay|curve|mcp|help) cmd=$w ;;
             *) cmd='diff' ;;   # snapdiff OLD NEW
         esac
         break
@@ -121,7 +121,7 @@ _snapdiff()
 
     # snapdiff help COMMAND: the command names, no files (help is never a file name).
     if [[ $cmd == help ]]; then
-        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag series trace check report summarize dump top replay curve' -- "$cur")
+        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag series trace check report summarize dump top replay curve mcp' -- "$cur")
         return
     fi
 
@@ -142,6 +142,7 @@ _snapdiff()
             top) opts="$common $json --format -f --group-by -g --depth -d --hide --show --focus --top -n --jobs" ;;
             replay) opts="$common --json -j --jobs --alloc-conf --capacity --memory-fraction" ;;
             curve) opts="$common $curve_opts" ;;
+            mcp) opts="$common --root" ;;
         esac
         mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
         return

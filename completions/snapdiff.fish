@@ -21,11 +21,11 @@ function __snapdiff_command
                 --since --until --sort --steps-between --min-slope --confidence \
                 --max-growth-pct --max-group-growth --max-per-step --max-reserved --max-frag-index \
                 --fail-on-new-site --max-ooms --config --repo-root --output -o --baseline-step \
-                --threshold --max-fraction --horizon --log-format --alloc-conf --memory-fraction --at --shard
+                --threshold --max-fraction --horizon --log-format --alloc-conf --memory-fraction --at --shard --root
                 set skip 1
             case '-*'
                 continue
-            case diff stats frag series trace check report summarize dump top replay curve help
+            case diff stats frag series trace check report summarize dump top replay curve mcp help
                 echo $w
                 return
             case '*'
@@ -58,7 +58,8 @@ complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a help -d 'this help,
 # snapdiff help COMMAND: the command names (help is never a file name).
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a replay -d 'the caching allocator replayed from the trace: fidelity, PYTORCH_CUDA_ALLOC_CONF what-ifs'
 complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a curve -d 'leak or noise from the memory figures a training log holds'
-complete -c snapdiff -n 'test "$(__snapdiff_command)" = help' -a 'diff stats frag series trace check report summarize dump top replay curve'
+complete -c snapdiff -n 'test -z "$(__snapdiff_command)"' -a mcp -d 'serve the analyses to an AI agent: a Model Context Protocol server on stdin/stdout'
+complete -c snapdiff -n 'test "$(__snapdiff_command)" = help' -a 'diff stats frag series trace check report summarize dump top replay curve mcp'
 complete -c snapdiff -n 'test "$(__snapdiff_command)" != help' -F
 
 # Options of every command.
@@ -133,3 +134,6 @@ complete -c snapdiff -n '__snapdiff_for curve' -l max-fraction -x -a '0.85 0.9 0
 complete -c snapdiff -n '__snapdiff_for curve' -l horizon -x -d 'steps ahead that --max-fraction projects'
 complete -c snapdiff -n '__snapdiff_for curve report' -l log-format -x -a 'text jsonl csv nvidia-smi' -d 'read the logs as'
 complete -c snapdiff -n '__snapdiff_for diff' -l at -x -a 'end peak' -d 'lead with the end states (end) or the peaks (peak)'
+
+# mcp.
+complete -c snapdiff -n '__snapdiff_for mcp' -l root -x -a '(__fish_complete_directories)' -d 'read and write files only under DIR (repeatable)'

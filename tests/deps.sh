@@ -17,6 +17,9 @@ for pkg in build-essential cmake pkg-config zlib1g-dev libzip-dev libmsgpack-dev
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
         need="$need $pkg"
 done
+# Node.js and npm for the official MCP clients (tests/test_mcp_clients.py installs its
+# pinned packages with npm); a Node.js installed otherwise is kept.
+command -v npm >/dev/null 2>&1 || need="$need nodejs npm"
 if [ -n "$need" ]; then
     echo "tests/deps.sh: installing:$need"
     export DEBIAN_FRONTEND=noninteractive

@@ -54,7 +54,8 @@ vg() {
     shift 2
     log=$work/logs/$name.log
     valgrind --tool=memcheck --leak-check=full --errors-for-leak-kinds=definite,indirect \
-        --error-exitcode=99 --log-file="$log" "$bin" "$@" >/dev/null 2>"$log.stderr"
+        --error-exitcode=99 --log-file="$log" "$bin" "$@" <"${VG_STDIN:-/dev/stdin}" \
+        >/dev/null 2>"$log.stderr"
     st=$?
     case " $ok " in
         *" $st "*) return 0 ;;
@@ -108,6 +109,11 @@ for f in $fixtures; do
 done
 wait
 running=0
+
+# 1b. snapdiff mcp: a session of every kind of message, tool calls and errors included
+# (tests/mcp/session.jsonl, paths relative to testdata/)
+echo "valgrind.sh: mcp session ($(elapsed))"
+VG_STDIN=$root/tests/mcp/session.jsonl vg mcp-session "0" mcp --root "$root/testdata"
 
 # 2. real snapshots
 if [ -d "$real" ]; then

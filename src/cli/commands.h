@@ -31,6 +31,8 @@ int cmd_summarize(const struct cli_opts *opts);
 int cmd_top(const struct cli_opts *opts);
 int cmd_replay(const struct cli_opts *opts);
 int cmd_curve(const struct cli_opts *opts);
+/* A Model Context Protocol server on stdin/stdout until stdin closes (cmd_mcp.c). */
+int cmd_mcp(const struct cli_opts *opts);
 
 /* Loading for every command (load.c), through the library's parallel loader (load.h,
  * --jobs): one function, the shape of what comes back chosen by the options. It prints the

@@ -61,6 +61,7 @@ static int run(const struct cli_opts *opts)
     case CMD_SUMMARIZE: status = cmd_summarize(opts); break;
     case CMD_TOP: status = cmd_top(opts); break;
     case CMD_REPLAY: status = cmd_replay(opts); break;
+    case CMD_MCP: status = cmd_mcp(opts); break;
     case CMD_NONE: break;
     }
     return finish_stdout(status);

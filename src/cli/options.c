@@ -24,7 +24,7 @@ enum opt_id {
     O_SORT, O_STEPS_BETWEEN, O_MIN_SLOPE, O_CONFIDENCE, O_ASCII, O_AS_SERIES, O_AS_RANKS,
     O_LIMIT, O_CONFIG, O_REPO_ROOT, O_ALLOC_CONF, O_MEMORY_FRACTION,
     O_BASELINE_STEP, O_THRESHOLD, O_MAX_FRACTION, O_HORIZON, O_LOG_FORMAT, O_AT,
-    O_SHARD, O_FORCE,
+    O_SHARD, O_FORCE, O_ROOT,
 };
 
 struct opt_def {
@@ -140,6 +140,9 @@ static const struct opt_def options[] = {
      "auto/N (pod JOB_COMPLETION_INDEX of a Kubernetes Indexed Job of N completions)"},
     {"force", 0, NULL, FOR_SUMMARIZE, O_FORCE,
      "with several inputs, summarize those too whose summary in -o DIR is newer than the input"},
+    {"root", 0, "DIR", FOR_MCP, O_ROOT,
+     "mcp: the tools read and write files only under DIR, links resolved (repeatable; "
+     "default: the current directory)"},
 };
 
 static const struct {
@@ -177,6 +180,9 @@ static const struct {
     {"curve", CMD_CURVE, "LOG...",
      "leak or noise from the memory figures a training log holds (text, JSONL, CSV, nvidia-smi)",
      "snapdiff curve --max-per-step 64KiB mem.log"},
+    {"mcp", CMD_MCP, "",   /* no files: the agent names them in its calls */
+     "serve the analyses to an AI agent: a Model Context Protocol server on stdin/stdout",
+     "snapdiff mcp --root /data/snapshots --max-memory 16GiB"},
 };
 
 /* `snapdiff help [COMMAND]`: a word of its own, never a file name. */
@@ -187,6 +193,38 @@ const char *cli_command_name(enum cli_command c)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (commands[i].cmd == c) return commands[i].name;
     return "snapdiff";
+}
+
+static bool find_command(const char *name, enum cli_command *out);
+
+bool cli_command_find(const char *name, enum cli_command *out)
+{
+    return find_command(name, out);
+}
+
+const char *cli_command_help(enum cli_command c)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (commands[i].cmd == c) return commands[i].help;
+    return "";
+}
+
+const char *cli_command_usage(enum cli_command c)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (commands[i].cmd == c) return commands[i].usage;
+    return "";
+}
+
+size_t cli_option_count(void) { return sizeof options / sizeof options[0]; }
+
+void cli_option_at(size_t i, struct cli_option_info *out)
+{
+    const struct opt_def *o = &options[i];
+    *out = (struct cli_option_info){
+        .long_name = o->long_name, .arg = o->arg, .commands = o->commands, .help = o->help,
+        .repeatable = o->id == O_HIDE || o->id == O_SHOW || o->id == O_FOCUS ||
+                      o->id == O_ALLOC_CONF || o->id == O_ROOT};
 }
 
 static bool find_command(const char *name, enum cli_command *out)
@@ -360,7 +398,8 @@ static void print_global_help(FILE *out)
  * one example, all from the same tables as the global help. */
 static void print_command_help(FILE *out, size_t c)
 {
-    fprintf(out, "Usage: snapdiff %s %s [OPTIONS]", commands[c].name, commands[c].usage);
+    fprintf(out, "Usage: snapdiff %s %s%s[OPTIONS]", commands[c].name, commands[c].usage,
+            commands[c].usage[0] ? " " : "");
     if (commands[c].cmd == CMD_DIFF) fprintf(out, "   (or: snapdiff OLD NEW [OPTIONS])");
     fprintf(out, "\n\n%c%s.\n\nOptions:\n", toupper((unsigned char)commands[c].help[0]),
             commands[c].help + 1);
@@ -463,6 +502,12 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
     case O_MAX_MEMORY:
         if (!sd_parse_size(v, &opts->max_memory) || opts->max_memory < (1u << 20))
             return bad_value(o, v, "a size of at least 1MiB (e.g. 8GiB)", errbuf, errlen);
+        opts->has_max_memory = true;
+        break;
+    case O_ROOT:
+        if (opts->n_roots >= CLI_MAX_PATTERNS)
+            return bad_value(o, v, "at most 32 roots", errbuf, errlen);
+        opts->roots[opts->n_roots++] = v;
         break;
     case O_QUIET: opts->quiet = true; break;
     case O_GROUP_BY:
@@ -826,7 +871,7 @@ static enum opt_result help_for(const char **pos, int n_pos, struct cli_opts *op
         return OPT_HELP;
     }
     if (n_pos > 2 || (n_pos == 2 && !find_command(pos[1], &opts->command))) {
-        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, series, trace, top, check, report, summarize, dump, replay, curve)",
+        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, series, trace, top, check, report, summarize, dump, replay, curve, mcp)",
                  pos[n_pos == 2 ? 1 : 2]);
         return OPT_ERROR;
     }
@@ -883,6 +928,13 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
     opts->n_files = n_pos - first_file;
     opts->color = want_color(color_mode);
     if (opts->format != FORMAT_TEXT || opts->output) opts->color = false;
+    if (opts->command == CMD_MCP) {   /* a server: its files come in the requests */
+        if (opts->n_files > 0) {
+            snprintf(errbuf, errlen, "mcp takes no file: the agent names them (give --root DIR)");
+            return OPT_ERROR;
+        }
+        return check_applicable(opts, used, errbuf, errlen);
+    }
     if (n_pos == 0) {
         snprintf(errbuf, errlen, "no snapshot given");
         return OPT_ERROR;

@@ -15,16 +15,18 @@
 #include "snapdiff/gate.h"
 
 enum cli_command { CMD_NONE, CMD_DIFF, CMD_STATS, CMD_DUMP, CMD_FRAG, CMD_TRACE, CMD_SERIES,
-                   CMD_CHECK, CMD_REPORT, CMD_SUMMARIZE, CMD_TOP, CMD_REPLAY, CMD_CURVE };
+                   CMD_CHECK, CMD_REPORT, CMD_SUMMARIZE, CMD_TOP, CMD_REPLAY, CMD_CURVE,
+                   CMD_MCP };
 
 /* Bit per command an option applies to. */
 enum { FOR_DIFF = 1 << CMD_DIFF, FOR_STATS = 1 << CMD_STATS, FOR_DUMP = 1 << CMD_DUMP,
        FOR_FRAG = 1 << CMD_FRAG, FOR_TRACE = 1 << CMD_TRACE, FOR_SERIES = 1 << CMD_SERIES,
        FOR_CHECK = 1 << CMD_CHECK, FOR_REPORT = 1 << CMD_REPORT,
        FOR_SUMMARIZE = 1 << CMD_SUMMARIZE, FOR_TOP = 1 << CMD_TOP, FOR_REPLAY = 1 << CMD_REPLAY,
-       FOR_CURVE = 1 << CMD_CURVE,
+       FOR_CURVE = 1 << CMD_CURVE, FOR_MCP = 1 << CMD_MCP,
        FOR_ALL = FOR_DIFF | FOR_STATS | FOR_DUMP | FOR_FRAG | FOR_TRACE | FOR_SERIES |
-                 FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE | FOR_TOP | FOR_REPLAY | FOR_CURVE };
+                 FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE | FOR_TOP | FOR_REPLAY | FOR_CURVE |
+                 FOR_MCP };
 
 enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF, FORMAT_GITHUB,
                   FORMAT_JUNIT };
@@ -96,6 +98,10 @@ struct cli_opts {
     /* summarize */
     const char *shard;           /* --shard I/N|auto|auto/N (syntax checked; shard.h) */
     bool force;                  /* --force: redo summaries newer than their input */
+
+    /* mcp */
+    const char *roots[CLI_MAX_PATTERNS]; int n_roots;   /* --root DIR (repeatable) */
+    bool has_max_memory;         /* --max-memory was given (mcp: the cap of every call) */
 };
 
 enum opt_result { OPT_OK, OPT_HELP, OPT_VERSION, OPT_ERROR };
@@ -110,5 +116,22 @@ void cli_opts_release(struct cli_opts *opts);
 void cli_print_help(FILE *out, enum cli_command cmd);
 /* "diff", "stats", ...: a command's name, for messages. */
 const char *cli_command_name(enum cli_command cmd);
+/* The command of that name; false when there is none. */
+bool cli_command_find(const char *name, enum cli_command *out);
+/* A command's one-line description and its usage ("OLD NEW"), as --help shows them. */
+const char *cli_command_help(enum cli_command cmd);
+const char *cli_command_usage(enum cli_command cmd);
+
+/* One row of the option table, for the mcp server's tool schemas (cmd_mcp.c): the same
+ * names, arguments and help as --help. */
+struct cli_option_info {
+    const char *long_name;
+    const char *arg;         /* NULL: a flag; else the argument's name (N, SIZE, ...) */
+    unsigned commands;       /* FOR_* bits */
+    bool repeatable;         /* --hide, --show, --focus, --alloc-conf, --root */
+    const char *help;
+};
+size_t cli_option_count(void);
+void cli_option_at(size_t i, struct cli_option_info *out);
 
 #endif

@@ -13,6 +13,7 @@ instead).
 """
 import gzip
 import hashlib
+import json
 import io
 import os
 import pickle
@@ -91,6 +92,37 @@ def files_under(top, exts, limit):
     return out
 
 
+def mcp_sessions():
+    """fuzz_mcp's seeds: JSON-RPC sessions, one message a line, on its scratch root."""
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}}}
+    calls = [("diff", {"files": ["s0.pickle", "s0.pickle"], "top": 3, "max_items": 2}),
+             ("frag", {"files": ["s1.pickle"], "gap-threshold": 10}),
+             ("top", {"files": ["s0.pickle", "s1.pickle"]}),
+             ("trace", {"files": ["s1.pickle"], "since": "#2"}),
+             ("check", {"files": ["s0.pickle", "s1.pickle"], "max-growth": "1MiB"}),
+             ("replay", {"files": ["s1.pickle"], "alloc-conf": ["expandable_segments:True"]}),
+             ("summarize", {"files": ["s0.pickle"], "output": "x.sdsum", "overwrite": True}),
+             ("frag", {"files": ["../etc/passwd"]}),
+             ("frag", {"files": ["nothere.pickle"]})]
+    out = []
+    for i, (tool, args) in enumerate(calls):
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": tool, "arguments": args}}
+        modern = dict(call, params=dict(call["params"], _meta=meta))
+        out.append(("mcp-%d-%s" % (i, tool), (json.dumps(init) + "\n" + json.dumps(call) + "\n").encode()))
+        out.append(("mcp-%d-%s-modern" % (i, tool), (json.dumps(modern) + "\n").encode()))
+    for method in ["tools/list", "resources/list", "server/discover", "ping"]:
+        out.append(("mcp-" + method.replace("/", "-"), (json.dumps(init) + "\n" + json.dumps(
+            {"jsonrpc": "2.0", "id": "a", "method": method, "params": {"_meta": meta}}) + "\n").encode()))
+    out.append(("mcp-read", json.dumps({"jsonrpc": "2.0", "id": 3, "method": "resources/read",
+                                        "params": {"uri": "snapdiff://docs/json-frag.md"}}).encode()))
+    out.append(("mcp-garbage", b'{"jsonrpc":"2.0","id":1,"method":\n[1,2]\n\xff\n'))
+    return out
+
+
 def write(outdir, sub, items):
     d = os.path.join(outdir, sub)
     os.makedirs(d, exist_ok=True)
@@ -127,6 +159,7 @@ def main():
                                             (".gz", ".zip", ".pt"), MAX_FIXTURE)]
     a = write(outdir, "pickle", raw)
     b = write(outdir, "load", load)
+    write(outdir, "mcp", mcp_sessions())
     print("make_seeds: %d pickle seeds, %d load seeds in %s" % (a, b, outdir))
     return 0
 

@@ -13,7 +13,7 @@ set -eu
 
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-"fuzz_pickle fuzz_load fuzz_summary fuzz_curve"}
+targets=${*:-"fuzz_pickle fuzz_load fuzz_summary fuzz_curve fuzz_mcp"}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${FUZZ_BUILD:-$root/build-fuzz}
@@ -48,7 +48,11 @@ for f in "$root"/testdata/curve/*.log "$root"/testdata/curve/*.csv "$root"/testd
     [ -f "$f" ] && head -c 65536 "$f" >"$out/seeds/curve/$(basename "$f")"
 done
 
-dict_of() { if [ "$1" = fuzz_curve ]; then echo curve.dict; else echo pickle.dict; fi; }
+# The MCP server's seeds: sessions of JSON-RPC lines (make_seeds.py, on the root fuzz_mcp.c
+# makes: s0.pickle, s1.pickle).
+dict_of() {
+    case $1 in fuzz_curve) echo curve.dict ;; fuzz_mcp) echo mcp.dict ;; *) echo pickle.dict ;; esac
+}
 
 status=0
 for t in $targets; do
@@ -56,6 +60,7 @@ for t in $targets; do
         fuzz_pickle) seeds=$out/seeds/pickle ;;
         fuzz_summary) seeds=$out/seeds/summary ;;
         fuzz_curve) seeds=$out/seeds/curve ;;
+        fuzz_mcp) seeds=$out/seeds/mcp ;;
         *) seeds=$out/seeds/load ;;
     esac
     corpus=$out/corpus/$t
