@@ -209,7 +209,7 @@ START_TEST(each_format)
                  "2024/05/01 23:59:50.000, 1, 100 MiB, 81920 MiB\n"
                  "2024/05/02 00:00:10.500, 1, 101 MiB, 81920 MiB\n", &f);
     ck_assert_int_eq(f, SDP_CURVE_NVSMI);
-    ck_assert(s->gpu == 1 && s->axis_seconds && s->measure == SDP_CURVE_USED);
+    ck_assert(s->gpu == 1 && s->axis == SDP_AXIS_SECOND && s->measure == SDP_CURVE_USED);
     ck_assert(s->x[0] == 0 && fabs(s->x[1] - 20.5) < 1e-6 && s->lo[1] == 101.0 * 1048576);
     ck_assert(s->has_total && s->total == 81920.0 * 1048576);
     sdp_curve_log_free(&log);

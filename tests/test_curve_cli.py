@@ -113,8 +113,8 @@ def fixtures():
     d = curve([fx("nvsmi.csv")])
     by = {s["gpu"]: s for s in d["series"]}
     check(sorted(by) == [0, 1], "nvidia-smi: GPUs 0 and 1")
-    check(all(s["x"] == "second" and s["measure"] == "used" for s in d["series"]),
-          "nvidia-smi: per second, memory.used")
+    check(all(s["x"] == "second" and s["measure"] == "device_used" for s in d["series"]),
+          "nvidia-smi: per second, device_used (memory.used)")
     check(by[1]["verdict"] == "growing" and by[0]["verdict"] == "flat",
           "GPU 1 growing, GPU 0 flat")
     within(slope_of(by[1]), TRUTH["nvsmi.csv"]["slope"], 0.10, "GPU 1 slope per second")

@@ -81,7 +81,8 @@ typedef struct sd_curve_options {
 /* What one input gave. */
 typedef struct sd_curve_file {
     const char *path;
-    const char *format;           /* "text", "jsonl", "csv", "nvidia-smi" */
+    const char *format;           /* "text", "jsonl", "csv", "nvidia-smi", or the framework
+                                     preset read: "torchtitan", "megatron", ... (--format-list) */
     uint64_t lines, samples;
     uint64_t bad_lines;           /* lines that looked like figures and could not be read */
     uint64_t first_bad_line;      /* 1-based, 0 = none */
@@ -122,6 +123,13 @@ typedef struct sd_curve_series {
     bool slope_outlier; double slope_dev;         /* modified z (or 0 with MAD 0) */
     bool baseline_outlier; double baseline_dev;
     double spark_lo[SD_CURVE_SPARK], spark_hi[SD_CURVE_SPARK];   /* NaN: empty bucket */
+    /* added in 0.3 */
+    const char *x_name;           /* "step", "second", or "sample": the log has no step
+                                     beside its figures, x is the sample's index */
+    bool maximum;                 /* the measure is a running or per-interval maximum
+                                     (max_allocated, max_reserved): growth is a creep of
+                                     the peak, not a leak */
+    int64_t run;                  /* 0; 1, 2... each time the step counter went back */
 } sd_curve_series;
 
 typedef struct sd_curve_ranks {
@@ -146,6 +154,30 @@ typedef struct sd_curve_limit_result {
     bool projected;               /* max-fraction: reached only within the horizon */
     bool pass;
 } sd_curve_limit_result;
+
+/* An out-of-memory error the logs print (CUDA/HIP/XPU out of memory, torch.OutOfMemoryError):
+ * where, and the figures its message gives (NaN where it gives none). */
+typedef struct sd_curve_oom {
+    const char *path;
+    uint64_t line;                /* 1-based */
+    int64_t rank, gpu;            /* -1: not said */
+    const char *kind;             /* "CUDA", "HIP", "XPU", "device" */
+    double tried, capacity, free, in_use, allocated, reserved_unallocated;   /* bytes */
+} sd_curve_oom;
+
+/* The OOMs seen (the first 256 kept, in order; count: all of them). */
+size_t sd_curve_oom_count(const sd_curve *c);
+uint64_t sd_curve_oom_total(const sd_curve *c);
+const sd_curve_oom *sd_curve_oom_at(const sd_curve *c, size_t i);
+
+/* The log formats read (--format-list): name, a line as it comes, and what its figure is
+ * with its unit rule. @return false when i is out of range. */
+bool sd_curve_format_at(size_t i, const char **name, const char **example, const char **figure);
+
+/* A GPU's usable memory by name ("A100-80GB", "H100", "h200", "RTX4090"...): the total
+ * capacity torch reports for it (what its OOM message prints). @return false when the name
+ * is not known. */
+bool sd_gpu_capacity(const char *name, uint64_t *bytes);
 
 /* Read paths[0..n) and analyse them. @return NULL with err: SD_EIO (cannot open),
  * SD_ESNAPSHOT (a file without any memory figure: the message names what was looked
