@@ -26,7 +26,7 @@ _snapdiff()
     local check_opts="--format -f --output -o --group-by -g --depth -d --hide --show --focus --top -n
         --steps --max-growth $check_only"
     local curve_opts='--json -j --format -f --capacity --max-per-step --max-growth-pct --config
-        --baseline-step --threshold --max-fraction --horizon --log-format'
+        --baseline-step --threshold --max-fraction --horizon --log-format --format-list'
     local report_opts='--output -o --jobs --group-by -g --depth -d --hide --show --focus
         --gap-threshold --index-threshold --as-series --as-ranks --capacity --baseline-step
         --threshold --log-format'
@@ -126,7 +126,7 @@ _snapdiff()
         local opts
         case $cmd in
             '') opts="$common $json $diff_opts $frag_opts --since --until --sort --steps-between --min-slope --confidence --ascii --as-series --as-ranks $check_only" ;;
-            '') opts="$common $json $diff_opts $frag_opts --since --until --sort --steps-between --min-slope --confidence --ascii $check_only --baseline-step --threshold --max-fraction --horizon --log-format" ;;
+            '') opts="$common $json $diff_opts $frag_opts --since --until --sort --steps-between --min-slope --confidence --ascii $check_only --baseline-step --threshold --max-fraction --horizon --log-format --format-list" ;;
             diff) opts="$common $json $diff_opts --at" ;;
             stats) opts="$common $json" ;;
             frag) opts="$common $json $frag_opts" ;;

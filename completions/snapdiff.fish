@@ -128,5 +128,6 @@ complete -c snapdiff -n '__snapdiff_for curve report' -l baseline-step -x -d 'th
 complete -c snapdiff -n '__snapdiff_for curve report' -l threshold -x -a '0.8 0.85 0.9' -d 'fraction of the capacity to stop at (default 0.85)'
 complete -c snapdiff -n '__snapdiff_for curve' -l max-fraction -x -a '0.85 0.9 0.95' -d 'fail when the peak reaches F of the capacity'
 complete -c snapdiff -n '__snapdiff_for curve' -l horizon -x -d 'steps ahead that --max-fraction projects'
+complete -c snapdiff -n '__snapdiff_for curve' -l format-list -d 'list the log formats curve reads, with an example line each'
 complete -c snapdiff -n '__snapdiff_for curve report' -l log-format -x -a 'text jsonl csv nvidia-smi' -d 'read the logs as'
 complete -c snapdiff -n '__snapdiff_for diff' -l at -x -a 'end peak' -d 'lead with the end states (end) or the peaks (peak)'

@@ -94,8 +94,18 @@ static void warn_files(const sd_curve *c)
     }
 }
 
+/* --format-list: each format's name, what its figure is, and a line as it comes. */
+static int format_list(void)
+{
+    const char *name, *example, *figure;
+    for (size_t i = 0; sd_curve_format_at(i, &name, &example, &figure); i++)
+        printf("%s%s\n  figure   %s\n  example  %s\n", i ? "\n" : "", name, figure, example);
+    return EXIT_OK;
+}
+
 int cmd_curve(const struct cli_opts *o)
 {
+    if (o->format_list) return format_list();
     sd_curve_options co;
     options_of(o, &co);
     if (o->config && read_config(o->config, &co.limits) != 0) return EXIT_TROUBLE;

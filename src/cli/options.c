@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "snapdiff/curve.h"
 #include "snapdiff/snapdiff.h"
 #include "snapdiff/units.h"
 
@@ -22,7 +23,7 @@ enum opt_id {
     O_SINCE, O_UNTIL,
     O_SORT, O_STEPS_BETWEEN, O_MIN_SLOPE, O_CONFIDENCE, O_ASCII, O_AS_SERIES, O_AS_RANKS,
     O_LIMIT, O_CONFIG, O_REPO_ROOT, O_ALLOC_CONF,
-    O_BASELINE_STEP, O_THRESHOLD, O_MAX_FRACTION, O_HORIZON, O_LOG_FORMAT, O_AT,
+    O_BASELINE_STEP, O_THRESHOLD, O_MAX_FRACTION, O_HORIZON, O_LOG_FORMAT, O_AT, O_FORMAT_LIST,
 };
 
 struct opt_def {
@@ -68,7 +69,9 @@ static const struct opt_def options[] = {
     {"steps", 0, "N", FOR_DIFF | FOR_SERIES | FOR_CHECK, O_STEPS,
      "training steps between the snapshots: growth per step; series: N1,N2,... one per snapshot"},
     {"capacity", 0, "SIZE", FOR_DIFF | FOR_SERIES | FOR_REPLAY | FOR_CURVE | FOR_REPORT, O_CAPACITY,
-     "device memory for the steps-until-full estimate, e.g. 80GiB; replay: what the "
+     "device memory for the steps-until-full estimate, e.g. 80GiB, or a GPU's name "
+     "(A100-40GB, A100-80GB, H100, H200, L40S, L40, A10, A6000, RTX4090, RTX3090, T4, "
+     "V100-16GB, V100-32GB: the capacity torch reports for it); replay: what the "
      "allocator may reserve (default: from an oom entry)"},
     {"max-growth", 0, "SIZE", FOR_DIFF | FOR_CHECK, O_MAX_GROWTH,
      "CI gate: exit 1 when allocated memory grew by more than SIZE (0 = any growth)"},
@@ -128,7 +131,11 @@ static const struct opt_def options[] = {
     {"horizon", 0, "N", FOR_CURVE, O_HORIZON,
      "steps ahead that --max-fraction projects a growing curve"},
     {"log-format", 0, "FMT", FOR_CURVE | FOR_REPORT, O_LOG_FORMAT,
-     "read the logs as text, jsonl, csv or nvidia-smi (default: detected per file)"},
+     "read the logs as text, jsonl, csv or nvidia-smi (default: detected per file, "
+     "framework presets included)"},
+    {"format-list", 0, NULL, FOR_CURVE, O_FORMAT_LIST,
+     "list the log formats curve reads (the frameworks' presets too), each with a line as it "
+     "comes and its unit rule, and exit"},
 };
 
 static const struct {
@@ -486,8 +493,10 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
         break;
     case O_STEPS: opts->steps_arg = v; break;   /* read once the command is known */
     case O_CAPACITY:
-        if (!sd_parse_size(v, &opts->capacity) || opts->capacity == 0)
-            return bad_value(o, v, "a size (e.g. 80GiB)", errbuf, errlen);
+        if ((!sd_parse_size(v, &opts->capacity) || opts->capacity == 0) &&
+            !sd_gpu_capacity(v, &opts->capacity))
+            return bad_value(o, v, "a size (e.g. 80GiB) or a GPU's name (A100-80GB, H100, "
+                             "H200, L40S, RTX4090...)", errbuf, errlen);
         break;
     case O_ALLOC_CONF:
         if (opts->n_alloc_conf >= CLI_MAX_PATTERNS)
@@ -568,6 +577,7 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
             return bad_value(o, v, "text, jsonl, csv or nvidia-smi", errbuf, errlen);
         opts->log_format = v;
         break;
+    case O_FORMAT_LIST: opts->format_list = true; break;
     case O_SINCE: opts->since = v; break;
     case O_UNTIL: opts->until = v; break;
     }
@@ -908,7 +918,7 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
         snprintf(errbuf, errlen, "dump takes one snapshot");
         return OPT_ERROR;
     }
-    if (opts->n_files < 1) {
+    if (opts->n_files < 1 && !(opts->command == CMD_CURVE && opts->format_list)) {
         snprintf(errbuf, errlen, "%s needs at least one snapshot", cli_command_name(opts->command));
         return OPT_ERROR;
     }

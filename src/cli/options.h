@@ -91,6 +91,7 @@ struct cli_opts {
     double max_fraction;
     uint64_t horizon;            /* --horizon N, 0 = not given */
     const char *log_format;      /* --log-format text|jsonl|csv|nvidia-smi */
+    bool format_list;            /* --format-list: the formats curve reads, then exit */
 };
 
 enum opt_result { OPT_OK, OPT_HELP, OPT_VERSION, OPT_ERROR };

@@ -176,11 +176,22 @@ static bool read_swin(const char *s, size_t len, sdp_curve_record *r, sdp_preset
  * stamp line, "| NVIDIA-SMI ..." header, each GPU's row "|   0  NVIDIA H200 ... | bus id
  * ..." and below it "| N/A 30C P0 120W / 700W |  12345MiB / 143771MiB | ...": memory used
  * and total of the whole device (every process). The per-process table is not read. */
+/* needle anywhere in s[0..len) */
+static const char *find_text(const char *s, size_t len, const char *needle)
+{
+    size_t k = strlen(needle);
+    for (size_t i = 0; i + k <= len; i++)
+        if (s[i] == needle[0] && memcmp(s + i, needle, k) == 0) return s + i;
+    return NULL;
+}
+
 static bool read_nvsmi_table(const char *s, size_t len, sdp_curve_record *r, sdp_preset_state *st)
 {
-    if (len >= 20 && len <= 32 && isupper((unsigned char)s[0]) && s[3] == ' ') {
+    size_t trimmed = len;
+    while (trimmed && s[trimmed - 1] == ' ') trimmed--;
+    if (trimmed >= 20 && trimmed <= 32 && isupper((unsigned char)s[0]) && s[3] == ' ') {
         double t;   /* ctime's "Fri Dec  4 10:18:58 2026": kept, the line is not claimed */
-        if (sdp_parse_timestamp(s, len, &t)) { st->has_time = true; st->time = t; }
+        if (sdp_parse_timestamp(s, trimmed, &t)) { st->has_time = true; st->time = t; }
         return false;
     }
     if (s[0] != '|') return false;
@@ -189,14 +200,14 @@ static bool read_nvsmi_table(const char *s, size_t len, sdp_curve_record *r, sdp
         st->table_gpu = -1;
         return true;
     }
-    const char *slash = sdp_find_word(s, len, "MiB /");
+    const char *slash = find_text(s, len, "MiB /");
     if (!slash) {
         size_t i = 1;
         while (i < len && s[i] == ' ') i++;
         size_t d = i;
         while (i < len && isdigit((unsigned char)s[i])) i++;
         if (i > d && i + 2 < len && s[i] == ' ' && s[i + 1] == ' ' && memchr(s, ':', len) &&
-            !sdp_find_word(s, len, "MiB")) {
+            !find_text(s, len, "MiB")) {
             st->table_gpu = strtoll(s + d, NULL, 10);   /* a GPU's row: its index */
             return true;
         }
@@ -204,7 +215,7 @@ static bool read_nvsmi_table(const char *s, size_t len, sdp_curve_record *r, sdp
     }
     double used, total;
     const char *num = slash;
-    while (num > s && (num[-1] == ' ' || isdigit((unsigned char)num[-1]) || num[-1] == '.')) num--;
+    while (num > s && (isdigit((unsigned char)num[-1]) || num[-1] == '.')) num--;
     if (!sdp_figure_at(s, len, num, MiB, true, &used) ||
         !sdp_figure_at(s, len, slash + 5, MiB, true, &total))
         return false;

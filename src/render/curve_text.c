@@ -222,9 +222,9 @@ static void series_block(FILE *out, const sd_curve *c, const sd_curve_series *s,
         fputc('\n', out);
     }
     if (s->has_capacity) {
-        fprintf(out, "  capacity  %.2f GiB (%" PRIu64 " bytes), peak %s (last window %s)",
-                (double)s->capacity / 1073741824.0, s->capacity, bytes_of(s->peak).s,
-                bytes_of(s->peak_last).s);
+        fprintf(out, "  capacity  %.2f GiB (%s bytes), peak %s (last window %s)",
+                (double)s->capacity / 1073741824.0, sdp_fmt_count(s->capacity).s,
+                bytes_of(s->peak).s, bytes_of(s->peak_last).s);
         if (s->has_to_threshold)
             fprintf(out, "; %.0f%% in %s %s", 100 * s->threshold,
                     sdp_fmt_count((uint64_t)s->to_threshold).s, unit);
