@@ -46,5 +46,5 @@ check_excerpt() {
 status=0
 check_excerpt "On the bundled pair" testdata/example/old.pickle testdata/example/new.pickle || status=1
 check_excerpt "Two configurations of one model" testdata/peak/fp32.pickle testdata/peak/bf16.pickle || status=1
-check_excerpt "Bundled: `testdata/curve/frameworks/megatron_srun.log`" curve testdata/curve/frameworks/torchtitan.log --capacity H100 || status=1
+check_excerpt 'Bundled: `testdata/curve/frameworks/megatron_srun.log`' curve testdata/curve/frameworks/torchtitan.log --capacity H100 || status=1
 exit $status

@@ -272,13 +272,16 @@ static bool host_memory_before(const char *s, size_t at)
 {
     static const char *const words[] = {"cpu", "host", "rss", "ram", "virtual"};
     size_t b = at > 16 ? at - 16 : 0;
-    for (size_t i = b; i < at; i++)
+    for (size_t i = b; i < at; i++) {
+        char c = (char)tolower((unsigned char)s[i]);
+        if (c != 'c' && c != 'h' && c != 'r' && c != 'v') continue;   /* no word starts here */
         for (size_t w = 0; w < SDP_ARRAY_LEN(words); w++) {
             size_t k = strlen(words[w]);
             if (i + k <= at && strncasecmp(s + i, words[w], k) == 0 &&
                 (i == 0 || !isalpha((unsigned char)s[i - 1])))
                 return true;
         }
+    }
     return false;
 }
 
@@ -697,6 +700,7 @@ typedef struct file_ctx {
     const sdp_curve_preset *preset;   /* the framework's format, once a line of it gave a figure */
     sdp_preset_state st;
     bool claimed;                 /* a preset claimed some line */
+    bool generic;                 /* key=value text gave a sample: no preset is tried again */
     const char *claimed_why;      /* ...that gave no figure: why (none_why) */
 } file_ctx;
 
@@ -723,6 +727,14 @@ static sd_status take(sdp_curve_log *log, file_ctx *fc, record *r, sdp_curve_axi
                   ? (int64_t)r->v[F_GPU] : -1;
     sdp_curve_series *s = find_series(log, fc->file, rank, gpu, err);
     if (!s) return err ? err->code : SD_ENOMEM;
+    if (axis == SDP_AXIS_STEP && s->n_raw && x < s->last_x && s->run + 1 < SDP_CURVE_MAX_RUNS) {
+        /* the step went back: a restart, or a resume from an earlier checkpoint */
+        sdp_curve_measure m = s->measure;
+        s = new_series(log, fc->file, rank, gpu, s->run + 1, err);
+        if (!s) return err ? err->code : SD_ENOMEM;
+        s->axis = axis;
+        s->measure = m;
+    }
     if (s->n_raw == 0) {
         s->axis = axis;
         s->measure = SDP_CURVE_ALLOCATED;
@@ -733,14 +745,7 @@ static sd_status take(sdp_curve_log *log, file_ctx *fc, record *r, sdp_curve_axi
     enum field main = measure_field[s->measure];
     if (!r->has[main]) return SD_OK;
     if (axis == SDP_AXIS_SAMPLE) x = (double)s->n_raw;
-    if (axis == SDP_AXIS_STEP && s->n_raw && x < s->last_x) {
-        sdp_curve_measure m = s->measure;
-        s = new_series(log, fc->file, rank, gpu, s->run + 1, err);
-        if (!s) return err ? err->code : SD_ENOMEM;
-        s->axis = axis;
-        s->measure = m;
-    }
-    s->last_x = x;
+    s->last_x = fmax(s->last_x, x);
     double gap = NAN;
     if (r->has[F_RESERVED]) {
         s->has_reserved = true;
@@ -766,8 +771,12 @@ static sd_status take(sdp_curve_log *log, file_ctx *fc, record *r, sdp_curve_axi
 static bool contains(const char *s, size_t len, const char *word)
 {
     size_t k = strlen(word);
-    for (size_t i = 0; i + k <= len; i++)
-        if (memcmp(s + i, word, k) == 0) return true;
+    if (!k || len < k) return false;
+    for (const char *p = s, *end = s + len - k + 1; p < end; p++) {
+        p = memchr(p, word[0], (size_t)(end - p));
+        if (!p) return false;
+        if (memcmp(p, word, k) == 0) return true;
+    }
     return false;
 }
 
@@ -1071,7 +1080,7 @@ static void read_text_line(file_ctx *fc, const char *s, size_t len, record *r)
         fc->preset->read(s, len, r, &fc->st);
         return;
     }
-    for (size_t i = 0; i < sdp_curve_preset_total; i++) {
+    for (size_t i = 0; !fc->generic && i < sdp_curve_preset_total; i++) {
         const sdp_curve_preset *p = &sdp_curve_presets[i];
         if (p->key && !contains(s, len, p->key)) continue;
         memset(r, 0, sizeof *r);
@@ -1192,6 +1201,7 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
         }
         if (r.bad) count_bad(info, rd.line, r.bad);
         info->samples += took;
+        fc.generic |= took && fc.format == SDP_CURVE_TEXT && !fc.preset;
     }
     if (st == SD_OK && rd.failed)
         st = sdp_fail(err, SD_EIO, SD_NO_OFFSET, "read error after line %llu (a damaged gzip "

@@ -49,6 +49,9 @@ typedef struct sdp_curve_oom {
 } sdp_curve_oom;
 
 #define SDP_CURVE_MAX_OOMS 256
+/* Runs per (file, rank, GPU): a log whose step goes back more often than this (two
+ * counters printed in turn) keeps its last run as one series. */
+#define SDP_CURVE_MAX_RUNS 64
 
 typedef struct sdp_curve_series {
     size_t file;              /* index of the input */
