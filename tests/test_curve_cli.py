@@ -139,9 +139,10 @@ def fixtures():
     within(slope_of(d["series"][0]), bt["slope"], 0.10, "broken-lines log slope")
 
     p = run([fx("no_memory.log")], rc=2)
-    check("no_memory.log" in p.stderr and "looked for" in p.stderr and
-          len(p.stderr.strip().splitlines()) == 1, "no figure: one line naming file and keys: %s"
-          % p.stderr)
+    check("no_memory.log" in p.stderr and "--format-list" in p.stderr and
+          '"step=N loss=N lr=N tokens/s=N" x100' in p.stderr and
+          len(p.stderr.strip().splitlines()) == 1, "no figure: one line naming the file, the "
+          "line shapes seen and where to look: %s" % p.stderr)
 
     p = run([fx("leak_sawtooth.log"), "--capacity", "80GiB"])
     for word in ("growing", "baseline", "slope", "+100.0 KiB/step", "capacity", "steps"):
@@ -376,6 +377,14 @@ def frameworks():
             d = curve([one_line(tmp, name + ".log", examples.get(name, "") + "\n")])
             check(d["files"] and d["files"][0]["format"] == name and d["files"][0]["samples"] == 1,
                   "the %s example reads as %s: %s" % (name, name, d["files"]))
+        # nothing reads: the three most frequent line shapes and the closest format
+        near_miss = one_line(tmp, "near.log", "".join(
+            "[Rank 0] (after %d iterations) memory (GB) | allocated: 1.5\n" % (10 * s)
+            for s in range(30)) + "hello 1\nhello 2\nother line\n")
+        p = run([near_miss], rc=2)
+        check("closest format: megatron (its words in 30 lines)" in p.stderr and
+              '"[Rank N] (after N iterations) memory" x30, "hello N" x2, "other line" x1' in
+              p.stderr, "closest format and shapes: %s" % p.stderr)
         # dmon without fb: no figure, and why
         dm = one_line(tmp, "dmon_u.log", "# gpu    pwr  gtemp  mtemp     sm    mem    enc    dec\n"
                       "# Idx      W      C      C      %      %      %      %\n" +

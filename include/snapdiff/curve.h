@@ -123,7 +123,7 @@ typedef struct sd_curve_series {
     bool slope_outlier; double slope_dev;         /* modified z (or 0 with MAD 0) */
     bool baseline_outlier; double baseline_dev;
     double spark_lo[SD_CURVE_SPARK], spark_hi[SD_CURVE_SPARK];   /* NaN: empty bucket */
-    /* added in 0.3 */
+    /* appended for issue 27 (compatible: the library allocates the series) */
     const char *x_name;           /* "step", "second", or "sample": the log has no step
                                      beside its figures, x is the sample's index */
     bool maximum;                 /* the measure is a running or per-interval maximum

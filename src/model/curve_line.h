@@ -39,6 +39,7 @@ typedef struct sdp_preset_state {
 typedef struct sdp_curve_preset {
     const char *name;          /* "torchtitan", "megatron", ... */
     const char *key;           /* text each of its lines holds: a fast reject */
+    const char *hint;          /* other text its logs hold: the closest format when none reads */
     const char *example;       /* a line as the framework prints it */
     const char *figure;        /* what the figure is, and its unit rule */
     /* @return true when the line is this preset's; figures (if any) into r */

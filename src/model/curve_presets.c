@@ -299,35 +299,35 @@ static bool read_nvsmi_dmon(const char *s, size_t len, sdp_curve_record *r, sdp_
 }
 
 const sdp_curve_preset sdp_curve_presets[] = {
-    {"mmengine", "memory: ",
+    {"mmengine", "memory: ", "mmengine",
      "2026/05/01 12:00:00 - mmengine - INFO - Epoch(train)  [1][ 50/391]  lr: 1.0000e-02  "
      "eta: 0:10:00  time: 0.5000  data_time: 0.0100  memory: 6814  loss: 2.3026",
      "max_allocated: memory: N is MB of 2^20 bytes", read_mmengine},
-    {"torchtitan", "memory:",
+    {"torchtitan", "memory:", "[titan]",
      "[rank0]:[titan] 2026-05-01 12:00:00,123 - root - INFO - step: 10  loss:  7.9123  "
      "grad_norm:  1.2345  memory: 35.21GiB(37.06%)  tps: 3,090  tflops: 179.96  mfu: 18.20%",
      "max_reserved (the peak since the last line): GiB", read_torchtitan},
-    {"megatron", "memory (MB)",
+    {"megatron", "memory (MB)", "iterations) memory",
      "[Rank 0] (after 10 iterations) memory (MB) | allocated: 1234.56 | max allocated: 2345.6 "
      "| reserved: 3000.0 | max reserved: 3000.0",
      "allocated (reserved, max allocated beside it): MB of 2^20 bytes", read_megatron},
-    {"deepspeed", "Max_MA",
+    {"deepspeed", "Max_MA", "see_memory_usage",
      "[2026-05-01 12:00:00,123] [INFO] [utils.py:781:see_memory_usage] MA 6.08 GB         "
      "Max_MA 8.11 GB         CA 8.13 GB         Max_CA 8 GB",
      "allocated (MA; CA reserved beside it): GB of 2^30 bytes; x is the sample's index",
      read_deepspeed_memory},
-    {"deepspeed-timer", "MemAllocated=",
+    {"deepspeed-timer", "MemAllocated=", "global_step=",
      "epoch=0/micro_step=80/global_step=10, RunningAvgSamplesPerSec=31.2, "
      "CurrSamplesPerSec=30.9, MemAllocated=3.96GB, MaxMemAllocated=22.95GB",
      "allocated: GB of 2^30 bytes", read_deepspeed_timer},
-    {"swin", "mem ",
+    {"swin", "mem ", "Train: [",
      "[2026-05-01 12:00:00 swin_tiny] (main.py 230): INFO Train: [0/300][100/1251]\teta 0:10:00 "
      "lr 0.000100\ttime 0.5000 (0.6000)\tloss 6.9000 (6.9100)\tgrad_norm 1.0 (1.0)\tmem 10584MB",
      "max_allocated (a running maximum): MB of 2^20 bytes", read_swin},
-    {"nvidia-smi-table", NULL,
+    {"nvidia-smi-table", NULL, "NVIDIA-SMI",
      "| N/A   30C    P0   120W /  700W |  12345MiB / 143771MiB |      5%      Default |",
      "device_used (every process on the GPU) and its total: MiB", read_nvsmi_table},
-    {"nvidia-smi-dmon", NULL,
+    {"nvidia-smi-dmon", NULL, "# gpu",
      "# gpu     fb   bar1   ccpm   (then rows:    0  40123      5      0)",
      "device_used: the fb column, MB of 2^20 bytes (run dmon -s m)", read_nvsmi_dmon},
 };

@@ -1106,6 +1106,89 @@ static sdp_curve_axis axis_of(const file_ctx *fc, const record *r)
     return SDP_AXIS_STEP;
 }
 
+/* ---------- when nothing matches: what the file's lines look like ---------- */
+
+#define SHAPE_LEN 36
+#define SHAPES 32
+#define SHAPE_LINES 20000
+
+/* The lines seen while no sample was taken: their shapes (digits as N, blanks as one
+ * space, the first SHAPE_LEN characters) and how often each preset's key appeared. */
+typedef struct shapes {
+    char text[SHAPES][SHAPE_LEN + 1];
+    uint64_t count[SHAPES];
+    size_t n;
+    uint64_t lines;
+    uint64_t key_hits[16];
+} shapes;
+
+static void shape_of(const char *s, size_t len, char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len && o < SHAPE_LEN;) {
+        unsigned char c = (unsigned char)s[i];
+        if (isdigit(c)) {
+            out[o++] = 'N';
+            while (i < len && (isdigit((unsigned char)s[i]) || s[i] == '.')) i++;
+        } else if (c == ' ' || c == '\t') {
+            if (o && out[o - 1] != ' ') out[o++] = ' ';
+            while (i < len && (s[i] == ' ' || s[i] == '\t')) i++;
+        } else {
+            out[o++] = c < 0x20 || c > 0x7e ? '?' : (char)c;
+            i++;
+        }
+    }
+    out[o] = '\0';
+}
+
+static void note_shape(shapes *sh, const char *s, size_t len)
+{
+    if (sh->lines >= SHAPE_LINES) return;
+    sh->lines++;
+    for (size_t p = 0; p < sdp_curve_preset_total && p < 16; p++)
+        if ((sdp_curve_presets[p].key && contains(s, len, sdp_curve_presets[p].key)) ||
+            contains(s, len, sdp_curve_presets[p].hint))
+            sh->key_hits[p]++;
+    char shp[SHAPE_LEN + 1];
+    shape_of(s, len, shp);
+    for (size_t i = 0; i < sh->n; i++)
+        if (strcmp(sh->text[i], shp) == 0) { sh->count[i]++; return; }
+    if (sh->n < SHAPES) {
+        memcpy(sh->text[sh->n], shp, sizeof shp);
+        sh->count[sh->n++] = 1;
+    }
+}
+
+/* "closest format: megatron ("memory (MB)" in 12 lines); most frequent lines: "..." x40,
+ * ..." into buf (sd_error's text holds 256 bytes: the most useful first). */
+static void describe_shapes(const shapes *sh, char *buf, size_t size)
+{
+    size_t k = 0, best = SIZE_MAX;
+    for (size_t p = 0; p < sdp_curve_preset_total && p < 16; p++)
+        if (sh->key_hits[p] && (best == SIZE_MAX || sh->key_hits[p] > sh->key_hits[best])) best = p;
+    int w = best != SIZE_MAX
+            ? snprintf(buf, size, "closest format: %s (its words in %llu line%s)",
+                       sdp_curve_presets[best].name,
+                       (unsigned long long)sh->key_hits[best], sh->key_hits[best] == 1 ? "" : "s")
+            : snprintf(buf, size, "no format's words appear (or give --pattern)");
+    if (w < 0 || (size_t)w >= size) return;
+    k = (size_t)w;
+    size_t used[3] = {SHAPES, SHAPES, SHAPES};
+    for (int top = 0; top < 3; top++) {
+        size_t pick = SHAPES;
+        for (size_t i = 0; i < sh->n; i++) {
+            if (i == used[0] || i == used[1]) continue;
+            if (pick == SHAPES || sh->count[i] > sh->count[pick]) pick = i;
+        }
+        if (pick == SHAPES) break;
+        used[top] = pick;
+        w = snprintf(buf + k, size - k, "%s\"%s\" x%llu", top ? ", " : "; most frequent lines: ",
+                     sh->text[pick], (unsigned long long)sh->count[pick]);
+        if (w < 0 || (size_t)w >= size - k) return;
+        k += (size_t)w;
+    }
+}
+
 static void count_bad(sdp_curve_file_info *info, uint64_t line, const char *why)
 {
     if (!info->bad_lines) {
@@ -1135,6 +1218,7 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
     csv_header h;
     bool have_header = false;
     sd_status st = SD_OK;
+    shapes *sh = calloc(1, sizeof *sh);   /* NULL: the error only says less */
     size_t len;
     bool too_long, cut;
     while (st == SD_OK && next_line(&rd, &len, &too_long, &cut)) {
@@ -1201,6 +1285,7 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
         }
         if (r.bad) count_bad(info, rd.line, r.bad);
         info->samples += took;
+        if (!info->samples && sh && !too_long) note_shape(sh, s, len);
         fc.generic |= took && fc.format == SDP_CURVE_TEXT && !fc.preset;
     }
     if (st == SD_OK && rd.failed)
@@ -1213,14 +1298,20 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
     free(rd.blk);
     gzclose(rd.f);
     if (st == SD_OK && info->samples == 0) {
+        char more[256] = "";
+        if (sh && fc.format == SDP_CURVE_TEXT && sh->lines) describe_shapes(sh, more, sizeof more);
         if (fc.claimed_why)
             st = sdp_fail(err, SD_ESNAPSHOT, SD_NO_OFFSET, "no memory figure in %llu lines: %s",
                           (unsigned long long)info->lines, fc.claimed_why);
+        else if (more[0])
+            st = sdp_fail(err, SD_ESNAPSHOT, SD_NO_OFFSET, "no memory figure in %llu lines "
+                          "(see --format-list); %s", (unsigned long long)info->lines, more);
         else
             st = sdp_fail(err, SD_ESNAPSHOT, SD_NO_OFFSET, "no memory figure in %llu lines; "
-                          "looked for %s", (unsigned long long)info->lines,
-                          looked_for(info->format));
+                          "looked for %s%s", (unsigned long long)info->lines,
+                          looked_for(info->format), more);
     }
+    free(sh);
     if (st != SD_OK && err) sdp_error_set_source(err, path);
     return st;
 }
