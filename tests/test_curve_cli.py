@@ -385,6 +385,26 @@ def frameworks():
         check("closest format: megatron (its words in 30 lines)" in p.stderr and
               '"[Rank N] (after N iterations) memory" x30, "hello N" x2, "other line" x1' in
               p.stderr, "closest format and shapes: %s" % p.stderr)
+        # --pattern: named groups, a unit group, rank prefixes still split; errors
+        pl = one_line(tmp, "pat.log", "".join(
+            "[rank%d]: it %d | gpu mem %.3f GB | res 30 GB\nnoise %d\n"
+            % (r, s, 12 + (0.004 * s if r == 1 else 0), s) for s in range(0, 2000, 5)
+            for r in range(2)))
+        pat = r"it (?P<step>[0-9]+) \| gpu mem (?P<allocated>[0-9.]+) (?P<unit>[A-Z]+) \| " \
+              r"res (?<reserved>[0-9.]+)"
+        d = curve([pl, "--pattern", pat])
+        by = {s["rank"]: s for s in d["series"]}
+        check(d["files"] and d["files"][0]["format"] == "pattern" and sorted(by) == [0, 1] and
+              by[0]["first"]["bytes"] == 12 * GiB and by[0]["reserved_last"] == 30 * GiB,
+              "--pattern groups and unit: %s %s" % (d["files"], [s["first"] for s in d["series"]]))
+        within(slope_of(by.get(1, {"lower_edge": None})), 0.004 * GiB, 0.10, "--pattern slope")
+        for bad, why in ((r"it (?P<stepp>[0-9]+)", "unknown group name"),
+                         (r"it (?P<step>[0-9]+)", "no memory group"),
+                         (r"(?:x)(?P<allocated>[0-9]+)", "only (?P<name>"),
+                         (r"zz (?P<allocated>[0-9]+)", "matches --pattern")):
+            p = run([pl, "--pattern", bad], rc=2)
+            check(why in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+                  "--pattern %s: %s" % (bad, p.stderr))
         # dmon without fb: no figure, and why
         dm = one_line(tmp, "dmon_u.log", "# gpu    pwr  gtemp  mtemp     sm    mem    enc    dec\n"
                       "# Idx      W      C      C      %      %      %      %\n" +

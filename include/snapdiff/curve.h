@@ -184,6 +184,15 @@ bool sd_gpu_capacity(const char *name, uint64_t *bytes);
  * for), SD_EUSAGE (bad options), SD_ELIMIT, SD_ENOMEM. */
 sd_curve *sd_curve_create(const char *const *paths, size_t n, const sd_curve_options *opts,
                           sd_error *err);
+/* The same, reading only the lines that match pattern: a POSIX extended regular expression
+ * whose groups are named (?P<name>...) or (?<name>...): step, time, rank, gpu, allocated,
+ * reserved, max_allocated, max_reserved, used, free, total (figures, with or without their
+ * unit) and unit (the unit of the figures that have none; else bytes). No step or time
+ * group: x is the sample's index. NULL: as sd_curve_create. SD_EUSAGE for a pattern that
+ * does not compile, names an unknown group or no memory figure. */
+sd_curve *sd_curve_create_pattern(const char *const *paths, size_t n,
+                                  const sd_curve_options *opts, const char *pattern,
+                                  sd_error *err);
 void sd_curve_free(sd_curve *c);
 
 size_t sd_curve_file_count(const sd_curve *c);

@@ -576,6 +576,13 @@ static void name_ranks(sd_curve *c, const char *const *paths)
 sd_curve *sd_curve_create(const char *const *paths, size_t n, const sd_curve_options *opts,
                           sd_error *err)
 {
+    return sd_curve_create_pattern(paths, n, opts, NULL, err);
+}
+
+sd_curve *sd_curve_create_pattern(const char *const *paths, size_t n,
+                                  const sd_curve_options *opts, const char *pattern,
+                                  sd_error *err)
+{
     if (!paths || n == 0) {
         sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "no log given");
         return NULL;
@@ -593,6 +600,7 @@ sd_curve *sd_curve_create(const char *const *paths, size_t n, const sd_curve_opt
     c->files = calloc(n, sizeof *c->files);
     sdp_curve_log log;
     sdp_curve_log_init(&log, c->opts.max_samples);
+    log.pattern = pattern;
     sd_status st = c->files ? SD_OK : sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
     for (size_t i = 0; st == SD_OK && i < n; i++) {
         sdp_curve_file_info info;

@@ -113,7 +113,8 @@ int cmd_curve(const struct cli_opts *o)
         msg_note("--horizon projects for --max-fraction, which is not given");
     sd_error err;
     sd_error_clear(&err);
-    sd_curve *c = sd_curve_create(o->files, (size_t)o->n_files, &co, &err);
+    sd_curve *c = sd_curve_create_pattern(o->files, (size_t)o->n_files, &co, o->curve_pattern,
+                                          &err);
     if (!c) {
         msg_sd_error(&err);
         return EXIT_TROUBLE;

@@ -23,7 +23,7 @@ enum opt_id {
     O_SINCE, O_UNTIL,
     O_SORT, O_STEPS_BETWEEN, O_MIN_SLOPE, O_CONFIDENCE, O_ASCII, O_AS_SERIES, O_AS_RANKS,
     O_LIMIT, O_CONFIG, O_REPO_ROOT, O_ALLOC_CONF,
-    O_BASELINE_STEP, O_THRESHOLD, O_MAX_FRACTION, O_HORIZON, O_LOG_FORMAT, O_AT, O_FORMAT_LIST,
+    O_BASELINE_STEP, O_THRESHOLD, O_MAX_FRACTION, O_HORIZON, O_LOG_FORMAT, O_AT, O_FORMAT_LIST, O_PATTERN,
 };
 
 struct opt_def {
@@ -133,6 +133,10 @@ static const struct opt_def options[] = {
     {"log-format", 0, "FMT", FOR_CURVE | FOR_REPORT, O_LOG_FORMAT,
      "read the logs as text, jsonl, csv or nvidia-smi (default: detected per file, "
      "framework presets included)"},
+    {"pattern", 0, "REGEX", FOR_CURVE, O_PATTERN,
+     "read only the lines matching REGEX (POSIX extended), its groups named (?P<name>...): "
+     "step, time, rank, gpu, allocated, reserved, max_allocated, max_reserved, used, free, "
+     "total, unit"},
     {"format-list", 0, NULL, FOR_CURVE, O_FORMAT_LIST,
      "list the log formats curve reads (the frameworks' presets too), each with a line as it "
      "comes and its unit rule, and exit"},
@@ -578,6 +582,7 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
         opts->log_format = v;
         break;
     case O_FORMAT_LIST: opts->format_list = true; break;
+    case O_PATTERN: opts->curve_pattern = v; break;
     case O_SINCE: opts->since = v; break;
     case O_UNTIL: opts->until = v; break;
     }

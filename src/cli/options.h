@@ -92,6 +92,7 @@ struct cli_opts {
     uint64_t horizon;            /* --horizon N, 0 = not given */
     const char *log_format;      /* --log-format text|jsonl|csv|nvidia-smi */
     bool format_list;            /* --format-list: the formats curve reads, then exit */
+    const char *curve_pattern;   /* --pattern REGEX with named groups */
 };
 
 enum opt_result { OPT_OK, OPT_HELP, OPT_VERSION, OPT_ERROR };

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -690,6 +691,8 @@ const char *sdp_curve_measure_name(sdp_curve_measure m)
 static const enum field measure_field[] = {F_ALLOC, F_RESERVED, F_MAX_ALLOC, F_MAX_RESERVED,
                                            F_USED, F_FREE};
 
+typedef struct user_pattern user_pattern;   /* --pattern, below */
+
 /* What one file's reading remembers. */
 typedef struct file_ctx {
     size_t file;
@@ -701,6 +704,7 @@ typedef struct file_ctx {
     sdp_preset_state st;
     bool claimed;                 /* a preset claimed some line */
     bool generic;                 /* key=value text gave a sample: no preset is tried again */
+    const user_pattern *pattern;  /* --pattern: only its lines are read */
     const char *claimed_why;      /* ...that gave no figure: why (none_why) */
 } file_ctx;
 
@@ -1039,6 +1043,142 @@ static void note_oom(sdp_curve_log *log, const sdp_curve_oom *o)
     log->ooms[log->n_ooms++] = *o;
 }
 
+/* ---------- --pattern: a regular expression with named groups ---------- */
+
+#define PATTERN_GROUPS 16
+
+typedef struct user_pattern {
+    regex_t re;
+    size_t n_groups;
+    enum field f[PATTERN_GROUPS + 1];   /* per capturing group (1-based); F_NONE: unnamed */
+    int unit_group;                     /* the (?<unit>...) group, or 0 */
+} user_pattern;
+
+static enum field pattern_field(const char *name, size_t n, bool *unit)
+{
+    static const struct { const char *name; enum field f; } names[] = {
+        {"step", F_STEP}, {"time", F_TIME}, {"rank", F_RANK}, {"gpu", F_GPU},
+        {"allocated", F_ALLOC}, {"reserved", F_RESERVED}, {"max_allocated", F_MAX_ALLOC},
+        {"max_reserved", F_MAX_RESERVED}, {"used", F_USED}, {"free", F_FREE}, {"total", F_TOTAL},
+    };
+    *unit = n == 4 && memcmp(name, "unit", 4) == 0;
+    for (size_t i = 0; i < SDP_ARRAY_LEN(names); i++)
+        if (strlen(names[i].name) == n && memcmp(names[i].name, name, n) == 0) return names[i].f;
+    return F_NONE;
+}
+
+/* POSIX regular expressions have no named groups: (?P<name>...) and (?<name>...) are
+ * rewritten as plain groups, their names kept by group number. */
+static sd_status pattern_compile(const char *pat, user_pattern *up, sd_error *err)
+{
+    memset(up, 0, sizeof *up);
+    size_t len = strlen(pat);
+    char *plain = malloc(len + 1);
+    if (!plain) return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+    size_t o = 0, group = 0;
+    bool bracket = false, has_memory = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = pat[i];
+        if (c == '\\' && i + 1 < len) {
+            plain[o++] = c;
+            plain[o++] = pat[++i];
+            continue;
+        }
+        if (bracket) {
+            if (c == ']') bracket = false;
+            plain[o++] = c;
+            continue;
+        }
+        if (c == '[') {
+            bracket = true;
+            plain[o++] = c;
+            if (i + 1 < len && pat[i + 1] == '^') plain[o++] = pat[++i];
+            if (i + 1 < len && pat[i + 1] == ']') plain[o++] = pat[++i];
+            continue;
+        }
+        plain[o++] = c;
+        if (c != '(') continue;
+        if (++group > PATTERN_GROUPS) {
+            free(plain);
+            return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "--pattern: more than %d groups",
+                            PATTERN_GROUPS);
+        }
+        size_t k = i + 1;
+        if (k < len && pat[k] == '?') {
+            k++;
+            if (k < len && pat[k] == 'P') k++;
+            const char *gt = k < len && pat[k] == '<' ? strchr(pat + k, '>') : NULL;
+            if (!gt) {
+                free(plain);
+                return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "--pattern: only (?P<name>...) "
+                                "or (?<name>...) groups, no other (?...) (POSIX extended "
+                                "regular expressions)");
+            }
+            bool unit;
+            const char *name = pat + k + 1;
+            enum field f = pattern_field(name, (size_t)(gt - name), &unit);
+            if (f == F_NONE && !unit) {
+                free(plain);
+                return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "--pattern: unknown group name "
+                                "'%.*s' (step, time, rank, gpu, allocated, reserved, "
+                                "max_allocated, max_reserved, used, free, total, unit)",
+                                (int)(gt - name), name);
+            }
+            up->f[group] = f;
+            if (unit) up->unit_group = (int)group;
+            has_memory |= is_memory(f);
+            i = (size_t)(gt - pat);
+        }
+    }
+    plain[o] = '\0';
+    up->n_groups = group;
+    int rc = has_memory ? regcomp(&up->re, plain, REG_EXTENDED) : -1;
+    free(plain);
+    if (rc == -1)
+        return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "--pattern: no memory group (name one "
+                        "allocated, reserved, max_allocated, max_reserved, used or free)");
+    if (rc != 0) {
+        char why[128];
+        regerror(rc, &up->re, why, sizeof why);
+        regfree(&up->re);
+        return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "--pattern: %s", why);
+    }
+    return SD_OK;
+}
+
+/* A line through the pattern: its named groups into r. @return false when it does not
+ * match (the line is not the pattern's: skipped, not bad). */
+static bool pattern_read(const user_pattern *up, const char *s, record *r)
+{
+    regmatch_t m[PATTERN_GROUPS + 1];
+    if (regexec(&up->re, s, up->n_groups + 1, m, 0) != 0) return false;
+    double mult = 1;
+    if (up->unit_group && m[up->unit_group].rm_so >= 0) {
+        char probe[40];
+        int n = (int)(m[up->unit_group].rm_eo - m[up->unit_group].rm_so);
+        int pl = snprintf(probe, sizeof probe, "1 %.*s", n < 30 ? n : 30, s + m[up->unit_group].rm_so);
+        double v;
+        size_t used;
+        if (pl > 0 && sdp_curve_parse_figure(probe, (size_t)pl, 1, &v, &used) && used == (size_t)pl)
+            mult = v;
+        else
+            r->bad = "--pattern: a unit that is not one (B, KiB, MB, GiB...)";
+    }
+    for (size_t g = 1; g <= up->n_groups; g++) {
+        if (up->f[g] == F_NONE || m[g].rm_so < 0) continue;
+        const char *v = s + m[g].rm_so;
+        size_t n = (size_t)(m[g].rm_eo - m[g].rm_so), used;
+        double x;
+        if (!field_value(up->f[g], v, n, mult, &x, &used) || (up->f[g] != F_TIME && used != n)) {
+            if (!r->bad) r->bad = "--pattern: a group that is not a figure";
+            continue;
+        }
+        record_set(r, up->f[g], x);
+    }
+    if (!r->has[F_STEP] && !r->has[F_TIME]) r->by_sample = true;
+    return true;
+}
+
 /* ---------- the reader ---------- */
 
 static const char *looked_for(sdp_curve_format f)
@@ -1102,7 +1242,7 @@ static sdp_curve_axis axis_of(const file_ctx *fc, const record *r)
     if (fc->format == SDP_CURVE_JSONL)
         return !r->has[F_STEP] && r->has[F_TIME] ? SDP_AXIS_SECOND : SDP_AXIS_STEP;
     if (r->by_sample) return SDP_AXIS_SAMPLE;
-    if (fc->preset && !r->has[F_STEP] && r->has[F_TIME]) return SDP_AXIS_SECOND;
+    if ((fc->preset || fc->pattern) && !r->has[F_STEP] && r->has[F_TIME]) return SDP_AXIS_SECOND;
     return SDP_AXIS_STEP;
 }
 
@@ -1215,6 +1355,19 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
     }
     file_ctx fc = {.file = file, .format = format};
     fc.st.table_gpu = -1;
+    user_pattern up;
+    if (log->pattern) {
+        sd_status ps = pattern_compile(log->pattern, &up, err);
+        if (ps != SD_OK) {
+            if (err) sdp_error_set_source(err, path);
+            free(rd.buf);
+            free(rd.blk);
+            gzclose(rd.f);
+            return ps;
+        }
+        fc.pattern = &up;
+        fc.format = SDP_CURVE_TEXT;
+    }
     csv_header h;
     bool have_header = false;
     sd_status st = SD_OK;
@@ -1270,7 +1423,8 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
                         continue;
                     }
                 }
-                read_text_line(&fc, s + skip, len - skip, &r);
+                if (fc.pattern) pattern_read(fc.pattern, s, &r);
+                else read_text_line(&fc, s + skip, len - skip, &r);
             } else {
                 parse_csv(&h, s, len, &r);
             }
@@ -1297,12 +1451,18 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
     free(rd.buf);
     free(rd.blk);
     gzclose(rd.f);
+    if (fc.pattern) regfree(&up.re);
+    info->preset = fc.pattern ? "pattern" : info->preset;
     if (st == SD_OK && info->samples == 0) {
         char more[256] = "";
         if (sh && fc.format == SDP_CURVE_TEXT && sh->lines) describe_shapes(sh, more, sizeof more);
         if (fc.claimed_why)
             st = sdp_fail(err, SD_ESNAPSHOT, SD_NO_OFFSET, "no memory figure in %llu lines: %s",
                           (unsigned long long)info->lines, fc.claimed_why);
+        else if (fc.pattern)
+            st = sdp_fail(err, SD_ESNAPSHOT, SD_NO_OFFSET, "no line of %llu matches --pattern "
+                          "with a memory figure%s%s", (unsigned long long)info->lines,
+                          strstr(more, "; most") ? strstr(more, "; most") : "", "");
         else if (more[0])
             st = sdp_fail(err, SD_ESNAPSHOT, SD_NO_OFFSET, "no memory figure in %llu lines "
                           "(see --format-list); %s", (unsigned long long)info->lines, more);
