@@ -307,6 +307,13 @@ def frameworks():
           "memory.free turned into used by the total: %s" % s["first"])
     within(slope_of(s), t["slope_per_second"], 0.10, "free-only slope")
 
+    t = truth["trainer_state.json"]
+    d = curve([fw("trainer_state.json")])
+    s = d["series"][0]
+    check(d["files"][0]["format"] == t["format"] and s["samples"] == t["samples"] and
+          s["verdict"] == t["verdict"], "HF trainer_state.json: %s %s" % (d["files"], s["verdict"]))
+    within(slope_of(s), t["slope"], 0.10, "trainer_state.json slope")
+
     # the line as it comes
     t = truth["as_it_comes.log"]
     p = run([fw("as_it_comes.log"), "--json"])
@@ -368,7 +375,7 @@ def frameworks():
         # every preset's own example reads as that preset
         p = run(["--format-list"])
         names = [l for l in p.stdout.splitlines() if l and not l.startswith(" ")]
-        check(names == ["text", "jsonl", "csv", "nvidia-smi", "mmengine", "torchtitan",
+        check(names == ["text", "jsonl", "csv", "hf-trainer-state", "nvidia-smi", "mmengine", "torchtitan",
                         "megatron", "deepspeed", "deepspeed-timer", "swin", "nvidia-smi-table",
                         "nvidia-smi-dmon"], "--format-list names: %s" % names)
         examples = dict(zip(names, [l.split("example  ", 1)[1] for l in p.stdout.splitlines()

@@ -827,6 +827,10 @@ static const struct { const char *name, *example, *figure; } generic_formats[] =
     {"csv", "global_step,loss,allocated_mib,reserved_mib",
      "a header naming a step or time column and memory columns; the unit from the name's "
      "suffix"},
+    {"hf-trainer-state", "trainer_state.json: {\"log_history\": [{\"step\": 10, \"loss\": 2.1, "
+                         "\"memory_allocated\": 9664724992}, ...]}",
+     "each log_history entry (Trainer.log) read as a JSON line: the names above, "
+     "\"memory/max_reserved(GiB)\" keys too"},
     {"nvidia-smi", "timestamp, index, memory.used [MiB], memory.total [MiB] (csv or "
                    "csv,nounits)",
      "device_used per GPU (memory.free is turned into used by memory.total): the header's "

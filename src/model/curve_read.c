@@ -351,6 +351,36 @@ static bool jstring(jscan *j, const char **s, size_t *len)
 
 static bool jvalue(jscan *j, enum field f, double mult);
 
+/* A JSON key as metrics loggers write it: "memory/max_reserved(GiB)" (torchtitan's
+ * TensorBoard and wandb keys), "train/memory_allocated_mib": the part after the last '/',
+ * a unit in parentheses at its end. */
+static enum field classify_key(const char *k, size_t n, double *mult)
+{
+    enum field f = classify(k, n, mult);
+    if (f != F_NONE) return f;
+    const char *slash = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (k[i] == '/') slash = k + i;
+    if (slash) {
+        n -= (size_t)(slash + 1 - k);
+        k = slash + 1;
+    }
+    const char *open = n && k[n - 1] == ')' ? memchr(k, '(', n) : NULL;
+    if (!open) return slash ? classify(k, n, mult) : F_NONE;
+    int ul = (int)(k + n - 1 - (open + 1));
+    char probe[24];
+    int pl = snprintf(probe, sizeof probe, "1 %.*s", ul < 16 ? ul : 16, open + 1);
+    double unit;
+    size_t used;
+    f = classify(k, (size_t)(open - k), mult);
+    /* "max_reserved(%)" is no byte figure: only a byte unit in the parentheses reads */
+    if (!is_memory(f) || pl <= 0 || !sdp_curve_parse_figure(probe, (size_t)pl, 1, &unit, &used) ||
+        used != (size_t)pl)
+        return F_NONE;
+    *mult = unit;
+    return f;
+}
+
 static bool jobject(jscan *j)
 {
     j->p++;
@@ -366,7 +396,7 @@ static bool jobject(jscan *j)
         j->p++;
         jws(j);
         double mult;
-        enum field f = classify(k, klen, &mult);
+        enum field f = classify_key(k, klen, &mult);
         if (!jvalue(j, f, mult)) return false;
         jws(j);
         if (j->p < j->end && *j->p == ',') { j->p++; continue; }
@@ -1338,6 +1368,70 @@ static void count_bad(sdp_curve_file_info *info, uint64_t line, const char *why)
     info->bad_lines++;
 }
 
+/* ---------- one JSON document: HF Trainer's trainer_state.json ---------- */
+
+#define DOC_MAX (256u << 20)
+
+typedef struct doc_buf { char *p; size_t n, cap; bool too_big; } doc_buf;
+
+static bool doc_append(doc_buf *d, const char *s, size_t len)
+{
+    if (d->n + len + 2 > DOC_MAX) { d->too_big = true; return false; }
+    if (d->n + len + 2 > d->cap) {
+        size_t cap = d->cap ? d->cap : 1u << 16;
+        while (cap < d->n + len + 2) cap *= 2;
+        char *np = realloc(d->p, cap);
+        if (!np) return false;
+        d->p = np;
+        d->cap = cap;
+    }
+    memcpy(d->p + d->n, s, len);
+    d->n += len;
+    d->p[d->n++] = '\n';
+    d->p[d->n] = '\0';
+    return true;
+}
+
+/* transformers' TrainerState.save_to_json (json.dumps(asdict(state), indent=2)): each entry
+ * of "log_history" (Trainer.log: the logs plus "step" and "epoch") is a record. */
+static sd_status read_log_history(sdp_curve_log *log, file_ctx *fc, const doc_buf *d,
+                                  sdp_curve_file_info *info, sd_error *err)
+{
+    const char *k = d->p ? strstr(d->p, "\"log_history\"") : NULL;
+    if (!k) return SD_OK;
+    jscan j = {.p = k + 13, .end = d->p + d->n, .r = NULL, .depth = 0};
+    uint64_t line = 1;
+    for (const char *q = d->p; q < k; q++) line += *q == '\n';
+    jws(&j);
+    if (j.p >= j.end || *j.p != ':') return SD_OK;
+    j.p++;
+    jws(&j);
+    if (j.p >= j.end || *j.p != '[') return SD_OK;
+    j.p++;
+    for (;;) {
+        const char *from = j.p;
+        jws(&j);
+        for (const char *q = from; q < j.p; q++) line += *q == '\n';
+        if (j.p >= j.end || *j.p == ']') break;
+        record r;
+        memset(&r, 0, sizeof r);
+        j.r = &r;
+        from = j.p;
+        if (*j.p != '{' || !jvalue(&j, F_NONE, 1)) {
+            count_bad(info, line, "a log_history entry that does not parse");
+            break;
+        }
+        bool took = false;
+        sd_status st = take(log, fc, &r, SDP_AXIS_STEP, -1, &took, err);
+        if (st != SD_OK) return st;
+        info->samples += took;
+        for (const char *q = from; q < j.p; q++) line += *q == '\n';
+        jws(&j);
+        if (j.p < j.end && *j.p == ',') j.p++;
+    }
+    return SD_OK;
+}
+
 sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
                          sdp_curve_format format, sdp_curve_file_info *info, sd_error *err)
 {
@@ -1370,6 +1464,8 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
     }
     csv_header h;
     bool have_header = false;
+    doc_buf doc = {0};
+    bool in_doc = false;
     sd_status st = SD_OK;
     shapes *sh = calloc(1, sizeof *sh);   /* NULL: the error only says less */
     size_t len;
@@ -1386,6 +1482,17 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
             size_t b = 0;
             while (b < len && (s[b] == ' ' || s[b] == '\t')) b++;
             if (b == len) continue;
+            if (in_doc) {
+                doc_append(&doc, s, len);
+                continue;
+            }
+            if ((fc.format == SDP_CURVE_AUTO || fc.format == SDP_CURVE_JSONL) && !info->samples &&
+                !fc.pattern && len - b == 1 && s[b] == '{' && rd.line == 1) {
+                in_doc = true;                 /* a pretty-printed JSON document */
+                fc.format = SDP_CURVE_JSONL;
+                doc_append(&doc, s, len);
+                continue;
+            }
             if (fc.format == SDP_CURVE_AUTO) {
                 if (s[b] == '{') fc.format = SDP_CURVE_JSONL;
                 else if (looks_like_csv_header(s, len, &h))
@@ -1442,17 +1549,24 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
         if (!info->samples && sh && !too_long) note_shape(sh, s, len);
         fc.generic |= took && fc.format == SDP_CURVE_TEXT && !fc.preset;
     }
+    if (st == SD_OK && in_doc) {
+        if (doc.too_big)
+            st = sdp_fail(err, SD_ELIMIT, SD_NO_OFFSET, "a JSON document larger than 256 MiB");
+        else
+            st = read_log_history(log, &fc, &doc, info, err);
+        info->preset = "hf-trainer-state";
+    }
+    free(doc.p);
     if (st == SD_OK && rd.failed)
         st = sdp_fail(err, SD_EIO, SD_NO_OFFSET, "read error after line %llu (a damaged gzip "
                       "stream?)", (unsigned long long)rd.line);
     info->lines = rd.line;
     info->format = fc.format == SDP_CURVE_AUTO ? SDP_CURVE_TEXT : fc.format;
-    info->preset = fc.preset ? fc.preset->name : NULL;
     free(rd.buf);
     free(rd.blk);
     gzclose(rd.f);
     if (fc.pattern) regfree(&up.re);
-    info->preset = fc.pattern ? "pattern" : info->preset;
+    info->preset = fc.pattern ? "pattern" : fc.preset ? fc.preset->name : info->preset;
     if (st == SD_OK && info->samples == 0) {
         char more[256] = "";
         if (sh && fc.format == SDP_CURVE_TEXT && sh->lines) describe_shapes(sh, more, sizeof more);

@@ -323,6 +323,38 @@ cut = [s for s in range(300) if s % 27 == 5]
 truth["cut.jsonl"] = {"bad_lines": len(cut), "first_bad_line": cut[0] + 1, "slope": 64 * KiB,
                       "samples": 300 - len(cut)}
 
+
+def hf_trainer_state(log_history, global_step):
+    """transformers' TrainerState.save_to_json: json.dumps(dataclasses.asdict(self), indent=2,
+    sort_keys=True) + "\n"; each log_history entry is Trainer.log's {**logs, "step": ...}.
+    The Trainer logs no memory per step by itself: these entries carry a user callback's
+    torch.cuda.memory_allocated() (bytes) and max_memory_allocated(); the last one holds
+    TrainerMemoryTracker's train_mem_gpu_* deltas (not a series)."""
+    state = {"best_metric": None, "best_model_checkpoint": None, "epoch": 3.0,
+             "eval_steps": 500, "global_step": global_step, "is_hyper_param_search": False,
+             "is_local_process_zero": True, "is_world_process_zero": True,
+             "log_history": log_history, "logging_steps": 10, "max_steps": global_step,
+             "num_train_epochs": 3, "save_steps": 500, "total_flos": 1.2e15,
+             "train_batch_size": 8, "trial_name": None, "trial_params": None}
+    return json.dumps(state, indent=2, sort_keys=True) + "\n"
+
+
+# 13. HF Trainer's trainer_state.json: log_history every 10 steps, 128 KiB/step leak
+rng = random.Random(35)
+hist = []
+for s in range(10, 3010, 10):
+    alloc = 9 * GiB + 128 * KiB * s + rng.randint(0, 8) * MiB
+    hist.append({"epoch": round(s / 1000, 2), "grad_norm": 0.9, "learning_rate": 5e-05,
+                 "loss": 2.1, "memory_allocated": alloc, "max_memory_allocated": alloc + GiB,
+                 "step": s})
+hist.append({"epoch": 3.0, "step": 3000, "total_flos": 1.2e15, "train_loss": 2.0,
+             "train_runtime": 1234.5, "train_samples_per_second": 19.4,
+             "train_mem_gpu_alloc_delta": 123456789, "train_mem_gpu_peaked_delta": 23456789})
+with open(os.path.join(HERE, "trainer_state.json"), "w") as f:
+    f.write(hf_trainer_state(hist, 3000))
+truth["trainer_state.json"] = {"format": "hf-trainer-state", "samples": 300,
+                               "slope": 128 * KiB, "verdict": "growing"}
+
 with open(os.path.join(HERE, "truth.json"), "w") as f:
     json.dump(truth, f, indent=1, sort_keys=True)
     f.write("\n")
