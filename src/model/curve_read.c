@@ -192,7 +192,8 @@ bool sdp_figure_at(const char *s, size_t len, const char *at, double mult, bool 
     while (j < len && s[j] == ' ') j++;
     if (need_unit && !(j < len && isalpha((unsigned char)s[j]))) return false;
     size_t used;
-    return sdp_curve_parse_figure(s + off, len - off, mult, out, &used);
+    if (!sdp_curve_parse_figure(s + off, len - off, mult, out, &used)) return false;
+    return !need_unit || used > k;   /* a word after the number that is no unit: no figure */
 }
 
 /* ---------- one record's figures ---------- */
