@@ -266,7 +266,8 @@ static bool read_nvsmi_dmon(const char *s, size_t len, sdp_curve_record *r, sdp_
             else if (token_is(tok[i], tl[i], "date")) date = i;
             else if (token_is(tok[i], tl[i], "time")) time = i;
         }
-        if (gpu < 0) return st->dmon_cols > 0;       /* its units line */
+        if (gpu < 0) return st->dmon_cols > 0 && n >= 3;   /* its units line */
+        if (gpu > 2 || n < 3) return false;   /* "# gpu ..." or "#Date Time gpu ...": first */
         st->dmon_cols = n;
         st->dmon_gpu = gpu;
         st->dmon_fb = fb;

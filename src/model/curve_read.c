@@ -758,7 +758,7 @@ static sd_status take(sdp_curve_log *log, file_ctx *fc, record *r, sdp_curve_axi
         x = r->v[F_STEP];
     }
     int64_t rank = r->has[F_RANK] ? (int64_t)r->v[F_RANK] : prefix_rank;
-    int64_t gpu = r->has[F_GPU] && (fc->format == SDP_CURVE_NVSMI || fc->preset)
+    int64_t gpu = r->has[F_GPU] && (fc->format == SDP_CURVE_NVSMI || fc->preset || fc->pattern)
                   ? (int64_t)r->v[F_GPU] : -1;
     sdp_curve_series *s = find_series(log, fc->file, rank, gpu, err);
     if (!s) return err ? err->code : SD_ENOMEM;
