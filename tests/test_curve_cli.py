@@ -314,6 +314,23 @@ def frameworks():
           s["verdict"] == t["verdict"], "HF trainer_state.json: %s %s" % (d["files"], s["verdict"]))
     within(slope_of(s), t["slope"], 0.10, "trainer_state.json slope")
 
+    t = truth["wandb-events.jsonl"]
+    d = curve([fw("wandb-events.jsonl")])
+    by = {s["gpu"]: s for s in d["series"]}
+    check(d["files"][0]["format"] == "wandb" and sorted(by) == t["gpus"] and
+          all(s["measure"] == "device_used" and s["x"] == "second" for s in d["series"]),
+          "wandb: a series per GPU, device_used per second: %s" % d["files"])
+    within(slope_of(by.get(1, {"lower_edge": None})), t["slope_per_second"], 0.10, "wandb slope")
+    check(by.get(0, {}).get("verdict") == "flat", "wandb GPU 0 flat")
+    with tempfile.TemporaryDirectory() as tmp:
+        pct = os.path.join(tmp, "pct.jsonl")
+        with open(fw("wandb-events.jsonl")) as src, open(pct, "w") as dst:
+            for line in src:
+                d = {k: v for k, v in json.loads(line).items() if not k.endswith("Bytes")}
+                dst.write(json.dumps(d) + "\n")
+        p = run([pct], rc=2)
+        check("percentage" in p.stderr, "wandb percentages only: said: %s" % p.stderr)
+
     # the line as it comes
     t = truth["as_it_comes.log"]
     p = run([fw("as_it_comes.log"), "--json"])
@@ -375,7 +392,7 @@ def frameworks():
         # every preset's own example reads as that preset
         p = run(["--format-list"])
         names = [l for l in p.stdout.splitlines() if l and not l.startswith(" ")]
-        check(names == ["text", "jsonl", "csv", "hf-trainer-state", "nvidia-smi", "mmengine", "torchtitan",
+        check(names == ["text", "jsonl", "csv", "hf-trainer-state", "wandb", "nvidia-smi", "mmengine", "torchtitan",
                         "megatron", "deepspeed", "deepspeed-timer", "swin", "nvidia-smi-table",
                         "nvidia-smi-dmon"], "--format-list names: %s" % names)
         examples = dict(zip(names, [l.split("example  ", 1)[1] for l in p.stdout.splitlines()

@@ -831,6 +831,10 @@ static const struct { const char *name, *example, *figure; } generic_formats[] =
                          "\"memory_allocated\": 9664724992}, ...]}",
      "each log_history entry (Trainer.log) read as a JSON line: the names above, "
      "\"memory/max_reserved(GiB)\" keys too"},
+    {"wandb", "wandb-events.jsonl: {\"system.gpu.0.memoryAllocatedBytes\": 43486543872, "
+              "\"system.gpu.0.memoryAllocated\": 50.6, \"_timestamp\": 1714567890.0}",
+     "device_used per GPU N from memoryAllocatedBytes (NVML's used, every process); "
+     "memoryAllocated alone is a percentage: no figure"},
     {"nvidia-smi", "timestamp, index, memory.used [MiB], memory.total [MiB] (csv or "
                    "csv,nounits)",
      "device_used per GPU (memory.free is turned into used by memory.total): the header's "

@@ -22,6 +22,12 @@ typedef struct sdp_curve_record {
     double v[F_COUNT];
     const char *bad;           /* why a figure could not be read */
     bool by_sample;            /* the line has no step: x is the sample's index */
+    /* wandb's system metrics: several GPUs on one line (system.gpu.N.memoryAllocatedBytes);
+     * NaN where a GPU has none */
+    int gpus;                  /* 1 + the highest N seen, 0: none */
+    double gpu_used[16];
+    bool gpu_percent_only;     /* only system.gpu.N.memoryAllocated, a percentage */
+    bool per_gpu;              /* its F_GPU splits the series (one GPU of a wandb line) */
 } sdp_curve_record;
 
 #define SDP_DMON_COLUMNS 32

@@ -27,7 +27,7 @@
 
 static const struct { const char *name; enum field f; } field_names[] = {
     {"step", F_STEP}, {"global_step", F_STEP}, {"iteration", F_STEP}, {"iter", F_STEP},
-    {"time", F_TIME}, {"timestamp", F_TIME}, {"rank", F_RANK},
+    {"time", F_TIME}, {"timestamp", F_TIME}, {"_timestamp", F_TIME}, {"rank", F_RANK},
     {"gpu", F_GPU}, {"index", F_GPU},
     {"alloc", F_ALLOC}, {"allocated", F_ALLOC}, {"mem_alloc", F_ALLOC},
     {"memory_allocated", F_ALLOC}, {"allocated_bytes.all.current", F_ALLOC},
@@ -382,6 +382,41 @@ static enum field classify_key(const char *k, size_t n, double *mult)
     return f;
 }
 
+/* wandb's system metrics (wandb/sdk/internal/system/assets/gpu.py): "system.gpu.N.
+ * memoryAllocatedBytes" is NVML's memory used of GPU N (device_used); "system.gpu.N.
+ * memoryAllocated" the same as a percentage of its total. @return true when k is one. */
+static bool wandb_gpu_key(jscan *j, const char *k, size_t n)
+{
+    static const char pre[] = "system.gpu.";
+    size_t p = sizeof pre - 1;
+    if (n <= p || memcmp(k, pre, p) != 0 || !isdigit((unsigned char)k[p])) return false;
+    size_t d = p;
+    while (d < n && isdigit((unsigned char)k[d])) d++;
+    long gpu = strtol(k + p, NULL, 10);
+    if (d >= n || k[d] != '.' || gpu >= 16) return false;
+    const char *rest = k + d + 1;
+    size_t rn = n - d - 1;
+    bool bytes = rn == 20 && memcmp(rest, "memoryAllocatedBytes", 20) == 0;
+    bool pct = rn == 15 && memcmp(rest, "memoryAllocated", 15) == 0;
+    if (!bytes && !pct) return false;
+    const char *b = j->p, *e = j->p;   /* the value is only looked at: jvalue reads past it */
+    while (e < j->end && (isdigit((unsigned char)*e) || *e == '.' || *e == 'e' || *e == 'E' ||
+                          *e == '+' || *e == '-'))
+        e++;
+    double v;
+    size_t used;
+    record *r = j->r;
+    if (bytes && e > b && parse_number(b, (size_t)(e - b), &v, &used) && v < MAX_BYTES) {
+        if (r->gpus <= gpu)
+            for (int g = r->gpus; g <= gpu; g++) r->gpu_used[g] = NAN;
+        if (r->gpus <= gpu) r->gpus = (int)gpu + 1;
+        r->gpu_used[gpu] = v;
+    } else if (pct) {
+        r->gpu_percent_only = true;
+    }
+    return true;
+}
+
 static bool jobject(jscan *j)
 {
     j->p++;
@@ -397,8 +432,9 @@ static bool jobject(jscan *j)
         j->p++;
         jws(j);
         double mult;
-        enum field f = classify_key(k, klen, &mult);
-        if (!jvalue(j, f, mult)) return false;
+        enum field f = j->depth == 1 && wandb_gpu_key(j, k, klen) ? F_NONE
+                       : classify_key(k, klen, &mult);
+        if (!jvalue(j, f, f == F_NONE ? 1 : mult)) return false;
         jws(j);
         if (j->p < j->end && *j->p == ',') { j->p++; continue; }
         if (j->p < j->end && *j->p == '}') { j->p++; return true; }
@@ -736,6 +772,7 @@ typedef struct file_ctx {
     bool claimed;                 /* a preset claimed some line */
     bool generic;                 /* key=value text gave a sample: no preset is tried again */
     const user_pattern *pattern;  /* --pattern: only its lines are read */
+    bool wandb;                   /* wandb's system.gpu.N lines were read */
     const char *claimed_why;      /* ...that gave no figure: why (none_why) */
 } file_ctx;
 
@@ -758,7 +795,8 @@ static sd_status take(sdp_curve_log *log, file_ctx *fc, record *r, sdp_curve_axi
         x = r->v[F_STEP];
     }
     int64_t rank = r->has[F_RANK] ? (int64_t)r->v[F_RANK] : prefix_rank;
-    int64_t gpu = r->has[F_GPU] && (fc->format == SDP_CURVE_NVSMI || fc->preset || fc->pattern)
+    int64_t gpu = r->has[F_GPU] && (fc->format == SDP_CURVE_NVSMI || fc->preset || fc->pattern ||
+                                    r->per_gpu)
                   ? (int64_t)r->v[F_GPU] : -1;
     sdp_curve_series *s = find_series(log, fc->file, rank, gpu, err);
     if (!s) return err ? err->code : SD_ENOMEM;
@@ -1360,6 +1398,30 @@ static void describe_shapes(const shapes *sh, char *buf, size_t size)
     }
 }
 
+static const char wandb_percent_why[] =
+    "wandb's system.gpu.N.memoryAllocated is a percentage of the GPU's memory, not bytes: "
+    "log memoryAllocatedBytes (newer wandb) or the torch figures";
+
+/* A wandb line's GPUs, each into its own series (device_used, seconds from _timestamp). */
+static sd_status take_gpus(sdp_curve_log *log, file_ctx *fc, const record *r,
+                           sdp_curve_file_info *info, sd_error *err)
+{
+    for (int g = 0; g < r->gpus; g++) {
+        if (isnan(r->gpu_used[g])) continue;
+        record one = *r;
+        one.gpus = 0;
+        one.per_gpu = true;
+        record_set(&one, F_GPU, g);
+        record_set(&one, F_USED, r->gpu_used[g]);
+        bool took = false;
+        sd_status st = take(log, fc, &one, r->has[F_TIME] ? SDP_AXIS_SECOND : SDP_AXIS_SAMPLE,
+                            -1, &took, err);
+        if (st != SD_OK) return st;
+        info->samples += took;
+    }
+    return SD_OK;
+}
+
 static void count_bad(sdp_curve_file_info *info, uint64_t line, const char *why)
 {
     if (!info->bad_lines) {
@@ -1511,6 +1573,12 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
             }
             if (fc.format == SDP_CURVE_JSONL || (fc.format == SDP_CURVE_TEXT && s[b] == '{')) {
                 parse_jsonl(s, len, &r);
+                if (!r.bad && r.gpus) {   /* wandb: one sample per GPU of the line */
+                    st = take_gpus(log, &fc, &r, info, err);
+                    fc.wandb = true;
+                    continue;
+                }
+                if (!r.bad && r.gpu_percent_only) fc.claimed_why = wandb_percent_why;
                 if (r.bad && python_dict(s, len)) {
                     memset(&r, 0, sizeof r);
                     parse_text(s, len, &r);
@@ -1567,7 +1635,8 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
     free(rd.blk);
     gzclose(rd.f);
     if (fc.pattern) regfree(&up.re);
-    info->preset = fc.pattern ? "pattern" : fc.preset ? fc.preset->name : info->preset;
+    info->preset = fc.pattern ? "pattern" : fc.preset ? fc.preset->name
+                   : fc.wandb ? "wandb" : info->preset;
     if (st == SD_OK && info->samples == 0) {
         char more[256] = "";
         if (sh && fc.format == SDP_CURVE_TEXT && sh->lines) describe_shapes(sh, more, sizeof more);

@@ -355,6 +355,28 @@ with open(os.path.join(HERE, "trainer_state.json"), "w") as f:
 truth["trainer_state.json"] = {"format": "hf-trainer-state", "samples": 300,
                                "slope": 128 * KiB, "verdict": "growing"}
 
+
+def wandb_system_line(t, used_per_gpu, total):
+    """wandb's system metrics (wandb/sdk/internal/system/assets/gpu.py GPU.sample/aggregate)
+    as wandb-events.jsonl holds them: per GPU N memoryAllocated (percent of the total) and
+    memoryAllocatedBytes (NVML's used), beside the other system.* keys."""
+    d = {"system.cpu": 12.5, "system.memory": 40.1, "system.proc.memory.rssMB": 9876.5}
+    for g, used in enumerate(used_per_gpu):
+        d["system.gpu.%d.gpu" % g] = 87.0
+        d["system.gpu.%d.memory" % g] = 34.0
+        d["system.gpu.%d.memoryAllocated" % g] = 100 * used / total
+        d["system.gpu.%d.memoryAllocatedBytes" % g] = used
+    d.update({"_wandb": True, "_timestamp": t, "_runtime": t - 1714567890.0})
+    return json.dumps(d)
+
+
+# 14. wandb's system metrics every 2 s for 20 minutes, GPU 1 leaking 512 KiB/s
+lines = [wandb_system_line(1714567890.0 + 2 * k, [40 * GiB, 40 * GiB + 512 * KiB * 2 * k],
+                           80 * GiB) for k in range(600)]
+write("wandb-events.jsonl", lines)
+truth["wandb-events.jsonl"] = {"format": "wandb", "gpus": [0, 1], "leaking_gpu": 1,
+                               "slope_per_second": 512 * KiB}
+
 with open(os.path.join(HERE, "truth.json"), "w") as f:
     json.dump(truth, f, indent=1, sort_keys=True)
     f.write("\n")
