@@ -409,6 +409,21 @@ def frameworks():
         check("closest format: megatron (its words in 30 lines)" in p.stderr and
               '"[Rank N] (after N iterations) memory" x30, "hello N" x2, "other line" x1' in
               p.stderr, "closest format and shapes: %s" % p.stderr)
+        # HIP's OOM, behind torchrun's local rank; the same message again is one OOM
+        hip = ("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 3.31 GiB. GPU 0 has "
+               "a total capacity of 128.00 GiB of which 780.24 MiB is free. Of the allocated "
+               "memory 57.70 GiB is allocated by PyTorch, and 75.82 MiB is reserved by PyTorch "
+               "but unallocated.")
+        hl = one_line(tmp, "hip.log", "".join("step=%d alloc=%dB\n" % (s, GiB) for s in range(20))
+                      + "[default1]:" + hip + "\n[default1]:" + hip + "\n")
+        d = curve([hl])
+        k = d["ooms"]["kept"][0] if d["ooms"]["kept"] else {}
+        check(d["ooms"]["count"] == 1 and k.get("kind") == "HIP" and k.get("rank") == 1 and
+              k.get("line") == 21 and near(k.get("tried_bytes"), 3.31 * GiB) and
+              near(k.get("capacity_bytes"), 128 * GiB) and near(k.get("free_bytes"), 780.24 * MiB)
+              and near(k.get("allocated_bytes"), 57.70 * GiB) and
+              near(k.get("reserved_unallocated_bytes"), 75.82 * MiB) and
+              k.get("in_use_bytes") is None, "HIP OOM: %s" % d["ooms"])
         # --pattern: named groups, a unit group, rank prefixes still split; errors
         pl = one_line(tmp, "pat.log", "".join(
             "[rank%d]: it %d | gpu mem %.3f GB | res 30 GB\nnoise %d\n"
