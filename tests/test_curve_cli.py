@@ -487,6 +487,11 @@ def hostile():
         p = run([write("nested.jsonl", b"".join(
             b'{"step":%d,"x":{"y":[1,2,{"z":"%s"}]},"memory_allocated":%d}\n'
             % (s, b"a\\\"b", GiB + s * 4096) for s in range(300)))], rc=0)
+        # a step that goes back on a line without the series' figure starts no empty run
+        p = run([write("back.log", good + b"step=5 reserved=2G\n" + b"".join(
+            b"step=%d alloc=%dB\n" % (s, 8 * GiB) for s in range(400, 700)))], rc=0)
+        d = curve([write("back2.log", b"step=10 alloc=1G\nstep=20 alloc=1G\nstep=5 reserved=2G\n")])
+        check([s["samples"] for s in d["series"]] == [2], "no empty run: %s" % d["series"])
         gz = write("leak.log.gz", gzip.compress(open(fx("leak_sawtooth.log"), "rb").read()))
         d = curve([gz])
         check(d["series"] and d["series"][0]["verdict"] == "growing", "gzip read")

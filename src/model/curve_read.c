@@ -800,7 +800,8 @@ static sd_status take(sdp_curve_log *log, file_ctx *fc, record *r, sdp_curve_axi
                   ? (int64_t)r->v[F_GPU] : -1;
     sdp_curve_series *s = find_series(log, fc->file, rank, gpu, err);
     if (!s) return err ? err->code : SD_ENOMEM;
-    if (axis == SDP_AXIS_STEP && s->n_raw && x < s->last_x && s->run + 1 < SDP_CURVE_MAX_RUNS) {
+    if (axis == SDP_AXIS_STEP && s->n_raw && x < s->last_x && s->run + 1 < SDP_CURVE_MAX_RUNS &&
+        s->axis == axis && r->has[measure_field[s->measure]]) {   /* a new run gets this sample */
         /* the step went back: a restart, or a resume from an earlier checkpoint */
         sdp_curve_measure m = s->measure;
         s = new_series(log, fc->file, rank, gpu, s->run + 1, err);
