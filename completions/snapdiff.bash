@@ -26,12 +26,12 @@ _snapdiff()
     local check_opts="--format -f --output -o --group-by -g --depth -d --hide --show --focus --top -n
         --steps --max-growth $check_only"
     local curve_opts='--json -j --format -f --capacity --max-per-step --max-growth-pct --config
-        --baseline-step --threshold --max-fraction --horizon --log-format'
+        --baseline-step --threshold --max-fraction --horizon --log-format --format-list --pattern'
     local report_opts='--output -o --jobs --group-by -g --depth -d --hide --show --focus
         --gap-threshold --index-threshold --as-series --as-ranks --capacity --baseline-step
         --threshold --log-format'
     # Options whose value is the next word.
-    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root|--baseline-step|--threshold|--max-fraction|--horizon|--log-format|--alloc-conf|--memory-fraction|--at|--shard|--root'
+    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root|--baseline-step|--threshold|--max-fraction|--horizon|--log-format|--alloc-conf|--memory-fraction|--at|--shard|--root|--pattern'
 
     # Values: "--opt VALUE" and "--opt=VALUE" (split at '=' or not).
     local opt=$prev value=$cur prefix=''
@@ -129,7 +129,7 @@ _snapdiff()
         local opts
         case $cmd in
             '') opts="$common $json $diff_opts $frag_opts --since --until --sort --steps-between --min-slope --confidence --ascii --as-series --as-ranks $check_only" ;;
-            '') opts="$common $json $diff_opts $frag_opts --since --until --sort --steps-between --min-slope --confidence --ascii $check_only --baseline-step --threshold --max-fraction --horizon --log-format" ;;
+            '') opts="$common $json $diff_opts $frag_opts --since --until --sort --steps-between --min-slope --confidence --ascii $check_only --baseline-step --threshold --max-fraction --horizon --log-format --format-list --pattern" ;;
             diff) opts="$common $json $diff_opts --at" ;;
             stats) opts="$common $json" ;;
             frag) opts="$common $json $frag_opts" ;;

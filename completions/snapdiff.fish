@@ -21,7 +21,7 @@ function __snapdiff_command
                 --since --until --sort --steps-between --min-slope --confidence \
                 --max-growth-pct --max-group-growth --max-per-step --max-reserved --max-frag-index \
                 --fail-on-new-site --max-ooms --config --repo-root --output -o --baseline-step \
-                --threshold --max-fraction --horizon --log-format --alloc-conf --memory-fraction --at --shard --root
+                --threshold --max-fraction --horizon --log-format --alloc-conf --memory-fraction --at --shard --root --pattern
                 set skip 1
             case '-*'
                 continue
@@ -132,6 +132,8 @@ complete -c snapdiff -n '__snapdiff_for curve report' -l baseline-step -x -d 'th
 complete -c snapdiff -n '__snapdiff_for curve report' -l threshold -x -a '0.8 0.85 0.9' -d 'fraction of the capacity to stop at (default 0.85)'
 complete -c snapdiff -n '__snapdiff_for curve' -l max-fraction -x -a '0.85 0.9 0.95' -d 'fail when the peak reaches F of the capacity'
 complete -c snapdiff -n '__snapdiff_for curve' -l horizon -x -d 'steps ahead that --max-fraction projects'
+complete -c snapdiff -n '__snapdiff_for curve' -l pattern -x -d 'read only the lines matching REGEX, groups named (?P<name>...)'
+complete -c snapdiff -n '__snapdiff_for curve' -l format-list -d 'list the log formats curve reads, with an example line each'
 complete -c snapdiff -n '__snapdiff_for curve report' -l log-format -x -a 'text jsonl csv nvidia-smi' -d 'read the logs as'
 complete -c snapdiff -n '__snapdiff_for diff' -l at -x -a 'end peak' -d 'lead with the end states (end) or the peaks (peak)'
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/curve_line.h"
 #include "model/curve_read.h"
 #include "snapdiff/curve.h"
 
@@ -26,6 +27,30 @@ START_TEST(figures_and_units)
     ck_assert(!sdp_curve_parse_figure("1.5.5", 5, 1, &v, &used));
     ck_assert(!sdp_curve_parse_figure("-5", 2, 1, &v, &used));
     ck_assert(!sdp_curve_parse_figure("G", 1, 1, &v, &used));
+    ck_assert(sdp_curve_parse_figure("0 bytes is", 10, 1, &v, &used) && v == 0 && used == 7);
+}
+END_TEST
+
+/* What the presets lean on: thousands separators only where they group three digits,
+ * the time stamps of nvidia-smi's table (ctime) and dmon -o DT, word-bounded search. */
+START_TEST(numbers_stamps_words)
+{
+    double v, a, b;
+    size_t used;
+    ck_assert(sdp_parse_number("3,090  tflops", 13, &v, &used) && v == 3090 && used == 5);
+    ck_assert(sdp_parse_number("1,234,567.5", 11, &v, &used) && v == 1234567.5 && used == 11);
+    ck_assert(sdp_parse_number("10,20", 5, &v, &used) && v == 10 && used == 2);
+    ck_assert(sdp_parse_number("1.5,000", 7, &v, &used) && v == 1.5 && used == 3);
+    ck_assert(sdp_parse_number("12,3456", 7, &v, &used) && v == 12 && used == 2);
+    ck_assert(sdp_parse_timestamp("Fri Dec  4 10:18:58 2026", 24, &a));
+    ck_assert(sdp_parse_timestamp("Fri Dec  4 10:19:03 2026", 24, &b) && b - a == 5);
+    ck_assert(sdp_parse_timestamp("20261204    10:18:58", 20, &b) && b == a);
+    ck_assert(sdp_parse_timestamp("2026-12-04T10:18:58", 19, &b) && b == a);
+    ck_assert(!sdp_parse_timestamp("Fri Xyz  4 10:18:58 2026", 24, &b));
+    const char *s = "MaxMemAllocated=2GB MemAllocated=1GB";
+    ck_assert(sdp_find_word(s, strlen(s), "MemAllocated=") == s + 20);
+    ck_assert(sdp_figure_at(s, strlen(s), s + 33, 1, true, &v) && v == 1073741824.0);
+    ck_assert(!sdp_figure_at("x 12 loss", 9, "x 12 loss" + 1, 1, true, &v));
 }
 END_TEST
 
@@ -209,7 +234,7 @@ START_TEST(each_format)
                  "2024/05/01 23:59:50.000, 1, 100 MiB, 81920 MiB\n"
                  "2024/05/02 00:00:10.500, 1, 101 MiB, 81920 MiB\n", &f);
     ck_assert_int_eq(f, SDP_CURVE_NVSMI);
-    ck_assert(s->gpu == 1 && s->axis_seconds && s->measure == SDP_CURVE_USED);
+    ck_assert(s->gpu == 1 && s->axis == SDP_AXIS_SECOND && s->measure == SDP_CURVE_USED);
     ck_assert(s->x[0] == 0 && fabs(s->x[1] - 20.5) < 1e-6 && s->lo[1] == 101.0 * 1048576);
     ck_assert(s->has_total && s->total == 81920.0 * 1048576);
     sdp_curve_log_free(&log);
@@ -222,6 +247,7 @@ static Suite *make(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, figures_and_units);
+    tcase_add_test(tc, numbers_stamps_words);
     tcase_add_test(tc, each_format);
     tcase_add_test(tc, leak_under_swing_and_clean_swing);
     tcase_add_test(tc, merging_keeps_the_slope);

@@ -81,7 +81,8 @@ typedef struct sd_curve_options {
 /* What one input gave. */
 typedef struct sd_curve_file {
     const char *path;
-    const char *format;           /* "text", "jsonl", "csv", "nvidia-smi" */
+    const char *format;           /* "text", "jsonl", "csv", "nvidia-smi", or the framework
+                                     preset read: "torchtitan", "megatron", ... (--format-list) */
     uint64_t lines, samples;
     uint64_t bad_lines;           /* lines that looked like figures and could not be read */
     uint64_t first_bad_line;      /* 1-based, 0 = none */
@@ -122,6 +123,13 @@ typedef struct sd_curve_series {
     bool slope_outlier; double slope_dev;         /* modified z (or 0 with MAD 0) */
     bool baseline_outlier; double baseline_dev;
     double spark_lo[SD_CURVE_SPARK], spark_hi[SD_CURVE_SPARK];   /* NaN: empty bucket */
+    /* appended for issue 27 (compatible: the library allocates the series) */
+    const char *x_name;           /* "step", "second", or "sample": the log has no step
+                                     beside its figures, x is the sample's index */
+    bool maximum;                 /* the measure is a running or per-interval maximum
+                                     (max_allocated, max_reserved): growth is a creep of
+                                     the peak, not a leak */
+    int64_t run;                  /* 0; 1, 2... each time the step counter went back */
 } sd_curve_series;
 
 typedef struct sd_curve_ranks {
@@ -147,11 +155,44 @@ typedef struct sd_curve_limit_result {
     bool pass;
 } sd_curve_limit_result;
 
+/* An out-of-memory error the logs print (CUDA/HIP/XPU out of memory, torch.OutOfMemoryError):
+ * where, and the figures its message gives (NaN where it gives none). */
+typedef struct sd_curve_oom {
+    const char *path;
+    uint64_t line;                /* 1-based */
+    int64_t rank, gpu;            /* -1: not said */
+    const char *kind;             /* "CUDA", "HIP", "XPU", "device" */
+    double tried, capacity, free, in_use, allocated, reserved_unallocated;   /* bytes */
+} sd_curve_oom;
+
+/* The OOMs seen (the first 256 kept, in order; count: all of them). */
+size_t sd_curve_oom_count(const sd_curve *c);
+uint64_t sd_curve_oom_total(const sd_curve *c);
+const sd_curve_oom *sd_curve_oom_at(const sd_curve *c, size_t i);
+
+/* The log formats read (--format-list): name, a line as it comes, and what its figure is
+ * with its unit rule. @return false when i is out of range. */
+bool sd_curve_format_at(size_t i, const char **name, const char **example, const char **figure);
+
+/* A GPU's usable memory by name ("A100-80GB", "H100", "h200", "RTX4090"...): the total
+ * capacity torch reports for it (what its OOM message prints). @return false when the name
+ * is not known. */
+bool sd_gpu_capacity(const char *name, uint64_t *bytes);
+
 /* Read paths[0..n) and analyse them. @return NULL with err: SD_EIO (cannot open),
  * SD_ESNAPSHOT (a file without any memory figure: the message names what was looked
  * for), SD_EUSAGE (bad options), SD_ELIMIT, SD_ENOMEM. */
 sd_curve *sd_curve_create(const char *const *paths, size_t n, const sd_curve_options *opts,
                           sd_error *err);
+/* The same, reading only the lines that match pattern: a POSIX extended regular expression
+ * whose groups are named (?P<name>...) or (?<name>...): step, time, rank, gpu, allocated,
+ * reserved, max_allocated, max_reserved, used, free, total (figures, with or without their
+ * unit) and unit (the unit of the figures that have none; else bytes). No step or time
+ * group: x is the sample's index. NULL: as sd_curve_create. SD_EUSAGE for a pattern that
+ * does not compile, names an unknown group or no memory figure. */
+sd_curve *sd_curve_create_pattern(const char *const *paths, size_t n,
+                                  const sd_curve_options *opts, const char *pattern,
+                                  sd_error *err);
 void sd_curve_free(sd_curve *c);
 
 size_t sd_curve_file_count(const sd_curve *c);

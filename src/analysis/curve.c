@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "base/base.h"
+#include "model/curve_line.h"
 #include "model/curve_read.h"
 #include "snapdiff/curve.h"
 #include "snapdiff/series.h"
@@ -39,6 +40,9 @@ struct sd_curve {
     sd_curve_limit_result limits[SD_CURVE_LIMIT_COUNT];
     size_t n_limits;
     bool pass;
+    sd_curve_oom *ooms;
+    size_t n_ooms;
+    uint64_t ooms_seen;
 };
 
 static const char *const verdict_names[SD_CURVE_VERDICT_COUNT] = {
@@ -332,9 +336,12 @@ static sd_status analyse_series(sd_curve_series *s, plot_store *plot,
     }
     s->samples = in->n_raw;
     s->stride = in->stride;
-    s->axis_seconds = in->axis_seconds;
-    s->measure = in->measure == SDP_CURVE_ALLOCATED ? "allocated"
-                 : in->measure == SDP_CURVE_RESERVED ? "reserved" : "used";
+    s->axis_seconds = in->axis == SDP_AXIS_SECOND;
+    s->x_name = in->axis == SDP_AXIS_SECOND ? "second" : in->axis == SDP_AXIS_SAMPLE ? "sample"
+                                                                                     : "step";
+    s->measure = sdp_curve_measure_name(in->measure);
+    s->maximum = in->measure == SDP_CURVE_MAX_ALLOCATED || in->measure == SDP_CURVE_MAX_RESERVED;
+    s->run = in->run;
     s->first_x = in->x[v.order[0]];
     s->last_x = in->x[v.order[v.n - 1]];
     s->first_bytes = in->lo[v.order[0]];
@@ -401,7 +408,7 @@ static bool in_ranks(const sd_curve *c, const sd_curve_series *s)
     if (s->verdict == SD_CURVE_UNDECIDED) return false;
     for (size_t i = 0; i < c->n_series; i++)
         if (c->series[i].verdict != SD_CURVE_UNDECIDED)
-            return c->series[i].axis_seconds == s->axis_seconds;
+            return strcmp(c->series[i].x_name, s->x_name) == 0;
     return false;
 }
 
@@ -483,7 +490,7 @@ static void judge(sd_curve *c)
             double m;
             bool projected = false;
             if (id == SD_CURVE_LIMIT_MAX_PER_STEP) {
-                if (s->axis_seconds || s->verdict == SD_CURVE_UNDECIDED) continue;
+                if (strcmp(s->x_name, "step") != 0 || s->verdict == SD_CURVE_UNDECIDED) continue;
                 m = s->verdict == SD_CURVE_GROWING ? s->slope : 0;   /* only a proven rise */
             } else if (id == SD_CURVE_LIMIT_MAX_GROWTH_PCT) {
                 if (!s->has_growth_pct) continue;
@@ -569,6 +576,13 @@ static void name_ranks(sd_curve *c, const char *const *paths)
 sd_curve *sd_curve_create(const char *const *paths, size_t n, const sd_curve_options *opts,
                           sd_error *err)
 {
+    return sd_curve_create_pattern(paths, n, opts, NULL, err);
+}
+
+sd_curve *sd_curve_create_pattern(const char *const *paths, size_t n,
+                                  const sd_curve_options *opts, const char *pattern,
+                                  sd_error *err)
+{
     if (!paths || n == 0) {
         sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "no log given");
         return NULL;
@@ -586,15 +600,30 @@ sd_curve *sd_curve_create(const char *const *paths, size_t n, const sd_curve_opt
     c->files = calloc(n, sizeof *c->files);
     sdp_curve_log log;
     sdp_curve_log_init(&log, c->opts.max_samples);
+    log.pattern = pattern;
     sd_status st = c->files ? SD_OK : sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
     for (size_t i = 0; st == SD_OK && i < n; i++) {
         sdp_curve_file_info info;
         st = sdp_curve_read(&log, paths[i], i, read_format(c->opts.format), &info, err);
-        c->files[i] = (sd_curve_file){paths[i], sdp_curve_format_name(info.format), info.lines,
+        c->files[i] = (sd_curve_file){paths[i],
+                                      info.preset ? info.preset : sdp_curve_format_name(info.format),
+                                      info.lines,
                                       info.samples, info.bad_lines, info.first_bad_line,
                                       info.first_bad_why};
         c->n_files = i + 1;
     }
+    if (st == SD_OK && log.n_ooms) {
+        c->ooms = calloc(log.n_ooms, sizeof *c->ooms);
+        if (!c->ooms) st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        for (size_t i = 0; c->ooms && i < log.n_ooms; i++) {
+            const sdp_curve_oom *o = &log.ooms[i];
+            c->ooms[i] = (sd_curve_oom){paths[o->file], o->line, o->rank, o->gpu, o->kind,
+                                        o->tried, o->capacity, o->free, o->in_use,
+                                        o->allocated, o->reserved_unallocated};
+        }
+        c->n_ooms = c->ooms ? log.n_ooms : 0;
+    }
+    c->ooms_seen = log.ooms_seen;
     if (st == SD_OK) {
         sdp_curve_log_finish(&log);
         c->series = calloc(log.n_series ? log.n_series : 1, sizeof *c->series);
@@ -626,10 +655,17 @@ void sd_curve_free(sd_curve *c)
     free(c->files);
     free(c->series);
     free(c->plots);
+    free(c->ooms);
     free(c);
 }
 
 size_t sd_curve_file_count(const sd_curve *c) { return c->n_files; }
+size_t sd_curve_oom_count(const sd_curve *c) { return c->n_ooms; }
+uint64_t sd_curve_oom_total(const sd_curve *c) { return c->ooms_seen; }
+const sd_curve_oom *sd_curve_oom_at(const sd_curve *c, size_t i)
+{
+    return i < c->n_ooms ? &c->ooms[i] : NULL;
+}
 const sd_curve_file *sd_curve_file_at(const sd_curve *c, size_t i)
 {
     return i < c->n_files ? &c->files[i] : NULL;
@@ -777,4 +813,79 @@ sd_status sd_curve_limits_parse(const char *text, size_t len, const char *path,
     }
     if (file.horizon && !limits->horizon) limits->horizon = file.horizon;
     return SD_OK;
+}
+
+/* ---------- formats and GPUs ---------- */
+
+static const struct { const char *name, *example, *figure; } generic_formats[] = {
+    {"text", "step=1200 alloc=23.41G reserved=30.02G (also step: 5 | mem_alloc 812.5 MiB)",
+     "allocated, reserved, ... by name; G, GB, GiB are 2^30, M, MB, MiB 2^20, a bare number "
+     "bytes (or the name's _mib, _gb suffix)"},
+    {"jsonl", "{\"step\": 10, \"allocated_bytes.all.current\": 25769803776, "
+              "\"reserved_bytes.all.current\": 32212254720}",
+     "torch.cuda.memory_stats() keys or allocated, reserved, ... by name: bytes"},
+    {"csv", "global_step,loss,allocated_mib,reserved_mib",
+     "a header naming a step or time column and memory columns; the unit from the name's "
+     "suffix"},
+    {"hf-trainer-state", "trainer_state.json: {\"log_history\": [{\"step\": 10, \"loss\": 2.1, "
+                         "\"memory_allocated\": 9664724992}, ...]}",
+     "each log_history entry (Trainer.log) read as a JSON line: the names above, "
+     "\"memory/max_reserved(GiB)\" keys too"},
+    {"wandb", "wandb-events.jsonl: {\"system.gpu.0.memoryAllocatedBytes\": 43486543872, "
+              "\"system.gpu.0.memoryAllocated\": 50.6, \"_timestamp\": 1714567890.0}",
+     "device_used per GPU N from memoryAllocatedBytes (NVML's used, every process); "
+     "memoryAllocated alone is a percentage: no figure"},
+    {"nvidia-smi", "timestamp, index, memory.used [MiB], memory.total [MiB] (csv or "
+                   "csv,nounits)",
+     "device_used per GPU (memory.free is turned into used by memory.total): the header's "
+     "[MiB]"},
+};
+
+bool sd_curve_format_at(size_t i, const char **name, const char **example, const char **figure)
+{
+    size_t g = SDP_ARRAY_LEN(generic_formats);
+    if (i < g) {
+        *name = generic_formats[i].name;
+        *example = generic_formats[i].example;
+        *figure = generic_formats[i].figure;
+        return true;
+    }
+    if (i - g >= sdp_curve_preset_total) return false;
+    *name = sdp_curve_presets[i - g].name;
+    *example = sdp_curve_presets[i - g].example;
+    *figure = sdp_curve_presets[i - g].figure;
+    return true;
+}
+
+/* The total capacity torch reports for each GPU (cudaGetDeviceProperties' totalGlobalMem,
+ * as its OOM message prints it: "GPU 0 has a total capacity of 79.15 GiB"), in MiB. It is
+ * less than the marketing size and than nvidia-smi's memory.total. */
+static const struct { const char *name; double mib; } gpus[] = {
+    {"A100-40GB", 40335}, {"A100-80GB", 81050}, {"H100", 81009}, {"H100-80GB", 81009},
+    {"H200", 143166},   /* nvidia-smi's 143771 MiB less the driver's share, as on H100 */
+    {"L40S", 45486}, {"L40", 45466}, {"A10", 22518}, {"A6000", 48681},
+    {"RTX4090", 24207}, {"RTX3090", 24259}, {"T4", 15104},
+    {"V100-16GB", 16148}, {"V100-32GB", 32512},
+};
+
+bool sd_gpu_capacity(const char *name, uint64_t *bytes)
+{
+    if (!name) return false;
+    char want[32];
+    size_t n = 0;
+    for (const char *p = name; *p && n < sizeof want - 1; p++)
+        if (*p != '-' && *p != '_' && *p != ' ') want[n++] = (char)toupper((unsigned char)*p);
+    want[n] = '\0';
+    for (size_t i = 0; i < SDP_ARRAY_LEN(gpus); i++) {
+        char have[32];
+        size_t k = 0;
+        for (const char *p = gpus[i].name; *p; p++)
+            if (*p != '-') have[k++] = *p;
+        have[k] = '\0';
+        if (strcmp(have, want) == 0) {
+            *bytes = (uint64_t)(gpus[i].mib * 1048576.0);
+            return true;
+        }
+    }
+    return false;
 }

@@ -94,8 +94,18 @@ static void warn_files(const sd_curve *c)
     }
 }
 
+/* --format-list: each format's name, what its figure is, and a line as it comes. */
+static int format_list(void)
+{
+    const char *name, *example, *figure;
+    for (size_t i = 0; sd_curve_format_at(i, &name, &example, &figure); i++)
+        printf("%s%s\n  figure   %s\n  example  %s\n", i ? "\n" : "", name, figure, example);
+    return EXIT_OK;
+}
+
 int cmd_curve(const struct cli_opts *o)
 {
+    if (o->format_list) return format_list();
     sd_curve_options co;
     options_of(o, &co);
     if (o->config && read_config(o->config, &co.limits) != 0) return EXIT_TROUBLE;
@@ -103,7 +113,8 @@ int cmd_curve(const struct cli_opts *o)
         msg_note("--horizon projects for --max-fraction, which is not given");
     sd_error err;
     sd_error_clear(&err);
-    sd_curve *c = sd_curve_create(o->files, (size_t)o->n_files, &co, &err);
+    sd_curve *c = sd_curve_create_pattern(o->files, (size_t)o->n_files, &co, o->curve_pattern,
+                                          &err);
     if (!c) {
         msg_sd_error(&err);
         return EXIT_TROUBLE;

@@ -13,6 +13,7 @@
 
 #include "options.h"
 #include "shard.h"
+#include "snapdiff/curve.h"
 #include "snapdiff/snapdiff.h"
 #include "snapdiff/units.h"
 
@@ -24,7 +25,7 @@ enum opt_id {
     O_SORT, O_STEPS_BETWEEN, O_MIN_SLOPE, O_CONFIDENCE, O_ASCII, O_AS_SERIES, O_AS_RANKS,
     O_LIMIT, O_CONFIG, O_REPO_ROOT, O_ALLOC_CONF, O_MEMORY_FRACTION,
     O_BASELINE_STEP, O_THRESHOLD, O_MAX_FRACTION, O_HORIZON, O_LOG_FORMAT, O_AT,
-    O_SHARD, O_FORCE, O_ROOT,
+    O_SHARD, O_FORCE, O_ROOT, O_FORMAT_LIST, O_PATTERN,
 };
 
 struct opt_def {
@@ -70,7 +71,9 @@ static const struct opt_def options[] = {
     {"steps", 0, "N", FOR_DIFF | FOR_SERIES | FOR_CHECK, O_STEPS,
      "training steps between the snapshots: growth per step; series: N1,N2,... one per snapshot"},
     {"capacity", 0, "SIZE", FOR_DIFF | FOR_SERIES | FOR_REPLAY | FOR_CURVE | FOR_REPORT, O_CAPACITY,
-     "device memory for the steps-until-full estimate, e.g. 80GiB; replay: what the "
+     "device memory for the steps-until-full estimate, e.g. 80GiB, or a GPU's name "
+     "(A100-40GB, A100-80GB, H100, H200, L40S, L40, A10, A6000, RTX4090, RTX3090, T4, "
+     "V100-16GB, V100-32GB: the capacity torch reports for it); replay: what the "
      "allocator may reserve (default: from an oom entry)"},
     {"max-growth", 0, "SIZE", FOR_DIFF | FOR_CHECK, O_MAX_GROWTH,
      "CI gate: exit 1 when allocated memory grew by more than SIZE (0 = any growth)"},
@@ -133,7 +136,15 @@ static const struct opt_def options[] = {
     {"horizon", 0, "N", FOR_CURVE, O_HORIZON,
      "steps ahead that --max-fraction projects a growing curve"},
     {"log-format", 0, "FMT", FOR_CURVE | FOR_REPORT, O_LOG_FORMAT,
-     "read the logs as text, jsonl, csv or nvidia-smi (default: detected per file)"},
+     "read the logs as text, jsonl, csv or nvidia-smi (default: detected per file, "
+     "framework presets included)"},
+    {"pattern", 0, "REGEX", FOR_CURVE, O_PATTERN,
+     "read only the lines matching REGEX (POSIX extended), its groups named (?P<name>...): "
+     "step, time, rank, gpu, allocated, reserved, max_allocated, max_reserved, used, free, "
+     "total, unit"},
+    {"format-list", 0, NULL, FOR_CURVE, O_FORMAT_LIST,
+     "list the log formats curve reads (the frameworks' presets too), each with a line as it "
+     "comes and its unit rule, and exit"},
     {"shard", 0, "SHARE", FOR_SUMMARIZE, O_SHARD,
      "summarize only this task's share of the sorted inputs, one summary each in -o DIR: "
      "I/N (share I of N, from 0), auto (the task of a Slurm job array or of torchrun) or "
@@ -542,8 +553,10 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
         break;
     case O_STEPS: opts->steps_arg = v; break;   /* read once the command is known */
     case O_CAPACITY:
-        if (!sd_parse_size(v, &opts->capacity) || opts->capacity == 0)
-            return bad_value(o, v, "a size (e.g. 80GiB)", errbuf, errlen);
+        if ((!sd_parse_size(v, &opts->capacity) || opts->capacity == 0) &&
+            !sd_gpu_capacity(v, &opts->capacity))
+            return bad_value(o, v, "a size (e.g. 80GiB) or a GPU's name (A100-80GB, H100, "
+                             "H200, L40S, RTX4090...)", errbuf, errlen);
         break;
     case O_ALLOC_CONF:
         if (opts->n_alloc_conf >= CLI_MAX_PATTERNS)
@@ -639,6 +652,8 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
         opts->shard = v;
         break;
     case O_FORCE: opts->force = true; break;
+    case O_FORMAT_LIST: opts->format_list = true; break;
+    case O_PATTERN: opts->curve_pattern = v; break;
     case O_SINCE: opts->since = v; break;
     case O_UNTIL: opts->until = v; break;
     }
@@ -981,7 +996,7 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
         snprintf(errbuf, errlen, "dump takes one snapshot");
         return OPT_ERROR;
     }
-    if (opts->n_files < 1) {
+    if (opts->n_files < 1 && !(opts->command == CMD_CURVE && opts->format_list)) {
         snprintf(errbuf, errlen, "%s needs at least one snapshot", cli_command_name(opts->command));
         return OPT_ERROR;
     }

@@ -94,6 +94,8 @@ struct cli_opts {
     double max_fraction;
     uint64_t horizon;            /* --horizon N, 0 = not given */
     const char *log_format;      /* --log-format text|jsonl|csv|nvidia-smi */
+    bool format_list;            /* --format-list: the formats curve reads, then exit */
+    const char *curve_pattern;   /* --pattern REGEX with named groups */
 
     /* summarize */
     const char *shard;           /* --shard I/N|auto|auto/N (syntax checked; shard.h) */

@@ -24,18 +24,43 @@ typedef enum sdp_curve_format {
     SDP_CURVE_AUTO, SDP_CURVE_TEXT, SDP_CURVE_JSONL, SDP_CURVE_CSV, SDP_CURVE_NVSMI
 } sdp_curve_format;
 
-/* Which figure a series follows: allocated when its log has one; else reserved; nvidia-smi
- * gives memory.used (reserved plus the CUDA context and other processes). */
+/* Which figure a series follows, the first its log has in this order: allocated,
+ * reserved, max_allocated, max_reserved (a running or per-interval maximum: a creep of the
+ * peak, never a leak), device_used (nvidia-smi: reserved plus the CUDA context and other
+ * processes), device_free (nvidia-smi's memory.free when no total turns it into used). */
 typedef enum sdp_curve_measure {
-    SDP_CURVE_ALLOCATED, SDP_CURVE_RESERVED, SDP_CURVE_USED
+    SDP_CURVE_ALLOCATED, SDP_CURVE_RESERVED, SDP_CURVE_MAX_ALLOCATED, SDP_CURVE_MAX_RESERVED,
+    SDP_CURVE_USED, SDP_CURVE_FREE
 } sdp_curve_measure;
+
+/* The x of a series: the log's step, seconds from its first time stamp, or, for a log
+ * that prints neither beside its figures (DeepSpeed's see_memory_usage), the sample's
+ * index. */
+typedef enum sdp_curve_axis { SDP_AXIS_STEP, SDP_AXIS_SECOND, SDP_AXIS_SAMPLE } sdp_curve_axis;
+
+/* An out-of-memory error seen in the text: its line, rank and the figures its message
+ * gives (NaN where it gives none). */
+typedef struct sdp_curve_oom {
+    size_t file;
+    uint64_t line;
+    int64_t rank, gpu;        /* -1: not said */
+    const char *kind;         /* "CUDA", "HIP", "XPU" or "device" */
+    double tried, capacity, free, in_use, allocated, reserved_unallocated;
+} sdp_curve_oom;
+
+#define SDP_CURVE_MAX_OOMS 256
+/* Runs per (file, rank, GPU): a log whose step goes back more often than this (two
+ * counters printed in turn) keeps its last run as one series. */
+#define SDP_CURVE_MAX_RUNS 64
 
 typedef struct sdp_curve_series {
     size_t file;              /* index of the input */
     int64_t rank;             /* the log's rank field, or -1 */
     int64_t gpu;              /* nvidia-smi's index, or -1 */
-    bool axis_seconds;        /* x is seconds (nvidia-smi, or a CSV with only time) */
+    int64_t run;              /* 0, then 1, 2... each time the step counter goes back */
+    sdp_curve_axis axis;
     sdp_curve_measure measure;
+    double last_x;            /* the last raw sample's x (a step that goes back: a new run) */
     /* stored samples, in arrival order: x, the lowest and highest figure, the smallest
      * reserved - allocated gap (NaN where the log has no reserved figure) */
     double *x, *lo, *hi, *gap;
@@ -56,11 +81,16 @@ typedef struct sdp_curve_log {
     sdp_curve_series *series;
     size_t n_series, cap_series;
     size_t max_samples;
+    sdp_curve_oom *ooms;      /* the first SDP_CURVE_MAX_OOMS */
+    size_t n_ooms;
+    uint64_t ooms_seen;
+    const char *pattern;      /* --pattern: a regular expression with named groups, or NULL */
 } sdp_curve_log;
 
 /* What one file gave. */
 typedef struct sdp_curve_file_info {
     sdp_curve_format format;  /* as detected or forced */
+    const char *preset;       /* the framework's format read ("torchtitan"...), or NULL */
     uint64_t lines;
     uint64_t samples;
     uint64_t bad_lines;       /* lines that looked like figures and could not be read */
@@ -77,6 +107,8 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
                          sdp_curve_format format, sdp_curve_file_info *info, sd_error *err);
 /* Flush pending buckets so that x/lo/hi/gap hold every sample read. */
 void sdp_curve_log_finish(sdp_curve_log *log);
+/* "allocated", "reserved", "max_allocated", "max_reserved", "device_used", "device_free". */
+const char *sdp_curve_measure_name(sdp_curve_measure m);
 /* "text", "jsonl", "csv", "nvidia-smi". */
 const char *sdp_curve_format_name(sdp_curve_format f);
 /* Parse a figure as logs write it: a number and an optional unit, B, K/KB/KiB, M/MB/MiB,

@@ -26,15 +26,16 @@ static void put_opt(FILE *out, bool has, double v, bool integer)
 
 static void series_json(FILE *out, const sd_curve *c, const sd_curve_series *s)
 {
-    const char *x = s->axis_seconds ? "second" : "step";
+    const char *x = sdp_curve_x(s);
     fputs("{\"source\":", out);
     put_str(out, s->source);
     fputs(",\"rank\":", out);
     put_opt(out, s->rank >= 0, (double)s->rank, true);
     fputs(",\"gpu\":", out);
     put_opt(out, s->gpu >= 0, (double)s->gpu, true);
-    fprintf(out, ",\"x\":\"%s\",\"measure\":\"%s\",\"samples\":%" PRIu64 ",\"merged\":%" PRIu64,
-            x, s->measure, s->samples, s->stride);
+    fprintf(out, ",\"run\":%" PRId64 ",\"x\":\"%s\",\"measure\":\"%s\",\"maximum\":%s"
+            ",\"samples\":%" PRIu64 ",\"merged\":%" PRIu64,
+            s->run, x, s->measure, s->maximum ? "true" : "false", s->samples, s->stride);
     fputs(",\"first\":{\"x\":", out);
     put_num(out, s->first_x, false);
     fputs(",\"bytes\":", out);
@@ -81,6 +82,9 @@ static void series_json(FILE *out, const sd_curve *c, const sd_curve_series *s)
     put_num(out, s->peak, true);
     fputs(",\"capacity_bytes\":", out);
     put_opt(out, s->has_capacity, (double)s->capacity, true);
+    fputs(",\"capacity_gib\":", out);
+    if (s->has_capacity) fprintf(out, "%.2f", (double)s->capacity / 1073741824.0);
+    else fputs("null", out);
     fprintf(out, ",\"steps_to_capacity\":");
     put_opt(out, s->has_to_capacity, s->to_capacity, true);
     fputs(",\"steps_to_threshold\":", out);
@@ -112,6 +116,33 @@ static void series_json(FILE *out, const sd_curve *c, const sd_curve_series *s)
     if (s->has_ooms) fprintf(out, "{\"first\":%.0f,\"last\":%.0f}", s->ooms_first, s->ooms_last);
     else fputs("null", out);
     fputs("}", out);
+}
+
+/* {"count": all seen, "kept": [{path, line, rank, gpu, kind, the message's figures}]} */
+static void ooms_json(FILE *out, const sd_curve *c)
+{
+    fprintf(out, "{\"count\":%" PRIu64 ",\"kept\":[", sd_curve_oom_total(c));
+    for (size_t i = 0; i < sd_curve_oom_count(c); i++) {
+        const sd_curve_oom *o = sd_curve_oom_at(c, i);
+        fputs(i ? ",{\"path\":" : "{\"path\":", out);
+        put_str(out, o->path);
+        fprintf(out, ",\"line\":%" PRIu64 ",\"rank\":", o->line);
+        put_opt(out, o->rank >= 0, (double)o->rank, true);
+        fputs(",\"gpu\":", out);
+        put_opt(out, o->gpu >= 0, (double)o->gpu, true);
+        fputs(",\"kind\":", out);
+        put_str(out, o->kind);
+        const char *names[] = {"tried_bytes", "capacity_bytes", "free_bytes", "in_use_bytes",
+                               "allocated_bytes", "reserved_unallocated_bytes"};
+        const double v[] = {o->tried, o->capacity, o->free, o->in_use, o->allocated,
+                            o->reserved_unallocated};
+        for (size_t k = 0; k < 6; k++) {
+            fprintf(out, ",\"%s\":", names[k]);
+            put_num(out, v[k], true);
+        }
+        fputc('}', out);
+    }
+    fputs("]}", out);
 }
 
 sd_status sd_render_curve_json(FILE *out, const sd_curve *c, const sd_render_options *ro,
@@ -168,7 +199,9 @@ sd_status sd_render_curve_json(FILE *out, const sd_curve *c, const sd_render_opt
         put_str(out, why);
         fputs("}", out);
     }
-    fputs("]},\"gate\":", out);
+    fputs("]},\"ooms\":", out);
+    ooms_json(out, c);
+    fputs(",\"gate\":", out);
     if (sd_curve_limit_count(c)) {
         fprintf(out, "{\"pass\":%s,\"limits\":[", sd_curve_pass(c) ? "true" : "false");
         for (size_t i = 0; i < sd_curve_limit_count(c); i++) {
@@ -207,6 +240,13 @@ sd_status sd_render_curve_json(FILE *out, const sd_curve *c, const sd_render_opt
         if (s->stride > 1) {
             snprintf(w, sizeof w, "%s: %" PRIu64 " samples merged %" PRIu64 " to 1 (lowest and "
                      "highest kept) to bound memory", who, s->samples, s->stride);
+            if (!first) fputc(',', out);
+            first = false;
+            put_str(out, w);
+        }
+        if (strcmp(sdp_curve_x(s), "sample") == 0) {
+            snprintf(w, sizeof w, "%s: the log prints no step beside its figures: x is the "
+                     "sample's index", who);
             if (!first) fputc(',', out);
             first = false;
             put_str(out, w);
@@ -260,7 +300,7 @@ sd_status sd_render_curve_github(FILE *out, const sd_curve *c, const sd_render_o
         sdp_curve_verdict_why(c, s, why, sizeof why);
         const char *v = sd_curve_verdict_name(s->verdict);
         snprintf(msg, sizeof msg, "%s: %s %s, %s", who, v ? v : "no verdict",
-                 sdp_curve_slope(s->slope, s->axis_seconds).s, why);
+                 sdp_curve_slope(s->slope, sdp_curve_per(s)).s, why);
         gh_line(out, s->verdict == SD_CURVE_GROWING ? "warning" : "notice", "snapdiff curve", msg);
         if (s->slope_outlier || s->baseline_outlier) {
             sdp_curve_outlier_why(c, s, why, sizeof why);

@@ -9,8 +9,12 @@
 
 /* "rank 3", "GPU 1", "rank 2 of run.log"... : who a series is. */
 void sdp_curve_who(const sd_curve *c, const sd_curve_series *s, char *buf, size_t size);
-/* A slope: "+100.0 KiB/step", "-2.0 MiB/s". */
-sdp_text sdp_curve_slope(double bytes, bool seconds);
+/* A slope: "+100.0 KiB/step", "-2.0 MiB/s", "+1.0 MiB/sample"; per: "step", "s", "sample". */
+sdp_text sdp_curve_slope(double bytes, const char *per);
+/* The unit a series' slope is per ("step", "s", "sample") and its x ("step", "second",
+ * "sample"). */
+const char *sdp_curve_per(const sd_curve_series *s);
+const char *sdp_curve_x(const sd_curve_series *s);
 /* Why a series is a rank outlier: "grows +2.0 MiB/step; the others +0 B +- 3.0 KiB". */
 void sdp_curve_outlier_why(const sd_curve *c, const sd_curve_series *s, char *buf, size_t size);
 /* Why the verdict: the numbers that decided it. */

@@ -18,7 +18,17 @@ static sdp_text bytes_of(double b)
     return sdp_fmt_bytes((uint64_t)llround(b));
 }
 
-sdp_text sdp_curve_slope(double b, bool seconds)
+const char *sdp_curve_per(const sd_curve_series *s)
+{
+    return s->axis_seconds ? "s" : s->x_name ? s->x_name : "step";
+}
+
+const char *sdp_curve_x(const sd_curve_series *s)
+{
+    return s->axis_seconds ? "second" : s->x_name ? s->x_name : "step";
+}
+
+sdp_text sdp_curve_slope(double b, const char *per)
 {
     sdp_text t;
     double r = fabs(b) < 0.5 ? 0 : b;
@@ -27,19 +37,34 @@ sdp_text sdp_curve_slope(double b, bool seconds)
     sdp_text d = sdp_fmt_delta((int64_t)llround(r));
     size_t k = strnlen(d.s, 32);
     memcpy(t.s, d.s, k);
-    snprintf(t.s + k, sizeof t.s - k, "/%s", seconds ? "s" : "step");
+    snprintf(t.s + k, sizeof t.s - k, "/%s", per);
     return t;
+}
+
+/* Whether the log of s restarted: another series of the same source, rank and GPU. */
+static bool has_runs(const sd_curve *c, const sd_curve_series *s)
+{
+    if (s->run > 0) return true;
+    for (size_t i = 0; i < sd_curve_series_count(c); i++) {
+        const sd_curve_series *o = sd_curve_series_at(c, i);
+        if (o != s && o->source == s->source && o->rank == s->rank && o->gpu == s->gpu)
+            return true;
+    }
+    return false;
 }
 
 void sdp_curve_who(const sd_curve *c, const sd_curve_series *s, char *buf, size_t size)
 {
+    int k;
     if (s->gpu >= 0)
-        snprintf(buf, size, "GPU %" PRId64 "%s%s", s->gpu, sd_curve_file_count(c) > 1 ? " of " : "",
-                 sd_curve_file_count(c) > 1 ? s->source : "");
+        k = snprintf(buf, size, "GPU %" PRId64 "%s%s", s->gpu, sd_curve_file_count(c) > 1 ? " of " : "",
+                     sd_curve_file_count(c) > 1 ? s->source : "");
     else if (s->rank >= 0)
-        snprintf(buf, size, "rank %" PRId64, s->rank);
+        k = snprintf(buf, size, "rank %" PRId64, s->rank);
     else
-        snprintf(buf, size, "%s", s->source);
+        k = snprintf(buf, size, "%s", s->source);
+    if (k >= 0 && (size_t)k < size && has_runs(c, s))
+        snprintf(buf + k, size - (size_t)k, ", run %" PRId64, s->run + 1);
 }
 
 void sdp_curve_outlier_why(const sd_curve *c, const sd_curve_series *s, char *buf, size_t size)
@@ -50,8 +75,8 @@ void sdp_curve_outlier_why(const sd_curve *c, const sd_curve_series *s, char *bu
     if (s->slope_outlier)
         k += (size_t)snprintf(buf + k, size - k, "%s %s; the others %s +- %s",
                               s->slope > r->slope_median ? "grows" : "slopes",
-                              sdp_curve_slope(s->slope, s->axis_seconds).s,
-                              sdp_curve_slope(r->slope_median, s->axis_seconds).s,
+                              sdp_curve_slope(s->slope, sdp_curve_per(s)).s,
+                              sdp_curve_slope(r->slope_median, sdp_curve_per(s)).s,
                               bytes_of(1.4826 * r->slope_mad).s);
     if (s->baseline_outlier && k < size)
         snprintf(buf + k, size - k, "%sbaseline %s; the others %s +- %s", k ? "; " : "",
@@ -63,12 +88,14 @@ void sdp_curve_verdict_why(const sd_curve *c, const sd_curve_series *s, char *bu
 {
     const sd_curve_options *o = sd_curve_options_used(c);
     double span = s->last_x - s->baseline_x;
-    const char *unit = s->axis_seconds ? "s" : "steps";
+    const char *unit = s->axis_seconds ? "s" : strcmp(sdp_curve_x(s), "sample") == 0 ? "samples" : "steps";
     switch (s->verdict) {
     case SD_CURVE_GROWING:
     case SD_CURVE_SHRINKING:
-        snprintf(buf, size, "the floor %s by %s over %.0f %s; trend confidence %.4f >= %.2f and "
+        snprintf(buf, size, "%sthe floor %s by %s over %.0f %s; trend confidence %.4f >= %.2f and "
                  "the 95%% interval excludes 0",
+                 s->maximum && s->verdict == SD_CURVE_GROWING
+                     ? "the peak creeps, not a leak (the figure is a maximum): " : "",
                  s->verdict == SD_CURVE_GROWING ? "rises" : "falls",
                  bytes_of(fabs(s->slope) * span).s, span, unit, s->confidence, o->min_confidence);
         break;
@@ -101,7 +128,7 @@ void sdp_curve_limit_words(const sd_curve *c, const sd_curve_limit_result *r, ch
                  : r->id == SD_CURVE_LIMIT_MAX_PER_STEP ? "no series with steps and a verdict"
                                                           : "no baseline");
     } else if (r->id == SD_CURVE_LIMIT_MAX_PER_STEP) {
-        snprintf(buf, size, "--%s: %s %s %s (%s)", r->name, sdp_curve_slope(r->measured, false).s,
+        snprintf(buf, size, "--%s: %s %s %s (%s)", r->name, sdp_curve_slope(r->measured, "step").s,
                  cmp, bytes_of(r->limit).s, who);
     } else if (r->id == SD_CURVE_LIMIT_MAX_GROWTH_PCT) {
         snprintf(buf, size, "--%s: %+.1f%% vs the baseline %s %g%% (%s)", r->name, r->measured,
@@ -150,11 +177,11 @@ static void series_block(FILE *out, const sd_curve *c, const sd_curve_series *s,
 {
     char who[200], why[400];
     sdp_curve_who(c, s, who, sizeof who);
-    const char *unit = s->axis_seconds ? "s" : "steps";
+    const char *unit = s->axis_seconds ? "s" : strcmp(sdp_curve_x(s), "sample") == 0 ? "samples" : "steps";
     const char *bold = sdp_ansi(color, SDP_BOLD), *reset = sdp_ansi(color, SDP_RESET);
     const char *vname = sd_curve_verdict_name(s->verdict);
     fprintf(out, "%s%s%s  %s, %" PRIu64 " samples, %s %.0f..%.0f%s: %s%s%s\n", bold, who, reset,
-            s->measure, s->samples, s->axis_seconds ? "second" : "step", s->first_x, s->last_x,
+            s->measure, s->samples, sdp_curve_x(s), s->first_x, s->last_x,
             s->stride > 1 ? " (merged)" : "", verdict_colour(color, s->verdict),
             vname ? vname : "no verdict", reset);
     /* each line on its own scale: the floor's rise shows even under a wide swing */
@@ -174,7 +201,7 @@ static void series_block(FILE *out, const sd_curve *c, const sd_curve_series *s,
                 bytes_of(rows[r][1]).s);
     }
     fprintf(out, "  baseline  %s at %s %.0f%s\n", bytes_of(s->baseline_bytes).s,
-            s->axis_seconds ? "second" : "step", s->baseline_x,
+            sdp_curve_x(s), s->baseline_x,
             s->baseline_short ? " (the step asked for left too little: 10% of the run)" : "");
     if (s->verdict == SD_CURVE_UNDECIDED) {
         sdp_curve_verdict_why(c, s, why, sizeof why);
@@ -182,8 +209,8 @@ static void series_block(FILE *out, const sd_curve *c, const sd_curve_series *s,
         return;
     }
     fprintf(out, "  slope     %s (95%%: %s .. %s), floor of %zu windows\n",
-            sdp_curve_slope(s->slope, s->axis_seconds).s, sdp_curve_slope(s->low, s->axis_seconds).s,
-            sdp_curve_slope(s->high, s->axis_seconds).s, s->windows);
+            sdp_curve_slope(s->slope, sdp_curve_per(s)).s, sdp_curve_slope(s->low, sdp_curve_per(s)).s,
+            sdp_curve_slope(s->high, sdp_curve_per(s)).s, s->windows);
     sdp_curve_verdict_why(c, s, why, sizeof why);
     fprintf(out, "  verdict   %s%s%s: %s\n", verdict_colour(color, s->verdict), vname, reset, why);
     if (s->has_growth_pct) {
@@ -195,7 +222,8 @@ static void series_block(FILE *out, const sd_curve *c, const sd_curve_series *s,
         fputc('\n', out);
     }
     if (s->has_capacity) {
-        fprintf(out, "  capacity  %s, peak %s (last window %s)", bytes_of((double)s->capacity).s,
+        fprintf(out, "  capacity  %.2f GiB (%s bytes), peak %s (last window %s)",
+                (double)s->capacity / 1073741824.0, sdp_fmt_count(s->capacity).s,
                 bytes_of(s->peak).s, bytes_of(s->peak_last).s);
         if (s->has_to_threshold)
             fprintf(out, "; %.0f%% in %s %s", 100 * s->threshold,
@@ -207,7 +235,7 @@ static void series_block(FILE *out, const sd_curve *c, const sd_curve_series *s,
     }
     if (s->has_gap)
         fprintf(out, "  gap       reserved - allocated %s -> %s, %s%s\n", bytes_of(s->gap_first).s,
-                bytes_of(s->gap_last).s, sdp_curve_slope(s->gap_slope, s->axis_seconds).s,
+                bytes_of(s->gap_last).s, sdp_curve_slope(s->gap_slope, sdp_curve_per(s)).s,
                 s->gap_growing ? " (growing: fragmentation)" : " (not growing)");
     if (s->has_max_allocated)
         fprintf(out, "  max_memory_allocated %s (last logged)\n", bytes_of(s->max_allocated_last).s);
@@ -227,7 +255,7 @@ static void ranks_table(FILE *out, const sd_curve *c, bool color)
     fprintf(out, "\n%sSeries: %zu%s", sdp_ansi(color, SDP_BOLD), n, sdp_ansi(color, SDP_RESET));
     if (r->count >= 3)
         fprintf(out, ", slope median %s (MAD %s), %zu outlier%s", sdp_curve_slope(r->slope_median,
-                false).s, bytes_of(r->slope_mad).s, r->outliers, r->outliers == 1 ? "" : "s");
+                "step").s, bytes_of(r->slope_mad).s, r->outliers, r->outliers == 1 ? "" : "s");
     fprintf(out, "\n  %-18s %-9s %18s %11s %8s  %s\n", "WHO", "VERDICT", "SLOPE", "BASELINE",
             "GROWTH", "OUTLIER");
     for (size_t i = 0; i < n; i++) {
@@ -240,8 +268,35 @@ static void ranks_table(FILE *out, const sd_curve *c, bool color)
         if (s->has_growth_pct) snprintf(growth, sizeof growth, "%+.1f%%", s->growth_pct);
         fprintf(out, "  %-18.18s %s%-9s%s %18s %11s %8s  %s\n", who,
                 verdict_colour(color, s->verdict), v ? v : "-", sdp_ansi(color, SDP_RESET),
-                sdp_curve_slope(s->slope, s->axis_seconds).s, bytes_of(s->baseline_bytes).s,
+                sdp_curve_slope(s->slope, sdp_curve_per(s)).s, bytes_of(s->baseline_bytes).s,
                 growth, why);
+    }
+}
+
+static void oom_figure(FILE *out, const char *name, double v)
+{
+    if (!isnan(v)) fprintf(out, ", %s %s", name, bytes_of(v).s);
+}
+
+/* The out-of-memory errors the logs print, each with its line, rank and figures. */
+static void ooms_text(FILE *out, const sd_curve *c, bool color)
+{
+    if (!sd_curve_oom_total(c)) return;
+    fprintf(out, "\n%sOut of memory: %" PRIu64 "%s%s\n", sdp_ansi(color, SDP_RED),
+            sd_curve_oom_total(c), sdp_ansi(color, SDP_RESET),
+            sd_curve_oom_total(c) > sd_curve_oom_count(c) ? " (the first ones shown)" : "");
+    for (size_t i = 0; i < sd_curve_oom_count(c); i++) {
+        const sd_curve_oom *o = sd_curve_oom_at(c, i);
+        fprintf(out, "  %s:%" PRIu64, o->path, o->line);
+        if (o->rank >= 0) fprintf(out, " rank %" PRId64, o->rank);
+        if (o->gpu >= 0) fprintf(out, " GPU %" PRId64, o->gpu);
+        fprintf(out, "  %s out of memory", o->kind);
+        oom_figure(out, "tried to allocate", o->tried);
+        oom_figure(out, "free", o->free);
+        oom_figure(out, "capacity", o->capacity);
+        oom_figure(out, "allocated", o->allocated);
+        oom_figure(out, "reserved unallocated", o->reserved_unallocated);
+        fputc('\n', out);
     }
 }
 
@@ -268,6 +323,7 @@ sd_status sd_render_curve_text(FILE *out, const sd_curve *c, const sd_render_opt
         series_block(out, c, sd_curve_series_at(c, i), color, unicode);
     }
     ranks_table(out, c, color);
+    ooms_text(out, c, color);
     if (sd_curve_limit_count(c)) {
         fprintf(out, "\n%sGate: %s%s\n", sdp_ansi(color, sd_curve_pass(c) ? SDP_GREEN : SDP_RED),
                 sd_curve_pass(c) ? "PASS" : "FAIL", sdp_ansi(color, SDP_RESET));

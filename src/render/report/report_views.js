@@ -175,11 +175,12 @@
 
   /* ---- training logs: the curve, its floor, the baseline, the projection ---- */
 
-  function xUnit(sr) { return sr.x === 'second' ? 's' : 'step'; }
+  function xUnit(sr) { return sr.x === 'second' ? 's' : sr.x === 'sample' ? 'sample' : 'step'; }
 
   function slopeOf(sr) {
     var e = sr.lower_edge;
-    return !e ? null : e.slope_bytes_per_step !== undefined ? e.slope_bytes_per_step : e.slope_bytes_per_second;
+    return !e ? null : e.slope_bytes_per_step !== undefined ? e.slope_bytes_per_step
+      : e.slope_bytes_per_sample !== undefined ? e.slope_bytes_per_sample : e.slope_bytes_per_second;
   }
 
   /* One chart of a series. `whole`: the run, its figures filling the height; else the
@@ -255,7 +256,7 @@
   function slopeText(sr) {
     var e = sr.lower_edge;
     if (!e) return 'no slope (too few samples after the baseline)';
-    var per = sr.x === 'second' ? 's' : 'step';
+    var per = xUnit(sr);
     var slope = slopeOf(sr);
     return 'floor ' + fmtDelta(slope) + '/' + per + ' (95% ' + fmtDelta(e.low) + ' to ' + fmtDelta(e.high) + '/' + per +
       ', confidence ' + (e.confidence * 100).toFixed(1) + '%)';
