@@ -26,6 +26,7 @@
 
 #include <stdbool.h>
 #include "attrib.h"
+#include "category.h"
 #include "snapshot.h"
 #include "trace.h"
 
@@ -54,6 +55,9 @@ typedef struct sd_peak_group {
 typedef struct sd_peak_table {
     uint64_t bytes, blocks;         /* every live block (focus does not filter these) */
     const sd_peak_group *groups; size_t n_groups;
+    /* Every live block by category (category.h, docs/categories.md), in category order,
+     * those with blocks only: their bytes add up to `bytes`, focus or not. */
+    const sd_category_total *categories; size_t n_categories;
 } sd_peak_table;
 
 typedef struct sd_peak_device {
@@ -74,6 +78,11 @@ typedef struct sd_peak_device {
     const char *peak_key;           /* its key (NULL when no peak) */
     sd_site peak_site;
     sd_peak_table at_peak;          /* live at the peak entry by key (empty when no peak) */
+    /* The phase of the peak entry and its step (category.h: 0 when the trace shows no
+     * steps); peak_has_phase false when the phases are unknown. */
+    bool peak_has_phase;
+    sd_step_phase peak_phase;
+    uint32_t peak_step;
 } sd_peak_device;
 
 typedef struct sd_peak sd_peak;
