@@ -69,7 +69,16 @@ const char *sd_category_total_evidence(const sd_category_total *t)
 
 /* ---------- the frames' verdict ---------- */
 
-static bool has(const char *s, const char *sub) { return strstr(s, sub) != NULL; }
+/* A path that holds `sub` ("torch/optim/"), with / or with Windows' \\. */
+static bool has_path(const char *fn, const char *sub)
+{
+    if (strstr(fn, sub)) return true;
+    char win[64];
+    size_t n = strlen(sub);
+    if (n >= sizeof win || !strchr(fn, '\\')) return false;
+    for (size_t i = 0; i <= n; i++) win[i] = sub[i] == '/' ? '\\' : sub[i];
+    return strstr(fn, win) != NULL;
+}
 
 /* torch.nn code that creates or moves parameters and buffers. */
 static bool is_param_setup(const sd_frame *f)
@@ -79,20 +88,20 @@ static bool is_param_setup(const sd_frame *f)
                                              "register_parameter", "register_buffer"};
     const char *fn = f->filename, *name = f->name;
     if (strcmp(name, "reset_parameters") == 0) return sdp_frame_is_python(f);
-    if (has(fn, "torch/nn/parameter.py") || has(fn, "torch/nn/init.py")) return true;
-    if (has(fn, "torch/nn/modules/module.py")) {
+    if (has_path(fn, "torch/nn/parameter.py") || has_path(fn, "torch/nn/init.py")) return true;
+    if (has_path(fn, "torch/nn/modules/module.py")) {
         for (size_t i = 0; i < SDP_ARRAY_LEN(module_fns); i++)
             if (strcmp(name, module_fns[i]) == 0) return true;
         return false;
     }
-    return has(fn, "torch/nn/modules/") && strcmp(name, "__init__") == 0;
+    return has_path(fn, "torch/nn/modules/") && strcmp(name, "__init__") == 0;
 }
 
 static bool is_forward(const sd_frame *f)
 {
     if (!sdp_frame_is_python(f)) return false;
     if (strcmp(f->name, "forward") == 0) return true;
-    return has(f->filename, "torch/nn/modules/module.py") &&
+    return has_path(f->filename, "torch/nn/modules/module.py") &&
            (strcmp(f->name, "_call_impl") == 0 || strcmp(f->name, "_wrapped_call_impl") == 0);
 }
 
@@ -102,14 +111,16 @@ static bool is_backward(const sd_frame *f)
     if (strncmp(f->name, "torch::autograd::Engine::", 25) == 0) return true;
     /* torch.autograd.backward / grad and Tensor.backward (not autograd/function.py: a
      * custom Function's apply runs in the forward). */
-    if (has(f->filename, "torch/autograd/__init__.py") || has(f->filename, "torch/autograd/graph.py"))
+    if (has_path(f->filename, "torch/autograd/__init__.py") ||
+        has_path(f->filename, "torch/autograd/graph.py"))
         return true;
-    return has(f->filename, "torch/_tensor.py") && strcmp(f->name, "backward") == 0;
+    return has_path(f->filename, "torch/_tensor.py") && strcmp(f->name, "backward") == 0;
 }
 
 static bool is_optim(const sd_frame *f)
 {
-    return has(f->filename, "torch/optim/") || has(f->filename, "torch/distributed/optim/");
+    return has_path(f->filename, "torch/optim/") ||
+           has_path(f->filename, "torch/distributed/optim/");
 }
 
 static uint8_t frame_hint(const sd_frame *f)

@@ -83,9 +83,10 @@ void sdp_categories_text(FILE *out, const sd_peak_table *t, const char *indent)
         }
     for (size_t i = 0; i < n; i++) {
         const char *ev = sd_category_total_evidence(&c[i]);
-        fprintf(out, "%s%11s %8s  %-16s %s%s\n", indent, sdp_fmt_bytes(c[i].bytes).s,
-                sdp_fmt_count(c[i].blocks).s, sd_category_name(c[i].category),
-                strcmp(ev, "none") ? "by " : "", strcmp(ev, "none") ? ev : "");
+        fprintf(out, "%s%11s %8s  ", indent, sdp_fmt_bytes(c[i].bytes).s,
+                sdp_fmt_count(c[i].blocks).s);
+        if (strcmp(ev, "none") == 0) fprintf(out, "%s\n", sd_category_name(c[i].category));
+        else fprintf(out, "%-16s by %s\n", sd_category_name(c[i].category), ev);
     }
 }
 
