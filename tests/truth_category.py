@@ -153,7 +153,10 @@ def category(stack, alloc_frames, has_trace, alloc, freed_at, ph):
     if same:
         return "temporaries", "lifetime"
     if ph[alloc][0] == "forward":
-        return "activations", "lifetime"
+        # alive when a later run of the backward began
+        later = [r for p, r, _s in ph[alloc:] if p == "backward" and r > ph[alloc][1]]
+        if later and (freed_at is None or ph[freed_at][1] >= later[0]):
+            return "activations", "lifetime"
     return "other", "none"
 
 

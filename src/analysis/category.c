@@ -19,7 +19,11 @@ enum hint {
     H_UNSET, H_NONE, H_PYTHON, H_FORWARD, H_PARAM, H_OPTIM, H_BACKWARD, H_ACCUM
 };
 
-typedef struct run_rec { uint8_t phase; uint32_t step; } run_rec;
+typedef struct run_rec {
+    uint8_t phase;
+    uint32_t step;
+    uint32_t next_backward;   /* the first backward run after this one; UINT32_MAX: none */
+} run_rec;
 
 typedef struct dev_phases {
     size_t n;                 /* entries */
@@ -200,7 +204,7 @@ static sd_status device_phases(sd_phases *p, const sd_cuda_device *d, dev_phases
             if (i && cur == SD_IN_OPTIMIZER) step++;
             if (sdp_grow((void **)&dp->runs, &cap, dp->n_runs + 1, sizeof *dp->runs, NULL))
                 return SD_ENOMEM;
-            dp->runs[dp->n_runs++] = (run_rec){(uint8_t)ph, step};
+            dp->runs[dp->n_runs++] = (run_rec){(uint8_t)ph, step, UINT32_MAX};
             cur = ph;
         }
         if (ph == SD_IN_OPTIMIZER) any_optim = true;
@@ -208,6 +212,11 @@ static sd_status device_phases(sd_phases *p, const sd_cuda_device *d, dev_phases
     }
     if (!any_optim)
         for (size_t r = 0; r < dp->n_runs; r++) dp->runs[r].step = 0;
+    uint32_t next = UINT32_MAX;
+    for (size_t r = dp->n_runs; r-- > 0;) {
+        dp->runs[r].next_backward = next;
+        if (dp->runs[r].phase == SD_IN_BACKWARD) next = (uint32_t)r;
+    }
     dp->steps = any_optim ? dp->runs[dp->n_runs - 1].step : 0;
     /* A trace that ends in the optimizer step has completed that step. */
     return SD_OK;
@@ -316,6 +325,9 @@ sd_category sd_category_of(const sd_phases *p, size_t dev, const sd_block_life *
         return decided(same_run ? SD_CAT_TEMPORARIES : SD_CAT_OPTIMIZER_STATE,
                        h == H_OPTIM && !same_run ? SD_EVIDENCE_FRAMES : SD_EVIDENCE_LIFETIME, ev);
     if (same_run) return decided(SD_CAT_TEMPORARIES, SD_EVIDENCE_LIFETIME, ev);
-    if (ra->phase == SD_IN_FORWARD) return decided(SD_CAT_ACTIVATIONS, SD_EVIDENCE_LIFETIME, ev);
+    /* Alive when a backward began after its forward: saved for it. */
+    if (ra->phase == SD_IN_FORWARD && ra->next_backward != UINT32_MAX &&
+        (!b->freed || run_f >= ra->next_backward))
+        return decided(SD_CAT_ACTIVATIONS, SD_EVIDENCE_LIFETIME, ev);
     return decided(SD_CAT_OTHER, SD_EVIDENCE_NONE, ev);
 }
