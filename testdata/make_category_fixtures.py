@@ -24,6 +24,14 @@ adam.pickle  recorded from the start; two training steps of a model with two par
              optimizer: foreach tmp 6, freed                            -> 24
     At the peak: parameters 6, gradients 6, optimizer_state 12 (twice the parameters: fp32
     Adam), activations 8, temporaries 3 = 35. At the end: 6 + 6 + 12 = 24.
+adam_bigstep.pickle  the same program with half the activations (4 MiB) and a 16 MiB foreach
+    temporary in the optimizer: the peak moves to the optimizer of step 1:
+      P 6 | act 4, tmp 1 freed, buffer 3, grads 4 + 2 -> 19 | freed -> 12 | state 12 -> 24
+      | foreach tmp 16 -> 40 = the peak (entry 17; step 2 reaches 40 again, later)
+    At the peak: parameters 6, gradients 6, optimizer_state 12, temporaries 16 = 40.
+    `snapdiff adam.pickle adam_bigstep.pickle` must say the peaks are in different phases:
+    OLD in the backward (activations 8 MiB), NEW in the optimizer (optimizer temporaries
+    16 MiB).
 pretrace.pickle  recorded from the middle of a run (the trace starts in a backward):
     before recording: the weights (8 MiB, Module.to: parameters by frames), a cached batch
     (2 MiB, data.py, never freed: persistent), the forward's saved activations (6 MiB, freed
@@ -147,14 +155,14 @@ class Snap:
             pickle.dump(snap, f, protocol=4)
 
 
-def adam():
+def adam(name="adam.pickle", act=8, foreach=6):
     s = Snap()
     # Offsets (MiB) in one 64 MiB segment: P1 0, P2 4, G1 6, G2 10, state 12..24,
     # act 24, tmp 32, buffer 33, foreach tmp 36.
     s.alloc(0, 4, S_PARAM)
     s.alloc(4, 2, S_PARAM)
     for step in (1, 2):
-        s.alloc(24, 8, S_ACT)                    # saved for the backward
+        s.alloc(24, act, S_ACT)                  # saved for the backward
         s.alloc(32, 1, S_TMP)
         s.free(32, 1, S_TMP)
         s.alloc(33, 3, S_BMM)                    # step 2: the peak (entry 24)
@@ -162,13 +170,13 @@ def adam():
             s.alloc(6, 4, S_GRAD)
             s.alloc(10, 2, S_GRAD)
         s.free(33, 3, S_BMM)
-        s.free(24, 8, S_ACT)
+        s.free(24, act, S_ACT)
         if step == 1:
             for off, size in ((12, 4), (16, 2), (18, 4), (22, 2)):
                 s.alloc(off, size, S_STATE)      # exp_avg, exp_avg_sq of P1 and P2
-        s.alloc(36, 6, S_FOREACH)
-        s.free(36, 6, S_FOREACH)
-    s.write("adam.pickle", [(0, 4, S_PARAM), (4, 2, S_PARAM), (6, 4, S_GRAD), (10, 2, S_GRAD),
+        s.alloc(36, foreach, S_FOREACH)
+        s.free(36, foreach, S_FOREACH)
+    s.write(name, [(0, 4, S_PARAM), (4, 2, S_PARAM), (6, 4, S_GRAD), (10, 2, S_GRAD),
                             (12, 4, S_STATE), (16, 2, S_STATE), (18, 4, S_STATE),
                             (22, 2, S_STATE)])
 
@@ -190,6 +198,7 @@ def pretrace():
 def main():
     os.makedirs(OUT, exist_ok=True)
     adam()
+    adam("adam_bigstep.pickle", act=4, foreach=16)
     pretrace()
 
 

@@ -9,6 +9,10 @@ PART is one of:
             parameters, gradients, Adam state (twice the parameters), saved activations and
             temporaries; a trace recorded mid-run with blocks from before it. The figures
             worked by hand, and every one against the Python oracle.
+  diff      snapdiff OLD NEW: adam.pickle -> adam_bigstep.pickle by hand (the peaks in the
+            backward and in the optimizer: the first line says so), and the peak of each
+            phase by category against the oracle, on the fixtures and on consecutive real
+            snapshots with a trace
   real      every real snapshot of ../shared/real-snapshots: the categories at the end and
             at the peak add up to the totals, and equal the oracle's; the peak's phase and
             step too (exit 77 = skipped when absent)
@@ -107,6 +111,13 @@ def part_fixtures():
     check(cats["optimizer_state"][0] == 2 * cats["parameters"][0],
           "adam: fp32 Adam's state is twice the parameters")
 
+    doc = compare_with_truth(fixture("adam_bigstep"))
+    p = doc["devices"][0]["peak"]
+    check(p["bytes"] == 40 * MiB and p["entry"] == 17 and p["phase"] == "optimizer"
+          and p["step"] == 1, "adam_bigstep: 40 MiB at entry 17, the optimizer of step 1")
+    check(as_table(p["categories"]).get("temporaries") == [16 * MiB, 1, "lifetime"],
+          "adam_bigstep: the foreach temporary at the peak")
+
     doc = compare_with_truth(fixture("pretrace"))
     d = doc["devices"][0]
     check(as_table(d["categories"]) == {"parameters": [8 * MiB, 1, "frames"],
@@ -133,6 +144,76 @@ def part_fixtures():
           "text: a category row says its evidence")
 
 
+def category_deltas(old, new):
+    cats = [c for c in ("parameters", "gradients", "optimizer_state", "activations",
+                        "temporaries", "pre_trace", "persistent", "other")
+            if c in old or c in new]
+    return [{"category": c, "old_bytes": old.get(c, [0])[0], "new_bytes": new.get(c, [0])[0],
+             "delta_bytes": new.get(c, [0])[0] - old.get(c, [0])[0]} for c in cats]
+
+
+def compare_diff_with_truth(old, new, tag):
+    T.prefix = []
+    doc = run_json([old, new, "--json"])
+    T.prefix = ["top"]
+    if doc is None or not doc.get("peak"):
+        return doc
+    wo = {d["device"]: d for d in truth_category.compute(truth_diff.load(old))["devices"]}
+    wn = {d["device"]: d for d in truth_category.compute(truth_diff.load(new))["devices"]}
+    for dv in doc["peak"]["devices"]:
+        t = "%s device %d/%d" % (tag, dv["device_old"], dv["device_new"])
+        o, n = wo[dv["device_old"]], wn[dv["device_new"]]
+        check(dv["old"]["phase"] == o["peak_phase"] and dv["new"]["phase"] == n["peak_phase"],
+              t + ": the peaks' phases")
+        check(dv["phases_differ"] == (o["peak_phase"] != n["peak_phase"]),
+              t + ": phases_differ")
+        check(dv["categories"] == category_deltas(o["peak"], n["peak"]),
+              t + ": categories at the two peaks", dv["categories"])
+        check(sum(c["old_bytes"] for c in dv["categories"]) == dv["old"]["bytes"] and
+              sum(c["new_bytes"] for c in dv["categories"]) == dv["new"]["bytes"],
+              t + ": they add up to both peaks")
+        want = [p for p in ("forward", "backward", "optimizer", "other")
+                if p in o["phases"] or p in n["phases"]]
+        check([p["phase"] for p in dv["phases"]] == want, t + ": the phases", dv["phases"])
+        for p in dv["phases"]:
+            po, pn = o["phases"].get(p["phase"]), n["phases"].get(p["phase"])
+            check(p["old_peak_bytes"] == (po["bytes"] if po else None) and
+                  p["new_peak_bytes"] == (pn["bytes"] if pn else None),
+                  t + ": the peak of the %s" % p["phase"])
+            check(p["categories"] == category_deltas(po["categories"] if po else {},
+                                                     pn["categories"] if pn else {}),
+                  t + ": the %s by category" % p["phase"], p["categories"])
+    return doc
+
+
+def part_diff():
+    old, new = fixture("adam"), fixture("adam_bigstep")
+    doc = compare_diff_with_truth(old, new, "adam -> adam_bigstep")
+    dv = doc["peak"]["devices"][0]
+    check(dv["old"]["phase"] == "backward" and dv["new"]["phase"] == "optimizer"
+          and dv["old"]["step"] == 2 and dv["new"]["step"] == 1 and dv["phases_differ"],
+          "adam -> adam_bigstep: backward of step 2, optimizer of step 1")
+    opt = [p for p in dv["phases"] if p["phase"] == "optimizer"][0]
+    check(opt["old_peak_bytes"] == 30 * MiB and opt["new_peak_bytes"] == 40 * MiB,
+          "the optimizer's peaks by hand: 6+6+12+6 and 6+6+12+16 MiB")
+    T.prefix = []
+    lines = run([old, new]).stdout.splitlines()
+    T.prefix = ["top"]
+    check(lines[2] == "OLD peaks in the backward (activations 8.0 MiB), NEW in the optimizer "
+          "(optimizer temporaries 16.0 MiB)", "text: the first line after the header names "
+          "the phases and the categories that make each peak", lines[:3])
+    compare_diff_with_truth(fixture("adam"), fixture("pretrace"), "adam -> pretrace")
+    real = clitest.real_snapshots(ROOT, skip_if_absent=False)
+    if not real:
+        return
+    files = [os.path.join(real, f) for f in sorted(os.listdir(real))
+             if f.endswith((".pickle", ".pkl"))]
+    traced = [f for f in files if any(truth_diff.load(f).get("device_traces") or [])]
+    for a, b in zip(traced, traced[1:]):
+        compare_diff_with_truth(a, b, "%s -> %s" % (os.path.basename(a), os.path.basename(b)))
+    print("%d real pairs compared by phase" % max(len(traced) - 1, 0))
+
+
 def part_real():
     real = clitest.real_snapshots(ROOT)
     files = sorted(os.path.join(real, f) for f in os.listdir(real)
@@ -150,10 +231,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--root", required=True)
-    ap.add_argument("part", choices=["fixtures", "real"])
+    ap.add_argument("part", choices=["fixtures", "diff", "real"])
     a = ap.parse_args()
     T.bin, ROOT = a.bin, a.root
-    {"fixtures": part_fixtures, "real": part_real}[a.part]()
+    {"fixtures": part_fixtures, "diff": part_diff, "real": part_real}[a.part]()
     sys.exit(T.finish())
 
 

@@ -222,8 +222,8 @@ def part_diff():
     T.prefix = []
     out = run([fixture("fp32"), fixture("bf16")]).stdout.splitlines()
     check("  peak             44.0 MiB    34.0 MiB    -10.0 MiB" in out, "text: the peak row")
-    check("at the peak: OLD 44.0 MiB at entry #4, NEW 34.0 MiB at entry #6 (-10.0 MiB)" in out,
-          "text: the table's title")
+    check("at the peak: OLD 44.0 MiB at entry #4 (backward), NEW 34.0 MiB at entry #6 "
+          "(backward) (-10.0 MiB)" in out, "text: the table's title, with the peaks' phases")
     check("(the groups add up to the peak delta, -10.0 MiB)" in out, "text: the sum line")
     # Both tables name a site alike: the common directory (/home/alice/proj/) is dropped
     # from the peak rows as from the growth rows, never cut at a width.

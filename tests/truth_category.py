@@ -7,7 +7,8 @@ Per device with trace entries: the phase and step of every entry, the peak (docs
 with its phase and step, and the live blocks by category at the peak and at the end; per
 device without a trace, the end state by frames. Prints JSON {"devices": [{"device",
 "peak_bytes", "peak_entry", "peak_phase", "peak_step", "allocated_bytes",
-"end": {category: [bytes, blocks, frames_bytes, lifetime_bytes]}, "peak": {...}}]}.
+"end": {category: [bytes, blocks, frames_bytes, lifetime_bytes]}, "peak": {...},
+"phases": {phase: {"bytes", "entry", "categories"}} (the peak of each phase)}]}.
 Shares no code with the C implementation (truth_diff.py reads the blocks).
 """
 import json
@@ -196,7 +197,7 @@ def compute(snap):
         # the peak: the most live bytes after an alloc (first on ties)
         base = sum(b[2] for b in leftovers) + sum(trace[i].get("size", 0) for i in early)
         best, at = None, None
-        # live bytes after each entry, from the release map
+        phase_best = {}
         ends = {}
         for a, r in release.items():
             if r is not None:
@@ -210,24 +211,34 @@ def compute(snap):
                 cur -= trace[a].get("size", 0)
             if i in early_set:
                 cur -= e.get("size", 0)
-            if e.get("action") == "alloc" and (best is None or cur > best):
-                best, at = cur, i
+            if e.get("action") == "alloc":
+                if best is None or cur > best:
+                    best, at = cur, i
+                p = ph[i][0]
+                if p not in phase_best or cur > phase_best[p][0]:
+                    phase_best[p] = (cur, i)
         if at is None:
             continue
+
+        def table_at(at):
+            table = {}
+            for b in leftovers:
+                add(table, *category(b[5], True, True, None, None, ph), b[2])
+            for i in early:
+                if i > at:
+                    add(table, *category(truth_diff.frames_of(trace[i]), False, True, None,
+                                         i, ph), trace[i].get("size", 0))
+            for a, r in release.items():
+                if a <= at and (r is None or r > at):
+                    add(table, *category(truth_diff.frames_of(trace[a]), True, True, a, r,
+                                         ph), trace[a].get("size", 0))
+            return table
+
         d["peak_bytes"], d["peak_entry"] = best, at
         d["peak_phase"], d["peak_step"] = ph[at][0], ph[at][2] or None
-        table = {}
-        for b in leftovers:
-            add(table, *category(b[5], True, True, None, None, ph), b[2])
-        for i in early:
-            if i > at:
-                add(table, *category(truth_diff.frames_of(trace[i]), False, True, None, i, ph),
-                    trace[i].get("size", 0))
-        for a, r in release.items():
-            if a <= at and (r is None or r > at):
-                add(table, *category(truth_diff.frames_of(trace[a]), True, True, a, r, ph),
-                    trace[a].get("size", 0))
-        d["peak"] = table
+        d["peak"] = table_at(at)
+        d["phases"] = {p: dict(bytes=b, entry=i, categories=table_at(i))
+                       for p, (b, i) in phase_best.items()}
     return {"devices": out}
 
 

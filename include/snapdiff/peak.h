@@ -40,6 +40,8 @@ typedef struct sd_peak_options {
      * start are those live at the trace's start plus the net of the entries before it. */
     sd_trace_bound since, until;
     uint64_t max_memory;            /* budget for the tables; 0 = unlimited */
+    /* Also find the peak of each phase (category.h): one more replay per phase. */
+    bool phase_peaks;
 } sd_peak_options;
 
 /* Bytes and blocks of one group key live at one moment. */
@@ -59,6 +61,16 @@ typedef struct sd_peak_table {
      * those with blocks only: their bytes add up to `bytes`, focus or not. */
     const sd_category_total *categories; size_t n_categories;
 } sd_peak_table;
+
+/* The most memory allocated at once during the allocs of one phase (forward, backward,
+ * optimizer, other) in the window, the same figure as the peak's, and what was live then. */
+typedef struct sd_peak_phase {
+    sd_step_phase phase;
+    uint64_t bytes;
+    size_t entry;                   /* the alloc that reached it (first on ties) */
+    uint32_t step;                  /* its step; 0 when the trace shows none */
+    sd_peak_table at;               /* live then, by key and by category */
+} sd_peak_phase;
 
 typedef struct sd_peak_device {
     int64_t device;
@@ -83,6 +95,9 @@ typedef struct sd_peak_device {
     bool peak_has_phase;
     sd_step_phase peak_phase;
     uint32_t peak_step;
+    /* With sd_peak_options.phase_peaks: the peak of each phase that has an alloc in the
+     * window, in phase order (the overall peak is one of them). */
+    const sd_peak_phase *phase_peaks; size_t n_phase_peaks;
 } sd_peak_device;
 
 typedef struct sd_peak sd_peak;
@@ -123,11 +138,36 @@ typedef struct sd_peak_diff_group {
     sd_site rep_site;
 } sd_peak_diff_group;
 
+/* One category at both peaks (or at both peaks of one phase). */
+typedef struct sd_peak_diff_category {
+    sd_category category;
+    uint64_t old_bytes, new_bytes;
+    int64_t delta_bytes;
+} sd_peak_diff_category;
+
+/* The peaks of one phase in OLD and NEW (a side without an alloc in the phase: has_* false,
+ * its bytes 0), by category. */
+typedef struct sd_peak_diff_phase {
+    sd_step_phase phase;
+    bool has_old, has_new;
+    uint64_t old_peak_bytes, new_peak_bytes;
+    const sd_peak_diff_category *categories; size_t n_categories;
+} sd_peak_diff_phase;
+
 typedef struct sd_peak_diff_device {
     int64_t device_old, device_new;
     const sd_peak_device *old, *new_;   /* both with has_peak */
     int64_t delta_bytes;                /* new peak - old peak */
     const sd_peak_diff_group *groups; size_t n_groups;
+    /* Issue 26: the categories at the two peaks (every category live at either, in
+     * category order; they add up to the peaks), the peak of each phase of either side, and
+     * whether the two peaks fall in different phases (both phases known). */
+    const sd_peak_diff_category *categories; size_t n_categories;
+    const sd_peak_diff_phase *phases; size_t n_phases;
+    bool phases_differ;
+    /* What makes each peak: the category that holds the most more bytes at that side's
+     * peak than at the other's (the largest at that side's peak when none holds more). */
+    sd_category old_lead, new_lead;
 } sd_peak_diff_device;
 
 typedef struct sd_peak_diff sd_peak_diff;

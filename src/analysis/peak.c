@@ -36,6 +36,9 @@ typedef struct key_rec {
 
 typedef struct dev_state {
     size_t index;                 /* in the snapshot's device list */
+    bool phase_has[SD_STEP_PHASE_COUNT];    /* the peak of each phase, as rel and entry */
+    int64_t phase_best[SD_STEP_PHASE_COUNT];
+    size_t phase_entry[SD_STEP_PHASE_COUNT];
     uint32_t *leftovers; size_t n_leftovers;    /* block indices */
     size_t *early_frees; size_t n_early;        /* entry indices */
     uint32_t *released;           /* per alloc entry: the entry that released it, or
@@ -492,6 +495,13 @@ static sd_status replay_device(sd_peak *p, const sd_cuda_device *d, sd_peak_devi
             ds->early_frees[ds->n_early++] = i;
         }
         if (e->action == SD_ACT_ALLOC && i >= lo && i < hi) {
+            sd_step_phase ph;
+            sd_phases_at(p->phases, (size_t)(dv - p->devices), i, &ph, NULL);
+            if (!ds->phase_has[ph] || rel > ds->phase_best[ph]) {
+                ds->phase_has[ph] = true;
+                ds->phase_best[ph] = rel;
+                ds->phase_entry[ph] = i;
+            }
             dv->window_alloc_bytes += e->size;
             if (!dv->has_peak || rel > best) {
                 dv->has_peak = true;
@@ -579,6 +589,31 @@ static sd_status live_table(sd_peak *p, size_t i, size_t entry, sd_peak_table *o
     return table_end(p, out);
 }
 
+/* The peak of each phase, after replay_device. */
+static sd_status phase_peaks(sd_peak *p, size_t i)
+{
+    sd_peak_device *dv = &p->devices[i];
+    const dev_state *ds = &p->states[i];
+    size_t n = 0;
+    for (size_t ph = 0; ph < SD_STEP_PHASE_COUNT; ph++) n += ds->phase_has[ph];
+    sd_peak_phase *out = sdp_arena_alloc(&p->arena, (n ? n : 1) * sizeof *out);
+    if (!out) return SD_ENOMEM;
+    n = 0;
+    for (size_t ph = 0; ph < SD_STEP_PHASE_COUNT; ph++) {
+        if (!ds->phase_has[ph]) continue;
+        sd_peak_phase *x = &out[n++];
+        memset(x, 0, sizeof *x);
+        x->phase = (sd_step_phase)ph;
+        x->entry = ds->phase_entry[ph];
+        x->bytes = dv->start_bytes + (uint64_t)ds->phase_best[ph];
+        sd_phases_at(p->phases, i, x->entry, NULL, &x->step);
+        if (live_table(p, i, x->entry, &x->at)) return SD_ENOMEM;
+    }
+    dv->phase_peaks = out;
+    dv->n_phase_peaks = n;
+    return SD_OK;
+}
+
 /* ---------- the handle ---------- */
 
 static sd_status peak_build(sd_peak *p, const sd_peak_options *o)
@@ -613,6 +648,7 @@ static sd_status peak_build(sd_peak *p, const sd_peak_options *o)
             dv->peak_has_phase = sd_phases_at(p->phases, i, dv->peak_entry, &ph, &dv->peak_step);
             dv->peak_phase = ph;
             if (live_table(p, i, dv->peak_entry, &dv->at_peak)) return SD_ENOMEM;
+            if (o->phase_peaks && phase_peaks(p, i)) return SD_ENOMEM;
         }
     }
     return SD_OK;
