@@ -91,6 +91,11 @@ bool sd_phases_at(const sd_phases *p, size_t dev, size_t entry, sd_step_phase *p
                   uint32_t *step);
 /* How many steps the trace of device index `dev` shows (0: none). */
 uint32_t sd_phases_steps(const sd_phases *p, size_t dev);
+/* Do the allocs' request sizes (as a multiset) differ between the complete steps of the
+ * trace of device index `dev`? A step is complete when it is not the first (the trace may
+ * start inside it) and an optimizer run ends it. @return -1 (fewer than two complete
+ * steps: unknown), 0 (every complete step asks for the same sizes) or 1. */
+int sd_phases_request_sizes_vary(const sd_phases *p, size_t dev);
 
 /* One live block, as the trace knows it. */
 typedef struct sd_block_life {

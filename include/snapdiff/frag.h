@@ -48,6 +48,11 @@ void sd_frag_brief_of(const sd_snapshot *s, sd_frag_brief *out);
  * a cache the allocator releases itself before an oom. */
 #define SD_FRAG_MIN_STRANDED (256ULL * 1024 * 1024)
 #define SD_FRAG_MIN_STRANDED_PCT 10
+/* With a trace, fragmentation is judged by what it cost at the peak (issue 26): the
+ * recorded peak reserved minus the peak of live bytes. It is material at this many bytes
+ * and this share of the peak reserved, both. */
+#define SD_FRAG_MIN_COST (256ULL * 1024 * 1024)
+#define SD_FRAG_MIN_COST_PCT 10
 
 typedef struct sd_frag_options {
     double gap_threshold_pct;   /* fragmented needs gap >= this % of reserved */
@@ -200,6 +205,12 @@ typedef enum sd_frag_reason {
     SD_FRAG_WHY_LARGE_PIECES,     /* compact: gap and stranded over, stranded index under */
     SD_FRAG_WHY_NOT_STRANDED,     /* compact: gap over, stranded under the floor or share
                                    * (the rest is cached in wholly free segments) */
+    SD_FRAG_WHY_COST,             /* fragmented: with a trace, the cost at the peak is
+                                   * material (cost_over) */
+    SD_FRAG_WHY_CACHED_FOR_REUSE, /* compact: the end state looks fragmented, or reserved
+                                   * minus live at the peak is material, but the cost that
+                                   * decides (the trusted replay's when there is one) is
+                                   * not: the free memory is cache the next step reuses */
 } sd_frag_reason;
 
 /* The reason with every number it quotes, so that a renderer can word and mark them up. */
@@ -223,6 +234,18 @@ typedef struct sd_frag_why {
     double free_pct, free_threshold_pct;           /* of reserved */
     uint64_t largest_free_bytes;
     uint64_t room_bytes;          /* a largest free block under this is "no free room" */
+    /* With a trace (has_cost): the cost at the peak (sd_frag_device's figures) and the
+     * test it met or not: cost_over = cost >= cost_floor_bytes and cost_pct >=
+     * cost_threshold_pct. */
+    bool has_cost;
+    uint64_t peak_reserved_bytes, peak_live_bytes, cost_bytes;
+    double cost_pct, cost_threshold_pct;
+    uint64_t cost_floor_bytes;
+    bool cost_over;
+    /* The trusted replay's cost (sd_frag_device.cost_replay_bytes), which then decides
+     * cost_over in place of cost_bytes. */
+    bool has_cost_replay;
+    uint64_t cost_replay_bytes;
 } sd_frag_why;
 
 typedef enum sd_frag_advice_code {
@@ -317,6 +340,21 @@ typedef struct sd_frag_device {
     sd_frag_why why;                  /* what decided the verdict */
     const sd_frag_advice *advice; size_t n_advice;
     sd_frag_map map;
+    /* What fragmentation cost at the peak (issue 26; docs/json-frag.md), for a device whose
+     * trace has an alloc (has_cost; not for a summary): the recorded peak reserved (the
+     * snapshot's segments less the trace's segment events, then the events in order)
+     * minus the peak of live bytes (peak.h). has_cost_replay: the replay of the trace
+     * ran and is trusted (replay.h), and cost_replay_bytes = the recorded peak reserved
+     * minus the peak reserved replayed under expandable_segments:True (what a compacting
+     * allocator would have saved; 0 when it would have saved nothing). */
+    bool has_cost;
+    uint64_t peak_reserved_bytes, peak_live_bytes, cost_bytes;
+    bool has_cost_replay;
+    uint64_t cost_replay_bytes;
+    /* Do the sizes of the requests vary across the trace's complete steps (category.h)?
+     * -1 unknown (no trace, or fewer than two complete steps), 0 no, 1 yes. The bucketing
+     * advice needs 1 when the device has a trace. */
+    int request_sizes_vary;
 } sd_frag_device;
 
 typedef struct sd_frag sd_frag;

@@ -108,6 +108,8 @@ sd_peak *sd_peak_create(const sd_snapshot *s, const sd_peak_options *opts, sd_er
 void sd_peak_free(sd_peak *p);
 
 const sd_snapshot *sd_peak_snapshot(const sd_peak *p);
+/* The phases and steps the peak's categories were decided with (category.h). */
+const sd_phases *sd_peak_phases(const sd_peak *p);
 const sd_attrib *sd_peak_attrib(const sd_peak *p);
 size_t sd_peak_device_count(const sd_peak *p);
 const sd_peak_device *sd_peak_device_at(const sd_peak *p, size_t i);

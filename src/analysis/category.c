@@ -281,6 +281,32 @@ uint32_t sd_phases_steps(const sd_phases *p, size_t dev)
     return p && dev < p->n_devs ? p->devs[dev].steps : 0;
 }
 
+/* An order-free hash of a multiset of sizes: the sum of each size's mix. */
+static uint64_t size_mix(uint64_t s) { return sdp_hash_mix(SDP_HASH_SEED, s); }
+
+int sd_phases_request_sizes_vary(const sd_phases *p, size_t dev)
+{
+    if (!p || dev >= p->n_devs) return -1;
+    const dev_phases *dp = &p->devs[dev];
+    if (!dp->run || dp->steps < 2) return -1;
+    const sd_cuda_device *d = sd_snapshot_device(p->snap, dev);
+    /* Step k (>= 2) is complete when a later step exists, or it ends in an optimizer run. */
+    uint32_t last = dp->steps;
+    if (dp->runs[dp->n_runs - 1].phase != SD_IN_OPTIMIZER) last--;
+    if (last < 3) return -1;            /* steps 2..last: at least two */
+    uint64_t *h = calloc(last + 1, sizeof *h);
+    if (!h) return -1;
+    for (size_t i = 0; i < dp->n; i++) {
+        uint32_t s = dp->runs[dp->run[i]].step;
+        if (d->trace[i].action == SD_ACT_ALLOC && s >= 2 && s <= last)
+            h[s] += size_mix(d->trace[i].size);
+    }
+    int vary = 0;
+    for (uint32_t s = 3; s <= last; s++) vary |= h[s] != h[2];
+    free(h);
+    return vary;
+}
+
 /* ---------- categories ---------- */
 
 static sd_category decided(sd_category c, sd_evidence e, sd_evidence *out)

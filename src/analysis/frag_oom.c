@@ -421,14 +421,18 @@ static sd_status oom_live(sd_frag *f, size_t peak_dev, sd_frag_oom *o)
 /* What was live at each of the last SD_FRAG_OOM_REPLAY_LIMIT ooms (fewer on a long trace:
  * SD_FRAG_OOM_LIVE_STEPS trace entries replayed in all): one replay per oom from the
  * trace's start (sd_peak_live_at), so the limit bounds the time. */
+sd_status sdp_frag_peak(sd_frag *f)
+{
+    if (!f->peak)
+        f->peak = sd_peak_create(f->snap, &(sd_peak_options){
+            .attrib = {.group_by = SD_GROUP_SITE}, .max_memory = f->opts.max_memory}, NULL);
+    return f->peak ? SD_OK : SD_ENOMEM;
+}
+
 static sd_status ooms_live(sd_frag *f, const sd_cuda_device *dev, sd_frag_oom *ooms,
                            size_t count)
 {
-    if (!f->peak) {
-        f->peak = sd_peak_create(f->snap, &(sd_peak_options){
-            .attrib = {.group_by = SD_GROUP_SITE}, .max_memory = f->opts.max_memory}, NULL);
-        if (!f->peak) return SD_ENOMEM;
-    }
+    if (sdp_frag_peak(f)) return SD_ENOMEM;
     const sd_peak_device *pd = sd_peak_device_find(f->peak, dev->device);
     if (!pd) return SD_OK;
     size_t peak_dev = (size_t)(pd - sd_peak_device_at(f->peak, 0));

@@ -709,6 +709,7 @@ void sd_peak_free(sd_peak *p)
 }
 
 const sd_snapshot *sd_peak_snapshot(const sd_peak *p) { return p->snap; }
+const sd_phases *sd_peak_phases(const sd_peak *p) { return p->phases; }
 const sd_attrib *sd_peak_attrib(const sd_peak *p) { return p->attrib; }
 size_t sd_peak_device_count(const sd_peak *p) { return p->n_devices; }
 

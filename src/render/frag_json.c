@@ -187,11 +187,30 @@ static void verdict_json(json_t *o, const sd_frag_device *d)
     json_object_set_new(o, "advice_replay", advice_replay_json(d));
 }
 
+/* What fragmentation cost at the peak (docs/json-frag.md): null without a trace. */
+static void cost_json(json_t *o, const sd_frag_device *d)
+{
+    json_object_set_new(o, "peak_reserved_bytes", d->has_cost ? u64(d->peak_reserved_bytes)
+                                                              : json_null());
+    json_object_set_new(o, "peak_live_bytes", d->has_cost ? u64(d->peak_live_bytes)
+                                                          : json_null());
+    json_object_set_new(o, "fragmentation_cost_bytes", d->has_cost ? u64(d->cost_bytes)
+                                                                   : json_null());
+    json_object_set_new(o, "fragmentation_cost_pct",
+                        d->has_cost ? json_real(d->why.cost_pct) : json_null());
+    json_object_set_new(o, "fragmentation_cost_replay_bytes",
+                        d->has_cost_replay ? u64(d->cost_replay_bytes) : json_null());
+    json_object_set_new(o, "request_sizes_vary", d->request_sizes_vary < 0
+                                                     ? json_null()
+                                                     : json_boolean(d->request_sizes_vary));
+}
+
 static json_t *device_json(const sd_frag *f, const sd_snapshot *s, const sd_frag_device *d)
 {
     json_t *o = json_object();
     json_object_set_new(o, "device", json_integer(d->device));
     verdict_json(o, d);
+    cost_json(o, d);
     figures_json(o, &d->fig);
     json_object_set_new(o, "large_split_free_bytes", u64(d->large_split_free_bytes));
     json_object_set_new(o, "pools", pools_json(d));
