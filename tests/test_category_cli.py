@@ -13,6 +13,11 @@ PART is one of:
             backward and in the optimizer: the first line says so), and the peak of each
             phase by category against the oracle, on the fixtures and on consecutive real
             snapshots with a trace
+  oom       frag --json on testdata/oom/ and testdata/frag/: each oom's arithmetic (R, D,
+            W, S, the shortfall R - D - W, the live share) against tests/truth_frag.py, its
+            categories adding up to what was live, its levers (one per cut-able category,
+            largest first, the standard lever); fragmentation.pickle by hand (a 236 MiB
+            shortfall: 256 MiB asked, 20 MiB free on the device, nothing wholly free)
   real      every real snapshot of ../shared/real-snapshots: the categories at the end and
             at the peak add up to the totals, and equal the oracle's; the peak's phase and
             step too (exit 77 = skipped when absent)
@@ -214,6 +219,66 @@ def part_diff():
     print("%d real pairs compared by phase" % max(len(traced) - 1, 0))
 
 
+LEVERS = {"activations": ("activation-checkpointing",),
+          "optimizer_state": ("shard-optimizer-state",),
+          "gradients": ("shard-or-lower-precision",),
+          "parameters": ("shard-or-lower-precision",),
+          "temporaries": ("fused-cross-entropy", "foreach-false", "smaller-micro-batch")}
+
+
+def part_oom():
+    import glob
+    import truth_frag
+    files = sorted(glob.glob(os.path.join(ROOT, "testdata", "oom", "*.pickle")) +
+                   glob.glob(os.path.join(ROOT, "testdata", "frag", "oom*.pickle")))
+    n = 0
+    T.prefix = ["frag"]
+    for path in files:
+        doc = run_json([path, "--json"])
+        want = truth_frag.analyse(path, 30.0, 0.5)
+        name = os.path.basename(path)
+        for d, w in zip(doc["devices"], want["devices"]):
+            for o, wo in zip(d["oom_events"], w["oom_events"]):
+                t = "%s oom %d" % (name, o["trace_index"])
+                n += 1
+                r, dv = wo["request_bytes"], wo["device_free_bytes"]
+                cw, st = wo["cached_free_bytes"], wo["stranded_free_bytes"]
+                check(o["wholly_free_bytes"] == cw and o["stranded_free_bytes"] == st,
+                      t + ": W and S are the oracle's")
+                check(o["shortfall_bytes"] == max(0, r - dv - cw), t + ": shortfall R - D - W")
+                if o["live_bytes"] is None:
+                    check(o["categories"] is None and o["live_share"] is None,
+                          t + ": no live figures when not computed")
+                    continue
+                L = o["live_bytes"]
+                check(abs(o["live_share"] - L / (L + dv + cw + st)) < 1e-9,
+                      t + ": live share L / (L + D + W + S)")
+                check(sum(c["bytes"] for c in o["categories"]) == L,
+                      t + ": the categories add up to what was live")
+                bytes_ = [x["bytes"] for x in o["levers"]]
+                check(bytes_ == sorted(bytes_, reverse=True) and len(bytes_) <= 5,
+                      t + ": levers largest first, at most five")
+                for x in o["levers"]:
+                    check(x["lever"] in LEVERS.get(x["category"], ()),
+                          t + ": %s's lever %s" % (x["category"], x["lever"]))
+                for x in o["whatif"]:
+                    check(x["headroom_bytes"] is None or x["fits"] or not x["enough_for_next_step"],
+                          t + ": a setting that fails is never enough")
+    check(n > 0, "oom: no oom event read")
+    doc = run_json([os.path.join(ROOT, "testdata", "oom", "fragmentation.pickle"), "--json"])
+    o = doc["devices"][0]["oom_events"][0]
+    check(o["shortfall_bytes"] == 236 * MiB, "fragmentation.pickle: 236 MiB short by hand")
+    check([(x["category"], x["bytes"], x["lever"]) for x in o["levers"]] ==
+          [("optimizer_state", 174 * MiB, "shard-optimizer-state")],
+          "fragmentation.pickle: Adam's state (torch/optim frames) is the lever", o["levers"])
+    out = run([os.path.join(ROOT, "testdata", "oom", "fragmentation.pickle")]).stdout
+    check("    request 256.0 MiB <= device free 20.0 MiB + wholly free 0 B + stranded 350.0 MiB"
+          " = 370.0 MiB; without the stranded space 236.0 MiB would have had to be freed; "
+          "live 674.0 MiB (65% of what the program could reach)" in out.splitlines(),
+          "text: the arithmetic adds up on one line")
+    T.prefix = ["top"]
+
+
 def part_real():
     real = clitest.real_snapshots(ROOT)
     files = sorted(os.path.join(real, f) for f in os.listdir(real)
@@ -231,10 +296,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--root", required=True)
-    ap.add_argument("part", choices=["fixtures", "diff", "real"])
+    ap.add_argument("part", choices=["fixtures", "diff", "oom", "real"])
     a = ap.parse_args()
     T.bin, ROOT = a.bin, a.root
-    {"fixtures": part_fixtures, "diff": part_diff, "real": part_real}[a.part]()
+    {"fixtures": part_fixtures, "diff": part_diff, "oom": part_oom,
+     "real": part_real}[a.part]()
     sys.exit(T.finish())
 
 

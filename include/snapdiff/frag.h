@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include "attrib.h"
+#include "category.h"
 #include "snapshot.h"
 
 #ifdef __cplusplus
@@ -145,6 +146,44 @@ typedef enum sd_replay_stop {
     SD_REPLAY_NO_BLOCK_LATER,   /* alloc, free_requested: no live block there later */
 } sd_replay_stop;
 
+/* The standard model-side lever for memory of one category live at an oom (issue 26). */
+typedef enum sd_frag_lever_code {
+    SD_LEVER_CHECKPOINTING,     /* activations: activation checkpointing, a smaller
+                                 * micro-batch or sequence */
+    SD_LEVER_FUSED_LOSS,        /* logits and loss: chunked or fused cross-entropy */
+    SD_LEVER_FOREACH_OFF,       /* optimizer temporaries: foreach=False */
+    SD_LEVER_SHARD_OPTIMIZER,   /* optimizer state: sharding (ZeRO/FSDP), a lower-precision
+                                 * optimizer */
+    SD_LEVER_SHARD_WEIGHTS,     /* gradients, parameters: sharding, lower precision */
+    SD_LEVER_SMALLER_BATCH,     /* other temporaries: a smaller micro-batch or sequence */
+} sd_frag_lever_code;
+
+/* "activation-checkpointing", "fused-cross-entropy", "foreach-false",
+ * "shard-optimizer-state", "shard-or-lower-precision", "smaller-micro-batch". */
+const char *sd_frag_lever_name(sd_frag_lever_code c);
+
+/* A site live at an oom with its category and the lever that could free its bytes. */
+typedef struct sd_frag_lever {
+    sd_category category;
+    uint32_t stack;             /* the site's stack (sd_snapshot_stack), for its label */
+    sd_site site;
+    uint64_t bytes;
+    sd_frag_lever_code lever;
+} sd_frag_lever;
+
+/* An allocator setting replayed at an oom (replay.h, only from a trusted replay). */
+typedef struct sd_frag_whatif {
+    const char *alloc_conf;     /* "expandable_segments:True", "max_split_size_mb:512" */
+    bool fits;                  /* the oom's request succeeds under it */
+    bool has_headroom;          /* the device's capacity is known */
+    uint64_t headroom_bytes;    /* capacity minus the peak reserved replayed under it */
+    bool enough;                /* headroom >= 5% of the capacity: else "not enough for
+                                 * the next step" */
+} sd_frag_whatif;
+
+#define SD_FRAG_LEVERS 5            /* at most this many levers per oom */
+#define SD_FRAG_HEADROOM_PCT 5      /* a setting buying less is "not enough for the next step" */
+
 typedef struct sd_frag_oom {
     size_t trace_index;         /* in the device's trace */
     int64_t time_us; bool has_time;
@@ -190,6 +229,24 @@ typedef struct sd_frag_oom {
      * skip_replay) or has no outcome for the entry. */
     bool replay_known;
     bool succeeds_expandable, succeeds_max_split;
+    /* The arithmetic (issue 26): R = request_bytes, D = device_free_bytes, W =
+     * cached_free_bytes (wholly free), S = stranded_free_bytes, L = live_bytes.
+     * shortfall_bytes = R - (D + W) when positive: what live memory would have had to be
+     * freed for the request to fit without the stranded space; live_share = L / (L + D +
+     * W + S), the live bytes' share of the memory the program could reach (0 when
+     * !live_known). */
+    uint64_t shortfall_bytes;
+    double live_share;
+    /* What was live by category (live_known only), and the levers: the largest sites of
+     * the categories a model change can cut, each with its lever (at most SD_FRAG_LEVERS,
+     * largest first). */
+    const sd_category_total *categories; size_t n_categories;
+    const sd_frag_lever *levers; size_t n_levers;
+    /* Each replayed setting (whatif_trusted: the device's replay is trusted; else none, and
+     * whatif_untrusted_why says why when the replay ran). */
+    bool whatif_trusted;
+    const char *whatif_untrusted_why;
+    const sd_frag_whatif *whatif; size_t n_whatif;
 } sd_frag_oom;
 
 /* ---- Why the verdict, and what would help: data, worded by the renderers. ---------- */

@@ -51,6 +51,7 @@ typedef struct sd_peak_group {
     uint64_t requested;             /* requested bytes (end table only; else = bytes) */
     uint32_t rep_stack;             /* the stack with the most bytes (0 = no frames) */
     sd_site rep_site;               /* its site (with forward_frames) */
+    sd_category category;           /* the category of rep_stack's largest block */
 } sd_peak_group;
 
 /* The live blocks at one moment, by key, largest first (then key). */

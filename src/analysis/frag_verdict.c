@@ -387,8 +387,35 @@ static bool outcome_of(const sd_replay_config *c, size_t entry, bool *succeeds)
     return false;
 }
 
+/* What each trusted setting buys at an oom: fits, and the headroom left at its peak. */
+static sd_status oom_whatif(sd_frag *f, sd_frag_oom *o, const sd_replay_device *rd)
+{
+    o->whatif_trusted = rd->trusted;
+    o->whatif_untrusted_why = rd->untrusted_why;
+    if (!rd->trusted) return SD_OK;
+    sd_frag_whatif *w = sdp_frag_calloc(f, 2, sizeof *w);
+    if (!w) return SD_ENOMEM;
+    size_t n = 0;
+    for (size_t k = REPLAY_EXPANDABLE; k <= REPLAY_MAX_SPLIT; k++) {
+        const sd_replay_config *c = &rd->configs[k];
+        bool fits;
+        if (!outcome_of(c, o->trace_index, &fits)) continue;
+        sd_frag_whatif *x = &w[n++];
+        x->alloc_conf = REPLAY_CONFS[k - 1];
+        x->fits = fits;
+        x->has_headroom = c->capacity_bytes > 0;
+        x->headroom_bytes = c->capacity_bytes > c->peak_reserved_bytes
+                                ? c->capacity_bytes - c->peak_reserved_bytes : 0;
+        x->enough = fits && x->has_headroom &&
+                    x->headroom_bytes * 100 >= c->capacity_bytes * SD_FRAG_HEADROOM_PCT;
+    }
+    o->whatif = w;
+    o->n_whatif = n;
+    return SD_OK;
+}
+
 /* Each oom entry's outcome under the two settings (the oom explanation quotes them). */
-static void oom_outcomes(sd_frag_device *d, const sd_replay_device *rd)
+static sd_status oom_outcomes(sd_frag *f, sd_frag_device *d, const sd_replay_device *rd)
 {
     sd_frag_oom *ooms = (sd_frag_oom *)d->ooms;   /* owned by f's arena, filled here */
     for (size_t i = 0; i < d->n_ooms; i++) {
@@ -396,20 +423,37 @@ static void oom_outcomes(sd_frag_device *d, const sd_replay_device *rd)
         o->replay_known =
             outcome_of(&rd->configs[REPLAY_EXPANDABLE], o->trace_index, &o->succeeds_expandable) &&
             outcome_of(&rd->configs[REPLAY_MAX_SPLIT], o->trace_index, &o->succeeds_max_split);
+        if (oom_whatif(f, o, rd)) return SD_ENOMEM;
+    }
+    return SD_OK;
+}
+
+/* R, D, W, S, L: the shortfall and the live share (sd_frag_oom). */
+static void oom_arithmetic(sd_frag_device *d)
+{
+    sd_frag_oom *ooms = (sd_frag_oom *)d->ooms;
+    for (size_t i = 0; i < d->n_ooms; i++) {
+        sd_frag_oom *o = &ooms[i];
+        uint64_t have = o->device_free_bytes + o->cached_free_bytes;
+        o->shortfall_bytes = o->request_bytes > have ? o->request_bytes - have : 0;
+        uint64_t reach = o->live_bytes + have + o->stranded_free_bytes;
+        o->live_share = o->live_known && reach ? (double)o->live_bytes / (double)reach : 0.0;
     }
 }
 
 sd_status sdp_frag_judge_device(sd_frag *f, sd_frag_device *d)
 {
     if (peak_cost(f, d)) return SD_ENOMEM;
+    oom_arithmetic(d);
     d->verdict = decide(&f->opts, d);
     d->why = reason(f, d);
     advice_list l = {sdp_frag_calloc(f, ADVICE_MAX, sizeof(sd_frag_advice)), 0, ADVICE_MAX};
     if (!l.items) return SD_ENOMEM;
     const sd_replay_device *rd = NULL;
-    if ((d->verdict == SD_FRAG_FRAGMENTED || oom_fragmented(d)) && replay_device(f, d, &rd))
+    /* The replay also says what each setting buys at an oom (whatif). */
+    if ((d->verdict == SD_FRAG_FRAGMENTED || d->n_ooms) && replay_device(f, d, &rd))
         return SD_ENOMEM;
-    if (rd) oom_outcomes(d, rd);
+    if (rd && oom_outcomes(f, d, rd)) return SD_ENOMEM;
     if (rd && rd->trusted && d->has_cost) {
         /* A trusted replay says what compaction would have saved: that cost decides. */
         uint64_t ex = rd->configs[REPLAY_EXPANDABLE].peak_reserved_bytes;

@@ -45,7 +45,11 @@ typedef struct dev_state {
                                    * ENTRY_NONE (NULL when the trace is too long) */
 } dev_state;
 
-typedef struct stack_acc { uint64_t bytes, blocks, requested; } stack_acc;
+typedef struct stack_acc {
+    uint64_t bytes, blocks, requested;
+    uint64_t cat_size;            /* the largest block's size, and its category */
+    uint8_t cat;
+} stack_acc;
 typedef struct key_acc { uint64_t bytes, blocks, requested, rep_bytes; uint32_t rep; } key_acc;
 
 struct sd_peak {
@@ -190,7 +194,7 @@ static sd_status site_of_stack(sd_peak *p, uint32_t stack, sd_site *out)
 
 static void table_begin(sd_peak *p)
 {
-    for (size_t i = 0; i < p->n_touched; i++) p->stacks[p->touched[i]] = (stack_acc){0, 0, 0};
+    for (size_t i = 0; i < p->n_touched; i++) p->stacks[p->touched[i]] = (stack_acc){0};
     p->n_touched = 0;
     memset(p->cats, 0, sizeof p->cats);
 }
@@ -214,6 +218,10 @@ static sd_status table_add(sd_peak *p, size_t dev, const sd_block_life *life, ui
                      sizeof *p->touched, &p->arena))
             return SD_ENOMEM;
         p->touched[p->n_touched++] = stack;
+    }
+    if (!a->blocks || size > a->cat_size) {
+        a->cat_size = size;
+        a->cat = (uint8_t)c;
     }
     a->bytes += size;
     a->blocks++;
@@ -302,7 +310,8 @@ static sd_status table_end(sd_peak *p, sd_peak_table *out)
         sd_peak_group *o = &groups[n++];
         memset(o, 0, sizeof *o);
         *o = (sd_peak_group){.key = p->keys[k].text, .bytes = g->bytes, .blocks = g->blocks,
-                             .requested = g->requested, .rep_stack = g->rep};
+                             .requested = g->requested, .rep_stack = g->rep,
+                             .category = (sd_category)p->stacks[g->rep].cat};
         if (site_of_stack(p, g->rep, &o->rep_site)) {
             free(acc);
             return SD_ENOMEM;
