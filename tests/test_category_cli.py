@@ -142,6 +142,11 @@ def part_fixtures():
           "pretrace: the peak by hand (the saved activations by lifetime, not by the "
           "free's frames)", as_table(p["categories"]))
 
+    keys = [g["key"] for g in d["peak"]["groups"]]
+    check(not any("train.py:72" in k for k in keys) and "<no stack>" in keys,
+          "pretrace: blocks from before recording are never named by the stack of their free "
+          "(train.py:72, the loss.backward() line)", keys)
+
     out = run([fixture("adam")]).stdout.splitlines()
     check("  peak: 35.0 MiB at entry #24 (+2.4 ms) in the backward of step 2, reached by an "
           "alloc at autograd BmmBackward0" in out, "text: the peak line names phase and step")

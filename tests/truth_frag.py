@@ -517,7 +517,8 @@ def live_at_ooms(path, per_dev):
         for at in idx[-limit:]:
             _r, live, _e = truth_peak.replay(trace, at)
             items = list(leftovers)
-            items += [(trace[i].get("size", 0), truth_diff.frames_of(trace[i]))
+            # allocated before recording: the free's frames are not its site (issue 26)
+            items += [(trace[i].get("size", 0), truth_diff.Stack(()))
                       for i in early if i > at]
             items += [(size, truth_diff.frames_of(trace[i])) for size, i in live.values()]
             by = {}

@@ -13,8 +13,8 @@
  * Releases follow trace.h's replay rules exactly: the first free_requested or
  * free_completed at an address releases its block; an alloc at an address whose block was
  * never freed ends the older block (its free was not recorded); a free at an address that
- * holds no block allocated in the trace releases a block from before it (its entry's size
- * and stack, which PyTorch records from the allocation).
+ * holds no block allocated in the trace releases a block from before it (its entry's size;
+ * not its frames, which may be the free's: such a block is grouped under <no stack>).
  *
  * The live blocks at any entry are grouped like the diff (attrib.h: group-by, depth,
  * hide/show/focus, native node names, forward_frames); focus filters the groups only,

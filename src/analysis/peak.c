@@ -584,8 +584,10 @@ static sd_status live_table(sd_peak *p, size_t i, size_t entry, sd_peak_table *o
     for (size_t k = 0; k < ds->n_early; k++) {
         if (ds->early_frees[k] <= entry) continue;
         const sd_trace_entry *e = &d->trace[ds->early_frees[k]];
-        /* Its frames may be the free's: never the allocation's evidence. */
-        sd_block_life l = {.stack = e->stack, .has_trace = true, .freed = true,
+        /* Allocated before recording: its entry's frames may be the free's (torch records
+         * the free's stack with context "all"), so they name neither its site nor its
+         * category: <no stack>, decided by lifetime. */
+        sd_block_life l = {.stack = 0, .has_trace = true, .freed = true,
                            .free_entry = ds->early_frees[k]};
         if (table_add(p, i, &l, e->size, 0)) return SD_ENOMEM;
     }
