@@ -76,7 +76,10 @@ START_TEST(live_at_any_entry)
     sd_error_clear(&err);
     ck_assert_int_eq(sd_peak_live_at(p, 0, 1, &t, &err), SD_OK);
     ck_assert_uint_eq(t.bytes, 34 * MiB);
-    ck_assert_uint_eq(bytes_of(&t, "/home/alice/proj/data.py:40 to_device"), 2 * MiB);
+    /* the batch was allocated before recording: its free's frames (data.py:40) may be
+     * the free's, so it is grouped under <no stack> (issue 26) */
+    ck_assert_uint_eq(bytes_of(&t, SD_NO_STACK), 2 * MiB);
+    ck_assert_uint_eq(bytes_of(&t, "/home/alice/proj/data.py:40 to_device"), 0);
     ck_assert_int_eq(sd_peak_live_at(p, 0, d->total_entries - 1, &t, &err), SD_OK);
     ck_assert_uint_eq(t.bytes, d->allocated_bytes);
     ck_assert_uint_eq(t.n_groups, 2);

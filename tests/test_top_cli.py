@@ -127,8 +127,10 @@ def part_text():
     lines = out.splitlines()
     check(lines[0].endswith("testdata/peak/fp32.pickle"), "text: the file first")
     check(lines[1] == "device 0: 16.0 MiB allocated in 2 blocks", "text: device line %r" % lines[1])
-    check("  peak: 44.0 MiB at entry #4 (+400 us), reached by an alloc at autograd BmmBackward0"
-          in lines, "text: the peak line")
+    check("  peak: 44.0 MiB at entry #4 (+400 us) in the backward, reached by an alloc at "
+          "autograd BmmBackward0" in lines, "text: the peak line, with its phase")
+    check("       24.0 MiB        2  activations      by lifetime" in lines,
+          "text: the activations at the peak (act 8 + scores 16, alive into the backward)")
     check("       16.0 MiB        1  model.py:60 forward" in lines,
           "text: the largest row at the peak")
     check(not any("/home/alice/proj/" in line for line in lines[1:]),
@@ -220,8 +222,8 @@ def part_diff():
     T.prefix = []
     out = run([fixture("fp32"), fixture("bf16")]).stdout.splitlines()
     check("  peak             44.0 MiB    34.0 MiB    -10.0 MiB" in out, "text: the peak row")
-    check("at the peak: OLD 44.0 MiB at entry #4, NEW 34.0 MiB at entry #6 (-10.0 MiB)" in out,
-          "text: the table's title")
+    check("at the peak: OLD 44.0 MiB at entry #4 (backward), NEW 34.0 MiB at entry #6 "
+          "(backward) (-10.0 MiB)" in out, "text: the table's title, with the peaks' phases")
     check("(the groups add up to the peak delta, -10.0 MiB)" in out, "text: the sum line")
     # Both tables name a site alike: the common directory (/home/alice/proj/) is dropped
     # from the peak rows as from the growth rows, never cut at a width.

@@ -24,6 +24,8 @@ ROOM_BYTES = 2 * MIB               # a largest free block below this is "no free
 ROOM_PCT = 5                       # ... and so is free memory below 5% of reserved
 MIN_STRANDED = 256 * MIB           # fragmented needs at least this much stranded free memory
 MIN_STRANDED_PCT = 10              # ... and at least 10% of reserved
+MIN_COST = 256 * MIB               # with a trace: fragmentation costs at least this at the peak
+MIN_COST_PCT = 10                  # ... and 10% of the peak reserved (issue 26)
 SMALL_PAGE = 2 * MIB               # expandable segment page, small pool
 LARGE_PAGE = 20 * MIB              # expandable segment page, large pool
 SMALL_REQUEST = 1 * MIB            # requests up to this go to the small pool
@@ -443,7 +445,27 @@ def oom_events(segs, trace):
 
 # ---- verdict ---------------------------------------------------------------------------
 
-def verdict(f, ooms, gap_pct, index):
+def peak_cost(path, per_dev):
+    """{device: (peak reserved, peak live)} for the devices whose trace has an alloc: the
+    recorded peak reserved (truth_replay.py) and the peak (truth_peak.py)."""
+    import truth_peak
+    import truth_replay
+    with open(path, "rb") as fh:
+        snap = pickle.load(fh)
+    if isinstance(snap, list):
+        return {}
+    reserved = truth_replay.recorded(snap)
+    out = {}
+    for d in truth_peak.compute(snap)["devices"]:
+        if d["peak_bytes"] is not None and d["device"] in reserved:
+            out[d["device"]] = (reserved[d["device"]]["peak"], d["peak_bytes"])
+    return out
+
+
+def verdict(f, ooms, gap_pct, index, cost=None, replay_cost=None):
+    """cost: (peak reserved, peak live) with a trace; replay_cost: what the trusted replay
+    under expandable_segments:True saved (the tool's own figure, taken as given: the
+    replay is checked by its own tests), or None."""
     if f["reserved_bytes"] == 0:
         return "compact"
     if any(o["cause"] == "fragmentation" for o in ooms):
@@ -451,7 +473,12 @@ def verdict(f, ooms, gap_pct, index):
     # fragmentation is judged on the free memory stranded inside segments that hold live
     # blocks (not on wholly free cached segments), above a floor, and in small pieces
     stranded = f["stranded_free_bytes"]
-    if f["gap_pct"] >= gap_pct and stranded >= MIN_STRANDED \
+    if cost is not None:
+        # with a trace, by what it cost at the peak (the trusted replay's saving decides)
+        c = replay_cost if replay_cost is not None else max(cost[0] - cost[1], 0)
+        if c >= MIN_COST and c * 100 >= cost[0] * MIN_COST_PCT:
+            return "fragmented"
+    elif f["gap_pct"] >= gap_pct and stranded >= MIN_STRANDED \
             and stranded * 100 >= f["reserved_bytes"] * MIN_STRANDED_PCT \
             and f["stranded_index"] >= index:
         return "fragmented"
@@ -490,7 +517,8 @@ def live_at_ooms(path, per_dev):
         for at in idx[-limit:]:
             _r, live, _e = truth_peak.replay(trace, at)
             items = list(leftovers)
-            items += [(trace[i].get("size", 0), truth_diff.frames_of(trace[i]))
+            # allocated before recording: the free's frames are not its site (issue 26)
+            items += [(trace[i].get("size", 0), truth_diff.Stack(()))
                       for i in early if i > at]
             items += [(size, truth_diff.frames_of(trace[i])) for size, i in live.values()]
             by = {}
@@ -503,9 +531,11 @@ def live_at_ooms(path, per_dev):
     return out
 
 
-def analyse(path, gap_pct, index):
+def analyse(path, gap_pct, index, replay_costs=None):
+    """replay_costs: {device: bytes or None}, the tool's fragmentation_cost_replay_bytes."""
     per_dev, _settings = load(path)
     live_at = live_at_ooms(path, per_dev)
+    costs = peak_cost(path, per_dev)
     devices, all_segs = [], []
     for d, (segs, trace) in per_dev.items():
         all_segs.extend(segs)
@@ -526,7 +556,12 @@ def analyse(path, gap_pct, index):
         for o in f["oom_events"]:
             o["live_bytes"], o["live_blocks"], o["live_site_bytes"] = \
                 live_at.get((d, o["trace_index"]), (None, None, None))
-        f["verdict"] = verdict(f, f["oom_events"], gap_pct, index)
+        cost = costs.get(d)
+        f["peak_reserved_bytes"] = cost[0] if cost else None
+        f["peak_live_bytes"] = cost[1] if cost else None
+        f["fragmentation_cost_bytes"] = max(cost[0] - cost[1], 0) if cost else None
+        f["verdict"] = verdict(f, f["oom_events"], gap_pct, index, cost,
+                               (replay_costs or {}).get(d))
         devices.append(f)
     total = figures(all_segs)
     total["pools"] = []

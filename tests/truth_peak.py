@@ -5,8 +5,8 @@
 
 Per device with trace entries: the blocks live when recording began (the snapshot's
 active_allocated blocks at no address the replay holds alive at the end, and the blocks freed
-in the trace that were allocated before it, at the free's size and frames), plus the trace's
-allocations; the peak is the largest live total after an `alloc` (first on ties). Prints JSON
+in the trace that were allocated before it, at the free's size, under <no stack>: the free's
+frames are not its site), plus the trace's allocations; the peak is the largest live total after an `alloc` (first on ties). Prints JSON
 {"devices": [{"device", "start_bytes", "peak_bytes", "peak_entry", "window_alloc_bytes",
 "allocated_bytes", "groups": {key: [bytes, blocks]} at the peak, "end": {key: [bytes, blocks]}}]}.
 Shares no code with the C implementation; keys are tests/truth_diff.py's.
@@ -93,7 +93,8 @@ def compute(snap, by="site", depth=0, hide=(), show=(), focus=()):
             d["peak_bytes"] = base + peak
             _r, live_at, _e = replay(trace, at)
             items = [(b[2], b[5]) for b in leftovers]
-            items += [(trace[i].get("size", 0), truth_diff.frames_of(trace[i]))
+            # allocated before recording: the free's frames are not its site (issue 26)
+            items += [(trace[i].get("size", 0), truth_diff.Stack(()))
                       for i in early if i > at]
             items += [(size, truth_diff.frames_of(trace[i])) for size, i in live_at.values()]
             d["groups"] = key_table(items, rules, by, depth, focus_re)

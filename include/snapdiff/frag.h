@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include "attrib.h"
+#include "category.h"
 #include "snapshot.h"
 
 #ifdef __cplusplus
@@ -48,6 +49,11 @@ void sd_frag_brief_of(const sd_snapshot *s, sd_frag_brief *out);
  * a cache the allocator releases itself before an oom. */
 #define SD_FRAG_MIN_STRANDED (256ULL * 1024 * 1024)
 #define SD_FRAG_MIN_STRANDED_PCT 10
+/* With a trace, fragmentation is judged by what it cost at the peak (issue 26): the
+ * recorded peak reserved minus the peak of live bytes. It is material at this many bytes
+ * and this share of the peak reserved, both. */
+#define SD_FRAG_MIN_COST (256ULL * 1024 * 1024)
+#define SD_FRAG_MIN_COST_PCT 10
 
 typedef struct sd_frag_options {
     double gap_threshold_pct;   /* fragmented needs gap >= this % of reserved */
@@ -140,6 +146,44 @@ typedef enum sd_replay_stop {
     SD_REPLAY_NO_BLOCK_LATER,   /* alloc, free_requested: no live block there later */
 } sd_replay_stop;
 
+/* The standard model-side lever for memory of one category live at an oom (issue 26). */
+typedef enum sd_frag_lever_code {
+    SD_LEVER_CHECKPOINTING,     /* activations: activation checkpointing, a smaller
+                                 * micro-batch or sequence */
+    SD_LEVER_FUSED_LOSS,        /* logits and loss: chunked or fused cross-entropy */
+    SD_LEVER_FOREACH_OFF,       /* optimizer temporaries: foreach=False */
+    SD_LEVER_SHARD_OPTIMIZER,   /* optimizer state: sharding (ZeRO/FSDP), a lower-precision
+                                 * optimizer */
+    SD_LEVER_SHARD_WEIGHTS,     /* gradients, parameters: sharding, lower precision */
+    SD_LEVER_SMALLER_BATCH,     /* other temporaries: a smaller micro-batch or sequence */
+} sd_frag_lever_code;
+
+/* "activation-checkpointing", "fused-cross-entropy", "foreach-false",
+ * "shard-optimizer-state", "shard-or-lower-precision", "smaller-micro-batch". */
+const char *sd_frag_lever_name(sd_frag_lever_code c);
+
+/* A site live at an oom with its category and the lever that could free its bytes. */
+typedef struct sd_frag_lever {
+    sd_category category;
+    uint32_t stack;             /* the site's stack (sd_snapshot_stack), for its label */
+    sd_site site;
+    uint64_t bytes;
+    sd_frag_lever_code lever;
+} sd_frag_lever;
+
+/* An allocator setting replayed at an oom (replay.h, only from a trusted replay). */
+typedef struct sd_frag_whatif {
+    const char *alloc_conf;     /* "expandable_segments:True", "max_split_size_mb:512" */
+    bool fits;                  /* the oom's request succeeds under it */
+    bool has_headroom;          /* the device's capacity is known */
+    uint64_t headroom_bytes;    /* capacity minus the peak reserved replayed under it */
+    bool enough;                /* headroom >= 5% of the capacity: else "not enough for
+                                 * the next step" */
+} sd_frag_whatif;
+
+#define SD_FRAG_LEVERS 5            /* at most this many levers per oom */
+#define SD_FRAG_HEADROOM_PCT 5      /* a setting buying less is "not enough for the next step" */
+
 typedef struct sd_frag_oom {
     size_t trace_index;         /* in the device's trace */
     int64_t time_us; bool has_time;
@@ -185,6 +229,24 @@ typedef struct sd_frag_oom {
      * skip_replay) or has no outcome for the entry. */
     bool replay_known;
     bool succeeds_expandable, succeeds_max_split;
+    /* The arithmetic (issue 26): R = request_bytes, D = device_free_bytes, W =
+     * cached_free_bytes (wholly free), S = stranded_free_bytes, L = live_bytes.
+     * shortfall_bytes = R - (D + W) when positive: what live memory would have had to be
+     * freed for the request to fit without the stranded space; live_share = L / (L + D +
+     * W + S), the live bytes' share of the memory the program could reach (0 when
+     * !live_known). */
+    uint64_t shortfall_bytes;
+    double live_share;
+    /* What was live by category (live_known only), and the levers: the largest sites of
+     * the categories a model change can cut, each with its lever (at most SD_FRAG_LEVERS,
+     * largest first). */
+    const sd_category_total *categories; size_t n_categories;
+    const sd_frag_lever *levers; size_t n_levers;
+    /* Each replayed setting (whatif_trusted: the device's replay is trusted; else none, and
+     * whatif_untrusted_why says why when the replay ran). */
+    bool whatif_trusted;
+    const char *whatif_untrusted_why;
+    const sd_frag_whatif *whatif; size_t n_whatif;
 } sd_frag_oom;
 
 /* ---- Why the verdict, and what would help: data, worded by the renderers. ---------- */
@@ -200,6 +262,12 @@ typedef enum sd_frag_reason {
     SD_FRAG_WHY_LARGE_PIECES,     /* compact: gap and stranded over, stranded index under */
     SD_FRAG_WHY_NOT_STRANDED,     /* compact: gap over, stranded under the floor or share
                                    * (the rest is cached in wholly free segments) */
+    SD_FRAG_WHY_COST,             /* fragmented: with a trace, the cost at the peak is
+                                   * material (cost_over) */
+    SD_FRAG_WHY_CACHED_FOR_REUSE, /* compact: the end state looks fragmented, or reserved
+                                   * minus live at the peak is material, but the cost that
+                                   * decides (the trusted replay's when there is one) is
+                                   * not: the free memory is cache the next step reuses */
 } sd_frag_reason;
 
 /* The reason with every number it quotes, so that a renderer can word and mark them up. */
@@ -223,6 +291,18 @@ typedef struct sd_frag_why {
     double free_pct, free_threshold_pct;           /* of reserved */
     uint64_t largest_free_bytes;
     uint64_t room_bytes;          /* a largest free block under this is "no free room" */
+    /* With a trace (has_cost): the cost at the peak (sd_frag_device's figures) and the
+     * test it met or not: cost_over = cost >= cost_floor_bytes and cost_pct >=
+     * cost_threshold_pct. */
+    bool has_cost;
+    uint64_t peak_reserved_bytes, peak_live_bytes, cost_bytes;
+    double cost_pct, cost_threshold_pct;
+    uint64_t cost_floor_bytes;
+    bool cost_over;
+    /* The trusted replay's cost (sd_frag_device.cost_replay_bytes), which then decides
+     * cost_over in place of cost_bytes. */
+    bool has_cost_replay;
+    uint64_t cost_replay_bytes;
 } sd_frag_why;
 
 typedef enum sd_frag_advice_code {
@@ -321,6 +401,21 @@ typedef struct sd_frag_device {
     sd_frag_why why;                  /* what decided the verdict */
     const sd_frag_advice *advice; size_t n_advice;
     sd_frag_map map;
+    /* What fragmentation cost at the peak (issue 26; docs/json-frag.md), for a device whose
+     * trace has an alloc (has_cost; not for a summary): the recorded peak reserved (the
+     * snapshot's segments less the trace's segment events, then the events in order)
+     * minus the peak of live bytes (peak.h). has_cost_replay: the replay of the trace
+     * ran and is trusted (replay.h), and cost_replay_bytes = the recorded peak reserved
+     * minus the peak reserved replayed under expandable_segments:True (what a compacting
+     * allocator would have saved; 0 when it would have saved nothing). */
+    bool has_cost;
+    uint64_t peak_reserved_bytes, peak_live_bytes, cost_bytes;
+    bool has_cost_replay;
+    uint64_t cost_replay_bytes;
+    /* Do the sizes of the requests vary across the trace's complete steps (category.h)?
+     * -1 unknown (no trace, or fewer than two complete steps), 0 no, 1 yes. The bucketing
+     * advice needs 1 when the device has a trace. */
+    int request_sizes_vary;
 } sd_frag_device;
 
 typedef struct sd_frag sd_frag;

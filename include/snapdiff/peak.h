@@ -13,8 +13,8 @@
  * Releases follow trace.h's replay rules exactly: the first free_requested or
  * free_completed at an address releases its block; an alloc at an address whose block was
  * never freed ends the older block (its free was not recorded); a free at an address that
- * holds no block allocated in the trace releases a block from before it (its entry's size
- * and stack, which PyTorch records from the allocation).
+ * holds no block allocated in the trace releases a block from before it (its entry's size;
+ * not its frames, which may be the free's: such a block is grouped under <no stack>).
  *
  * The live blocks at any entry are grouped like the diff (attrib.h: group-by, depth,
  * hide/show/focus, native node names, forward_frames); focus filters the groups only,
@@ -26,6 +26,7 @@
 
 #include <stdbool.h>
 #include "attrib.h"
+#include "category.h"
 #include "snapshot.h"
 #include "trace.h"
 
@@ -39,6 +40,8 @@ typedef struct sd_peak_options {
      * start are those live at the trace's start plus the net of the entries before it. */
     sd_trace_bound since, until;
     uint64_t max_memory;            /* budget for the tables; 0 = unlimited */
+    /* Also find the peak of each phase (category.h): one more replay per phase. */
+    bool phase_peaks;
 } sd_peak_options;
 
 /* Bytes and blocks of one group key live at one moment. */
@@ -48,13 +51,27 @@ typedef struct sd_peak_group {
     uint64_t requested;             /* requested bytes (end table only; else = bytes) */
     uint32_t rep_stack;             /* the stack with the most bytes (0 = no frames) */
     sd_site rep_site;               /* its site (with forward_frames) */
+    sd_category category;           /* the category of rep_stack's largest block */
 } sd_peak_group;
 
 /* The live blocks at one moment, by key, largest first (then key). */
 typedef struct sd_peak_table {
     uint64_t bytes, blocks;         /* every live block (focus does not filter these) */
     const sd_peak_group *groups; size_t n_groups;
+    /* Every live block by category (category.h, docs/categories.md), in category order,
+     * those with blocks only: their bytes add up to `bytes`, focus or not. */
+    const sd_category_total *categories; size_t n_categories;
 } sd_peak_table;
+
+/* The most memory allocated at once during the allocs of one phase (forward, backward,
+ * optimizer, other) in the window, the same figure as the peak's, and what was live then. */
+typedef struct sd_peak_phase {
+    sd_step_phase phase;
+    uint64_t bytes;
+    size_t entry;                   /* the alloc that reached it (first on ties) */
+    uint32_t step;                  /* its step; 0 when the trace shows none */
+    sd_peak_table at;               /* live then, by key and by category */
+} sd_peak_phase;
 
 typedef struct sd_peak_device {
     int64_t device;
@@ -74,6 +91,14 @@ typedef struct sd_peak_device {
     const char *peak_key;           /* its key (NULL when no peak) */
     sd_site peak_site;
     sd_peak_table at_peak;          /* live at the peak entry by key (empty when no peak) */
+    /* The phase of the peak entry and its step (category.h: 0 when the trace shows no
+     * steps); peak_has_phase false when the phases are unknown. */
+    bool peak_has_phase;
+    sd_step_phase peak_phase;
+    uint32_t peak_step;
+    /* With sd_peak_options.phase_peaks: the peak of each phase that has an alloc in the
+     * window, in phase order (the overall peak is one of them). */
+    const sd_peak_phase *phase_peaks; size_t n_phase_peaks;
 } sd_peak_device;
 
 typedef struct sd_peak sd_peak;
@@ -84,6 +109,8 @@ sd_peak *sd_peak_create(const sd_snapshot *s, const sd_peak_options *opts, sd_er
 void sd_peak_free(sd_peak *p);
 
 const sd_snapshot *sd_peak_snapshot(const sd_peak *p);
+/* The phases and steps the peak's categories were decided with (category.h). */
+const sd_phases *sd_peak_phases(const sd_peak *p);
 const sd_attrib *sd_peak_attrib(const sd_peak *p);
 size_t sd_peak_device_count(const sd_peak *p);
 const sd_peak_device *sd_peak_device_at(const sd_peak *p, size_t i);
@@ -114,11 +141,36 @@ typedef struct sd_peak_diff_group {
     sd_site rep_site;
 } sd_peak_diff_group;
 
+/* One category at both peaks (or at both peaks of one phase). */
+typedef struct sd_peak_diff_category {
+    sd_category category;
+    uint64_t old_bytes, new_bytes;
+    int64_t delta_bytes;
+} sd_peak_diff_category;
+
+/* The peaks of one phase in OLD and NEW (a side without an alloc in the phase: has_* false,
+ * its bytes 0), by category. */
+typedef struct sd_peak_diff_phase {
+    sd_step_phase phase;
+    bool has_old, has_new;
+    uint64_t old_peak_bytes, new_peak_bytes;
+    const sd_peak_diff_category *categories; size_t n_categories;
+} sd_peak_diff_phase;
+
 typedef struct sd_peak_diff_device {
     int64_t device_old, device_new;
     const sd_peak_device *old, *new_;   /* both with has_peak */
     int64_t delta_bytes;                /* new peak - old peak */
     const sd_peak_diff_group *groups; size_t n_groups;
+    /* Issue 26: the categories at the two peaks (every category live at either, in
+     * category order; they add up to the peaks), the peak of each phase of either side, and
+     * whether the two peaks fall in different phases (both phases known). */
+    const sd_peak_diff_category *categories; size_t n_categories;
+    const sd_peak_diff_phase *phases; size_t n_phases;
+    bool phases_differ;
+    /* What makes each peak: the category that holds the most more bytes at that side's
+     * peak than at the other's (the largest at that side's peak when none holds more). */
+    sd_category old_lead, new_lead;
 } sd_peak_diff_device;
 
 typedef struct sd_peak_diff sd_peak_diff;

@@ -25,6 +25,7 @@
 
 #include <stdbool.h>
 #include "attrib.h"
+#include "category.h"
 #include "snapshot.h"
 
 #ifdef __cplusplus
@@ -140,6 +141,11 @@ typedef struct sd_trace_device {
      * not the peak. */
     uint64_t window_peak_bytes;
     uint64_t peak_start_bytes;        /* the peak's figure at the window's start */
+    /* The peak's phase and step, and what was live then by category (peak.h's). */
+    bool peak_has_phase;
+    sd_step_phase peak_phase;
+    uint32_t peak_step;               /* 0: the trace shows no steps */
+    const sd_category_total *peak_categories; size_t n_peak_categories;
 } sd_trace_device;
 
 typedef struct sd_trace sd_trace;

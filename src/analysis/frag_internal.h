@@ -50,6 +50,9 @@ static inline bool sdp_frag_default_pool(const sd_segment *seg)
     return seg->pool_id[0] == 0 && seg->pool_id[1] == 0;
 }
 
+/* f->peak, made on first use (the default site rule). @return SD_OK or SD_ENOMEM. */
+sd_status sdp_frag_peak(sd_frag *f);
+
 /* The oom events of one device, oldest first, in an array of f's arena (*out NULL when
  * there are none). @return SD_OK or SD_ENOMEM. */
 sd_status sdp_frag_ooms(sd_frag *f, const sd_cuda_device *dev, sd_frag_oom **out, size_t *n);

@@ -394,6 +394,63 @@ static bool oom_site(sd_frag *f, sd_frag_oom *o)
     return true;
 }
 
+/* The lever for a site of category c (sd_frag_lever_code); false for the categories no
+ * model change cuts (pre_trace, persistent, other). The loss is told by its site's name. */
+static bool lever_of(sd_category c, const char *key, sd_frag_lever_code *out)
+{
+    switch (c) {
+    case SD_CAT_ACTIVATIONS: *out = SD_LEVER_CHECKPOINTING; return true;
+    case SD_CAT_OPTIMIZER_STATE: *out = SD_LEVER_SHARD_OPTIMIZER; return true;
+    case SD_CAT_GRADIENTS: case SD_CAT_PARAMETERS: *out = SD_LEVER_SHARD_WEIGHTS; return true;
+    case SD_CAT_TEMPORARIES:
+        if (strstr(key, "cross_entropy") || strstr(key, "log_softmax") || strstr(key, "loss"))
+            *out = SD_LEVER_FUSED_LOSS;
+        else if (strstr(key, "optim"))
+            *out = SD_LEVER_FOREACH_OFF;
+        else
+            *out = SD_LEVER_SMALLER_BATCH;
+        return true;
+    default: return false;
+    }
+}
+
+const char *sd_frag_lever_name(sd_frag_lever_code c)
+{
+    switch (c) {
+    case SD_LEVER_CHECKPOINTING: return "activation-checkpointing";
+    case SD_LEVER_FUSED_LOSS: return "fused-cross-entropy";
+    case SD_LEVER_FOREACH_OFF: return "foreach-false";
+    case SD_LEVER_SHARD_OPTIMIZER: return "shard-optimizer-state";
+    case SD_LEVER_SHARD_WEIGHTS: return "shard-or-lower-precision";
+    case SD_LEVER_SMALLER_BATCH: return "smaller-micro-batch";
+    }
+    return "smaller-micro-batch";
+}
+
+/* What was live at the oom by category, and the levers of its largest sites. */
+static sd_status oom_levers(sd_frag *f, sd_frag_oom *o, const sd_peak_table *t)
+{
+    sd_category_total *cats = sdp_frag_calloc(f, t->n_categories ? t->n_categories : 1,
+                                              sizeof *cats);
+    sd_frag_lever *lv = sdp_frag_calloc(f, SD_FRAG_LEVERS, sizeof *lv);
+    if (!cats || !lv) return SD_ENOMEM;
+    memcpy(cats, t->categories, t->n_categories * sizeof *cats);
+    o->categories = cats;
+    o->n_categories = t->n_categories;
+    size_t n = 0;
+    for (size_t g = 0; g < t->n_groups && n < SD_FRAG_LEVERS; g++) {
+        const sd_peak_group *x = &t->groups[g];
+        sd_frag_lever_code code;
+        if (!x->rep_stack || x->rep_site.site < 0 || !lever_of(x->category, x->key, &code))
+            continue;
+        lv[n++] = (sd_frag_lever){.category = x->category, .stack = x->rep_stack,
+                                  .site = x->rep_site, .bytes = x->bytes, .lever = code};
+    }
+    o->levers = lv;
+    o->n_levers = n;
+    return SD_OK;
+}
+
 /* The live blocks after the oom's entry by the one peak rule (peak.h), grouped by site:
  * every site with frames into the arena, the largest SD_FRAG_OOM_SITES into o->sites. */
 static sd_status oom_live(sd_frag *f, size_t peak_dev, sd_frag_oom *o)
@@ -415,20 +472,24 @@ static sd_status oom_live(sd_frag *f, size_t peak_dev, sd_frag_oom *o)
     o->all_sites = all;
     o->n_all_sites = n;
     for (size_t i = 0; i < n && i < SD_FRAG_OOM_SITES; i++) o->sites[o->n_sites++] = all[i];
-    return SD_OK;
+    return oom_levers(f, o, &t);
 }
 
 /* What was live at each of the last SD_FRAG_OOM_REPLAY_LIMIT ooms (fewer on a long trace:
  * SD_FRAG_OOM_LIVE_STEPS trace entries replayed in all): one replay per oom from the
  * trace's start (sd_peak_live_at), so the limit bounds the time. */
+sd_status sdp_frag_peak(sd_frag *f)
+{
+    if (!f->peak)
+        f->peak = sd_peak_create(f->snap, &(sd_peak_options){
+            .attrib = {.group_by = SD_GROUP_SITE}, .max_memory = f->opts.max_memory}, NULL);
+    return f->peak ? SD_OK : SD_ENOMEM;
+}
+
 static sd_status ooms_live(sd_frag *f, const sd_cuda_device *dev, sd_frag_oom *ooms,
                            size_t count)
 {
-    if (!f->peak) {
-        f->peak = sd_peak_create(f->snap, &(sd_peak_options){
-            .attrib = {.group_by = SD_GROUP_SITE}, .max_memory = f->opts.max_memory}, NULL);
-        if (!f->peak) return SD_ENOMEM;
-    }
+    if (sdp_frag_peak(f)) return SD_ENOMEM;
     const sd_peak_device *pd = sd_peak_device_find(f->peak, dev->device);
     if (!pd) return SD_OK;
     size_t peak_dev = (size_t)(pd - sd_peak_device_at(f->peak, 0));

@@ -52,16 +52,87 @@ static bool stranded_enough(const sd_frag_figures *g)
            g->stranded_free_bytes * 100 >= g->reserved_bytes * MIN_STRANDED_PCT;
 }
 
+/* The end state's test: free memory stranded in small pieces. */
+static bool looks_fragmented(const sd_frag_options *o, const sd_frag_figures *g)
+{
+    return g->gap_pct >= o->gap_threshold_pct && stranded_enough(g) &&
+           g->stranded_index >= o->index_threshold;
+}
+
+/* The cost that decides: the trusted replay's (what a compacting allocator would have
+ * saved) when there is one, else reserved minus live at the peak. */
+static uint64_t deciding_cost(const sd_frag_device *d)
+{
+    return d->has_cost_replay ? d->cost_replay_bytes : d->cost_bytes;
+}
+
+/* With a trace: the cost at the peak is material (SD_FRAG_MIN_COST and _PCT, both). */
+static bool cost_material(const sd_frag_device *d)
+{
+    uint64_t c = deciding_cost(d);
+    return d->has_cost && c >= SD_FRAG_MIN_COST &&
+           c * 100 >= d->peak_reserved_bytes * SD_FRAG_MIN_COST_PCT;
+}
+
+/* Reserved minus live at the peak alone is material (before the replay weighs it). */
+static bool live_cost_material(const sd_frag_device *d)
+{
+    return d->has_cost && d->cost_bytes >= SD_FRAG_MIN_COST &&
+           d->cost_bytes * 100 >= d->peak_reserved_bytes * SD_FRAG_MIN_COST_PCT;
+}
+
 static sd_frag_verdict decide(const sd_frag_options *o, const sd_frag_device *d)
 {
     const sd_frag_figures *g = &d->fig;
     if (g->reserved_bytes == 0) return SD_FRAG_COMPACT;
     if (fragmentation_oom(d)) return SD_FRAG_FRAGMENTED;
-    if (g->gap_pct >= o->gap_threshold_pct && stranded_enough(g) &&
-        g->stranded_index >= o->index_threshold)
-        return SD_FRAG_FRAGMENTED;
+    /* With a trace, what fragmentation cost at the peak decides, not the end state (whose
+     * free memory is mostly the cache of the step's peak). */
+    if (d->has_cost ? cost_material(d) : looks_fragmented(o, g)) return SD_FRAG_FRAGMENTED;
     if (g->gap_pct < o->gap_threshold_pct && no_free_room(g)) return SD_FRAG_FULL;
     return SD_FRAG_COMPACT;
+}
+
+/* The recorded reserved bytes at their highest over the trace: the snapshot's segments
+ * less the trace's segment events (reserved at its start), then the events in order
+ * (replay.h's recorded_peak_reserved_bytes, without running the replay). */
+static uint64_t recorded_peak_reserved(const sd_cuda_device *dev)
+{
+    uint64_t end = 0, added = 0, removed = 0;
+    for (size_t i = 0; i < dev->n_segments; i++) end += dev->segments[i].total_size;
+    for (size_t i = 0; i < dev->n_trace; i++) {
+        uint8_t a = dev->trace[i].action;
+        if (a == SD_ACT_SEGMENT_ALLOC || a == SD_ACT_SEGMENT_MAP) added += dev->trace[i].size;
+        else if (a == SD_ACT_SEGMENT_FREE || a == SD_ACT_SEGMENT_UNMAP)
+            removed += dev->trace[i].size;
+    }
+    uint64_t cur = end + removed - added, peak = cur;   /* wraps back for a sane trace */
+    for (size_t i = 0; i < dev->n_trace; i++) {
+        uint8_t a = dev->trace[i].action;
+        if (a == SD_ACT_SEGMENT_ALLOC || a == SD_ACT_SEGMENT_MAP) cur += dev->trace[i].size;
+        else if (a == SD_ACT_SEGMENT_FREE || a == SD_ACT_SEGMENT_UNMAP) cur -= dev->trace[i].size;
+        if (cur > peak) peak = cur;
+    }
+    return peak;
+}
+
+/* What fragmentation cost at the peak (sd_frag_device.has_cost ...). */
+static sd_status peak_cost(sd_frag *f, sd_frag_device *d)
+{
+    size_t idx = (size_t)(d - f->devices);
+    const sd_cuda_device *dev = sd_snapshot_device(f->snap, idx);
+    d->request_sizes_vary = -1;
+    if (sd_snapshot_is_summary(f->snap) || !dev || !dev->n_trace) return SD_OK;
+    if (sdp_frag_peak(f)) return SD_ENOMEM;
+    const sd_peak_device *pd = sd_peak_device_find(f->peak, d->device);
+    if (!pd || !pd->has_peak) return SD_OK;
+    d->has_cost = true;
+    d->peak_live_bytes = pd->peak_bytes;
+    d->peak_reserved_bytes = recorded_peak_reserved(dev);
+    d->cost_bytes = d->peak_reserved_bytes > d->peak_live_bytes
+                        ? d->peak_reserved_bytes - d->peak_live_bytes : 0;
+    d->request_sizes_vary = sd_phases_request_sizes_vary(sd_peak_phases(f->peak), idx);
+    return SD_OK;
 }
 
 /* The numbers every reason may quote, and which one decided. */
@@ -89,6 +160,16 @@ static sd_frag_why reason(const sd_frag *f, const sd_frag_device *d)
     w.free_threshold_pct = ROOM_PCT;
     w.largest_free_bytes = g->largest_free_bytes;
     w.room_bytes = ROOM_BYTES;
+    w.has_cost = d->has_cost;
+    w.peak_reserved_bytes = d->peak_reserved_bytes;
+    w.peak_live_bytes = d->peak_live_bytes;
+    w.cost_bytes = d->cost_bytes;
+    w.cost_pct = pct_of(d->cost_bytes, d->peak_reserved_bytes);
+    w.cost_threshold_pct = SD_FRAG_MIN_COST_PCT;
+    w.cost_floor_bytes = SD_FRAG_MIN_COST;
+    w.cost_over = cost_material(d);
+    w.has_cost_replay = d->has_cost_replay;
+    w.cost_replay_bytes = d->cost_replay_bytes;
     if (g->reserved_bytes == 0) return w;
     w.oom = fragmentation_oom(d);
     if (w.oom) {
@@ -96,7 +177,7 @@ static sd_frag_why reason(const sd_frag *f, const sd_frag_device *d)
         return w;
     }
     switch (d->verdict) {
-    case SD_FRAG_FRAGMENTED: w.reason = SD_FRAG_WHY_STRANDED; break;
+    case SD_FRAG_FRAGMENTED: w.reason = d->has_cost ? SD_FRAG_WHY_COST : SD_FRAG_WHY_STRANDED; break;
     case SD_FRAG_FULL:
         w.reason = g->largest_free_bytes < ROOM_BYTES ? SD_FRAG_WHY_TINY_LARGEST
                                                        : SD_FRAG_WHY_LITTLE_FREE;
@@ -104,6 +185,8 @@ static sd_frag_why reason(const sd_frag *f, const sd_frag_device *d)
     case SD_FRAG_COMPACT:
         w.reason = !w.gap_over ? SD_FRAG_WHY_ROOM_TO_SPARE
                  : !w.stranded_over ? SD_FRAG_WHY_NOT_STRANDED : SD_FRAG_WHY_LARGE_PIECES;
+        if (d->has_cost && (looks_fragmented(&f->opts, g) || live_cost_material(d)))
+            w.reason = SD_FRAG_WHY_CACHED_FOR_REUSE;
         break;
     }
     return w;
@@ -215,7 +298,10 @@ static void fix_advice(const sd_frag *f, const sd_frag_device *d, const sd_repla
     }
     sd_frag_advice shapes = {.code = SD_ADVICE_FIXED_SHAPES, .free_blocks = g->free_blocks};
     shapes.n_buckets = nonempty_buckets(g, &shapes.first_bucket, &shapes.last_bucket);
-    if (g->free_blocks >= MIXED_MIN_BLOCKS && shapes.n_buckets >= MIXED_MIN_BUCKETS)
+    /* With a trace, only when the requests' sizes do vary across its steps: a pattern of
+     * free blocks alone is no evidence of variable-length inputs. */
+    if (g->free_blocks >= MIXED_MIN_BLOCKS && shapes.n_buckets >= MIXED_MIN_BUCKETS &&
+        (!d->has_cost || d->request_sizes_vary == 1))
         advise(l, &shapes);
     if (l->n == before && expandable_on(st))
         advise(l, &(sd_frag_advice){.code = SD_ADVICE_ROUND_SIZES});
@@ -303,8 +389,35 @@ static bool outcome_of(const sd_replay_config *c, size_t entry, bool *succeeds)
     return false;
 }
 
+/* What each trusted setting buys at an oom: fits, and the headroom left at its peak. */
+static sd_status oom_whatif(sd_frag *f, sd_frag_oom *o, const sd_replay_device *rd)
+{
+    o->whatif_trusted = rd->trusted;
+    o->whatif_untrusted_why = rd->untrusted_why;
+    if (!rd->trusted) return SD_OK;
+    sd_frag_whatif *w = sdp_frag_calloc(f, 2, sizeof *w);
+    if (!w) return SD_ENOMEM;
+    size_t n = 0;
+    for (size_t k = REPLAY_EXPANDABLE; k <= REPLAY_MAX_SPLIT; k++) {
+        const sd_replay_config *c = &rd->configs[k];
+        bool fits;
+        if (!outcome_of(c, o->trace_index, &fits)) continue;
+        sd_frag_whatif *x = &w[n++];
+        x->alloc_conf = REPLAY_CONFS[k - 1];
+        x->fits = fits;
+        x->has_headroom = c->capacity_bytes > 0;
+        x->headroom_bytes = c->capacity_bytes > c->peak_reserved_bytes
+                                ? c->capacity_bytes - c->peak_reserved_bytes : 0;
+        x->enough = fits && x->has_headroom &&
+                    x->headroom_bytes * 100 >= c->capacity_bytes * SD_FRAG_HEADROOM_PCT;
+    }
+    o->whatif = w;
+    o->n_whatif = n;
+    return SD_OK;
+}
+
 /* Each oom entry's outcome under the two settings (the oom explanation quotes them). */
-static void oom_outcomes(sd_frag_device *d, const sd_replay_device *rd)
+static sd_status oom_outcomes(sd_frag *f, sd_frag_device *d, const sd_replay_device *rd)
 {
     sd_frag_oom *ooms = (sd_frag_oom *)d->ooms;   /* owned by f's arena, filled here */
     for (size_t i = 0; i < d->n_ooms; i++) {
@@ -312,19 +425,45 @@ static void oom_outcomes(sd_frag_device *d, const sd_replay_device *rd)
         o->replay_known =
             outcome_of(&rd->configs[REPLAY_EXPANDABLE], o->trace_index, &o->succeeds_expandable) &&
             outcome_of(&rd->configs[REPLAY_MAX_SPLIT], o->trace_index, &o->succeeds_max_split);
+        if (oom_whatif(f, o, rd)) return SD_ENOMEM;
+    }
+    return SD_OK;
+}
+
+/* R, D, W, S, L: the shortfall and the live share (sd_frag_oom). */
+static void oom_arithmetic(sd_frag_device *d)
+{
+    sd_frag_oom *ooms = (sd_frag_oom *)d->ooms;
+    for (size_t i = 0; i < d->n_ooms; i++) {
+        sd_frag_oom *o = &ooms[i];
+        uint64_t have = o->device_free_bytes + o->cached_free_bytes;
+        o->shortfall_bytes = o->request_bytes > have ? o->request_bytes - have : 0;
+        uint64_t reach = o->live_bytes + have + o->stranded_free_bytes;
+        o->live_share = o->live_known && reach ? (double)o->live_bytes / (double)reach : 0.0;
     }
 }
 
 sd_status sdp_frag_judge_device(sd_frag *f, sd_frag_device *d)
 {
+    if (peak_cost(f, d)) return SD_ENOMEM;
+    oom_arithmetic(d);
     d->verdict = decide(&f->opts, d);
     d->why = reason(f, d);
     advice_list l = {sdp_frag_calloc(f, ADVICE_MAX, sizeof(sd_frag_advice)), 0, ADVICE_MAX};
     if (!l.items) return SD_ENOMEM;
     const sd_replay_device *rd = NULL;
-    if ((d->verdict == SD_FRAG_FRAGMENTED || oom_fragmented(d)) && replay_device(f, d, &rd))
+    /* The replay also says what each setting buys at an oom (whatif). */
+    if ((d->verdict == SD_FRAG_FRAGMENTED || d->n_ooms) && replay_device(f, d, &rd))
         return SD_ENOMEM;
-    if (rd) oom_outcomes(d, rd);
+    if (rd && oom_outcomes(f, d, rd)) return SD_ENOMEM;
+    if (rd && rd->trusted && d->has_cost) {
+        /* A trusted replay says what compaction would have saved: that cost decides. */
+        uint64_t ex = rd->configs[REPLAY_EXPANDABLE].peak_reserved_bytes;
+        d->has_cost_replay = true;
+        d->cost_replay_bytes = d->peak_reserved_bytes > ex ? d->peak_reserved_bytes - ex : 0;
+        d->verdict = decide(&f->opts, d);
+        d->why = reason(f, d);
+    }
     device_advice(f, d, rd, &l);
     set_advice(d, &l);
     return SD_OK;

@@ -12,6 +12,7 @@
 
 #include "base/base.h"
 #include "diff_internal.h"
+#include "snapdiff/category.h"
 #include "snapdiff/peak.h"
 
 #define KEY_UNSET UINT32_MAX
@@ -19,9 +20,12 @@
 
 enum { ADDR_NONE, ADDR_LIVE, ADDR_PENDING };
 
+#define ENTRY_NONE UINT32_MAX       /* a block never released in the trace */
+
 typedef struct addr_rec {
     uint64_t addr, size;
     uint32_t stack;
+    uint32_t entry;               /* the alloc that made it live */
     uint8_t state;
 } addr_rec;
 
@@ -32,11 +36,20 @@ typedef struct key_rec {
 
 typedef struct dev_state {
     size_t index;                 /* in the snapshot's device list */
+    bool phase_has[SD_STEP_PHASE_COUNT];    /* the peak of each phase, as rel and entry */
+    int64_t phase_best[SD_STEP_PHASE_COUNT];
+    size_t phase_entry[SD_STEP_PHASE_COUNT];
     uint32_t *leftovers; size_t n_leftovers;    /* block indices */
     size_t *early_frees; size_t n_early;        /* entry indices */
+    uint32_t *released;           /* per alloc entry: the entry that released it, or
+                                   * ENTRY_NONE (NULL when the trace is too long) */
 } dev_state;
 
-typedef struct stack_acc { uint64_t bytes, blocks, requested; } stack_acc;
+typedef struct stack_acc {
+    uint64_t bytes, blocks, requested;
+    uint64_t cat_size;            /* the largest block's size, and its category */
+    uint8_t cat;
+} stack_acc;
 typedef struct key_acc { uint64_t bytes, blocks, requested, rep_bytes; uint32_t rep; } key_acc;
 
 struct sd_peak {
@@ -63,6 +76,9 @@ struct sd_peak {
     stack_acc *stacks;            /* per stack id */
     uint32_t *touched; size_t n_touched, touched_cap;
     uint32_t *ktouched; size_t n_ktouched, ktouched_cap;
+    /* categories (category.h) of the table being built */
+    sd_phases *phases;
+    sd_category_total cats[SD_CATEGORY_COUNT];
 };
 
 static sd_status nomem(sd_error *err)
@@ -178,12 +194,23 @@ static sd_status site_of_stack(sd_peak *p, uint32_t stack, sd_site *out)
 
 static void table_begin(sd_peak *p)
 {
-    for (size_t i = 0; i < p->n_touched; i++) p->stacks[p->touched[i]] = (stack_acc){0, 0, 0};
+    for (size_t i = 0; i < p->n_touched; i++) p->stacks[p->touched[i]] = (stack_acc){0};
     p->n_touched = 0;
+    memset(p->cats, 0, sizeof p->cats);
 }
 
-static sd_status table_add(sd_peak *p, uint32_t stack, uint64_t size, uint64_t requested)
+/* A live block of device index `dev`: its category, and its bytes by stack. */
+static sd_status table_add(sd_peak *p, size_t dev, const sd_block_life *life, uint64_t size,
+                           uint64_t requested)
 {
+    sd_evidence ev;
+    sd_category c = sd_category_of(p->phases, dev, life, &ev);
+    sd_category_total *t = &p->cats[c];
+    t->bytes += size;
+    t->blocks++;
+    if (ev == SD_EVIDENCE_FRAMES) t->frames_bytes += size;
+    else if (ev == SD_EVIDENCE_LIFETIME) t->lifetime_bytes += size;
+    uint32_t stack = life->stack;
     if (stack >= p->n_stacks) stack = 0;
     stack_acc *a = &p->stacks[stack];
     if (!a->blocks) {
@@ -191,6 +218,10 @@ static sd_status table_add(sd_peak *p, uint32_t stack, uint64_t size, uint64_t r
                      sizeof *p->touched, &p->arena))
             return SD_ENOMEM;
         p->touched[p->n_touched++] = stack;
+    }
+    if (!a->blocks || size > a->cat_size) {
+        a->cat_size = size;
+        a->cat = (uint8_t)c;
     }
     a->bytes += size;
     a->blocks++;
@@ -209,6 +240,24 @@ static int cmp_group(const void *a, const void *b)
     const sd_peak_group *x = a, *y = b;
     if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
     return strcmp(x->key, y->key);
+}
+
+/* The categories of the table, in category order, those with blocks only. */
+static sd_status categories_end(sd_peak *p, sd_peak_table *out)
+{
+    size_t n = 0;
+    for (size_t c = 0; c < SD_CATEGORY_COUNT; c++) n += p->cats[c].blocks > 0;
+    sd_category_total *cats = sdp_arena_alloc(&p->arena, (n ? n : 1) * sizeof *cats);
+    if (!cats) return SD_ENOMEM;
+    n = 0;
+    for (size_t c = 0; c < SD_CATEGORY_COUNT; c++) {
+        if (!p->cats[c].blocks) continue;
+        cats[n] = p->cats[c];
+        cats[n++].category = (sd_category)c;
+    }
+    out->categories = cats;
+    out->n_categories = n;
+    return SD_OK;
 }
 
 /* The touched stacks summed by key into `out` (arena-owned). */
@@ -261,7 +310,8 @@ static sd_status table_end(sd_peak *p, sd_peak_table *out)
         sd_peak_group *o = &groups[n++];
         memset(o, 0, sizeof *o);
         *o = (sd_peak_group){.key = p->keys[k].text, .bytes = g->bytes, .blocks = g->blocks,
-                             .requested = g->requested, .rep_stack = g->rep};
+                             .requested = g->requested, .rep_stack = g->rep,
+                             .category = (sd_category)p->stacks[g->rep].cat};
         if (site_of_stack(p, g->rep, &o->rep_site)) {
             free(acc);
             return SD_ENOMEM;
@@ -272,7 +322,7 @@ static sd_status table_end(sd_peak *p, sd_peak_table *out)
     if (n > 1) qsort(groups, n, sizeof *groups, cmp_group);
     out->groups = groups;
     out->n_groups = n;
-    return SD_OK;
+    return categories_end(p, out);
 }
 
 /* ---------- the replay ---------- */
@@ -316,18 +366,25 @@ static sd_status replay_reset(sd_peak *p)
 static int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 static int64_t wrap_neg(uint64_t size) { return (int64_t)(0 - size); }
 
-/* One entry, trace.c's rules. *delta: the change of live bytes; *early: the entry freed
- * a block from before the trace. */
-static sd_status replay_step(sd_peak *p, const sd_trace_entry *e, int64_t *delta, bool *early)
+/* One entry (index i), trace.c's rules. *delta: the change of live bytes; *early: the
+ * entry freed a block from before the trace; *released: the alloc entry of the block it
+ * released (ENTRY_NONE when none). */
+static sd_status replay_step(sd_peak *p, const sd_trace_entry *e, size_t i, int64_t *delta,
+                             bool *early, uint32_t *released)
 {
     *delta = 0;
     *early = false;
+    *released = ENTRY_NONE;
     addr_rec *a;
     switch (e->action) {
     case SD_ACT_ALLOC:
         if (!(a = addr_find(p, e->addr))) return SD_ENOMEM;
-        if (a->state == ADDR_LIVE) *delta = wrap_neg(a->size);   /* an unrecorded free */
-        *a = (addr_rec){.addr = e->addr, .size = e->size, .stack = e->stack, .state = ADDR_LIVE};
+        if (a->state == ADDR_LIVE) {             /* an unrecorded free */
+            *delta = wrap_neg(a->size);
+            *released = a->entry;
+        }
+        *a = (addr_rec){.addr = e->addr, .size = e->size, .stack = e->stack,
+                        .entry = i < ENTRY_NONE ? (uint32_t)i : ENTRY_NONE, .state = ADDR_LIVE};
         *delta = wrap_add(*delta, (int64_t)e->size);
         break;
     case SD_ACT_FREE_REQUESTED:
@@ -335,6 +392,7 @@ static sd_status replay_step(sd_peak *p, const sd_trace_entry *e, int64_t *delta
         if (!(a = addr_find(p, e->addr))) return SD_ENOMEM;
         if (a->state == ADDR_LIVE) {
             *delta = wrap_neg(a->size);
+            *released = a->entry;
         } else if (a->state == ADDR_PENDING && e->action == SD_ACT_FREE_COMPLETED) {
             a->state = ADDR_NONE;       /* the requested free, done */
             break;
@@ -368,14 +426,45 @@ static size_t bound_index(const sd_cuda_device *d, const sd_trace_bound *b, bool
     return n;
 }
 
+/* The block the replay holds live at `addr` at its end, or NULL. */
+static const addr_rec *addr_live(const sd_peak *p, uint64_t addr)
+{
+    uint64_t h = addr_hash(addr);
+    for (size_t j = sdp_htab_first(&p->addr_index, h); p->addr_index.slots[j];
+         j = sdp_htab_next(&p->addr_index, j)) {
+        const addr_rec *r = &p->addrs[p->addr_index.slots[j] - 1];
+        if (r->addr == addr) return r->state == ADDR_LIVE ? r : NULL;
+    }
+    return NULL;
+}
+
+/* What the trace knows of a block allocated in it at entry `entry`. */
+static sd_block_life life_in_trace(const dev_state *ds, uint32_t stack, uint32_t entry)
+{
+    sd_block_life l = {.stack = stack, .stack_is_alloc = true, .has_trace = true};
+    if (entry == ENTRY_NONE || !ds->released) return l;
+    l.in_trace = true;
+    l.alloc_entry = entry;
+    l.freed = ds->released[entry] != ENTRY_NONE;
+    l.free_entry = l.freed ? ds->released[entry] : 0;
+    return l;
+}
+
+/* The snapshot's ALLOCATED blocks; with a trace, after replay_device (whose end state says
+ * which of them the trace allocated). */
 static sd_status end_table(sd_peak *p, const sd_cuda_device *d, sd_peak_device *dv)
 {
     table_begin(p);
+    const dev_state *ds = &p->states[dv - p->devices];
     for (size_t b = 0; b < d->n_blocks; b++) {
         const sd_block *bl = &d->blocks[b];
         if (bl->state != SD_BLOCK_ALLOCATED) continue;
         dv->allocated_bytes += bl->size;
-        if (table_add(p, bl->stack, bl->size, bl->requested_size)) return SD_ENOMEM;
+        sd_block_life l = {.stack = bl->stack, .stack_is_alloc = true, .has_trace = dv->has_trace};
+        const addr_rec *r = dv->has_trace ? addr_live(p, bl->address) : NULL;
+        if (r) l = life_in_trace(ds, bl->stack, r->entry);
+        if (table_add(p, (size_t)(dv - p->devices), &l, bl->size, bl->requested_size))
+            return SD_ENOMEM;
     }
     return table_end(p, &dv->at_end);
 }
@@ -391,14 +480,22 @@ static sd_status replay_device(sd_peak *p, const sd_cuda_device *d, sd_peak_devi
     dv->first_entry = lo;
     dv->n_entries = hi - lo;
     if (replay_reset(p)) return SD_ENOMEM;
+    if (n < ENTRY_NONE) {
+        if (!sdp_arena_charge(&p->arena, (uint64_t)n * sizeof *ds->released) ||
+            !(ds->released = malloc(n * sizeof *ds->released)))
+            return SD_ENOMEM;
+        memset(ds->released, 0xff, n * sizeof *ds->released);   /* ENTRY_NONE */
+    }
     int64_t rel = 0, rel_lo = 0, best = 0;
     size_t early_cap = 0;
     for (size_t i = 0; i < n; i++) {
         const sd_trace_entry *e = &d->trace[i];
         int64_t delta;
         bool early;
+        uint32_t released;
         if (i == lo) rel_lo = rel;
-        if (replay_step(p, e, &delta, &early)) return SD_ENOMEM;
+        if (replay_step(p, e, i, &delta, &early, &released)) return SD_ENOMEM;
+        if (released != ENTRY_NONE && ds->released) ds->released[released] = (uint32_t)i;
         rel = wrap_add(rel, delta);
         if (early) {
             if (sdp_grow((void **)&ds->early_frees, &early_cap, ds->n_early + 1,
@@ -407,6 +504,13 @@ static sd_status replay_device(sd_peak *p, const sd_cuda_device *d, sd_peak_devi
             ds->early_frees[ds->n_early++] = i;
         }
         if (e->action == SD_ACT_ALLOC && i >= lo && i < hi) {
+            sd_step_phase ph;
+            sd_phases_at(p->phases, (size_t)(dv - p->devices), i, &ph, NULL);
+            if (!ds->phase_has[ph] || rel > ds->phase_best[ph]) {
+                ds->phase_has[ph] = true;
+                ds->phase_best[ph] = rel;
+                ds->phase_entry[ph] = i;
+            }
             dv->window_alloc_bytes += e->size;
             if (!dv->has_peak || rel > best) {
                 dv->has_peak = true;
@@ -422,17 +526,7 @@ static sd_status replay_device(sd_peak *p, const sd_cuda_device *d, sd_peak_devi
     for (size_t b = 0; b < d->n_blocks; b++) {
         const sd_block *bl = &d->blocks[b];
         if (bl->state != SD_BLOCK_ALLOCATED) continue;
-        uint64_t h = addr_hash(bl->address);
-        bool alive = false;
-        for (size_t j = sdp_htab_first(&p->addr_index, h); p->addr_index.slots[j];
-             j = sdp_htab_next(&p->addr_index, j)) {
-            const addr_rec *r = &p->addrs[p->addr_index.slots[j] - 1];
-            if (r->addr == bl->address) {
-                alive = r->state == ADDR_LIVE;
-                break;
-            }
-        }
-        if (alive) continue;
+        if (addr_live(p, bl->address)) continue;
         if (sdp_grow((void **)&ds->leftovers, &left_cap, ds->n_leftovers + 1,
                      sizeof *ds->leftovers, &p->arena))
             return SD_ENOMEM;
@@ -478,23 +572,57 @@ static sd_status live_table(sd_peak *p, size_t i, size_t entry, sd_peak_table *o
     for (size_t k = 0; k <= entry && k < d->n_trace; k++) {
         int64_t delta;
         bool early;
-        if (replay_step(p, &d->trace[k], &delta, &early)) return SD_ENOMEM;
+        uint32_t released;
+        if (replay_step(p, &d->trace[k], k, &delta, &early, &released)) return SD_ENOMEM;
     }
     table_begin(p);
     for (size_t k = 0; k < ds->n_leftovers; k++) {
         const sd_block *bl = &d->blocks[ds->leftovers[k]];
-        if (table_add(p, bl->stack, bl->size, 0)) return SD_ENOMEM;
+        sd_block_life l = {.stack = bl->stack, .stack_is_alloc = true, .has_trace = true};
+        if (table_add(p, i, &l, bl->size, 0)) return SD_ENOMEM;
     }
     for (size_t k = 0; k < ds->n_early; k++) {
         if (ds->early_frees[k] <= entry) continue;
         const sd_trace_entry *e = &d->trace[ds->early_frees[k]];
-        if (table_add(p, e->stack, e->size, 0)) return SD_ENOMEM;
+        /* Allocated before recording: its entry's frames may be the free's (torch records
+         * the free's stack with context "all"), so they name neither its site nor its
+         * category: <no stack>, decided by lifetime. */
+        sd_block_life l = {.stack = 0, .has_trace = true, .freed = true,
+                           .free_entry = ds->early_frees[k]};
+        if (table_add(p, i, &l, e->size, 0)) return SD_ENOMEM;
     }
-    for (size_t k = 0; k < p->n_addrs; k++)
-        if (p->addrs[k].state == ADDR_LIVE &&
-            table_add(p, p->addrs[k].stack, p->addrs[k].size, 0))
-            return SD_ENOMEM;
+    for (size_t k = 0; k < p->n_addrs; k++) {
+        const addr_rec *a = &p->addrs[k];
+        if (a->state != ADDR_LIVE) continue;
+        sd_block_life l = life_in_trace(ds, a->stack, a->entry);
+        if (table_add(p, i, &l, a->size, 0)) return SD_ENOMEM;
+    }
     return table_end(p, out);
+}
+
+/* The peak of each phase, after replay_device. */
+static sd_status phase_peaks(sd_peak *p, size_t i)
+{
+    sd_peak_device *dv = &p->devices[i];
+    const dev_state *ds = &p->states[i];
+    size_t n = 0;
+    for (size_t ph = 0; ph < SD_STEP_PHASE_COUNT; ph++) n += ds->phase_has[ph];
+    sd_peak_phase *out = sdp_arena_alloc(&p->arena, (n ? n : 1) * sizeof *out);
+    if (!out) return SD_ENOMEM;
+    n = 0;
+    for (size_t ph = 0; ph < SD_STEP_PHASE_COUNT; ph++) {
+        if (!ds->phase_has[ph]) continue;
+        sd_peak_phase *x = &out[n++];
+        memset(x, 0, sizeof *x);
+        x->phase = (sd_step_phase)ph;
+        x->entry = ds->phase_entry[ph];
+        x->bytes = dv->start_bytes + (uint64_t)ds->phase_best[ph];
+        sd_phases_at(p->phases, i, x->entry, NULL, &x->step);
+        if (live_table(p, i, x->entry, &x->at)) return SD_ENOMEM;
+    }
+    dv->phase_peaks = out;
+    dv->n_phase_peaks = n;
+    return SD_OK;
 }
 
 /* ---------- the handle ---------- */
@@ -522,11 +650,17 @@ static sd_status peak_build(sd_peak *p, const sd_peak_options *o)
         p->states[i].index = i;
         p->n_devices = i + 1;
         dv->device = d->device;
-        if (end_table(p, d, dv)) return SD_ENOMEM;
         dv->has_trace = d->n_trace > 0;
+        if (dv->has_trace && replay_device(p, d, dv, &p->states[i], o)) return SD_ENOMEM;
+        if (end_table(p, d, dv)) return SD_ENOMEM;
         if (!dv->has_trace) continue;
-        if (replay_device(p, d, dv, &p->states[i], o)) return SD_ENOMEM;
-        if (dv->has_peak && live_table(p, i, dv->peak_entry, &dv->at_peak)) return SD_ENOMEM;
+        if (dv->has_peak) {
+            sd_step_phase ph;
+            dv->peak_has_phase = sd_phases_at(p->phases, i, dv->peak_entry, &ph, &dv->peak_step);
+            dv->peak_phase = ph;
+            if (live_table(p, i, dv->peak_entry, &dv->at_peak)) return SD_ENOMEM;
+            if (o->phase_peaks && phase_peaks(p, i)) return SD_ENOMEM;
+        }
     }
     return SD_OK;
 }
@@ -545,7 +679,8 @@ sd_peak *sd_peak_create(const sd_snapshot *s, const sd_peak_options *opts, sd_er
     p->snap = s;
     sdp_arena_init(&p->arena, opts->max_memory);
     p->attrib = sd_attrib_create(&opts->attrib, err);
-    if (!p->attrib) {
+    if (p->attrib) p->phases = sd_phases_create(s, err);
+    if (!p->attrib || !p->phases) {
         sd_peak_free(p);
         return NULL;
     }
@@ -567,7 +702,9 @@ void sd_peak_free(sd_peak *p)
     for (size_t i = 0; i < p->n_devices; i++) {
         free(p->states[i].leftovers);
         free(p->states[i].early_frees);
+        free(p->states[i].released);
     }
+    sd_phases_free(p->phases);
     free(p->stack_key);
     free(p->stacks);
     free(p->keys);
@@ -583,6 +720,7 @@ void sd_peak_free(sd_peak *p)
 }
 
 const sd_snapshot *sd_peak_snapshot(const sd_peak *p) { return p->snap; }
+const sd_phases *sd_peak_phases(const sd_peak *p) { return p->phases; }
 const sd_attrib *sd_peak_attrib(const sd_peak *p) { return p->attrib; }
 size_t sd_peak_device_count(const sd_peak *p) { return p->n_devices; }
 
@@ -617,7 +755,8 @@ sd_status sd_peak_live_series(sd_peak *p, size_t i, uint64_t *live, size_t n, sd
     for (size_t k = 0; k < d->n_trace && k < n; k++) {
         int64_t delta;
         bool early;
-        if (replay_step(p, &d->trace[k], &delta, &early)) return nomem(err);
+        uint32_t released;
+        if (replay_step(p, &d->trace[k], k, &delta, &early, &released)) return nomem(err);
         cur = wrap_add(cur, delta);
         live[k] = cur > 0 ? (uint64_t)cur : 0;
     }

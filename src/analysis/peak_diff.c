@@ -6,6 +6,7 @@
 #include "snapdiff/peak.h"
 
 struct sd_peak_diff {
+    sdp_arena arena;              /* the category and phase tables */
     sd_peak *sides[2];
     sd_peak_diff_device *devices;
     size_t n_devices;
@@ -82,6 +83,100 @@ static sd_status merge(sd_peak_diff *pd, sd_peak_diff_device *dv, sd_peak_diff_g
     return SD_OK;
 }
 
+/* Every category with blocks in either table, in category order. */
+static sd_status categories_merge(sd_peak_diff *pd, const sd_peak_table *to,
+                                  const sd_peak_table *tn, const sd_peak_diff_category **out,
+                                  size_t *n_out)
+{
+    sd_peak_diff_category *c = sdp_arena_alloc(&pd->arena, SD_CATEGORY_COUNT * sizeof *c);
+    if (!c) return SD_ENOMEM;
+    size_t n = 0;
+    for (size_t k = 0; k < SD_CATEGORY_COUNT; k++) {
+        sd_peak_diff_category x = {.category = (sd_category)k};
+        bool any = false;
+        for (size_t i = 0; to && i < to->n_categories; i++)
+            if (to->categories[i].category == x.category) {
+                x.old_bytes = to->categories[i].bytes;
+                any = true;
+            }
+        for (size_t i = 0; tn && i < tn->n_categories; i++)
+            if (tn->categories[i].category == x.category) {
+                x.new_bytes = tn->categories[i].bytes;
+                any = true;
+            }
+        if (!any) continue;
+        x.delta_bytes = (int64_t)x.new_bytes - (int64_t)x.old_bytes;
+        c[n++] = x;
+    }
+    *out = c;
+    *n_out = n;
+    return SD_OK;
+}
+
+/* The category with the largest sign * delta > 0, else the largest on that side. */
+static sd_category lead(const sd_peak_diff_category *c, size_t n, int sign)
+{
+    size_t best = n;
+    int64_t most = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t d = sign * c[i].delta_bytes;
+        if (d > most) {
+            most = d;
+            best = i;
+        }
+    }
+    if (best < n) return c[best].category;
+    uint64_t big = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t b = sign < 0 ? c[i].old_bytes : c[i].new_bytes;
+        if (best == n || b > big) {
+            big = b;
+            best = i;
+        }
+    }
+    return best < n ? c[best].category : SD_CAT_OTHER;
+}
+
+static const sd_peak_phase *phase_of(const sd_peak_device *d, sd_step_phase ph)
+{
+    for (size_t i = 0; i < d->n_phase_peaks; i++)
+        if (d->phase_peaks[i].phase == ph) return &d->phase_peaks[i];
+    return NULL;
+}
+
+/* The categories at the two peaks, and the peak of each phase either side has. */
+static sd_status phases_merge(sd_peak_diff *pd, sd_peak_diff_device *dv)
+{
+    if (categories_merge(pd, &dv->old->at_peak, &dv->new_->at_peak, &dv->categories,
+                         &dv->n_categories))
+        return SD_ENOMEM;
+    dv->phases_differ = dv->old->peak_has_phase && dv->new_->peak_has_phase &&
+                        dv->old->peak_phase != dv->new_->peak_phase;
+    dv->old_lead = lead(dv->categories, dv->n_categories, -1);
+    dv->new_lead = lead(dv->categories, dv->n_categories, 1);
+    sd_peak_diff_phase *ph = sdp_arena_alloc(&pd->arena, SD_STEP_PHASE_COUNT * sizeof *ph);
+    if (!ph) return SD_ENOMEM;
+    size_t n = 0;
+    for (size_t k = 0; k < SD_STEP_PHASE_COUNT; k++) {
+        const sd_peak_phase *o = phase_of(dv->old, (sd_step_phase)k);
+        const sd_peak_phase *w = phase_of(dv->new_, (sd_step_phase)k);
+        if (!o && !w) continue;
+        sd_peak_diff_phase *x = &ph[n++];
+        memset(x, 0, sizeof *x);
+        x->phase = (sd_step_phase)k;
+        x->has_old = o != NULL;
+        x->has_new = w != NULL;
+        x->old_peak_bytes = o ? o->bytes : 0;
+        x->new_peak_bytes = w ? w->bytes : 0;
+        if (categories_merge(pd, o ? &o->at : NULL, w ? &w->at : NULL, &x->categories,
+                             &x->n_categories))
+            return SD_ENOMEM;
+    }
+    dv->phases = ph;
+    dv->n_phases = n;
+    return SD_OK;
+}
+
 static size_t with_peak(const sd_peak *p, const sd_peak_device **only)
 {
     size_t n = 0;
@@ -116,7 +211,7 @@ static sd_status pair_devices(sd_peak_diff *pd)
     for (size_t i = 0; i < pd->n_devices; i++) {
         sd_peak_diff_device *dv = &pd->devices[i];
         dv->delta_bytes = (int64_t)dv->new_->peak_bytes - (int64_t)dv->old->peak_bytes;
-        if (merge(pd, dv, &pd->tables[i])) return SD_ENOMEM;
+        if (merge(pd, dv, &pd->tables[i]) || phases_merge(pd, dv)) return SD_ENOMEM;
     }
     return SD_OK;
 }
@@ -165,7 +260,10 @@ sd_peak_diff *sd_peak_diff_create(const sd_snapshot *old_snap, const sd_snapshot
         sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
         return NULL;
     }
-    create_sides(pd, old_snap, new_snap, opts, err);
+    sdp_arena_init(&pd->arena, opts->max_memory);
+    sd_peak_options with_phases = *opts;
+    with_phases.phase_peaks = true;     /* the diff compares the phases' peaks too */
+    create_sides(pd, old_snap, new_snap, &with_phases, err);
     if (!pd->sides[0] || !pd->sides[1]) {
         sd_peak_diff_free(pd);
         return NULL;
@@ -186,6 +284,7 @@ void sd_peak_diff_free(sd_peak_diff *pd)
     free(pd->devices);
     sd_peak_free(pd->sides[0]);
     sd_peak_free(pd->sides[1]);
+    sdp_arena_free(&pd->arena);
     free(pd);
 }
 

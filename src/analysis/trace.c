@@ -405,6 +405,11 @@ static sd_status take_peak(sd_trace *t, sd_trace_device *dv)
     dv->peak_time_us = pd->peak_time_us;
     dv->peak_stack = pd->peak_stack < t->n_stacks ? pd->peak_stack : 0;
     dv->peak_start_bytes = pd->window_start_bytes;
+    dv->peak_has_phase = pd->peak_has_phase;
+    dv->peak_phase = pd->peak_phase;
+    dv->peak_step = pd->peak_step;
+    dv->peak_categories = pd->at_peak.categories;
+    dv->n_peak_categories = pd->at_peak.n_categories;
     return SD_OK;
 }
 

@@ -215,7 +215,44 @@ static json_t *peak_side_json(const sd_peak_device *p)
     json_object_set_new(o, "entry", jint(p->peak_entry));
     json_object_set_new(o, "time_us", p->peak_has_time ? json_integer(p->peak_time_us)
                                                         : json_null());
+    json_object_set_new(o, "phase", sdp_peak_phase_json(p));
+    json_object_set_new(o, "step", sdp_peak_step_json(p));
+    json_object_set_new(o, "categories", sdp_categories_json(&p->at_peak));
     return o;
+}
+
+/* [{category, old_bytes, new_bytes, delta_bytes}] */
+static json_t *category_deltas_json(const sd_peak_diff_category *c, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "category", json_string(sd_category_name(c[i].category)));
+        json_object_set_new(o, "old_bytes", jint(c[i].old_bytes));
+        json_object_set_new(o, "new_bytes", jint(c[i].new_bytes));
+        json_object_set_new(o, "delta_bytes", json_integer(c[i].delta_bytes));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+/* [{phase, old_peak_bytes, new_peak_bytes, categories}]: the peak of each phase. */
+static json_t *phases_json(const sd_peak_diff_device *dv)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < dv->n_phases; i++) {
+        const sd_peak_diff_phase *p = &dv->phases[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "phase", json_string(sd_step_phase_name(p->phase)));
+        json_object_set_new(o, "old_peak_bytes", p->has_old ? jint(p->old_peak_bytes)
+                                                            : json_null());
+        json_object_set_new(o, "new_peak_bytes", p->has_new ? jint(p->new_peak_bytes)
+                                                            : json_null());
+        json_object_set_new(o, "categories", category_deltas_json(p->categories,
+                                                                  p->n_categories));
+        json_array_append_new(a, o);
+    }
+    return a;
 }
 
 /* "peak": both files at their peaks (docs/peak.md), or null when not compared. */
@@ -247,6 +284,10 @@ static json_t *peak_json(const sd_diff *d)
             json_array_append_new(groups, y);
         }
         json_object_set_new(x, "groups", groups);
+        json_object_set_new(x, "categories", category_deltas_json(dv->categories,
+                                                                  dv->n_categories));
+        json_object_set_new(x, "phases_differ", json_boolean(dv->phases_differ));
+        json_object_set_new(x, "phases", phases_json(dv));
         json_array_append_new(devs, x);
     }
     json_object_set_new(o, "devices", devs);

@@ -358,6 +358,71 @@ static void print_peak_rows(const text_ctx *r)
     }
 }
 
+/* "activations", "optimizer state", "backward temporaries": a category as people say it. */
+static void category_words(sd_category c, sd_step_phase ph, char *buf, size_t size)
+{
+    const char *name = sd_category_name(c);
+    size_t n = 0;
+    if (c == SD_CAT_TEMPORARIES)
+        n = (size_t)snprintf(buf, size, "%s ", sd_step_phase_name(ph));
+    for (const char *p = name; *p && n + 1 < size; p++) buf[n++] = *p == '_' ? ' ' : *p;
+    if (n < size) buf[n] = '\0';
+}
+
+static uint64_t category_bytes(const sd_peak_diff_device *dv, sd_category c, int side)
+{
+    for (size_t i = 0; i < dv->n_categories; i++)
+        if (dv->categories[i].category == c)
+            return side ? dv->categories[i].new_bytes : dv->categories[i].old_bytes;
+    return 0;
+}
+
+/* When the two peaks fall in different phases, say so first: the tables below compare
+ * different moments of a step. */
+static void print_phase_line(const text_ctx *r)
+{
+    const sd_peak_diff *pd = sd_diff_peak(r->diff);
+    size_t n = pd ? sd_peak_diff_device_count(pd) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const sd_peak_diff_device *dv = sd_peak_diff_device_at(pd, i);
+        if (!dv->phases_differ) continue;
+        char lo[64], ln[64];
+        category_words(dv->old_lead, dv->old->peak_phase, lo, sizeof lo);
+        category_words(dv->new_lead, dv->new_->peak_phase, ln, sizeof ln);
+        fprintf(r->out, "%sOLD peaks in the %s (%s %s), NEW in the %s (%s %s)%s", clr_bold(r),
+                sd_step_phase_name(dv->old->peak_phase), lo,
+                sdp_fmt_bytes(category_bytes(dv, dv->old_lead, 0)).s,
+                sd_step_phase_name(dv->new_->peak_phase), ln,
+                sdp_fmt_bytes(category_bytes(dv, dv->new_lead, 1)).s, clr_reset(r));
+        if (n > 1) fprintf(r->out, " on device %" PRId64, dv->device_new);
+        fprintf(r->out, "\n");
+    }
+}
+
+/* The peak of each phase in OLD and NEW, by category. */
+static void print_phase_table(const text_ctx *r, const sd_peak_diff_device *dv)
+{
+    if (!dv->n_phases) return;
+    fprintf(r->out, "  %-22s %11s %11s  %11s\n", "peak of each phase", "old", "new", "delta");
+    for (size_t i = 0; i < dv->n_phases; i++) {
+        const sd_peak_diff_phase *p = &dv->phases[i];
+        char o[64], w[64];
+        snprintf(o, sizeof o, "%s", p->has_old ? sdp_fmt_bytes(p->old_peak_bytes).s : "-");
+        snprintf(w, sizeof w, "%s", p->has_new ? sdp_fmt_bytes(p->new_peak_bytes).s : "-");
+        fprintf(r->out, "  %-22s %11s %11s  %11s\n", sd_step_phase_name(p->phase), o, w,
+                p->has_old && p->has_new
+                    ? sdp_fmt_delta((int64_t)p->new_peak_bytes - (int64_t)p->old_peak_bytes).s
+                    : "");
+        for (size_t k = 0; k < p->n_categories; k++) {
+            const sd_peak_diff_category *c = &p->categories[k];
+            fprintf(r->out, "    %-20s %11s %11s  %11s\n", sd_category_name(c->category),
+                    p->has_old ? sdp_fmt_bytes(c->old_bytes).s : "-",
+                    p->has_new ? sdp_fmt_bytes(c->new_bytes).s : "-",
+                    p->has_old && p->has_new ? sdp_fmt_delta(c->delta_bytes).s : "");
+        }
+    }
+}
+
 /* "at the peak": what was live at OLD's peak and at NEW's, by site, largest change first. */
 static void print_peak_table(const text_ctx *r)
 {
@@ -373,10 +438,16 @@ static void print_peak_table(const text_ctx *r)
                 fprintf(r->out, " (OLD device %" PRId64 ", NEW device %" PRId64 ")",
                         dv->device_old, dv->device_new);
         }
-        fprintf(r->out, ": OLD %s at entry #%zu, NEW %s at entry #%zu (%s)\n",
-                sdp_fmt_bytes(dv->old->peak_bytes).s, dv->old->peak_entry,
-                sdp_fmt_bytes(dv->new_->peak_bytes).s, dv->new_->peak_entry,
+        char po[64] = "", pn[64] = "";
+        if (dv->old->peak_has_phase)
+            snprintf(po, sizeof po, " (%s)", sd_step_phase_name(dv->old->peak_phase));
+        if (dv->new_->peak_has_phase)
+            snprintf(pn, sizeof pn, " (%s)", sd_step_phase_name(dv->new_->peak_phase));
+        fprintf(r->out, ": OLD %s at entry #%zu%s, NEW %s at entry #%zu%s (%s)\n",
+                sdp_fmt_bytes(dv->old->peak_bytes).s, dv->old->peak_entry, po,
+                sdp_fmt_bytes(dv->new_->peak_bytes).s, dv->new_->peak_entry, pn,
                 sdp_fmt_delta(dv->delta_bytes).s);
+        print_phase_table(r, dv);
         fprintf(r->out, "  %11s %11s  %11s  %s\n", "old", "new", "delta", "site");
         size_t shown = 0;
         int64_t sum = 0, rest = 0;
@@ -449,9 +520,11 @@ static void print_header(const text_ctx *r)
 {
     const sd_diff_totals *t = sd_diff_totals_of(r->diff);
     const sd_stats *o = &t->old_stats, *n = &t->new_stats;
-    fprintf(r->out, "%sOLD%s %s\n%sNEW%s %s\n\n", clr_bold(r), clr_reset(r),
+    fprintf(r->out, "%sOLD%s %s\n%sNEW%s %s\n", clr_bold(r), clr_reset(r),
             sd_snapshot_source(r->old_snap), clr_bold(r), clr_reset(r),
             sd_snapshot_source(r->new_snap));
+    print_phase_line(r);
+    fprintf(r->out, "\n");
     fprintf(r->out, "  %-13s %11s %11s  %11s\n", "", "old", "new", "delta");
     print_total_row(r, "allocated", o->allocated_bytes, n->allocated_bytes);
     print_total_row(r, "reserved", o->reserved_bytes, n->reserved_bytes);

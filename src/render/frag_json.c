@@ -5,6 +5,7 @@
 #include "render/frag_render.h"
 #include "render/settings.h"
 #include "render/json_frame.h"
+#include "render/top_render.h"
 
 static json_t *u64(uint64_t v) { return json_integer((json_int_t)v); }
 
@@ -130,6 +131,43 @@ static json_t *oom_sites_json(const sd_frag *f, const sd_frag_oom *m)
     return a;
 }
 
+/* The arithmetic, the what-ifs and the levers issue 26 added (docs/json-frag.md). */
+static void oom_arithmetic_json(json_t *o, const sd_frag *f, const sd_frag_oom *m)
+{
+    json_object_set_new(o, "wholly_free_bytes", u64(m->cached_free_bytes));
+    json_object_set_new(o, "shortfall_bytes", u64(m->shortfall_bytes));
+    json_object_set_new(o, "live_share", m->live_known ? json_real(m->live_share) : json_null());
+    sd_peak_table t = {.categories = m->categories, .n_categories = m->n_categories};
+    json_object_set_new(o, "categories", m->live_known ? sdp_categories_json(&t) : json_null());
+    json_t *w = json_array();
+    for (size_t i = 0; i < m->n_whatif; i++) {
+        const sd_frag_whatif *x = &m->whatif[i];
+        json_t *y = json_object();
+        json_object_set_new(y, "alloc_conf", json_string(x->alloc_conf));
+        json_object_set_new(y, "fits", json_boolean(x->fits));
+        json_object_set_new(y, "headroom_bytes", x->has_headroom ? u64(x->headroom_bytes)
+                                                                 : json_null());
+        json_object_set_new(y, "enough_for_next_step", json_boolean(x->enough));
+        json_array_append_new(w, y);
+    }
+    json_object_set_new(o, "whatif", w);
+    json_object_set_new(o, "whatif_untrusted_why",
+                        m->whatif_untrusted_why ? json_string(m->whatif_untrusted_why)
+                                                : json_null());
+    json_t *l = json_array();
+    for (size_t i = 0; i < m->n_levers; i++) {
+        const sd_frag_lever *x = &m->levers[i];
+        json_t *y = json_object();
+        json_object_set_new(y, "category", json_string(sd_category_name(x->category)));
+        json_object_set_new(y, "site", sdp_site_json(sd_frag_attrib(f), sd_frag_snapshot(f),
+                                                     x->stack, &x->site));
+        json_object_set_new(y, "bytes", u64(x->bytes));
+        json_object_set_new(y, "lever", json_string(sd_frag_lever_name(x->lever)));
+        json_array_append_new(l, y);
+    }
+    json_object_set_new(o, "levers", l);
+}
+
 /* The figures issue 19 added to an oom event (docs/json-frag.md). */
 static void oom_figures_json(json_t *o, const sd_frag *f, const sd_frag_oom *m)
 {
@@ -148,6 +186,7 @@ static void oom_figures_json(json_t *o, const sd_frag *f, const sd_frag_oom *m)
         json_object_set_new(r, "max_split_size_mb:512", json_boolean(m->succeeds_max_split));
     }
     json_object_set_new(o, "replay_succeeds", r);
+    oom_arithmetic_json(o, f, m);
 }
 
 static json_t *ooms_json(const sd_frag *f, const sd_snapshot *s, const sd_frag_device *d)
@@ -187,11 +226,30 @@ static void verdict_json(json_t *o, const sd_frag_device *d)
     json_object_set_new(o, "advice_replay", advice_replay_json(d));
 }
 
+/* What fragmentation cost at the peak (docs/json-frag.md): null without a trace. */
+static void cost_json(json_t *o, const sd_frag_device *d)
+{
+    json_object_set_new(o, "peak_reserved_bytes", d->has_cost ? u64(d->peak_reserved_bytes)
+                                                              : json_null());
+    json_object_set_new(o, "peak_live_bytes", d->has_cost ? u64(d->peak_live_bytes)
+                                                          : json_null());
+    json_object_set_new(o, "fragmentation_cost_bytes", d->has_cost ? u64(d->cost_bytes)
+                                                                   : json_null());
+    json_object_set_new(o, "fragmentation_cost_pct",
+                        d->has_cost ? json_real(d->why.cost_pct) : json_null());
+    json_object_set_new(o, "fragmentation_cost_replay_bytes",
+                        d->has_cost_replay ? u64(d->cost_replay_bytes) : json_null());
+    json_object_set_new(o, "request_sizes_vary", d->request_sizes_vary < 0
+                                                     ? json_null()
+                                                     : json_boolean(d->request_sizes_vary));
+}
+
 static json_t *device_json(const sd_frag *f, const sd_snapshot *s, const sd_frag_device *d)
 {
     json_t *o = json_object();
     json_object_set_new(o, "device", json_integer(d->device));
     verdict_json(o, d);
+    cost_json(o, d);
     figures_json(o, &d->fig);
     json_object_set_new(o, "large_split_free_bytes", u64(d->large_split_free_bytes));
     json_object_set_new(o, "pools", pools_json(d));

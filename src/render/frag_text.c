@@ -126,6 +126,36 @@ static void print_histogram(const ctx *c, const sd_frag_figures *g)
     }
 }
 
+/* R against D + W + S, summed so that it visibly adds up; what would have had to be freed. */
+static void print_oom_arithmetic(const ctx *c, const sd_snapshot *s, const sd_frag_oom *m)
+{
+    uint64_t dw = m->device_free_bytes + m->cached_free_bytes;
+    fprintf(c->out, "    request %s %s device free %s + wholly free %s + stranded %s = %s",
+            B(m->request_bytes),
+            m->request_bytes > dw + m->stranded_free_bytes ? ">" : "<=",
+            B(m->device_free_bytes), B(m->cached_free_bytes), B(m->stranded_free_bytes),
+            B(dw + m->stranded_free_bytes));
+    if (m->shortfall_bytes)
+        fprintf(c->out, "; without the stranded space %s would have had to be freed",
+                B(m->shortfall_bytes));
+    if (m->live_known)
+        fprintf(c->out, "; live %s (%.0f%% of what the program could reach)", B(m->live_bytes),
+                100.0 * m->live_share);
+    fprintf(c->out, "\n");
+    for (size_t i = 0; i < m->n_levers; i++) {
+        const sd_frag_lever *l = &m->levers[i];
+        sd_site_label lb;
+        char site[256] = "?";
+        if (sd_site_label_of(s, l->stack, &l->site, &lb)) {
+            if (lb.native) snprintf(site, sizeof site, "%s", lb.label);
+            else snprintf(site, sizeof site, "%s:%lld %s", sd_frame_short_path(lb.filename),
+                          (long long)lb.line, lb.name);
+        }
+        fprintf(c->out, "    lever: %s %s at %s -> %s\n", B(l->bytes),
+                sd_category_name(l->category), site, sd_frag_lever_name(l->lever));
+    }
+}
+
 /* The free memory the verdict weighs, then what was live at the oom by site (whole
  * sites, one a line: never cut). */
 static void print_oom_figures(const ctx *c, const sd_snapshot *s, const sd_frag_oom *m)
@@ -140,6 +170,19 @@ static void print_oom_figures(const ctx *c, const sd_snapshot *s, const sd_frag_
                 "max_split_size_mb:512 would %s\n",
                 m->succeeds_expandable ? "have succeeded" : "fail too",
                 m->succeeds_max_split ? "have succeeded" : "fail too");
+    print_oom_arithmetic(c, s, m);
+    if (m->whatif_untrusted_why)
+        fprintf(c->out, "    (the replay is not trusted: %s; no headroom is quoted)\n",
+                m->whatif_untrusted_why);
+    for (size_t i = 0; i < m->n_whatif; i++) {
+        const sd_frag_whatif *w = &m->whatif[i];
+        fprintf(c->out, "    replayed under %s: %s", w->alloc_conf,
+                w->fits ? "the request fits" : "fails too");
+        if (w->fits && w->has_headroom)
+            fprintf(c->out, ", %s of headroom at its peak%s", B(w->headroom_bytes),
+                    w->enough ? "" : ": not enough for the next step");
+        fprintf(c->out, "\n");
+    }
     if (!m->live_known) {
         fprintf(c->out, "    live at the oom: not computed (only for the last %d oom entries, "
                 "fewer on a long trace)\n", SD_FRAG_OOM_REPLAY_LIMIT);

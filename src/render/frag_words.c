@@ -66,6 +66,22 @@ static void say_gap(words *w, const sd_frag_why *y)
         cmp(y->gap_over), y->gap_threshold_pct);
 }
 
+/* "at the peak X was reserved for Y live: fragmentation cost Z (P% of it; ...)" */
+static void say_cost(words *w, const sd_frag_why *y)
+{
+    say(w, "at the trace's peak %s was reserved for %s live: %s over what was live "
+        "(%s%% of the peak reserved; fragmentation is material from %s and %g%%, both)",
+        B(y->peak_reserved_bytes), B(y->peak_live_bytes), B(y->cost_bytes),
+        num_vs(y->cost_pct, y->cost_threshold_pct, 1).s, B(y->cost_floor_bytes),
+        y->cost_threshold_pct);
+    if (y->has_cost_replay)
+        say(w, "; replayed under expandable_segments:True, the trace needs %s less reserved "
+            "(%s%% of the peak reserved), which decides", B(y->cost_replay_bytes),
+            num_vs(y->peak_reserved_bytes ? 100.0 * (double)y->cost_replay_bytes /
+                                                (double)y->peak_reserved_bytes : 0.0,
+                   y->cost_threshold_pct, 1).s);
+}
+
 static void say_reason(words *w, const sd_frag_why *y)
 {
     sdp_text index = num_vs(y->index, y->index_threshold, 2);
@@ -73,6 +89,14 @@ static void say_reason(words *w, const sd_frag_why *y)
     switch (y->reason) {
     case SD_FRAG_WHY_NOTHING_RESERVED: say(w, "nothing is reserved"); return;
     case SD_FRAG_WHY_OOM: say_oom(w, y->oom); return;
+    case SD_FRAG_WHY_COST: say_cost(w, y); return;
+    case SD_FRAG_WHY_CACHED_FOR_REUSE:
+        say(w, "the end state holds %s free (%s stranded in segments with live blocks), but ",
+            B(y->free_bytes), B(y->stranded_bytes));
+        say_cost(w, y);
+        say(w, ": the memory reserved over what is live is cached for reuse by the next "
+            "step, not fragmentation");
+        return;
     default: break;
     }
     say_gap(w, y);

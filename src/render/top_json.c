@@ -63,6 +63,32 @@ static json_t *groups_json(const sd_peak *p, const sd_peak_table *t, bool reques
     return arr;
 }
 
+json_t *sdp_categories_json(const sd_peak_table *t)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < t->n_categories; i++) {
+        const sd_category_total *c = &t->categories[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "category", json_string(sd_category_name(c->category)));
+        json_object_set_new(o, "bytes", jint(c->bytes));
+        json_object_set_new(o, "blocks", jint(c->blocks));
+        json_object_set_new(o, "evidence", json_string(sd_category_total_evidence(c)));
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}
+
+json_t *sdp_peak_phase_json(const sd_peak_device *d)
+{
+    return d->has_peak && d->peak_has_phase ? json_string(sd_step_phase_name(d->peak_phase))
+                                            : json_null();
+}
+
+json_t *sdp_peak_step_json(const sd_peak_device *d)
+{
+    return d->has_peak && d->peak_has_phase && d->peak_step ? jint(d->peak_step) : json_null();
+}
+
 static json_t *peak_json(const sd_peak *p, const sd_peak_device *d)
 {
     if (!d->has_peak) return json_null();
@@ -77,6 +103,9 @@ static json_t *peak_json(const sd_peak *p, const sd_peak_device *d)
                                                       d->peak_stack, &d->peak_site));
     json_object_set_new(o, "blocks", jint(d->at_peak.blocks));
     json_object_set_new(o, "groups", groups_json(p, &d->at_peak, false));
+    json_object_set_new(o, "phase", sdp_peak_phase_json(d));
+    json_object_set_new(o, "step", sdp_peak_step_json(d));
+    json_object_set_new(o, "categories", sdp_categories_json(&d->at_peak));
     return o;
 }
 
@@ -97,6 +126,7 @@ sd_status sd_render_top_json(FILE *out, const sd_peak *x, const sd_render_option
         json_object_set_new(o, "allocated_bytes", jint(d->allocated_bytes));
         json_object_set_new(o, "blocks", jint(d->at_end.blocks));
         json_object_set_new(o, "groups", groups_json(x, &d->at_end, true));
+        json_object_set_new(o, "categories", sdp_categories_json(&d->at_end));
         json_object_set_new(o, "peak", peak_json(x, d));
         json_array_append_new(devs, o);
     }

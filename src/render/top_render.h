@@ -14,5 +14,14 @@ json_t *sdp_peak_site_json(const sd_attrib *a, const sd_snapshot *s, uint32_t st
 /* "FILE:LINE NAME" (or the native label) of the site, for text; "<no stack>" if none. */
 void sdp_peak_site_text(const sd_snapshot *s, uint32_t stack, const sd_site *site, char *buf,
                         size_t size);
+/* [{category, bytes, blocks, evidence}] of a table (docs/json-top.md). */
+json_t *sdp_categories_json(const sd_peak_table *t);
+/* The peak's phase ("forward", ...) and step, or null. */
+json_t *sdp_peak_phase_json(const sd_peak_device *d);
+json_t *sdp_peak_step_json(const sd_peak_device *d);
+/* One line per category of a table: "    bytes  category  (by frames)", largest first. */
+void sdp_categories_text(FILE *out, const sd_peak_table *t, const char *indent);
+/* " in the backward of step 2" / " in the forward" / "" for the peak line. */
+void sdp_peak_phase_text(const sd_peak_device *d, char *buf, size_t size);
 
 #endif

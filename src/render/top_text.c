@@ -70,6 +70,37 @@ static void print_table(FILE *out, const sd_peak_table *t, bool requested, size_
     if (t->n_groups == 0) fprintf(out, "    (nothing live)\n");
 }
 
+void sdp_categories_text(FILE *out, const sd_peak_table *t, const char *indent)
+{
+    sd_category_total c[SD_CATEGORY_COUNT];
+    size_t n = t->n_categories < SD_CATEGORY_COUNT ? t->n_categories : SD_CATEGORY_COUNT;
+    memcpy(c, t->categories, n * sizeof *c);
+    for (size_t i = 1; i < n; i++)         /* largest first; stable on ties */
+        for (size_t j = i; j > 0 && c[j].bytes > c[j - 1].bytes; j--) {
+            sd_category_total x = c[j];
+            c[j] = c[j - 1];
+            c[j - 1] = x;
+        }
+    for (size_t i = 0; i < n; i++) {
+        const char *ev = sd_category_total_evidence(&c[i]);
+        fprintf(out, "%s%11s %8s  ", indent, sdp_fmt_bytes(c[i].bytes).s,
+                sdp_fmt_count(c[i].blocks).s);
+        if (strcmp(ev, "none") == 0) fprintf(out, "%s\n", sd_category_name(c[i].category));
+        else fprintf(out, "%-16s by %s\n", sd_category_name(c[i].category), ev);
+    }
+}
+
+void sdp_peak_phase_text(const sd_peak_device *d, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (!d->has_peak || !d->peak_has_phase) return;
+    if (d->peak_step)
+        snprintf(buf, size, " in the %s of step %u", sd_step_phase_name(d->peak_phase),
+                 (unsigned)d->peak_step);
+    else
+        snprintf(buf, size, " in the %s", sd_step_phase_name(d->peak_phase));
+}
+
 static void print_device(FILE *out, const sd_peak *x, const sd_peak_device *d, size_t top,
                          const key_prefix *kp, const sd_render_options *ro)
 {
@@ -77,6 +108,10 @@ static void print_device(FILE *out, const sd_peak *x, const sd_peak_device *d, s
     fprintf(out, "%sdevice %lld%s: %s allocated in %s block%s\n", b, (long long)d->device, r,
             sdp_fmt_bytes(d->allocated_bytes).s, sdp_fmt_count(d->at_end.blocks).s,
             d->at_end.blocks == 1 ? "" : "s");
+    if (d->at_end.n_categories) {
+        fprintf(out, "  live at the end, by category:\n");
+        sdp_categories_text(out, &d->at_end, "    ");
+    }
     fprintf(out, "  live at the end, by site:\n");
     print_table(out, &d->at_end, true, top, kp, ro);
     if (!d->has_trace) {
@@ -97,7 +132,11 @@ static void print_device(FILE *out, const sd_peak *x, const sd_peak_device *d, s
             dev = sd_snapshot_device(sd_peak_snapshot(x), i);
     if (d->peak_has_time && dev && dev->n_trace && dev->trace[0].has_time)
         fprintf(out, " (+%s)", sdp_fmt_duration_us(sdp_i64_sub_sat(d->peak_time_us, dev->trace[0].time_us)).s);
-    fprintf(out, ", reached by an alloc at %s\n", shown_key(kp, site));
+    char phase[64];
+    sdp_peak_phase_text(d, phase, sizeof phase);
+    fprintf(out, "%s, reached by an alloc at %s\n", phase, shown_key(kp, site));
+    fprintf(out, "  live at the peak, by category:\n");
+    sdp_categories_text(out, &d->at_peak, "    ");
     fprintf(out, "  live at the peak, by site (%s live when recording began included):\n",
             sdp_fmt_bytes(d->start_bytes).s);
     print_table(out, &d->at_peak, false, top, kp, ro);

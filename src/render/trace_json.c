@@ -5,6 +5,7 @@
 #include "render/diff_render.h"
 #include "render/trace_render.h"
 #include "render/json_frame.h"
+#include "render/top_render.h"
 
 static json_t *jint(uint64_t v) { return json_integer((json_int_t)v); }
 
@@ -43,6 +44,14 @@ static json_t *peak_json(const sd_attrib *a, const sd_snapshot *s, const sd_trac
     json_object_set_new(o, "key", json_string(d->peak_key));
     json_object_set_new(o, "site", d->peak_site ? site_json(a, s, d->peak_stack) : json_null());
     json_object_set_new(o, "stack", stack_json(s, d->peak_stack));
+    json_object_set_new(o, "phase", d->peak_has_phase
+                                        ? json_string(sd_step_phase_name(d->peak_phase))
+                                        : json_null());
+    json_object_set_new(o, "step", d->peak_has_phase && d->peak_step
+                                       ? json_integer(d->peak_step) : json_null());
+    sd_peak_table cats = {.categories = d->peak_categories,
+                          .n_categories = d->n_peak_categories};
+    json_object_set_new(o, "categories", sdp_categories_json(&cats));
     return o;
 }
 

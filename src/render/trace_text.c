@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "render/format.h"
+#include "render/top_render.h"
 #include "render/trace_render.h"
 
 enum { LABEL_MAX = 110, PHASES_SHOWN_MIN = 20 };
@@ -87,11 +88,22 @@ static void print_header(const text_ctx *r, const sd_trace_device *d)
                 d->peak_entry);
         if (d->peak_has_time && d->has_span)
             fprintf(r->out, " (+%s)", sdp_fmt_duration_us(sdp_i64_sub_sat(d->peak_time_us, d->first_time_us)).s);
+        if (d->peak_has_phase && d->peak_step)
+            fprintf(r->out, " in the %s of step %u", sd_step_phase_name(d->peak_phase),
+                    (unsigned)d->peak_step);
+        else if (d->peak_has_phase)
+            fprintf(r->out, " in the %s", sd_step_phase_name(d->peak_phase));
         fprintf(r->out, ", reached by an alloc at %s\n", site);
         if (d->peak_start_bytes || d->window_peak_bytes != d->peak_bytes)
             fprintf(r->out, "    (the peak counts what was live before: %s at the window's start;"
                             " the window's own allocations peaked at %s)\n",
                     sdp_fmt_bytes(d->peak_start_bytes).s, sdp_fmt_bytes(d->window_peak_bytes).s);
+        if (d->n_peak_categories) {
+            sd_peak_table cats = {.categories = d->peak_categories,
+                                  .n_categories = d->n_peak_categories};
+            fprintf(r->out, "  live at the peak, by category:\n");
+            sdp_categories_text(r->out, &cats, "    ");
+        }
     }
     if (d->has_rates)
         fprintf(r->out, "  rates: %s allocs/s, %s/s allocated, %s frees/s\n",
