@@ -1,15 +1,17 @@
 #!/bin/bash
 # The full run, as .ci/run does after tests/run.sh:
-#   bash tests/full.sh [asan] [valgrind] [fuzz]      (no argument: all three)
+#   bash tests/full.sh [asan] [valgrind] [package] [fuzz]      (no argument: all four)
 #   asan      the suite (ctest -LE valgrind) built with ASan + UBSan (-O1) in build-asan/
 #   valgrind  the CLI under memcheck (tests/valgrind.sh, on build/): a quick subset with a
 #             progress line per step; VALGRIND_FULL=1 runs all of it
+#   package   the Debian packages (cpack -G DEB, their contents, lintian) from build/:
+#             the label package, which a sanitizer build does not define
 #   fuzz      each libFuzzer target for FUZZ_SECONDS (default 60) in build-fuzz/
 # Prints each part's time and a summary; exit 1 when any part fails (the others still run).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
-parts=${*:-asan valgrind fuzz}
+parts=${*:-asan valgrind package fuzz}
 summary=""
 status=0
 
@@ -18,7 +20,8 @@ run() { printf '+ %s\n' "$*"; "$@"; }
 quiet() { printf '+ %s >/dev/null\n' "$*"; "$@" >/dev/null; }
 
 for p in $parts; do
-    case $p in asan|valgrind|fuzz) ;; *) echo "usage: full.sh [asan] [valgrind] [fuzz]" >&2; exit 2 ;; esac
+    case $p in asan|valgrind|package|fuzz) ;;
+    *) echo "usage: full.sh [asan] [valgrind] [package] [fuzz]" >&2; exit 2 ;; esac
 done
 
 say "dependencies"
@@ -39,6 +42,12 @@ part_valgrind() {
     quiet cmake -S . -B build -DSNAPDIFF_WERROR=ON &&
     run cmake --build build -j "$jobs" --target snapdiff &&
     run sh tests/valgrind.sh build/src/snapdiff build/valgrind
+}
+
+part_package() {
+    quiet cmake -S . -B build -DSNAPDIFF_WERROR=ON &&
+    run cmake --build build -j "$jobs" &&
+    run ctest --test-dir build --output-on-failure -L package
 }
 
 part_fuzz() {
