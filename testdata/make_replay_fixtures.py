@@ -44,6 +44,14 @@ small pool's 2 MiB; B is the expandable segment's base):
                      expandable_segments:False (the program's empty_cache replayed as
                      empty_cache): segments 2 (K), 40 (A),
                      10 (M); R splits A's cached 40, S takes the 32 left: peak 52.
+  es_hole.pickle     recorded with expandable_segments:True: A 40 maps [0,40), H 40 maps
+                     [40,80), C 20 maps [80,100); H is freed (a 40 hole); D 60 fits no free
+                     block, so the tail grows: [100,160) mapped, recorded peak 160. At
+                     --capacity 130MiB the map fails (100 + 60 > 130): release_cached_blocks
+                     unmaps the hole's two whole pages (release_blocks -> unmap_block),
+                     reserved 60; the retry's find_expandable_block passes the 40 unmapped
+                     hole (C follows it: 40 < 60) and maps the tail again: D fits, peak 120
+                     (reserved 100 before the release), one retry, no OOM.
   pending.pickle     P 100 is freed with free_requested only (record_stream: its event is
                      pending); Q 100 then makes a new segment; P's free_completed comes
                      after. Recorded peak 200. At --capacity 150MiB torch's cudaMalloc for
@@ -228,6 +236,25 @@ def es_rules():
                               "expandable_segments:False": {"peak": 52 * MiB}}}
 
 
+def es_hole():
+    r = Run()
+    r.settings.update({"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+                       "expandable_segments": True})
+    B = BASE
+    r.e("segment_map", B, 40 * MiB)
+    r.alloc(B, 40 * MiB, 40 * MiB)                      # A
+    r.e("segment_map", B + 40 * MiB, 40 * MiB)
+    r.alloc(B + 40 * MiB, 40 * MiB, 40 * MiB)           # H
+    r.e("segment_map", B + 80 * MiB, 20 * MiB)
+    r.alloc(B + 80 * MiB, 20 * MiB, 20 * MiB)           # C
+    r.free(B + 40 * MiB)                                # the hole
+    r.e("segment_map", B + 100 * MiB, 60 * MiB)
+    r.alloc(B + 100 * MiB, 60 * MiB, 60 * MiB)          # D: the tail grows
+    snap = r.snapshot_segments({B: 160 * MiB}, True)
+    return snap, {"recorded_peak": 160 * MiB, "capacity": "130MiB", "configs": {
+        "recorded": {"peak": 120 * MiB, "retries": 1, "ooms": []}}}
+
+
 def pending():
     r = Run()
     r.segment(BASE, 100 * MiB)
@@ -277,7 +304,8 @@ def oversize():
 def main():
     os.makedirs(OUT, exist_ok=True)
     expected = {}
-    for name, make in (("es_rules", es_rules), ("pending", pending), ("gc", gc),
+    for name, make in (("es_rules", es_rules), ("es_hole", es_hole), ("pending", pending),
+                       ("gc", gc),
                        ("oversize", oversize)):
         snap, exp = make()
         with open(os.path.join(OUT, name + ".pickle"), "wb") as f:

@@ -81,6 +81,14 @@ def fixtures(binary, src):
     got = {c["alloc_conf"]: c for c in dev["configs"]}
     for conf, want in e["configs"].items():
         check("es_rules %s peak" % conf, got[conf]["peak_reserved_bytes"], want["peak"])
+    e = exp["es_hole"]
+    dev = run_json(binary, path("es_hole"), "--capacity", e["capacity"])
+    c, w = dev["configs"][0], e["configs"]["recorded"]
+    check("es_hole recorded peak", dev["recorded"]["peak_reserved_bytes"], e["recorded_peak"])
+    check("es_hole at a tight capacity", (c["peak_reserved_bytes"], c["alloc_retries"],
+          c["ooms"]), (w["peak"], w["retries"], w["ooms"]))
+    check("es_hole trusted", (dev["fidelity"]["trusted"], dev["fidelity"]["peak_compared"]),
+          (True, False))
     e = exp["pending"]
     dev = run_json(binary, path("pending"), "--capacity", e["capacity"])
     c, w = dev["configs"][0], e["configs"]["recorded"]

@@ -834,8 +834,16 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
     uint64_t limit = sdp_rsim_limit(&m);
     cfg->peak_reserved_bytes = m.reserved;
     cfg->peak_entry = 0;
+    /* A recorded oom request that succeeds here lives until the program's next request:
+     * the trace cannot say how long it would have lived, and freed at once it would end a
+     * trace that stops at the oom as free memory counted stranded. */
+    uint32_t oom_live = SDP_NIL;
     for (size_t i = 0; ok && i < d->n_trace; i++) {
         const sd_trace_entry *e = &d->trace[i];
+        if (oom_live != SDP_NIL && (e->action == SD_ACT_ALLOC || e->action == SD_ACT_OOM)) {
+            sdp_rsim_free_block(&m, oom_live);
+            oom_live = SDP_NIL;
+        }
         if (e->action == SD_ACT_ALLOC) {
             uint32_t old = sdp_amap_del(&by_rec, e->addr);
             if (old != SDP_NIL) sdp_rsim_free_block(&m, old);
@@ -866,8 +874,7 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
                 drain_synced(&m, &by_rec);
             }
         } else if (e->action == SD_ACT_OOM) {
-            /* The request that failed, replayed; released at once when it succeeds (the
-             * trace cannot say how long it would have lived). */
+            /* The request that failed, replayed (oom_live when it succeeds). */
             uint32_t x = sdp_rsim_malloc(&m, e->size, e->stream, 0);
             drain_synced(&m, &by_rec);
             sd_replay_oom_outcome oc = {i, e->size, e->stack, x != SDP_NIL, 0};
@@ -878,7 +885,7 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
                     cfg->peak_reserved_bytes = m.reserved;
                     cfg->peak_entry = i;
                 }
-                sdp_rsim_free_block(&m, x);
+                oom_live = x;
             } else if (ok && !m.nomem) {
                 sd_replay_oom o = {i, e->size, e->stack};
                 ok = push((void **)&ro.ooms, &ro.n_ooms, &ro.cap_ooms, &o, sizeof o);
