@@ -31,7 +31,7 @@ _snapdiff()
         --gap-threshold --index-threshold --as-series --as-ranks --capacity --baseline-step
         --threshold --log-format'
     # Options whose value is the next word.
-    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root|--baseline-step|--threshold|--max-fraction|--horizon|--log-format|--alloc-conf|--memory-fraction|--at|--shard|--root|--pattern'
+    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root|--baseline-step|--threshold|--max-fraction|--horizon|--log-format|--alloc-conf|--memory-fraction|--torch|--at|--shard|--root|--pattern'
 
     # Values: "--opt VALUE" and "--opt=VALUE" (split at '=' or not).
     local opt=$prev value=$cur prefix=''
@@ -140,7 +140,7 @@ _snapdiff()
             report) opts="$common $report_opts" ;;
             summarize) opts="$common --output -o --jobs --shard --force" ;;
             top) opts="$common $json --format -f --group-by -g --depth -d --hide --show --focus --top -n --jobs" ;;
-            replay) opts="$common --json -j --jobs --alloc-conf --capacity --memory-fraction" ;;
+            replay) opts="$common --json -j --jobs --alloc-conf --capacity --memory-fraction --torch" ;;
             curve) opts="$common $curve_opts" ;;
             mcp) opts="$common --root" ;;
         esac

@@ -21,7 +21,7 @@ function __snapdiff_command
                 --since --until --sort --steps-between --min-slope --confidence \
                 --max-growth-pct --max-group-growth --max-per-step --max-reserved --max-frag-index \
                 --fail-on-new-site --max-ooms --config --repo-root --output -o --baseline-step \
-                --threshold --max-fraction --horizon --log-format --alloc-conf --memory-fraction --at --shard --root --pattern
+                --threshold --max-fraction --horizon --log-format --alloc-conf --memory-fraction --torch --at --shard --root --pattern
                 set skip 1
             case '-*'
                 continue
@@ -117,6 +117,7 @@ complete -c snapdiff -n '__snapdiff_for check' -l max-ooms -x -a '0 1' -d 'fail 
 complete -c snapdiff -n '__snapdiff_for check' -l config -r -F -d 'read limits from FILE (key = value lines)'
 complete -c snapdiff -n '__snapdiff_for check' -l repo-root -x -a '(__fish_complete_directories)' -d 'repository for --format github file= annotations'
 complete -c snapdiff -n '__snapdiff_for replay' -l memory-fraction -x -d "the run's per-process memory fraction (0..1]"
+complete -c snapdiff -n '__snapdiff_for replay' -l torch -x -a '2.5 2.8 2.9' -d 'read --alloc-conf as this torch version parses it'
 complete -c snapdiff -n '__snapdiff_for summarize' -l shard -x -a 'auto 0/2' -d "summarize only this task's share of the inputs: I/N, auto or auto/N"
 complete -c snapdiff -n '__snapdiff_for summarize' -l force -d 'summarize again inputs whose summary is newer than the input'
 complete -c snapdiff -n '__snapdiff_for replay' -l alloc-conf -x -a 'expandable_segments:True max_split_size_mb:512 garbage_collection_threshold:0.6' -d 'replay under this PYTORCH_CUDA_ALLOC_CONF too (repeatable)'

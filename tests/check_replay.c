@@ -48,11 +48,52 @@ START_TEST(conf_parse)
                                          NULL), SD_OK);
     ck_assert(c.expandable_segments);
     ck_assert_uint_eq(c.max_split_size, 512 * MiB);
-    /* parseMaxSplitSize: TORCH_CHECK(val > kLargeBuffer / MiB, "... too small, must be > 20") */
+    /* parseMaxSplitSize: AcceleratorAllocatorConfig (2.9+) TORCH_CHECK(val >= 20);
+     * CUDAAllocatorConfig before it TORCH_CHECK(val > kLargeBuffer / MiB) */
     ck_assert_int_eq(sd_alloc_conf_parse("max_split_size_mb:5", &c, NULL), SD_EUSAGE);
-    ck_assert_int_eq(sd_alloc_conf_parse("max_split_size_mb:20", &c, NULL), SD_EUSAGE);
-    ck_assert_int_eq(sd_alloc_conf_parse("max_split_size_mb:21", &c, NULL), SD_OK);
+    ck_assert_int_eq(sd_alloc_conf_parse("max_split_size_mb:19", &c, NULL), SD_EUSAGE);
+    ck_assert_int_eq(sd_alloc_conf_parse("max_split_size_mb:20", &c, NULL), SD_OK);
+    ck_assert_uint_eq(c.max_split_size, 20 * MiB);
+    ck_assert_int_eq(sd_alloc_conf_parse_torch("max_split_size_mb:20", 208, &c, NULL), SD_EUSAGE);
+    ck_assert_int_eq(sd_alloc_conf_parse_torch("max_split_size_mb:21", 208, &c, NULL), SD_OK);
     ck_assert_uint_eq(c.max_split_size, 21 * MiB);
+    /* keys a version does not know are refused as its parseArgs refuses them */
+    ck_assert_int_eq(sd_alloc_conf_parse_torch("max_non_split_rounding_mb:40", 205, &c, NULL),
+                     SD_EUSAGE);
+    ck_assert_int_eq(sd_alloc_conf_parse_torch("max_non_split_rounding_mb:40", 206, &c, NULL),
+                     SD_OK);
+    ck_assert_uint_eq(c.max_non_split_rounding, 40 * MiB);
+    ck_assert_int_eq(sd_alloc_conf_parse_torch("per_process_memory_fraction:0.5", 208, &c, NULL),
+                     SD_EUSAGE);
+    unsigned v;
+    ck_assert(sd_torch_version_parse("2.9", &v) && v == 209);
+    ck_assert(sd_torch_version_parse("2.10.1", &v) && v == 210);
+    ck_assert(!sd_torch_version_parse("1.13", &v));
+    ck_assert(!sd_torch_version_parse("2.x", &v));
+    ck_assert(!sd_torch_version_parse("2.", &v));
+    /* roundup_power2_divisions lists (parseRoundUpPower2Divisions): the first named interval
+     * fills those below it, a later one sets only its own, ">" fills after the last named
+     * interval (2.9+) or from it (before 2.9) */
+    ck_assert_int_eq(sd_alloc_conf_parse("roundup_power2_divisions:[256:1,1024:4]", &c, NULL),
+                     SD_OK);
+    ck_assert_uint_eq(c.roundup_power2_divisions[0], 1);
+    ck_assert_uint_eq(c.roundup_power2_divisions[8], 1);
+    ck_assert_uint_eq(c.roundup_power2_divisions[9], 0);    /* 512 MiB: not named, plain */
+    ck_assert_uint_eq(c.roundup_power2_divisions[10], 4);
+    ck_assert_uint_eq(c.roundup_power2_divisions[11], 0);
+    ck_assert_int_eq(sd_alloc_conf_parse("roundup_power2_divisions:[256:1,>:4]", &c, NULL), SD_OK);
+    ck_assert_uint_eq(c.roundup_power2_divisions[8], 1);
+    ck_assert_uint_eq(c.roundup_power2_divisions[9], 4);
+    ck_assert_int_eq(sd_alloc_conf_parse_torch("roundup_power2_divisions:[256:1,>:4]", 208, &c,
+                                               NULL), SD_OK);
+    ck_assert_uint_eq(c.roundup_power2_divisions[7], 1);
+    ck_assert_uint_eq(c.roundup_power2_divisions[8], 4);    /* before 2.9: from last_index */
+    ck_assert_int_eq(sd_alloc_conf_parse("roundup_power2_divisions:[>:4]", &c, NULL), SD_OK);
+    ck_assert_uint_eq(c.roundup_power2_divisions[0], 0);    /* last_index + 1 = 1 */
+    ck_assert_uint_eq(c.roundup_power2_divisions[1], 4);
+    ck_assert_int_eq(sd_alloc_conf_parse_torch("roundup_power2_divisions:[>:4]", 208, &c, NULL),
+                     SD_OK);
+    ck_assert_uint_eq(c.roundup_power2_divisions[0], 4);
     /* ConfigTokenizer drops spaces; cudaMallocAsync is another allocator, not modelled */
     ck_assert_int_eq(sd_alloc_conf_parse(" expandable_segments : True ", &c, NULL), SD_OK);
     ck_assert(c.expandable_segments);

@@ -118,14 +118,21 @@ def fixtures(binary, src):
           c["alloc_retries"], c["ooms"]), (w["peak"], w["end"], w["retries"], w["ooms"]))
     # options as torch parses them: max_split_size_mb must be > 20 (parseMaxSplitSize), the
     # tokenizer drops spaces, cudaMallocAsync is another allocator
-    for conf, code in (("max_split_size_mb:20", 2), ("backend:cudaMallocAsync", 2),
-                       (" expandable_segments : True", 0)):
-        p = subprocess.run([binary, "replay", "-q", path("split600"), "--alloc-conf", conf],
-                           capture_output=True, text=True)
-        check("--alloc-conf %r exit" % conf, p.returncode, code)
+    for conf, torch, code in (("max_split_size_mb:19", None, 2), ("max_split_size_mb:20", None, 0),
+                              ("max_split_size_mb:20", "2.8", 2),
+                              ("max_non_split_rounding_mb:40", "2.5", 2),
+                              ("backend:cudaMallocAsync", None, 2),
+                              (" expandable_segments : True", None, 0)):
+        p = subprocess.run([binary, "replay", "-q", path("split600"), "--alloc-conf", conf] +
+                           (["--torch", torch] if torch else []), capture_output=True, text=True)
+        check("--alloc-conf %r --torch %s exit" % (conf, torch), p.returncode, code)
         if code:
-            check("--alloc-conf %r one line" % conf, len(p.stderr.strip().splitlines()) >= 1
+            check("--alloc-conf %r one line" % conf, len(p.stderr.strip().splitlines()) == 1
                   and conf.split(":")[0] in p.stderr, True)
+    # the output names the rules it read the options by
+    doc = json.loads(subprocess.run([binary, "replay", "--json", "-q", path("split600"),
+                                     "--torch", "2.5"], capture_output=True, text=True).stdout)
+    check("--torch named in the JSON", doc["torch_rules"], "2.5")
     # a config that does not parse is a usage error, before any file is read
     p = subprocess.run([binary, "replay", path("split600"), "--alloc-conf", "max_split_size_mb:x"],
                        capture_output=True, text=True)

@@ -50,6 +50,17 @@ void sd_alloc_conf_default(sd_alloc_conf *c);
  * pinned_*, release_lock_on_cudamalloc, ...) are accepted and have no effect here.
  * @return SD_OK, or SD_EUSAGE with err saying which key or value is wrong. */
 sd_status sd_alloc_conf_parse(const char *text, sd_alloc_conf *out, sd_error *err);
+/* The same as torch VERSION parses it: torch is major * 100 + minor (209 for 2.9), 0 for
+ * the newest rules. What differs (c10/cuda/CUDAAllocatorConfig.cpp before 2.9,
+ * c10/core/AllocatorConfig.cpp's AcceleratorAllocatorConfig from 2.9):
+ * max_split_size_mb > 20 before 2.9, >= 20 from it; a list's ">" item fills from the last
+ * named interval (that one too) before 2.9, from the one after it from 2.9;
+ * max_non_split_rounding_mb is unknown (refused) before 2.6, per_process_memory_fraction
+ * before 2.9. Versions before 2.0 are refused (SD_EUSAGE). */
+sd_status sd_alloc_conf_parse_torch(const char *text, unsigned torch, sd_alloc_conf *out,
+                                    sd_error *err);
+/* "2.9" -> 209; false when text is not MAJOR.MINOR with 2 <= MAJOR <= 9, MINOR < 100. */
+bool sd_torch_version_parse(const char *text, unsigned *out);
 /* The settings the snapshot recorded (allocator_settings, torch 2.3+); torch's defaults
  * for what it did not record. */
 void sd_alloc_conf_recorded(const sd_snapshot *s, sd_alloc_conf *out);
@@ -63,6 +74,8 @@ typedef struct sd_replay_options {
     uint64_t max_memory;             /* budget for the replay's tables; 0 = unlimited */
     double memory_fraction;          /* set_per_process_memory_fraction for every config
                                       * that does not set one; 0 = none */
+    unsigned torch_version;          /* the --alloc-conf strings parsed as this torch does
+                                      * (sd_alloc_conf_parse_torch); 0 = the newest rules */
 } sd_replay_options;
 
 typedef enum sd_replay_capacity_source {
@@ -192,6 +205,8 @@ void sd_replay_free(sd_replay *r);
 
 const sd_snapshot *sd_replay_snapshot(const sd_replay *r);
 size_t sd_replay_device_count(const sd_replay *r);
+/* The torch version whose option rules parsed the configs (sd_replay_options), 0 = newest. */
+unsigned sd_replay_torch_version(const sd_replay *r);
 const sd_replay_device *sd_replay_device_at(const sd_replay *r, size_t i);
 
 #ifdef __cplusplus

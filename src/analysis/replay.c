@@ -19,6 +19,7 @@ struct sd_replay {
     sd_alloc_conf *confs;      /* [0] recorded, then one per option */
     const char *const *conf_text;
     size_t n_confs;
+    unsigned torch_version;    /* the option rules the configs were parsed by; 0 = newest */
 };
 
 const char *sd_replay_warning_name(sd_replay_warning_code c)
@@ -1083,8 +1084,10 @@ sd_replay *sd_replay_create(const sd_snapshot *s, const sd_replay_options *opts,
     r->confs = own(r, r->n_confs * sizeof *r->confs);
     if (!r->confs) goto nomem;
     sd_alloc_conf_recorded(s, &r->confs[0]);
+    r->torch_version = opts ? opts->torch_version : 0;
     for (size_t i = 0; i < nc; i++)
-        if (sd_alloc_conf_parse(opts->alloc_confs[i], &r->confs[i + 1], err) != SD_OK) {
+        if (sd_alloc_conf_parse_torch(opts->alloc_confs[i], r->torch_version, &r->confs[i + 1],
+                                      err) != SD_OK) {
             sd_replay_free(r);
             return NULL;
         }
@@ -1116,6 +1119,7 @@ void sd_replay_free(sd_replay *r)
 
 const sd_snapshot *sd_replay_snapshot(const sd_replay *r) { return r->snap; }
 size_t sd_replay_device_count(const sd_replay *r) { return r->n_devices; }
+unsigned sd_replay_torch_version(const sd_replay *r) { return r->torch_version; }
 const sd_replay_device *sd_replay_device_at(const sd_replay *r, size_t i)
 {
     return i < r->n_devices ? &r->devices[i] : NULL;

@@ -2,9 +2,11 @@
  * snapshot recorded, and the PYTORCH_CUDA_ALLOC_CONF syntax (as torch's
  * CUDAAllocatorConfig parses it: comma-separated key:value, a bracketed list for
  * roundup_power2_divisions; its ConfigTokenizer drops spaces anywhere). What torch
- * refuses is refused with torch's reason: max_split_size_mb of 20 or less, and
- * backend:cudaMallocAsync, a different allocator that this model is not. */
+ * refuses is refused with torch's reason: max_split_size_mb under 20 (20 too before 2.9),
+ * keys the chosen version does not know, and backend:cudaMallocAsync, a different
+ * allocator that this model is not. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +14,12 @@
 #include "snapdiff/replay.h"
 
 #define MIB (1024ULL * 1024)
-#define LARGE_BUFFER_MIB 20   /* kLargeBuffer: max_split_size_mb must exceed it */
+#define LARGE_BUFFER_MIB 20   /* kLargeBuffer: the least max_split_size_mb */
+#define TORCH_2_6 206         /* max_non_split_rounding_mb */
+#define TORCH_2_9 209         /* AcceleratorAllocatorConfig: >= 20, ">" after the last */
+
+/* The version's rules: 0 (newest) reads as the newest. */
+static bool torch_before(unsigned torch, unsigned version) { return torch && torch < version; }
 
 void sd_alloc_conf_default(sd_alloc_conf *c)
 {
@@ -74,8 +81,12 @@ static sd_status bad(sd_error *err, const char *text, const char *what)
 }
 
 /* "[256:1,512:2,>:4]" or "4": torch fills the intervals up to each key with its value. */
+/* parseRoundUpPower2Divisions: the first named interval also fills those below it; a
+ * later one sets only its own (intervals not named keep plain rounding); ">" fills from
+ * the last named interval on (torch < 2.9, that one included) or after it (2.9+, where
+ * last_index starts at 0, so a lone ">" leaves the first interval plain). */
 static sd_status parse_divisions(const char *text, const char *v, const char *e,
-                                 sd_alloc_conf *c, sd_error *err)
+                                 unsigned torch, sd_alloc_conf *c, sd_error *err)
 {
     uint64_t n;
     if (*v != '[') {
@@ -88,6 +99,7 @@ static sd_status parse_divisions(const char *text, const char *v, const char *e,
     const char *p = v + 1, *end = e - 1;
     unsigned last = 0;
     bool first = true;
+    unsigned after = torch_before(torch, TORCH_2_9) ? 0 : 1;
     while (p < end) {
         const char *comma = memchr(p, ',', (size_t)(end - p));
         if (!comma) comma = end;
@@ -97,7 +109,7 @@ static sd_status parse_divisions(const char *text, const char *v, const char *e,
             return bad(err, text, "roundup_power2_divisions: each item is SIZE_MB:DIVISIONS "
                                   "(powers of 2)");
         if (colon - p == 1 && *p == '>') {
-            for (unsigned i = first ? 0 : last + 1; i < SD_ALLOC_CONF_INTERVALS; i++)
+            for (unsigned i = last + after; i < SD_ALLOC_CONF_INTERVALS; i++)
                 c->roundup_power2_divisions[i] = (uint32_t)div;
         } else {
             uint64_t mib;
@@ -105,7 +117,7 @@ static sd_status parse_divisions(const char *text, const char *v, const char *e,
                 return bad(err, text, "roundup_power2_divisions: an interval is a power of 2 "
                                       "of MiB, or >");
             unsigned idx = interval_index(mib);
-            for (unsigned i = first ? 0 : last + 1; i <= idx; i++)
+            for (unsigned i = first ? 0 : idx; i <= idx; i++)
                 c->roundup_power2_divisions[i] = (uint32_t)div;
             last = idx;
             first = false;
@@ -120,8 +132,17 @@ static bool key_is(const char *k, size_t n, const char *name)
     return strlen(name) == n && memcmp(k, name, n) == 0;
 }
 
+/* A key torch VERSION does not know: its parseArgs ends in "Unrecognized ... option". */
+static sd_status unknown_in(sd_error *err, const char *text, const char *key, unsigned since)
+{
+    char why[128];
+    snprintf(why, sizeof why, "%s is unknown before torch %u.%u (--torch), which refuses it",
+             key, since / 100, since % 100);
+    return bad(err, text, why);
+}
+
 static sd_status parse_item(const char *text, const char *k, const char *colon, const char *e,
-                            sd_alloc_conf *c, sd_error *err)
+                            unsigned torch, sd_alloc_conf *c, sd_error *err)
 {
     size_t kn = (size_t)(colon - k);
     const char *v = colon + 1;
@@ -133,14 +154,22 @@ static sd_status parse_item(const char *text, const char *k, const char *colon, 
     } else if (key_is(k, kn, "max_split_size_mb")) {
         if (!parse_u64(v, e, &n) || n > (UINT64_MAX / MIB))
             return bad(err, text, "max_split_size_mb needs a whole number of MiB");
-        if (n <= LARGE_BUFFER_MIB)   /* parseMaxSplitSize's TORCH_CHECK */
-            return bad(err, text, "max_split_size_mb too small, must be > 20 (torch refuses it)");
+        if (torch_before(torch, TORCH_2_9) ? n <= LARGE_BUFFER_MIB : n < LARGE_BUFFER_MIB)
+            return bad(err, text, torch_before(torch, TORCH_2_9)   /* parseMaxSplitSize */
+                                      ? "max_split_size_mb too small, must be > 20 before "
+                                        "torch 2.9 (torch refuses it)"
+                                      : "max_split_size_mb too small, must be >= 20 (torch "
+                                        "refuses it)");
         c->max_split_size = n * MIB;
     } else if (key_is(k, kn, "max_non_split_rounding_mb")) {
+        if (torch_before(torch, TORCH_2_6))
+            return unknown_in(err, text, "max_non_split_rounding_mb", TORCH_2_6);
         if (!parse_u64(v, e, &n) || n > (UINT64_MAX / MIB))
             return bad(err, text, "max_non_split_rounding_mb needs a whole number of MiB");
         c->max_non_split_rounding = n * MIB;
     } else if (key_is(k, kn, "per_process_memory_fraction")) {
+        if (torch_before(torch, TORCH_2_9))
+            return unknown_in(err, text, "per_process_memory_fraction", TORCH_2_9);
         char buf[32];
         if (e - v <= 0 || e - v >= (long)sizeof buf)
             return bad(err, text, "per_process_memory_fraction needs a number");
@@ -171,7 +200,7 @@ static sd_status parse_item(const char *text, const char *k, const char *colon, 
             return bad(err, text, "garbage_collection_threshold is between 0 and 1");
         c->garbage_collection_threshold = x;
     } else if (key_is(k, kn, "roundup_power2_divisions")) {
-        return parse_divisions(text, v, e, c, err);
+        return parse_divisions(text, v, e, torch, c, err);
     } else if (key_is(k, kn, "release_lock_on_cudamalloc") ||
                key_is(k, kn, "release_lock_on_hipmalloc") ||
                key_is(k, kn, "pinned_use_hip_host_register") ||
@@ -192,7 +221,25 @@ static sd_status parse_item(const char *text, const char *k, const char *colon, 
     return SD_OK;
 }
 
+bool sd_torch_version_parse(const char *text, unsigned *out)
+{
+    if (!text || text[0] < '2' || text[0] > '9' || text[1] != '.') return false;
+    const char *p = text + 2;
+    unsigned minor = 0, digits = 0;
+    for (; *p >= '0' && *p <= '9' && digits < 3; p++, digits++) minor = minor * 10 + (unsigned)(*p - '0');
+    /* "2.9", "2.10", and a patch level ("2.9.1") that changes nothing here */
+    if (!digits || minor >= 100 || (*p && *p != '.')) return false;
+    *out = (unsigned)(text[0] - '0') * 100 + minor;
+    return true;
+}
+
 sd_status sd_alloc_conf_parse(const char *text, sd_alloc_conf *out, sd_error *err)
+{
+    return sd_alloc_conf_parse_torch(text, 0, out, err);
+}
+
+sd_status sd_alloc_conf_parse_torch(const char *text, unsigned torch, sd_alloc_conf *out,
+                                    sd_error *err)
 {
     sd_alloc_conf_default(out);
     if (!text || !*text) return bad(err, text ? text : "", "empty");
@@ -219,7 +266,7 @@ sd_status sd_alloc_conf_parse(const char *text, sd_alloc_conf *out, sd_error *er
         const char *colon = memchr(p, ':', (size_t)(e - p));
         if (!colon || colon == p || colon + 1 == e)
             return bad(err, text, "each item is KEY:VALUE");
-        sd_status st = parse_item(text, p, colon, e, out, err);
+        sd_status st = parse_item(text, p, colon, e, torch, out, err);
         if (st != SD_OK) return st;
         p = *e ? e + 1 : e;
     }

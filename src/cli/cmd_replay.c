@@ -29,7 +29,8 @@ int cmd_replay(const struct cli_opts *opts)
         sd_alloc_conf c;
         sd_error err;
         sd_error_clear(&err);
-        if (sd_alloc_conf_parse(opts->alloc_conf[i], &c, &err) != SD_OK) {
+        if (sd_alloc_conf_parse_torch(opts->alloc_conf[i], opts->torch_version, &c, &err) !=
+            SD_OK) {
             msg_error("%s", err.text);
             return EXIT_TROUBLE;
         }
@@ -42,7 +43,8 @@ int cmd_replay(const struct cli_opts *opts)
     sd_replay_options ro = {.alloc_confs = opts->alloc_conf,
                             .n_alloc_confs = (size_t)opts->n_alloc_conf,
                             .capacity = opts->capacity,
-                            .memory_fraction = opts->memory_fraction};
+                            .memory_fraction = opts->memory_fraction,
+                            .torch_version = opts->torch_version};
     sd_render_options rendo = {.color = opts->color};
     int status = EXIT_OK;
     for (size_t i = 0; i < n && status == EXIT_OK; i++) {

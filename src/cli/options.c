@@ -14,6 +14,7 @@
 #include "options.h"
 #include "shard.h"
 #include "snapdiff/curve.h"
+#include "snapdiff/replay.h"
 #include "snapdiff/snapdiff.h"
 #include "snapdiff/units.h"
 
@@ -23,7 +24,7 @@ enum opt_id {
     O_GAP_THRESHOLD, O_INDEX_THRESHOLD, O_MAP, O_SVG, O_JOBS, O_OUTPUT,
     O_SINCE, O_UNTIL,
     O_SORT, O_STEPS_BETWEEN, O_MIN_SLOPE, O_CONFIDENCE, O_ASCII, O_AS_SERIES, O_AS_RANKS,
-    O_LIMIT, O_CONFIG, O_REPO_ROOT, O_ALLOC_CONF, O_MEMORY_FRACTION,
+    O_LIMIT, O_CONFIG, O_REPO_ROOT, O_ALLOC_CONF, O_MEMORY_FRACTION, O_TORCH,
     O_BASELINE_STEP, O_THRESHOLD, O_MAX_FRACTION, O_HORIZON, O_LOG_FORMAT, O_AT,
     O_SHARD, O_FORCE, O_ROOT, O_FORMAT_LIST, O_PATTERN,
 };
@@ -121,6 +122,9 @@ static const struct opt_def options[] = {
     {"memory-fraction", 0, "F", FOR_REPLAY, O_MEMORY_FRACTION,
      "the run's torch.cuda.set_per_process_memory_fraction (0..1]: caps what the allocator "
      "may reserve at F of the capacity and lets garbage_collection_threshold act"},
+    {"torch", 0, "VERSION", FOR_REPLAY, O_TORCH,
+     "read --alloc-conf as torch VERSION (e.g. 2.5) parses it: the keys it knows, its "
+     "limits, its roundup_power2_divisions list (default: the newest rules)"},
     {"as-series", 0, NULL, FOR_SERIES | FOR_REPORT, O_AS_SERIES,
      "read the snapshots as a time series, even when their names look like ranks of one job"},
     {"as-ranks", 0, NULL, FOR_SERIES | FOR_REPORT, O_AS_RANKS,
@@ -562,6 +566,11 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
         if (opts->n_alloc_conf >= CLI_MAX_PATTERNS)
             return bad_value(o, v, "at most 32 configs", errbuf, errlen);
         opts->alloc_conf[opts->n_alloc_conf++] = v;
+        break;
+    case O_TORCH:
+        if (!sd_torch_version_parse(v, &opts->torch_version))
+            return bad_value(o, v, "a torch version MAJOR.MINOR, 2.0 or later (e.g. 2.5)",
+                             errbuf, errlen);
         break;
     case O_MEMORY_FRACTION: {
         char *end;

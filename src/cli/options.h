@@ -83,6 +83,7 @@ struct cli_opts {
     /* replay (also --capacity) */
     const char *alloc_conf[CLI_MAX_PATTERNS]; int n_alloc_conf;   /* --alloc-conf CONF */
     double memory_fraction;                    /* --memory-fraction F; 0 = not given */
+    unsigned torch_version;                    /* --torch VERSION: 209 for 2.9; 0 = newest */
     enum cli_as { AS_GUESS, AS_SERIES, AS_RANKS } as;   /* --as-series, --as-ranks */
     int at;                      /* diff --at end|peak: sd_diff_at, 0 = decide */
 

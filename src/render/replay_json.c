@@ -117,6 +117,10 @@ sd_status sd_render_replay_json(FILE *out, const sd_replay *r, const sd_render_o
     json_t *doc = json_object();
     json_object_set_new(doc, "schema", json_string(SD_REPLAY_SCHEMA));
     json_object_set_new(doc, "source", json_string(sd_snapshot_source(sd_replay_snapshot(r))));
+    unsigned tv = sd_replay_torch_version(r);
+    char ver[16];
+    snprintf(ver, sizeof ver, "%u.%u", tv / 100, tv % 100);
+    json_object_set_new(doc, "torch_rules", json_string(tv ? ver : "newest"));
     json_t *devs = json_array();
     for (size_t i = 0; i < sd_replay_device_count(r); i++)
         json_array_append_new(devs, device_json(sd_replay_device_at(r, i)));

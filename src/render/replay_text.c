@@ -190,6 +190,12 @@ sd_status sd_render_replay_text(FILE *out, const sd_replay *r, const sd_render_o
                              "(--memory-fraction)\n", d->configs[c].alloc_conf);
         }
     }
+    unsigned tv = sd_replay_torch_version(r);
+    if (tv)
+        fprintf(out, "options read as torch %u.%u reads them (--torch)\n", tv / 100, tv % 100);
+    else
+        fprintf(out, "options read as the newest torch reads them (--torch VERSION for an "
+                     "older one)\n");
     fprintf(out, "%s\n", LIMITS);
     sd_attrib_free(rules);
     return ferror(out) ? SD_EIO : SD_OK;
