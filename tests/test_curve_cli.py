@@ -172,7 +172,8 @@ def gate():
         conf = os.path.join(tmp, "limits.conf")
         with open(conf, "w") as f:
             f.write("# both commands read this\nmax-growth = 1GiB\nmax-per-step = 64KiB\n"
-                    "max-fraction = 0.95\nhorizon = 100000\nsteps = 100\n")
+                    "max-fraction = 0.95\nhorizon = 100000\nsteps = 100\nmax-ooms = 0\n"
+                    "max-growth-pct = 1000\nmax-group-growth = 1GiB\n")
         run([fx("leak_sawtooth.log"), "--config", conf], rc=1)
         run([fx("leak_sawtooth.log"), "--config", conf, "--max-per-step", "1MiB"], rc=0)
         run([fx("leak_sawtooth.log"), "--config", conf, "--max-per-step", "1MiB",

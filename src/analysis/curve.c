@@ -13,6 +13,7 @@
 #include "model/curve_line.h"
 #include "model/curve_read.h"
 #include "snapdiff/curve.h"
+#include "snapdiff/gate.h"
 #include "snapdiff/series.h"
 #include "snapdiff/units.h"
 
@@ -723,14 +724,11 @@ static sd_status bad_line(sd_error *err, const char *path, size_t line, const ch
     return st;
 }
 
-/* check's own keys: skipped here, read by check. */
+/* check's own keys (gate.h's one table, and steps): skipped here, read by check. */
 static bool is_check_key(const char *k)
 {
-    static const char *const keys[] = {"max-growth", "max-group-growth", "max-reserved",
-                                       "max-frag-index", "fail-on-new-site", "steps"};
-    for (size_t i = 0; i < SDP_ARRAY_LEN(keys); i++)
-        if (strcmp(k, keys[i]) == 0) return true;
-    return false;
+    sd_limit_id id;
+    return strcmp(k, "steps") == 0 || sd_limit_find(k, &id);
 }
 
 static sd_status limits_line(char *text, const char *path, size_t line, sd_curve_limits *f,
