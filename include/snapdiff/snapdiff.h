@@ -39,7 +39,7 @@ typedef struct sd_error {
     char text[256];         /* what was expected / what went wrong */
 } sd_error;
 
-/* The version of the library loaded at run time ("0.1.0"), which can differ from the
+/* The version of the library loaded at run time (e.g. "0.2.0"), which can differ from the
  * SD_VERSION a program was compiled with (version.h). */
 const char *sd_version(void);
 
