@@ -40,7 +40,9 @@ client_mode() {
 
 static_mode() {
     lib=$1
-    bad=$(nm -g --defined-only "$lib" | awk 'NF == 3 {print $3}' | grep -v '^sdp\?_' || true)
+    # __odr_asan.NAME: AddressSanitizer's marker for a global NAME (checked as NAME)
+    bad=$(nm -g --defined-only "$lib" | awk 'NF == 3 {print $3}' | sed 's/^__odr_asan\.//' |
+          grep -v '^sdp\?_' || true)
     count=$(nm -g --defined-only "$lib" | awk 'NF == 3' | wc -l)
     if [ "$count" -lt 20 ]; then
         echo "check_symbols: only $count symbols found in $lib: is this the library?"
