@@ -25,10 +25,57 @@ typedef enum sd_member_missing {
     SD_MEMBER_NO_NEW,         /* only in OLD (the rank is gone) */
 } sd_member_missing;
 
-/* The rank number a member name carries: the digits after the last "rank" (any case),
- * with an optional '_', '-' or '.' between ("rank3.pickle", "job_rank_12.pkl",
- * "rank0/snapshot.pickle"). @return -1 when none. */
+/* The rank number a member name carries: as a job's folder names it (sd_job_name_read),
+ * else the digits after the last "rank" (any case), with an optional '_', '-' or '.'
+ * between ("rank3.pickle", "job_rank_12.pkl", "rank0/snapshot.pickle"). @return -1 when
+ * none. */
 int64_t sd_rank_of_name(const char *name);
+
+/* ---- the snapshot folders that training jobs write ----
+ * What a file's path says when a framework wrote it (the one rule; sd_rank_of_name and
+ * sd_ranks_names_are_ranks use it too):
+ *   torchtitan       memory_snapshot/iteration_N/rankR_memory_snapshot.pickle, and
+ *                    iteration_N_exit/ at an OOM (tools/profiling.py,
+ *                    maybe_enable_memory_snapshot)
+ *   Megatron-LM      oom_rank-R_<memory_snapshot_path> (the OOM observer of
+ *                    pretrain_gpt.py's model_provider)
+ *   Megatron-Bridge  <stem>_R.pickle, <stem>_rank-R.pickle, <stem>_oom_rank-R.pickle
+ *                    (the stem ends in "snapshot": memory_snapshot_path's default)
+ *   verl             stepS/torch_memory_rankR_pidP.pickle (S also bare digits), and
+ *                    torch_memory_oom_rankR_pidP.pickle at an OOM (its torch_memory profiler)
+ *   a pattern        --name-pattern: a regular expression whose groups are named
+ *                    (?P<rank>...) and (?P<step>...), matched against the whole path */
+typedef enum sd_job_layout {
+    SD_JOB_NONE,
+    SD_JOB_TORCHTITAN,
+    SD_JOB_MEGATRON_LM,
+    SD_JOB_MEGATRON_BRIDGE,
+    SD_JOB_VERL,
+    SD_JOB_PATTERN,
+} sd_job_layout;
+
+typedef struct sd_job_name {
+    sd_job_layout layout;
+    int64_t rank;       /* -1: the name does not say */
+    int64_t step;       /* -1: the name does not say */
+    bool oom;           /* an OOM dump (taken when the allocator failed), not a step's */
+} sd_job_name;
+
+typedef struct sd_name_pattern sd_name_pattern;
+
+/* Compile --name-pattern (POSIX extended; groups (?P<rank>...) and (?P<step>...), at least
+ * one of them; (?P<oom>...) marks an OOM dump when it matches). @return NULL with err
+ * filled (SD_EUSAGE) when it is no such expression. */
+sd_name_pattern *sd_name_pattern_create(const char *regex, sd_error *err);
+void sd_name_pattern_free(sd_name_pattern *p);
+
+/* Read `name` (a path as sd_input_name gives it) by `pattern` when given and it matches,
+ * else by the frameworks' layouts above. @return false (out->layout SD_JOB_NONE, rank and
+ * step -1) when none applies. */
+bool sd_job_name_read(const char *name, const sd_name_pattern *pattern, sd_job_name *out);
+
+/* "torchtitan", "Megatron-LM", "Megatron-Bridge", "verl", "--name-pattern", or NULL. */
+const char *sd_job_layout_name(sd_job_layout layout);
 
 typedef struct sd_rank_pair {
     size_t old_index;       /* into the OLD names, or SD_RANK_NONE: missing in OLD */

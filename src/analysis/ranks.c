@@ -2,13 +2,206 @@
  * (ranks.h). */
 #include <ctype.h>
 #include <stdio.h>
+#include <regex.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/base.h"
 #include "snapdiff/ranks.h"
 #include "snapdiff/stats.h"
 
-int64_t sd_rank_of_name(const char *name)
+/* ---------- the frameworks' names (ranks.h) ---------- */
+
+struct sd_name_pattern {
+    sdp_named_regex nr;
+    int rank, step, oom;           /* their groups, 0 when not named */
+};
+
+sd_name_pattern *sd_name_pattern_create(const char *regex, sd_error *err)
+{
+    sd_name_pattern *p = calloc(1, sizeof *p);
+    if (!p) {
+        sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        return NULL;
+    }
+    if (sdp_named_regex_compile(regex, "--name-pattern", &p->nr, err) != SD_OK) {
+        free(p);
+        return NULL;
+    }
+    p->rank = sdp_named_regex_group(&p->nr, "rank");
+    p->step = sdp_named_regex_group(&p->nr, "step");
+    p->oom = sdp_named_regex_group(&p->nr, "oom");
+    for (size_t g = 1; g <= p->nr.n_groups; g++) {
+        const char *n = p->nr.name[g];
+        if (n[0] && strcmp(n, "rank") != 0 && strcmp(n, "step") != 0 && strcmp(n, "oom") != 0) {
+            sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "--name-pattern: unknown group name '%s' "
+                     "(rank, step, oom)", n);
+            sd_name_pattern_free(p);
+            return NULL;
+        }
+    }
+    if (!p->rank && !p->step) {
+        sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "--name-pattern: name a group (?P<rank>...) "
+                 "or (?P<step>...)");
+        sd_name_pattern_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void sd_name_pattern_free(sd_name_pattern *p)
+{
+    if (!p) return;
+    regfree(&p->nr.re);
+    free(p);
+}
+
+const char *sd_job_layout_name(sd_job_layout layout)
+{
+    switch (layout) {
+    case SD_JOB_TORCHTITAN: return "torchtitan";
+    case SD_JOB_MEGATRON_LM: return "Megatron-LM";
+    case SD_JOB_MEGATRON_BRIDGE: return "Megatron-Bridge";
+    case SD_JOB_VERL: return "verl";
+    case SD_JOB_PATTERN: return "--name-pattern";
+    case SD_JOB_NONE: break;
+    }
+    return NULL;
+}
+
+/* s past the literal `lit`, or NULL. */
+static const char *past(const char *s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s && strncmp(s, lit, n) == 0 ? s + n : NULL;
+}
+
+/* s past a run of digits (read into *v, capped), or NULL when none. */
+static const char *past_number(const char *s, int64_t *v)
+{
+    if (!s || !isdigit((unsigned char)*s)) return NULL;
+    int64_t x = 0;
+    for (; isdigit((unsigned char)*s); s++)
+        if (x < 100000000) x = x * 10 + (*s - '0');
+    *v = x;
+    return s;
+}
+
+static bool is_end(const char *s, const char *ext) { return s && strcmp(s, ext) == 0; }
+
+/* The last component of a path, and the one before it (copied into dir; "" when none). A
+ * member of an archive ("job.zip:iteration_2/rank0...") splits at ':' too. */
+static const char *split_path(const char *name, char *dir, size_t size)
+{
+    const char *base = name, *prev = NULL;
+    for (const char *p = name; *p; p++)
+        if (*p == '/' || *p == ':') {
+            prev = base;
+            base = p + 1;
+        }
+    size_t n = prev ? (size_t)(base - 1 - prev) : 0;
+    if (n >= size) n = size - 1;
+    memcpy(dir, prev ? prev : "", n);
+    dir[n] = '\0';
+    return base;
+}
+
+/* torchtitan, tools/profiling.py maybe_enable_memory_snapshot: MemoryProfiler.step writes
+ * iteration_{step}/rank{rank}_memory_snapshot.pickle, or iteration_{step-1}_exit/ when
+ * it is called at a torch.OutOfMemoryError. */
+static bool read_torchtitan(const char *base, const char *dir, sd_job_name *j)
+{
+    const char *q = past_number(past(base, "rank"), &j->rank);
+    if (!is_end(q, "_memory_snapshot.pickle")) return false;
+    const char *d = past_number(past(dir, "iteration_"), &j->step);
+    if (d && is_end(d, "_exit")) j->oom = true;
+    else if (!d || *d) j->step = -1;
+    j->layout = SD_JOB_TORCHTITAN;
+    return true;
+}
+
+/* verl's torch_memory profiler: {save_path}/step{S}/torch_memory_rank{R}_pid{P}.pickle, and
+ * torch_memory_oom_rank{R}_pid{P}.pickle from its OOM observer. */
+static bool read_verl(const char *base, const char *dir, sd_job_name *j)
+{
+    const char *q = past(base, "torch_memory_");
+    if (past(q, "oom_")) {
+        j->oom = true;
+        q += 4;
+    }
+    int64_t pid;
+    q = past_number(past(past_number(past(q, "rank"), &j->rank), "_pid"), &pid);
+    if (!is_end(q, ".pickle")) {
+        j->oom = false;
+        return false;
+    }
+    const char *d = past(dir, "step");
+    if (d && *d == '_') d++;
+    d = past_number(d ? d : dir, &j->step);
+    if (!d || *d) j->step = -1;
+    j->layout = SD_JOB_VERL;
+    return true;
+}
+
+/* Megatron-LM, pretrain_gpt.py model_provider: with --record-memory-history its OOM
+ * observer dumps oom_rank-{rank}_{args.memory_snapshot_path}. */
+static bool read_megatron_lm(const char *base, sd_job_name *j)
+{
+    const char *q = past_number(past(base, "oom_rank-"), &j->rank);
+    if (!q || *q != '_') return false;
+    j->oom = true;
+    j->layout = SD_JOB_MEGATRON_LM;
+    return true;
+}
+
+/* Megatron-Bridge's memory_snapshot_path: the rank before the extension of
+ * memory_snapshot_path (default snapshot.pickle): snapshot_{rank}.pickle, in later
+ * versions {stem}_rank-{rank}.pickle, and {stem}_oom_rank-{rank}.pickle from its OOM
+ * observer. The bare form is read only with the default stem: "snapshot_100.pickle" of a
+ * user's own series is then a rank too, and --as-series says otherwise. */
+static bool read_megatron_bridge(const char *base, sd_job_name *j)
+{
+    const char *at = strstr(base, "snapshot_");
+    if (!at) return false;
+    const char *q = at + strlen("snapshot_");
+    bool oom = past(q, "oom_rank-") != NULL;
+    if (oom) q += strlen("oom_rank-");
+    else if (past(q, "rank-")) q += strlen("rank-");
+    else if (at != base) return false;
+    int64_t rank;
+    if (!is_end(past_number(q, &rank), ".pickle")) return false;
+    j->rank = rank;
+    j->oom = oom;
+    j->layout = SD_JOB_MEGATRON_BRIDGE;
+    return true;
+}
+
+static bool read_pattern(const char *name, const sd_name_pattern *p, sd_job_name *j)
+{
+    regmatch_t m[SDP_REGEX_GROUPS + 1];
+    if (regexec(&p->nr.re, name, p->nr.n_groups + 1, m, 0) != 0) return false;
+    int64_t v;
+    if (p->rank && m[p->rank].rm_so >= 0 && past_number(name + m[p->rank].rm_so, &v))
+        j->rank = v;
+    if (p->step && m[p->step].rm_so >= 0 && past_number(name + m[p->step].rm_so, &v))
+        j->step = v;
+    j->oom = p->oom && m[p->oom].rm_so >= 0;
+    j->layout = SD_JOB_PATTERN;
+    return true;
+}
+
+bool sd_job_name_read(const char *name, const sd_name_pattern *pattern, sd_job_name *out)
+{
+    *out = (sd_job_name){SD_JOB_NONE, -1, -1, false};
+    if (pattern && read_pattern(name, pattern, out)) return true;
+    char dir[256];
+    const char *base = split_path(name, dir, sizeof dir);
+    return read_torchtitan(base, dir, out) || read_verl(base, dir, out)
+           || read_megatron_lm(base, out) || read_megatron_bridge(base, out);
+}
+
+/* The "rank" rule, for names no framework's layout explains. */
+static int64_t rank_after_word(const char *name)
 {
     int64_t found = -1;
     for (const char *p = name; *p; p++) {
@@ -23,6 +216,13 @@ int64_t sd_rank_of_name(const char *name)
         found = v;
     }
     return found;
+}
+
+int64_t sd_rank_of_name(const char *name)
+{
+    sd_job_name j;
+    if (sd_job_name_read(name, NULL, &j) && j.rank >= 0) return j.rank;
+    return rank_after_word(name);
 }
 
 /* Every name carries a rank, and no two the same. */
@@ -58,9 +258,23 @@ static void without_rank(const char *name, char *out, size_t size)
     snprintf(out, size, "%.*s#%s", (int)(cut - name), name, end);
 }
 
+/* Names of one framework's layout, at one step (or none), with no OOM dump among them: the
+ * ranks of one job at one moment, whatever else differs (verl's pid). */
+static bool one_step_of_a_job(const char *const *names, size_t n)
+{
+    sd_job_name first, j;
+    if (!sd_job_name_read(names[0], NULL, &first) || first.oom) return false;
+    for (size_t i = 1; i < n; i++)
+        if (!sd_job_name_read(names[i], NULL, &j) || j.oom || j.layout != first.layout
+            || j.step != first.step)
+            return false;
+    return true;
+}
+
 bool sd_ranks_names_are_ranks(const char *const *names, size_t n)
 {
     if (n < 2 || !distinct_ranks(names, n)) return false;
+    if (one_step_of_a_job(names, n)) return true;
     char first[1024], other[1024];
     without_rank(names[0], first, sizeof first);
     for (size_t i = 1; i < n; i++) {
