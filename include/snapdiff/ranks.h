@@ -96,6 +96,36 @@ size_t sd_ranks_pair(const char *const *old_names, size_t n_old, const char *con
  * ("step100_rank0", "step200_rank0") are a series. */
 bool sd_ranks_names_are_ranks(const char *const *names, size_t n);
 
+/* ---- a job's folder: its snapshots by step and rank ---- */
+
+typedef struct sd_job_entry {
+    const char *source;     /* the snapshot's name (borrowed) */
+    sd_job_name name;       /* as sd_job_name_read read it */
+    sd_stats total;         /* over every device (allocated_bytes, reserved_bytes) */
+} sd_job_entry;
+
+/* Per rank across the steps: its first and last step's allocated bytes (OOM dumps left
+ * out: they are the moment the allocator failed, not a step's end state). */
+typedef struct sd_job_rank {
+    int64_t rank;           /* -1: the names carry none */
+    size_t n_steps;         /* snapshots of steps (not OOM dumps) */
+    size_t n_oom;           /* its OOM dumps */
+    int64_t first_step, last_step;             /* -1 when n_steps == 0 */
+    uint64_t first_allocated, last_allocated;
+    int64_t change;         /* last - first allocated; 0 with fewer than 2 steps */
+} sd_job_rank;
+
+/* Whether n names are a job's folder to be read by step and rank: every one reads
+ * (sd_job_name_read), and they hold two or more steps or an OOM dump. (One step of
+ * several ranks is sd_ranks_names_are_ranks.) */
+bool sd_job_names_are_steps(const char *const *names, size_t n, const sd_name_pattern *pattern);
+
+/* Order e[0..n) by step, then rank, the OOM dumps of a step after its snapshots; fill
+ * ranks (room for n) by rank number. *grown: the index into ranks of the rank whose
+ * allocated grew most between its first and last step, SD_RANK_NONE when none grew.
+ * @return the number of ranks. */
+size_t sd_job_summarize(sd_job_entry *e, size_t n, sd_job_rank *ranks, size_t *grown);
+
 typedef struct sd_rank_spread {
     size_t n;
     uint64_t allocated_min, allocated_median, allocated_max;   /* lower median */

@@ -319,6 +319,70 @@ size_t sd_ranks_pair(const char *const *old_names, size_t n_old, const char *con
     return n;
 }
 
+/* ---------- a job's folder by step and rank ---------- */
+
+bool sd_job_names_are_steps(const char *const *names, size_t n, const sd_name_pattern *pattern)
+{
+    if (n < 2) return false;
+    int64_t step = -1;
+    bool two_steps = false, oom = false;
+    for (size_t i = 0; i < n; i++) {
+        sd_job_name j;
+        if (!sd_job_name_read(names[i], pattern, &j)) return false;
+        oom |= j.oom;
+        if (j.step < 0) continue;
+        if (step >= 0 && j.step != step) two_steps = true;
+        step = j.step;
+    }
+    return two_steps || oom;
+}
+
+static int by_step_rank(const void *pa, const void *pb)
+{
+    const sd_job_entry *a = pa, *b = pb;
+    if (a->name.step != b->name.step) return (a->name.step > b->name.step) - (a->name.step < b->name.step);
+    if (a->name.oom != b->name.oom) return a->name.oom ? 1 : -1;
+    if (a->name.rank != b->name.rank) return (a->name.rank > b->name.rank) - (a->name.rank < b->name.rank);
+    return strcmp(a->source, b->source);
+}
+
+static size_t rank_slot(sd_job_rank *ranks, size_t *n, int64_t rank)
+{
+    size_t at = 0;
+    while (at < *n && ranks[at].rank < rank) at++;
+    if (at < *n && ranks[at].rank == rank) return at;
+    memmove(&ranks[at + 1], &ranks[at], (*n - at) * sizeof *ranks);
+    ranks[at] = (sd_job_rank){.rank = rank, .first_step = -1, .last_step = -1};
+    (*n)++;
+    return at;
+}
+
+size_t sd_job_summarize(sd_job_entry *e, size_t n, sd_job_rank *ranks, size_t *grown)
+{
+    qsort(e, n, sizeof *e, by_step_rank);
+    size_t nr = 0;
+    for (size_t i = 0; i < n; i++) {
+        sd_job_rank *r = &ranks[rank_slot(ranks, &nr, e[i].name.rank)];
+        if (e[i].name.oom) {
+            r->n_oom++;
+            continue;
+        }
+        uint64_t a = e[i].total.allocated_bytes;
+        if (r->n_steps++ == 0) {
+            r->first_step = e[i].name.step;
+            r->first_allocated = a;
+        }
+        r->last_step = e[i].name.step;
+        r->last_allocated = a;
+        r->change = r->n_steps > 1 ? (int64_t)(r->last_allocated - r->first_allocated) : 0;
+    }
+    *grown = SD_RANK_NONE;
+    for (size_t i = 0; i < nr; i++)
+        if (ranks[i].change > 0 && (*grown == SD_RANK_NONE || ranks[i].change > ranks[*grown].change))
+            *grown = i;
+    return nr;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
