@@ -357,7 +357,8 @@ done:
     return status;
 }
 
-static int run_series(const struct cli_opts *opts, const char *const *files, size_t n_in)
+static int run_series(const struct cli_opts *opts, const char *const *files, const bool *folder,
+                      size_t n_in)
 {
     series_ctx c = {.max_memory = opts->max_memory, .inputs = calloc(n_in ? n_in : 1, sizeof *c.inputs)};
     if (!c.inputs) {
@@ -374,7 +375,7 @@ static int run_series(const struct cli_opts *opts, const char *const *files, siz
     size_t n = 0;
     sd_groups **all = NULL;
     struct cli_load_options lo = {.shape = CLI_LOAD_STREAM, .specs = files, .n = n_in,
-                                  .each = reduce, .ctx = &c};
+                                  .each = reduce, .ctx = &c, .in_folder = folder};
     int loaded = cli_load(opts, &lo);
     pthread_mutex_destroy(&c.lock);
     if (loaded == 0) {
@@ -424,11 +425,13 @@ static int run_series(const struct cli_opts *opts, const char *const *files, siz
  * within --max-memory by their sizes, like files given one by one; the files it leaves
  * out as no snapshot are noted here, as the loader notes them. Other specs stay as they
  * are (a directory that does not open is left to the loader to report). *out holds
- * owned strings. @return the number of specs, or -1 (printed). */
-static int expand_dirs(const struct cli_opts *o, char ***out)
+ * owned strings; (*folder)[i]: spec i came from a directory (its file may be left out
+ * when it does not read). @return the number of specs, or -1 (printed). */
+static int expand_dirs(const struct cli_opts *o, char ***out, bool **folder)
 {
     size_t n = 0, cap = 0;
     char **specs = NULL;
+    bool *from = NULL;
     for (int i = 0; i < o->n_files; i++) {
         const char *spec = o->files[i];
         struct stat st;
@@ -441,11 +444,13 @@ static int expand_dirs(const struct cli_opts *o, char ***out)
         if (n + k > cap) {
             cap = (n + k) * 2;
             char **grown = realloc(specs, cap * sizeof *grown);
-            if (!grown) {
+            if (grown) specs = grown;
+            bool *grown_from = grown ? realloc(from, cap * sizeof *grown_from) : NULL;
+            if (grown_from) from = grown_from;
+            if (!grown || !grown_from) {
                 sd_input_free(in);
                 goto nomem;
             }
-            specs = grown;
         }
         if (in && sd_input_skipped_count(in))
             msg_note("%s: skipped %zu %s: %s", spec, sd_input_skipped_count(in),
@@ -458,15 +463,17 @@ static int expand_dirs(const struct cli_opts *o, char ***out)
                 sd_input_free(in);
                 goto nomem;
             }
-            n++;
+            from[n++] = in != NULL;
         }
         sd_input_free(in);
     }
     *out = specs;
+    *folder = from;
     return (int)n;
 nomem:
     for (size_t i = 0; i < n; i++) free(specs[i]);
     free(specs);
+    free(from);
     msg_error("out of memory");
     return -1;
 }
@@ -474,10 +481,12 @@ nomem:
 int cmd_series(const struct cli_opts *opts)
 {
     char **specs = NULL;
-    int n_specs = expand_dirs(opts, &specs);
+    bool *folder = NULL;
+    int n_specs = expand_dirs(opts, &specs, &folder);
     if (n_specs < 0) return EXIT_TROUBLE;
-    int status = run_series(opts, (const char *const *)specs, (size_t)n_specs);
+    int status = run_series(opts, (const char *const *)specs, folder, (size_t)n_specs);
     for (int i = 0; i < n_specs; i++) free(specs[i]);
     free(specs);
+    free(folder);
     return status;
 }

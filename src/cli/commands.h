@@ -69,6 +69,8 @@ struct cli_load_options {
     cli_opened_fn opened;                 /* CLI_LOAD_STREAM */
     cli_each_fn each;
     void *ctx;
+    const bool *in_folder;                /* CLI_LOAD_STREAM, optional: per spec, a file
+                                           * of a folder (sd_loader_options) */
 };
 int cli_load(const struct cli_opts *opts, const struct cli_load_options *lo);
 void cli_free_all(sd_snapshot **snaps, size_t n);

@@ -26,6 +26,23 @@ static bool takes_summaries(enum cli_command c)
     return c == CMD_DIFF || c == CMD_CHECK || c == CMD_SERIES || c == CMD_SUMMARIZE;
 }
 
+/* A job killed while it dumped leaves a truncated rank file: series, report and check
+ * leave such a file of a folder out with a warning, unless --strict. */
+static bool skips_unreadable(const struct cli_opts *o)
+{
+    return !o->strict && (o->command == CMD_SERIES || o->command == CMD_REPORT
+                          || o->command == CMD_CHECK);
+}
+
+static void warn_unreadable(const sd_loaded *r)
+{
+    for (size_t k = 0; k < r->n_unreadable; k++) {
+        char line[768];
+        sd_error_format(&r->unreadable[k], line, sizeof line);
+        msg_warn("%s; left out (--strict makes it an error)", line);
+    }
+}
+
 /* The warnings of what loaded, then why the rest did not. @return whether it loaded and
  * the command can use what it loaded. */
 static bool report(const sd_loaded *r, const struct cli_opts *o)
@@ -35,6 +52,7 @@ static bool report(const sd_loaded *r, const struct cli_opts *o)
                  r->n_skipped == 1 ? "file that is not a snapshot" : "files that are not snapshots",
                  r->skipped ? r->skipped : "");
     for (size_t k = 0; k < r->n_snaps; k++) print_warnings(r->snaps[k]);
+    warn_unreadable(r);
     if (r->status != SD_OK) {
         if (r->ambiguous)
             msg_error("%s: holds %zu snapshots (%s, ...); pick one as %s:MEMBER", r->spec,
@@ -63,7 +81,8 @@ static sd_loaded *load(const char *const *specs, size_t n, const struct cli_opts
     }
     sd_loader_options lo = {.max_memory = opts->max_memory, .jobs = opts->jobs,
                             .all_members = all_members,
-                            .skip_summaries = !takes_summaries(opts->command)};
+                            .skip_summaries = !takes_summaries(opts->command),
+                            .skip_unreadable = skips_unreadable(opts)};
     sd_load_all(specs, n, &lo, res);
     return res;
 }
@@ -151,7 +170,8 @@ static sd_status stream_each(void *vctx, size_t input, size_t member, const sd_s
 }
 
 static int load_stream(const char *const *specs, size_t n, const struct cli_opts *opts,
-                       cli_opened_fn opened, cli_each_fn each, void *ctx)
+                       cli_opened_fn opened, cli_each_fn each, void *ctx,
+                       const bool *in_folder)
 {
     sd_loaded *res = calloc(n ? n : 1, sizeof *res);
     stream_ctx sc = {.each = each, .ctx = ctx, .warnings = calloc(n ? n : 1, sizeof(char *))};
@@ -164,7 +184,8 @@ static int load_stream(const char *const *specs, size_t n, const struct cli_opts
     sd_loader_options lo = {.max_memory = opts->max_memory, .jobs = opts->jobs,
                             .all_members = true, .each = stream_each,
                             .opened = opened ? stream_opened : NULL, .ctx = &sc,
-                            .skip_summaries = !takes_summaries(opts->command)};
+                            .skip_summaries = !takes_summaries(opts->command),
+                            .skip_unreadable = skips_unreadable(opts), .in_folder = in_folder};
     sc.opened = opened;
     sd_load_all(specs, n, &lo, res);
     pthread_mutex_destroy(&sc.lock);
@@ -211,7 +232,8 @@ int cli_load(const struct cli_opts *opts, const struct cli_load_options *lo)
     case CLI_LOAD_ONE: return load_one(lo->specs, lo->n, opts, lo->one);
     case CLI_LOAD_FLAT: return load_flat(lo->specs, lo->n, opts, lo->all, lo->n_all);
     case CLI_LOAD_MEMBERS: return load_members(lo->specs, lo->n, opts, lo->members, lo->counts);
-    case CLI_LOAD_STREAM: return load_stream(lo->specs, lo->n, opts, lo->opened, lo->each, lo->ctx);
+    case CLI_LOAD_STREAM:
+        return load_stream(lo->specs, lo->n, opts, lo->opened, lo->each, lo->ctx, lo->in_folder);
     }
     msg_error("internal error: unknown load shape");
     return -1;
