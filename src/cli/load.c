@@ -43,6 +43,38 @@ static void warn_unreadable(const sd_loaded *r)
     }
 }
 
+/* The names of what was left out, for the caller (NULL: not wanted). -1: out of memory. */
+static int note_left_out(const sd_loaded *res, size_t n, struct cli_left_out *l)
+{
+    if (!l) return 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < res[i].n_unreadable; k++) {
+            char **grown = realloc(l->names, (l->n + 1) * sizeof *grown);
+            char *name = grown ? strdup(res[i].unreadable[k].source) : NULL;
+            if (grown) l->names = grown;
+            if (!name) {
+                msg_error("out of memory");
+                return -1;
+            }
+            l->names[l->n++] = name;
+        }
+    return 0;
+}
+
+bool cli_left_out_has(const struct cli_left_out *l, const char *name)
+{
+    for (size_t i = 0; l && i < l->n; i++)
+        if (strcmp(l->names[i], name) == 0) return true;
+    return false;
+}
+
+void cli_left_out_free(struct cli_left_out *l)
+{
+    for (size_t i = 0; l && i < l->n; i++) free(l->names[i]);
+    if (l) free(l->names);
+    if (l) memset(l, 0, sizeof *l);
+}
+
 /* The warnings of what loaded, then why the rest did not. @return whether it loaded and
  * the command can use what it loaded. */
 static bool report(const sd_loaded *r, const struct cli_opts *o)
@@ -171,7 +203,7 @@ static sd_status stream_each(void *vctx, size_t input, size_t member, const sd_s
 
 static int load_stream(const char *const *specs, size_t n, const struct cli_opts *opts,
                        cli_opened_fn opened, cli_each_fn each, void *ctx,
-                       const bool *in_folder)
+                       const bool *in_folder, struct cli_left_out *left_out)
 {
     sd_loaded *res = calloc(n ? n : 1, sizeof *res);
     stream_ctx sc = {.each = each, .ctx = ctx, .warnings = calloc(n ? n : 1, sizeof(char *))};
@@ -198,6 +230,7 @@ static int load_stream(const char *const *specs, size_t n, const struct cli_opts
         }
         ok = report(&res[i], opts);
     }
+    if (ok && note_left_out(res, n, left_out) != 0) ok = false;
     for (size_t i = 0; i < n; i++) free(sc.warnings[i]);
     free(sc.warnings);
     sd_loaded_free(res, n);
@@ -206,12 +239,13 @@ static int load_stream(const char *const *specs, size_t n, const struct cli_opts
 }
 
 static int load_members(const char *const *specs, size_t n, const struct cli_opts *opts,
-                        sd_snapshot ***out, size_t *counts)
+                        sd_snapshot ***out, size_t *counts, struct cli_left_out *left_out)
 {
     sd_loaded *res = load(specs, n, opts, true);
     if (!res) return -1;
     bool ok = true;
     for (size_t i = 0; i < n; i++) ok = report(&res[i], opts) && ok;
+    if (ok && note_left_out(res, n, left_out) != 0) ok = false;
     for (size_t i = 0; i < n; i++) {
         out[i] = NULL;
         counts[i] = 0;
@@ -231,9 +265,11 @@ int cli_load(const struct cli_opts *opts, const struct cli_load_options *lo)
     switch (lo->shape) {
     case CLI_LOAD_ONE: return load_one(lo->specs, lo->n, opts, lo->one);
     case CLI_LOAD_FLAT: return load_flat(lo->specs, lo->n, opts, lo->all, lo->n_all);
-    case CLI_LOAD_MEMBERS: return load_members(lo->specs, lo->n, opts, lo->members, lo->counts);
+    case CLI_LOAD_MEMBERS:
+        return load_members(lo->specs, lo->n, opts, lo->members, lo->counts, lo->left_out);
     case CLI_LOAD_STREAM:
-        return load_stream(lo->specs, lo->n, opts, lo->opened, lo->each, lo->ctx, lo->in_folder);
+        return load_stream(lo->specs, lo->n, opts, lo->opened, lo->each, lo->ctx, lo->in_folder,
+                           lo->left_out);
     }
     msg_error("internal error: unknown load shape");
     return -1;
