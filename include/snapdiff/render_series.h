@@ -49,8 +49,8 @@ sd_status sd_render_series_ranks_json(FILE *out, const char *const *sources,
  * rank its steps and the change of its allocated bytes from its first to its last step,
  * the OOM dumps called out, then every snapshot (e ordered by sd_job_summarize). `grown`
  * as sd_job_summarize gives it. JSON: schema snapdiff.series-job/1 (docs/json-series.md);
- * the JSON object is left open after its "oom_dumps" when `open_end` (the caller adds
- * more members, then "}"). */
+ * the JSON object is left open after its "grew_most" when `open_end` (the caller adds
+ * "series_of_grew_most", then "}"). */
 sd_status sd_render_series_job_text(FILE *out, const sd_job_entry *e, size_t n,
                                     const sd_job_rank *ranks, size_t n_ranks, size_t grown,
                                     bool color);
