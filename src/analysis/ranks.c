@@ -194,10 +194,20 @@ bool sd_job_name_read(const char *name, const sd_name_pattern *pattern, sd_job_n
 {
     *out = (sd_job_name){SD_JOB_NONE, -1, -1, false};
     if (pattern && read_pattern(name, pattern, out)) return true;
+    *out = (sd_job_name){SD_JOB_NONE, -1, -1, false};
     char dir[256];
     const char *base = split_path(name, dir, sizeof dir);
-    return read_torchtitan(base, dir, out) || read_verl(base, dir, out)
-           || read_megatron_lm(base, out) || read_megatron_bridge(base, out);
+    const sd_job_name none = *out;
+    /* each reader may fill fields before it finds the name is not its own: reset between */
+    if (read_torchtitan(base, dir, out)) return true;
+    *out = none;
+    if (read_verl(base, dir, out)) return true;
+    *out = none;
+    if (read_megatron_lm(base, out)) return true;
+    *out = none;
+    if (read_megatron_bridge(base, out)) return true;
+    *out = none;
+    return false;
 }
 
 /* The "rank" rule, for names no framework's layout explains. */
