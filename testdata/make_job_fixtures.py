@@ -23,8 +23,9 @@ shaped as torch writes it (make_leak_fixtures.py's Snap), named as the framework
       per rank named torch_memory_rank{rank}_pid{pid}.pickle (docs: "Organizing Collection
       Results").
   custom/run7-s{100,200}-r{0,1}.pkl     a layout no preset knows, for --name-pattern
-  truncated/iteration_{10,20}/rank{0,1}_memory_snapshot.pickle, rank1 of step 20 cut to
-      half its bytes: a job killed while dumping.
+
+(A truncated rank file, as a job killed while dumping leaves, is cut from these by
+tests/test_job_cli.py at run time: every committed fixture reads.)
 
 Every rank holds a 32 MiB segment with 16 MiB of weights (model.py:10); rank 1 also leaks
 2 MiB per step (metrics.py:23) in a segment of its own, so its allocated grows by 2 MiB a
@@ -93,16 +94,8 @@ def main():
                   snap(r, step))
         for k, step in enumerate((100, 200), 1):
             write(os.path.join(OUT, "custom", "run7-s%d-r%d.pkl" % (step, r)), snap(r, k))
-        for k, step in enumerate((10, 20), 1):
-            write(os.path.join(OUT, "truncated", "iteration_%d" % step,
-                               "rank%d_memory_snapshot.pickle" % r), snap(r, k))
     write(os.path.join(OUT, "megatron_bridge", "snapshot_oom_rank-1.pickle"),
           snap(1, 1, oom=True))
-    cut = os.path.join(OUT, "truncated", "iteration_20", "rank1_memory_snapshot.pickle")
-    with open(cut, "rb") as f:
-        data = f.read()
-    with open(cut, "wb") as f:
-        f.write(data[:len(data) // 2])
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ pickle with CPython (allocated: active_allocated blocks at block size; reserved:
 segments' total_size).
 """
 import argparse
+import json
 import os
 import pickle
 import re
@@ -134,39 +135,70 @@ def test_name_pattern(root):
 
 
 def test_truncated(root):
-    d = os.path.join(root, "testdata", "jobs", "truncated")
-    cut = os.path.join(d, "iteration_20", "rank1_memory_snapshot.pickle")
-    try:
-        with open(cut, "rb") as f:
-            pickle.load(f)
-        check(False, "the truncated fixture does not unpickle")
-    except Exception:
-        pass
-    p = run(["series", d])
-    warnings = [ln for ln in p.stderr.splitlines() if "warning" in ln]
-    check(len(warnings) == 1 and cut in warnings[0] and "--strict" in warnings[0],
-          "series: one warning naming the truncated file", p.stderr)
-    doc = T.run_json(["series", d], default={})
-    check(all(s["source"] != cut for s in doc.get("snapshots", [])) and len(doc.get("snapshots", [])) == 3,
-          "series: the truncated file left out")
-    p = run(["series", "--strict", d], rc=2)
-    check(p.stderr.strip().splitlines()[-1].startswith("snapdiff: " + cut), "--strict: exit 2 naming it", p.stderr)
+    """A job killed while it dumped: iteration_20's rank 1 cut to half its bytes."""
     tmp = tempfile.mkdtemp(prefix="snapdiff_job_")
     try:
-        old, new = os.path.join(tmp, "old"), os.path.join(tmp, "new")
-        shutil.copytree(os.path.join(d, "iteration_10"), old)
-        shutil.copytree(os.path.join(d, "iteration_20"), new)
+        src = os.path.join(root, "testdata", "jobs", "torchtitan", "memory_snapshot")
+        d = os.path.join(tmp, "memory_snapshot")
+        for it in ("iteration_10", "iteration_20"):
+            shutil.copytree(os.path.join(src, it), os.path.join(d, it))
+        cut = os.path.join(d, "iteration_20", "rank1_memory_snapshot.pickle")
+        with open(cut, "rb") as f:
+            data = f.read()
+        with open(cut, "wb") as f:
+            f.write(data[:len(data) // 2])
+        try:
+            with open(cut, "rb") as f:
+                pickle.load(f)
+            check(False, "the truncated file does not unpickle")
+        except Exception:
+            pass
+        p = run(["series", d])
+        warnings = [ln for ln in p.stderr.splitlines() if "warning" in ln]
+        check(len(warnings) == 1 and cut in warnings[0] and "--strict" in warnings[0],
+              "series: one warning naming the truncated file", p.stderr)
+        doc = T.run_json(["series", d], default={})
+        check(all(s["source"] != cut for s in doc.get("snapshots", []))
+              and len(doc.get("snapshots", [])) == 3, "series: the truncated file left out")
+        p = run(["series", "--strict", d], rc=2)
+        check(p.stderr.strip().splitlines()[-1].startswith("snapdiff: " + cut),
+              "--strict: exit 2 naming it", p.stderr)
+        old, new = os.path.join(d, "iteration_10"), os.path.join(d, "iteration_20")
         for a, b in ((old, new), (new, old)):
             doc = T.run_json(["check", "--max-growth", "1MiB", a, b], default={})
             names = [m.get("member") for m in doc.get("members", [])]
             check(names == ["rank0_memory_snapshot.pickle"],
-                  "check %s %s: rank 1 left out on both sides" % (os.path.basename(a), os.path.basename(b)), names)
+                  "check %s %s: rank 1 left out on both sides"
+                  % (os.path.basename(a), os.path.basename(b)), names)
         run(["check", "--strict", "--max-growth", "1MiB", old, new], rc=2)
         out = os.path.join(tmp, "r.html")
-        p = run(["report", "-o", out, d])
+        p = run(["report", "-o", out, new])
         check(os.path.getsize(out) > 0 and cut in p.stderr, "report: written, the file named")
     finally:
         shutil.rmtree(tmp)
+
+
+def test_check_steps(root):
+    """check OLD=one step, NEW=the whole folder: each rank's last step is judged."""
+    d = os.path.join(root, "testdata", "jobs", "torchtitan", "memory_snapshot")
+    old = os.path.join(d, "iteration_10")
+    p = run(["check", "--max-growth", "3MiB", "--json", old, d], rc=1)
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError:
+        doc = {}
+    members = {m.get("member"): m for m in doc.get("members", [])}
+    want = {os.path.join("iteration_30", "rank%d_memory_snapshot.pickle" % r) for r in (0, 1)}
+    check(set(members) == want, "check: each rank's last step", sorted(members))
+    growth = (truth_bytes(os.path.join(d, "iteration_30", "rank1_memory_snapshot.pickle"))[0]
+              - truth_bytes(os.path.join(old, "rank1_memory_snapshot.pickle"))[0])
+    lim = [x for x in doc.get("limits", []) if x.get("name") == "max-growth"
+           and "rank1" in x.get("member", "")]
+    check(len(lim) == 1 and lim[0].get("measured") == growth and lim[0].get("pass") is False,
+          "check: rank 1's growth from CPython", lim, growth)
+    check("iteration_30_exit/rank1_memory_snapshot.pickle is an OOM dump" in p.stderr
+          and "(4 earlier snapshots left aside)" in p.stderr,
+          "check: the OOM dump and the earlier steps named", p.stderr)
 
 
 def test_report(root):
@@ -193,6 +225,7 @@ def main():
     test_layouts(root)
     test_name_pattern(root)
     test_truncated(root)
+    test_check_steps(root)
     test_report(root)
     sys.exit(T.finish())
 

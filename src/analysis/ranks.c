@@ -331,9 +331,27 @@ size_t sd_ranks_pair(const char *const *old_names, size_t n_old, const char *con
 
 /* ---------- a job's folder by step and rank ---------- */
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A job's folder lists each file once: the same file given twice is the user's series. */
+static bool distinct_names(const char *const *names, size_t n)
+{
+    const char **sorted = malloc(n * sizeof *sorted);
+    if (!sorted) return false;
+    memcpy(sorted, names, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, by_name);
+    bool distinct = true;
+    for (size_t i = 1; i < n && distinct; i++) distinct = strcmp(sorted[i - 1], sorted[i]) != 0;
+    free(sorted);
+    return distinct;
+}
+
 bool sd_job_names_are_steps(const char *const *names, size_t n, const sd_name_pattern *pattern)
 {
-    if (n < 2) return false;
+    if (n < 2 || !distinct_names(names, n)) return false;
     int64_t step = -1;
     bool two_steps = false, oom = false;
     for (size_t i = 0; i < n; i++) {
