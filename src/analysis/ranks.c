@@ -235,16 +235,53 @@ int64_t sd_rank_of_name(const char *name)
     return rank_after_word(name);
 }
 
-/* Every name carries a rank, and no two the same. */
+/* Each name's rank, read once: pairing thousands of ranks compares them n^2 times.
+ * NULL when out of memory: rank_at then reads them as it goes. */
+static int64_t *ranks_of(const char *const *names, size_t n)
+{
+    int64_t *r = calloc(n ? n : 1, sizeof *r);
+    for (size_t i = 0; r && i < n; i++) r[i] = sd_rank_of_name(names[i]);
+    return r;
+}
+
+static int64_t rank_at(const int64_t *r, const char *const *names, size_t i)
+{
+    return r ? r[i] : sd_rank_of_name(names[i]);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every name carries a rank, and no two the same (r: ranks_of(names), or NULL). */
+static bool distinct_ranks_of(const int64_t *r, const char *const *names, size_t n)
+{
+    int64_t *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    if (!sorted) {   /* the slow way, in no memory */
+        for (size_t i = 0; i < n; i++) {
+            int64_t x = rank_at(r, names, i);
+            if (x < 0) return false;
+            for (size_t k = 0; k < i; k++)
+                if (rank_at(r, names, k) == x) return false;
+        }
+        return true;
+    }
+    for (size_t i = 0; i < n; i++) sorted[i] = rank_at(r, names, i);
+    qsort(sorted, n, sizeof *sorted, cmp_i64);
+    bool distinct = n == 0 || sorted[0] >= 0;
+    for (size_t i = 1; i < n && distinct; i++) distinct = sorted[i] != sorted[i - 1];
+    free(sorted);
+    return distinct;
+}
+
 static bool distinct_ranks(const char *const *names, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        int64_t r = sd_rank_of_name(names[i]);
-        if (r < 0) return false;
-        for (size_t k = 0; k < i; k++)
-            if (sd_rank_of_name(names[k]) == r) return false;
-    }
-    return true;
+    int64_t *r = ranks_of(names, n);
+    bool d = distinct_ranks_of(r, names, n);
+    free(r);
+    return d;
 }
 
 /* name with the digits of its rank number (the last "rank" that has them) taken out. */
@@ -294,9 +331,21 @@ bool sd_ranks_names_are_ranks(const char *const *names, size_t n)
     return true;
 }
 
-static bool same(const char *a, const char *b, bool by_rank)
+typedef struct pairing {
+    const char *const *names[2];   /* OLD's, NEW's */
+    int64_t *rank[2];              /* their ranks (ranks_of), or NULL */
+    bool by_rank;
+} pairing;
+
+static bool same(const pairing *g, size_t k_old, size_t i_new)
 {
-    return by_rank ? sd_rank_of_name(a) == sd_rank_of_name(b) : strcmp(a, b) == 0;
+    if (!g->by_rank) return strcmp(g->names[0][k_old], g->names[1][i_new]) == 0;
+    return rank_at(g->rank[0], g->names[0], k_old) == rank_at(g->rank[1], g->names[1], i_new);
+}
+
+static int64_t pair_rank(const pairing *g, int side, size_t i)
+{
+    return g->by_rank ? rank_at(g->rank[side], g->names[side], i) : -1;
 }
 
 size_t sd_ranks_pair(const char *const *old_names, size_t n_old, const char *const *new_names,
@@ -308,24 +357,27 @@ size_t sd_ranks_pair(const char *const *old_names, size_t n_old, const char *con
             pairs[n++] = (sd_rank_pair){0, i, sd_rank_of_name(new_names[i])};
         return n;
     }
-    bool by_rank = distinct_ranks(old_names, n_old) && distinct_ranks(new_names, n_new);
+    pairing g = {{old_names, new_names}, {ranks_of(old_names, n_old), ranks_of(new_names, n_new)},
+                 false};
+    g.by_rank = distinct_ranks_of(g.rank[0], old_names, n_old)
+                && distinct_ranks_of(g.rank[1], new_names, n_new);
     if (n_old == 1 && n_new == 1) {  /* two files: whatever their names */
-        pairs[0] = (sd_rank_pair){0, 0, by_rank ? sd_rank_of_name(new_names[0]) : -1};
-        return 1;
+        pairs[n++] = (sd_rank_pair){0, 0, pair_rank(&g, 1, 0)};
+    } else {
+        for (size_t i = 0; i < n_new; i++) {
+            sd_rank_pair p = {SD_RANK_NONE, i, pair_rank(&g, 1, i)};
+            for (size_t k = 0; k < n_old && p.old_index == SD_RANK_NONE; k++)
+                if (same(&g, k, i)) p.old_index = k;
+            pairs[n++] = p;
+        }
+        for (size_t k = 0; k < n_old; k++) {
+            bool paired = false;
+            for (size_t i = 0; i < n_new && !paired; i++) paired = same(&g, k, i);
+            if (!paired) pairs[n++] = (sd_rank_pair){k, SD_RANK_NONE, pair_rank(&g, 0, k)};
+        }
     }
-    for (size_t i = 0; i < n_new; i++) {
-        sd_rank_pair p = {SD_RANK_NONE, i, by_rank ? sd_rank_of_name(new_names[i]) : -1};
-        for (size_t k = 0; k < n_old && p.old_index == SD_RANK_NONE; k++)
-            if (same(old_names[k], new_names[i], by_rank)) p.old_index = k;
-        pairs[n++] = p;
-    }
-    for (size_t k = 0; k < n_old; k++) {
-        bool paired = false;
-        for (size_t i = 0; i < n_new && !paired; i++)
-            paired = same(old_names[k], new_names[i], by_rank);
-        if (!paired)
-            pairs[n++] = (sd_rank_pair){k, SD_RANK_NONE, by_rank ? sd_rank_of_name(old_names[k]) : -1};
-    }
+    free(g.rank[0]);
+    free(g.rank[1]);
     return n;
 }
 

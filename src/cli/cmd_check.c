@@ -144,27 +144,28 @@ static sd_status nomem(sd_error *err)
  * @return how many. */
 static size_t judged_names(const char *side, const char *const *names, size_t n, size_t *map)
 {
-    if (!sd_job_names_are_steps(names, n, NULL)) {
+    sd_job_name *j = sd_job_names_are_steps(names, n, NULL) ? calloc(n, sizeof *j) : NULL;
+    if (!j) {   /* no job's folder of steps (or no memory to tell): every name */
         for (size_t i = 0; i < n; i++) map[i] = i;
         return n;
     }
+    for (size_t i = 0; i < n; i++) sd_job_name_read(names[i], NULL, &j[i]);
     size_t k = 0, earlier = 0;
     for (size_t i = 0; i < n; i++) {
-        sd_job_name j, o;
-        sd_job_name_read(names[i], NULL, &j);
-        if (j.oom) {
+        if (j[i].oom) {
             msg_note("%s: %s is an OOM dump (what was live when the allocator failed): not "
                      "judged; `snapdiff stats` or `frag` read it", side, names[i]);
             continue;
         }
         bool last = true;   /* no later step of the same rank */
         for (size_t x = 0; x < n && last; x++)
-            if (x != i && sd_job_name_read(names[x], NULL, &o) && !o.oom && o.rank == j.rank
-                && (o.step > j.step || (o.step == j.step && x < i)))
+            if (x != i && !j[x].oom && j[x].rank == j[i].rank
+                && (j[x].step > j[i].step || (j[x].step == j[i].step && x < i)))
                 last = false;
         if (last) map[k++] = i;
         else earlier++;
     }
+    free(j);
     if (earlier)
         msg_note("%s: a job's folder of several steps: each rank's last step is judged (%zu "
                  "earlier %s left aside)", side, earlier, earlier == 1 ? "snapshot" : "snapshots");
