@@ -120,7 +120,7 @@ static int follow_one_rank(const struct cli_opts *o, sd_snapshot **snaps, size_t
     sd_error_clear(&err);
     sd_name_pattern *pattern = NULL;
     if (o->name_pattern && !(pattern = sd_name_pattern_create(o->name_pattern, &err))) {
-        msg_sd_error(&err);
+        msg_error("%s", err.text);   /* the option's error: no file to name */
         return -1;
     }
     const char **names = calloc(*n, sizeof *names);

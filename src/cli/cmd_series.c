@@ -403,7 +403,7 @@ static int run_series(const struct cli_opts *opts, const char *const *files, con
         sd_error_clear(&err);
         sd_name_pattern *pattern = NULL;
         if (opts->name_pattern && !(pattern = sd_name_pattern_create(opts->name_pattern, &err))) {
-            msg_sd_error(&err);
+            msg_error("%s", err.text);   /* the option's error: no file to name */
             sorted = -1;
         }
         if (sorted == 0 && read_as_job(opts, all, n, pattern))
