@@ -20,18 +20,19 @@ _snapdiff()
     local frag_opts='--gap-threshold --index-threshold --map --svg'
     local trace_opts='--group-by -g --depth -d --hide --show --focus --top -n --since --until'
     local series_opts='--group-by -g --depth -d --hide --show --focus --top -n --steps --capacity
-        --sort --steps-between --min-slope --confidence --ascii --as-series --as-ranks'
+        --sort --steps-between --min-slope --confidence --ascii --as-series --as-ranks
+        --name-pattern --strict'
     local check_only='--max-growth-pct --max-group-growth --max-per-step --max-reserved
-        --max-frag-index --fail-on-new-site --max-ooms --config --repo-root'
+        --max-frag-index --fail-on-new-site --max-ooms --config --repo-root --strict'
     local check_opts="--format -f --output -o --group-by -g --depth -d --hide --show --focus --top -n
         --steps --max-growth $check_only"
     local curve_opts='--json -j --format -f --capacity --max-per-step --max-growth-pct --config
         --baseline-step --threshold --max-fraction --horizon --log-format --format-list --pattern'
     local report_opts='--output -o --jobs --group-by -g --depth -d --hide --show --focus
         --gap-threshold --index-threshold --as-series --as-ranks --capacity --baseline-step
-        --threshold --log-format'
+        --threshold --log-format --name-pattern --strict'
     # Options whose value is the next word.
-    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root|--baseline-step|--threshold|--max-fraction|--horizon|--log-format|--alloc-conf|--memory-fraction|--torch|--at|--shard|--root|--pattern'
+    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root|--baseline-step|--threshold|--max-fraction|--horizon|--log-format|--alloc-conf|--memory-fraction|--torch|--at|--shard|--root|--pattern|--name-pattern'
 
     # Values: "--opt VALUE" and "--opt=VALUE" (split at '=' or not).
     local opt=$prev value=$cur prefix=''

@@ -21,7 +21,7 @@ function __snapdiff_command
                 --since --until --sort --steps-between --min-slope --confidence \
                 --max-growth-pct --max-group-growth --max-per-step --max-reserved --max-frag-index \
                 --fail-on-new-site --max-ooms --config --repo-root --output -o --baseline-step \
-                --threshold --max-fraction --horizon --log-format --alloc-conf --memory-fraction --torch --at --shard --root --pattern
+                --threshold --max-fraction --horizon --log-format --alloc-conf --memory-fraction --torch --at --shard --root --pattern --name-pattern
                 set skip 1
             case '-*'
                 continue
@@ -106,6 +106,8 @@ complete -c snapdiff -n '__snapdiff_for series' -l confidence -x -a '0.9 0.95 0.
 complete -c snapdiff -n '__snapdiff_for series' -l ascii -d 'draw sparklines in ASCII, not Unicode blocks'
 complete -c snapdiff -n '__snapdiff_for series report' -l as-series -d 'read the snapshots as a time series'
 complete -c snapdiff -n '__snapdiff_for series report' -l as-ranks -d 'read the snapshots as ranks of one job, side by side'
+complete -c snapdiff -n '__snapdiff_for series report' -l name-pattern -x -d 'read rank and step from the paths by REGEX: (?P<rank>...) (?P<step>...)'
+complete -c snapdiff -n '__snapdiff_for series report check' -l strict -d 'fail on a snapshot of a folder that does not read'
 # check.
 complete -c snapdiff -n '__snapdiff_for check' -l max-growth-pct -x -d 'fail when allocated memory grew by more than P percent of OLD'
 complete -c snapdiff -n '__snapdiff_for check' -l max-group-growth -x -a '0 16MiB 64MiB 256MiB' -d 'fail when any one site grew by more than SIZE'

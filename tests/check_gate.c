@@ -118,6 +118,89 @@ START_TEST(rank_numbers)
 }
 END_TEST
 
+/* The frameworks' names (issue 27), each as its code writes it. */
+static void assert_job(const char *name, sd_job_layout layout, int64_t rank, int64_t step, bool oom)
+{
+    sd_job_name j;
+    ck_assert_msg(sd_job_name_read(name, NULL, &j) == (layout != SD_JOB_NONE), "%s", name);
+    ck_assert_msg(j.layout == layout && j.rank == rank && j.step == step && j.oom == oom,
+                  "%s: layout %d rank %lld step %lld oom %d", name, (int)j.layout,
+                  (long long)j.rank, (long long)j.step, (int)j.oom);
+}
+
+START_TEST(job_names)
+{
+    assert_job("out/memory_snapshot/iteration_20/rank3_memory_snapshot.pickle",
+               SD_JOB_TORCHTITAN, 3, 20, false);
+    assert_job("memory_snapshot/iteration_7_exit/rank0_memory_snapshot.pickle",
+               SD_JOB_TORCHTITAN, 0, 7, true);
+    assert_job("rank5_memory_snapshot.pickle", SD_JOB_TORCHTITAN, 5, -1, false);
+    assert_job("job.zip:iteration_3/rank1_memory_snapshot.pickle", SD_JOB_TORCHTITAN, 1, 3, false);
+    assert_job("run/oom_rank-12_snapshot.pickle", SD_JOB_MEGATRON_LM, 12, -1, true);
+    assert_job("snapshot_4.pickle", SD_JOB_MEGATRON_BRIDGE, 4, -1, false);
+    assert_job("/nemo_run/memory.snapshot_rank-7.pickle", SD_JOB_MEGATRON_BRIDGE, 7, -1, false);
+    assert_job("snapshot_oom_rank-1.pickle", SD_JOB_MEGATRON_BRIDGE, 1, -1, true);
+    assert_job("save/step12/torch_memory_rank2_pid4242.pickle", SD_JOB_VERL, 2, 12, false);
+    assert_job("save/oom_x/torch_memory_oom_rank0_pid9.pickle", SD_JOB_VERL, 0, -1, true);
+    /* a user's own series keeps being one: no layout */
+    assert_job("series/step_0100.pickle", SD_JOB_NONE, -1, -1, false);
+    assert_job("my_snapshot_100.pickle", SD_JOB_NONE, -1, -1, false);
+    assert_job("rank3.pickle", SD_JOB_NONE, -1, -1, false);
+    assert_job("", SD_JOB_NONE, -1, -1, false);
+    ck_assert_int_eq(sd_rank_of_name("step2/torch_memory_rank1_pid77.pickle"), 1);
+
+    /* one step of verl's ranks: ranks, though the pids differ; two steps: not */
+    const char *one[] = {"s/step2/torch_memory_rank0_pid10.pickle", "s/step2/torch_memory_rank1_pid11.pickle"};
+    ck_assert(sd_ranks_names_are_ranks(one, 2));
+    ck_assert(!sd_job_names_are_steps(one, 2, NULL));
+    const char *two[] = {"s/step1/torch_memory_rank0_pid10.pickle", "s/step2/torch_memory_rank0_pid10.pickle"};
+    ck_assert(!sd_ranks_names_are_ranks(two, 2));
+    ck_assert(sd_job_names_are_steps(two, 2, NULL));
+
+    sd_error err;
+    sd_error_clear(&err);
+    sd_name_pattern *p = sd_name_pattern_create("s(?P<step>[0-9]+)_r(?P<rank>[0-9]+)(?P<oom>_oom)?", &err);
+    ck_assert_ptr_nonnull(p);
+    sd_job_name j;
+    ck_assert(sd_job_name_read("dir/s40_r2_oom.pkl", p, &j));
+    ck_assert(j.layout == SD_JOB_PATTERN && j.rank == 2 && j.step == 40 && j.oom);
+    ck_assert(sd_job_name_read("dir/s40_r2.pkl", p, &j) && !j.oom);
+    /* a name the pattern misses still reads by the frameworks' layouts */
+    ck_assert(sd_job_name_read("snapshot_1.pickle", p, &j) && j.layout == SD_JOB_MEGATRON_BRIDGE);
+    sd_name_pattern_free(p);
+    ck_assert_ptr_null(sd_name_pattern_create("(?P<host>x)", &err));
+    ck_assert_int_eq(err.code, SD_EUSAGE);
+    sd_error_clear(&err);
+    ck_assert_ptr_null(sd_name_pattern_create("(?P<rank>x", &err));
+    ck_assert_int_eq(err.code, SD_EUSAGE);
+    sd_error_clear(&err);
+    ck_assert_ptr_null(sd_name_pattern_create("no groups", &err));
+}
+END_TEST
+
+START_TEST(job_summary)
+{
+    sd_job_entry e[5] = {
+        {"b", {SD_JOB_TORCHTITAN, 1, 20, false}, {.allocated_bytes = 30}},
+        {"a", {SD_JOB_TORCHTITAN, 0, 10, false}, {.allocated_bytes = 10}},
+        {"c", {SD_JOB_TORCHTITAN, 1, 10, false}, {.allocated_bytes = 20}},
+        {"d", {SD_JOB_TORCHTITAN, 1, 20, true}, {.allocated_bytes = 99}},
+        {"e", {SD_JOB_TORCHTITAN, 0, 20, false}, {.allocated_bytes = 10}},
+    };
+    sd_job_rank r[5];
+    size_t grown;
+    size_t n = sd_job_summarize(e, 5, r, &grown);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(e[0].source, "a");
+    ck_assert_str_eq(e[1].source, "c");
+    ck_assert_str_eq(e[4].source, "d");   /* the step's OOM dump after its snapshots */
+    ck_assert(r[0].rank == 0 && r[0].n_steps == 2 && r[0].change == 0);
+    ck_assert(r[1].rank == 1 && r[1].n_steps == 2 && r[1].n_oom == 1 && r[1].change == 10);
+    ck_assert(r[1].first_step == 10 && r[1].last_step == 20 && r[1].last_allocated == 30);
+    ck_assert_uint_eq(grown, 1);
+}
+END_TEST
+
 START_TEST(pairing)
 {
     const char *old_names[] = {"step100_rank0.pickle", "step100_rank1.pickle",
@@ -155,6 +238,8 @@ static Suite *make(void)
     TCase *tr = tcase_create("ranks");
     tcase_add_test(tr, rank_numbers);
     tcase_add_test(tr, pairing);
+    tcase_add_test(tr, job_names);
+    tcase_add_test(tr, job_summary);
     suite_add_tcase(s, tr);
     return s;
 }

@@ -11,3 +11,9 @@ foreach(part fixtures json options real)
                    --bin ${SNAPDIFF_BIN} --root ${PROJECT_SOURCE_DIR} ${part})
   set_tests_properties(series_cli_${part} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)
 endforeach()
+
+# Job folders as the frameworks write them (issue 27): testdata/jobs.
+add_test(NAME series_jobs_cli
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_job_cli.py
+                 --bin ${SNAPDIFF_BIN} --root ${PROJECT_SOURCE_DIR})
+set_tests_properties(series_jobs_cli PROPERTIES TIMEOUT 300)

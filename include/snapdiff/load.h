@@ -45,6 +45,14 @@ typedef struct sd_loader_options {
     (*opened)(void *ctx, size_t input, const sd_input *in, sd_error *err);
     void *ctx;
     bool skip_summaries;    /* as sd_input_options: a directory's summaries left out */
+    /* A snapshot of a directory that does not read (truncated, malformed, no snapshot,
+     * unreadable: SD_EIO, SD_ETRUNC, SD_EFORMAT, SD_EREFUSED, SD_ESNAPSHOT) is left out
+     * and its error kept in sd_loaded.unreadable, instead of failing its input: a job
+     * killed while it dumped leaves one such rank file. Never a lack of memory. */
+    bool skip_unreadable;
+    /* Optional, per input: the input is a file the caller took from a directory itself
+     * (as a directory's member, skip_unreadable applies to it). */
+    const bool *in_folder;
 } sd_loader_options;
 
 typedef struct sd_loaded {
@@ -62,6 +70,9 @@ typedef struct sd_loaded {
     size_t n_skipped;             /* directory files left out as no snapshot (source.h) */
     char *skipped;                /* their names as sd_input_skipped gives them (owned;
                                    * NULL when none) */
+    sd_error *unreadable;         /* skip_unreadable: why each member left out did not
+                                   * read, in member order (owned; NULL when none) */
+    size_t n_unreadable;
 } sd_loaded;
 
 /* The default for `jobs`: the number of online cores (at least 1). */

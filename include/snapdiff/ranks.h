@@ -25,10 +25,57 @@ typedef enum sd_member_missing {
     SD_MEMBER_NO_NEW,         /* only in OLD (the rank is gone) */
 } sd_member_missing;
 
-/* The rank number a member name carries: the digits after the last "rank" (any case),
- * with an optional '_', '-' or '.' between ("rank3.pickle", "job_rank_12.pkl",
- * "rank0/snapshot.pickle"). @return -1 when none. */
+/* The rank number a member name carries: as a job's folder names it (sd_job_name_read),
+ * else the digits after the last "rank" (any case), with an optional '_', '-' or '.'
+ * between ("rank3.pickle", "job_rank_12.pkl", "rank0/snapshot.pickle"). @return -1 when
+ * none. */
 int64_t sd_rank_of_name(const char *name);
+
+/* ---- the snapshot folders that training jobs write ----
+ * What a file's path says when a framework wrote it (the one rule; sd_rank_of_name and
+ * sd_ranks_names_are_ranks use it too):
+ *   torchtitan       memory_snapshot/iteration_N/rankR_memory_snapshot.pickle, and
+ *                    iteration_N_exit/ at an OOM (tools/profiling.py,
+ *                    maybe_enable_memory_snapshot)
+ *   Megatron-LM      oom_rank-R_<memory_snapshot_path> (the OOM observer of
+ *                    pretrain_gpt.py's model_provider)
+ *   Megatron-Bridge  <stem>_R.pickle, <stem>_rank-R.pickle, <stem>_oom_rank-R.pickle
+ *                    (the stem ends in "snapshot": memory_snapshot_path's default)
+ *   verl             stepS/torch_memory_rankR_pidP.pickle (S also bare digits), and
+ *                    torch_memory_oom_rankR_pidP.pickle at an OOM (its torch_memory profiler)
+ *   a pattern        --name-pattern: a regular expression whose groups are named
+ *                    (?P<rank>...) and (?P<step>...), matched against the whole path */
+typedef enum sd_job_layout {
+    SD_JOB_NONE,
+    SD_JOB_TORCHTITAN,
+    SD_JOB_MEGATRON_LM,
+    SD_JOB_MEGATRON_BRIDGE,
+    SD_JOB_VERL,
+    SD_JOB_PATTERN,
+} sd_job_layout;
+
+typedef struct sd_job_name {
+    sd_job_layout layout;
+    int64_t rank;       /* -1: the name does not say */
+    int64_t step;       /* -1: the name does not say */
+    bool oom;           /* an OOM dump (taken when the allocator failed), not a step's */
+} sd_job_name;
+
+typedef struct sd_name_pattern sd_name_pattern;
+
+/* Compile --name-pattern (POSIX extended; groups (?P<rank>...) and (?P<step>...), at least
+ * one of them; (?P<oom>...) marks an OOM dump when it matches). @return NULL with err
+ * filled (SD_EUSAGE) when it is no such expression. */
+sd_name_pattern *sd_name_pattern_create(const char *regex, sd_error *err);
+void sd_name_pattern_free(sd_name_pattern *p);
+
+/* Read `name` (a path as sd_input_name gives it) by `pattern` when given and it matches,
+ * else by the frameworks' layouts above. @return false (out->layout SD_JOB_NONE, rank and
+ * step -1) when none applies. */
+bool sd_job_name_read(const char *name, const sd_name_pattern *pattern, sd_job_name *out);
+
+/* "torchtitan", "Megatron-LM", "Megatron-Bridge", "verl", "--name-pattern", or NULL. */
+const char *sd_job_layout_name(sd_job_layout layout);
 
 typedef struct sd_rank_pair {
     size_t old_index;       /* into the OLD names, or SD_RANK_NONE: missing in OLD */
@@ -48,6 +95,36 @@ size_t sd_ranks_pair(const char *const *old_names, size_t n_old, const char *con
  * "rank1.pickle"; "job.zip:rank3/step200.pickle"). Names that differ otherwise
  * ("step100_rank0", "step200_rank0") are a series. */
 bool sd_ranks_names_are_ranks(const char *const *names, size_t n);
+
+/* ---- a job's folder: its snapshots by step and rank ---- */
+
+typedef struct sd_job_entry {
+    const char *source;     /* the snapshot's name (borrowed) */
+    sd_job_name name;       /* as sd_job_name_read read it */
+    sd_stats total;         /* over every device (allocated_bytes, reserved_bytes) */
+} sd_job_entry;
+
+/* Per rank across the steps: its first and last step's allocated bytes (OOM dumps left
+ * out: they are the moment the allocator failed, not a step's end state). */
+typedef struct sd_job_rank {
+    int64_t rank;           /* -1: the names carry none */
+    size_t n_steps;         /* snapshots of steps (not OOM dumps) */
+    size_t n_oom;           /* its OOM dumps */
+    int64_t first_step, last_step;             /* -1 when n_steps == 0 */
+    uint64_t first_allocated, last_allocated;
+    int64_t change;         /* last - first allocated; 0 with fewer than 2 steps */
+} sd_job_rank;
+
+/* Whether n names are a job's folder to be read by step and rank: every one reads
+ * (sd_job_name_read), and they hold two or more steps or an OOM dump. (One step of
+ * several ranks is sd_ranks_names_are_ranks.) */
+bool sd_job_names_are_steps(const char *const *names, size_t n, const sd_name_pattern *pattern);
+
+/* Order e[0..n) by step, then rank, the OOM dumps of a step after its snapshots; fill
+ * ranks (room for n) by rank number. *grown: the index into ranks of the rank whose
+ * allocated grew most between its first and last step, SD_RANK_NONE when none grew.
+ * @return the number of ranks. */
+size_t sd_job_summarize(sd_job_entry *e, size_t n, sd_job_rank *ranks, size_t *grown);
 
 typedef struct sd_rank_spread {
     size_t n;

@@ -45,6 +45,19 @@ sd_status sd_render_series_ranks_json(FILE *out, const char *const *sources,
                                       const sd_stats *totals, size_t n,
                                       const sd_rank_spread *sp);
 
+/* A job's folder by step and rank (ranks.h: sd_job_summarize): per step its ranks, per
+ * rank its steps and the change of its allocated bytes from its first to its last step,
+ * the OOM dumps called out, then every snapshot (e ordered by sd_job_summarize). `grown`
+ * as sd_job_summarize gives it. JSON: schema snapdiff.series-job/1 (docs/json-series.md);
+ * the JSON object is left open after its "grew_most" when `open_end` (the caller adds
+ * "series_of_grew_most", then "}"). */
+sd_status sd_render_series_job_text(FILE *out, const sd_job_entry *e, size_t n,
+                                    const sd_job_rank *ranks, size_t n_ranks, size_t grown,
+                                    bool color);
+sd_status sd_render_series_job_json(FILE *out, const sd_job_entry *e, size_t n,
+                                    const sd_job_rank *ranks, size_t n_ranks, size_t grown,
+                                    bool open_end);
+
 #ifdef __cplusplus
 }
 #endif

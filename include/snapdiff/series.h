@@ -48,6 +48,7 @@ const char *sd_trend_name(sd_trend t);
 /* The defaults: documented in docs/json-series.md and snapdiff(1). */
 #define SD_SERIES_DEFAULT_MIN_SLOPE (256u << 10)   /* bytes per snapshot */
 #define SD_SERIES_DEFAULT_CONFIDENCE 0.99
+#define SD_SERIES_MIN_SNAPSHOTS 3                  /* the fewest a series is made of */
 
 typedef struct sd_series_options {
     const uint64_t *steps;     /* [n] strictly increasing training steps, or NULL */

@@ -331,9 +331,9 @@ static void analyse_capacity(sd_series *se)
 
 static sd_status check_options(const sd_series_options *o, size_t n, sd_error *err)
 {
-    if (n < 3)
-        return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET,
-                        "a series needs at least 3 snapshots (got %zu)", n);
+    if (n < SD_SERIES_MIN_SNAPSHOTS)
+        return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "a series needs at least %d snapshots "
+                        "(got %zu)", SD_SERIES_MIN_SNAPSHOTS, n);
     if (!(o->min_confidence >= 0 && o->min_confidence <= 1))
         return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "the confidence must be within 0..1");
     for (size_t i = 1; o->steps && i < n; i++)

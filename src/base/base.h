@@ -196,4 +196,20 @@ static inline bool sdp_cur_line(sdp_cursor *c, const uint8_t **out, size_t *n)
 /* UTF-8 validation; surrogates allowed (Python's surrogatepass). */
 bool sdp_utf8_valid(const uint8_t *s, size_t n);
 
+/* ---- regular expressions with named groups (regex_named.c) ----
+ * A POSIX extended expression whose groups may be named (?P<name>...) or (?<name>...):
+ * compiled with the names taken out, each kept by its group number ("" when unnamed).
+ * `what` starts the error messages ("--pattern"). Free with regfree(&r->re). */
+#include <regex.h>
+enum { SDP_REGEX_GROUPS = 16 };
+typedef struct sdp_named_regex {
+    regex_t re;
+    size_t n_groups;
+    char name[SDP_REGEX_GROUPS + 1][24];   /* per group, 1-based */
+} sdp_named_regex;
+sd_status sdp_named_regex_compile(const char *pat, const char *what, sdp_named_regex *out,
+                                  sd_error *err);
+/* The group named `name`, or 0. */
+int sdp_named_regex_group(const sdp_named_regex *r, const char *name);
+
 #endif

@@ -19,6 +19,7 @@
 #include "snapdiff/ranks.h"
 #include "snapdiff/render_report.h"
 #include "snapdiff/summary.h"
+#include "snapdiff/units.h"
 
 /* A frag per snapshot; on failure the error is printed and -1 returned. */
 static int analyse_frags(sd_snapshot **snaps, size_t n, const struct cli_opts *o, sd_frag **frags)
@@ -82,6 +83,97 @@ static bool read_as_ranks(const struct cli_opts *o, sd_snapshot **snaps, size_t 
     bool ranks = sd_ranks_names_are_ranks(names, n);
     free(names);
     return ranks;
+}
+
+/* ---- a job's folder by step and rank (issue 27) ---- */
+
+/* The rank the page follows: the one that grew most, else the one with the most steps. */
+static int64_t followed_rank(const sd_job_rank *ranks, size_t nr, size_t grown)
+{
+    if (grown != SD_RANK_NONE) return ranks[grown].rank;
+    size_t best = 0;
+    for (size_t i = 1; i < nr; i++)
+        if (ranks[i].n_steps > ranks[best].n_steps) best = i;
+    return nr ? ranks[best].rank : -1;
+}
+
+static void note_oom_dumps(const sd_job_entry *e, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!e[i].name.oom) continue;
+        char a[32], r[32], step[40] = "";
+        sd_format_bytes(e[i].total.allocated_bytes, a, sizeof a);
+        sd_format_bytes(e[i].total.reserved_bytes, r, sizeof r);
+        if (e[i].name.step >= 0) snprintf(step, sizeof step, " after step %lld", (long long)e[i].name.step);
+        msg_note("OOM dump of rank %lld%s: %s (allocated %s, reserved %s: what was live when "
+                 "the allocator failed)", (long long)e[i].name.rank, step, e[i].source, a, r);
+    }
+}
+
+/* A job's folder of several steps (sd_job_names_are_steps, or --name-pattern): the page
+ * follows one rank across its steps, in step order; the other snapshots are freed and the
+ * OOM dumps named. 0: *n and snaps narrowed or left as they were; -1: printed. */
+static int follow_one_rank(const struct cli_opts *o, sd_snapshot **snaps, size_t *n)
+{
+    if (o->as != AS_GUESS || *n < 2) return 0;
+    sd_error err;
+    sd_error_clear(&err);
+    sd_name_pattern *pattern = NULL;
+    if (o->name_pattern && !(pattern = sd_name_pattern_create(o->name_pattern, &err))) {
+        msg_error("%s", err.text);   /* the option's error: no file to name */
+        return -1;
+    }
+    const char **names = calloc(*n, sizeof *names);
+    sd_job_entry *e = calloc(*n, sizeof *e);
+    sd_job_rank *ranks = calloc(*n, sizeof *ranks);
+    int rc = 0;
+    if (!names || !e || !ranks) {
+        msg_error("out of memory");
+        rc = -1;
+        goto done;
+    }
+    for (size_t i = 0; i < *n; i++) names[i] = sd_snapshot_source(snaps[i]);
+    if (!sd_job_names_are_steps(names, *n, pattern)) goto done;
+    for (size_t i = 0; i < *n; i++) {
+        e[i].source = names[i];
+        sd_job_name_read(names[i], pattern, &e[i].name);
+        sd_stats_total(snaps[i], &e[i].total);
+    }
+    size_t grown, nr = sd_job_summarize(e, *n, ranks, &grown);
+    int64_t rank = followed_rank(ranks, nr, grown);
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++) k += !e[i].name.oom && e[i].name.rank == rank;
+    note_oom_dumps(e, *n);
+    if (k == 0) goto done;   /* OOM dumps only: the ranks side by side, as they are */
+    msg_note("a job's folder (%s names), %zu ranks: the page follows rank %lld across its %zu "
+             "steps (%s); `snapdiff series` shows every rank by step",
+             sd_job_layout_name(e[0].name.layout), nr, (long long)rank, k,
+             grown != SD_RANK_NONE ? "the rank that grew most" : "no rank grew");
+    sd_snapshot **kept = calloc(k, sizeof *kept);
+    if (!kept) {
+        msg_error("out of memory");
+        rc = -1;
+        goto done;
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < *n; i++)   /* e is in step order; its sources are the snapshots' */
+        if (!e[i].name.oom && e[i].name.rank == rank)
+            for (size_t s = 0; s < *n; s++)
+                if (snaps[s] && sd_snapshot_source(snaps[s]) == e[i].source) kept[w++] = snaps[s];
+    for (size_t s = 0; s < *n; s++) {
+        bool keep = false;
+        for (size_t i = 0; i < w && !keep; i++) keep = kept[i] == snaps[s];
+        if (!keep) sd_snapshot_free(snaps[s]);
+    }
+    memcpy(snaps, kept, w * sizeof *snaps);
+    *n = w;
+    free(kept);
+done:
+    sd_name_pattern_free(pattern);
+    free(names);
+    free(e);
+    free(ranks);
+    return rc;
 }
 
 static int by_rank(const void *pa, const void *pb)
@@ -209,7 +301,9 @@ int cmd_report(const struct cli_opts *opts)
     sd_profile *profile = NULL;
     if (!frags) msg_error("out of memory");
     else if (n == 0) msg_error("report: no snapshot in the input");
-    else if (read_as_ranks(opts, snaps, n)) {
+    else if (follow_one_rank(opts, snaps, &n) != 0) {
+        /* printed */
+    } else if (read_as_ranks(opts, snaps, n)) {
         qsort(snaps, n, sizeof *snaps, by_rank);   /* as `series` lists them */
         if (analyse_frags(snaps, n, opts, frags) == 0) {
             report_job j = {snaps, n, frags, NULL, NULL, true, NULL};

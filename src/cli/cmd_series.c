@@ -126,10 +126,18 @@ static bool utf8_locale(void)
     return false;
 }
 
-static int analyse(const struct cli_opts *o, sd_groups **all, size_t n)
+/* job_steps: the steps a job's folder names (the job view), else NULL: from the options. */
+static int analyse(const struct cli_opts *o, sd_groups **all, size_t n, const uint64_t *job_steps)
 {
     uint64_t *steps = NULL;
-    if (o->steps_between || o->step_list) {
+    if (job_steps) {
+        steps = malloc((n ? n : 1) * sizeof *steps);
+        if (!steps) {
+            msg_error("out of memory");
+            return EXIT_TROUBLE;
+        }
+        memcpy(steps, job_steps, n * sizeof *steps);
+    } else if (o->steps_between || o->step_list) {
         if (o->step_list && (size_t)o->n_step_list != n) {
             msg_error("series: --steps names %d steps for %zu snapshots (one per snapshot)",
                       o->n_step_list, n);
@@ -246,7 +254,111 @@ static int ranks_view(const struct cli_opts *o, sd_groups **all, size_t n)
     return st == SD_OK ? EXIT_OK : EXIT_TROUBLE;
 }
 
-static int run_series(const struct cli_opts *opts, const char *const *files, size_t n_in)
+/* ---- a job's folder by step and rank (issue 27) ---- */
+
+/* Whether the snapshots are read by step and rank: the names say so (a framework's layout,
+ * two steps or an OOM dump), or --name-pattern reads every one. */
+static bool read_as_job(const struct cli_opts *o, sd_groups **all, size_t n,
+                        const sd_name_pattern *pattern)
+{
+    if (o->as != AS_GUESS || n < 2) return false;
+    const char **names = malloc(n * sizeof *names);
+    if (!names) return false;
+    bool every = true;
+    for (size_t i = 0; i < n; i++) {
+        names[i] = sd_groups_source(all[i]);
+        sd_job_name j;
+        every = every && sd_job_name_read(names[i], pattern, &j) && j.layout == SD_JOB_PATTERN;
+    }
+    bool job = (pattern && every) || sd_job_names_are_steps(names, n, pattern);
+    free(names);
+    return job;
+}
+
+static sd_groups *group_of(sd_groups **all, size_t n, const char *source)
+{
+    for (size_t i = 0; i < n; i++)
+        if (sd_groups_source(all[i]) == source) return all[i];
+    return NULL;
+}
+
+/* The series of the rank that grew most, over its steps (its OOM dumps left out): which
+ * groups grew. `*out` gets its tables in step order and `steps` their steps. */
+static size_t grown_rank_series(const sd_job_entry *e, size_t n, int64_t rank, sd_groups **all,
+                                sd_groups **out, uint64_t *steps)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].name.oom || e[i].name.rank != rank) continue;
+        out[k] = group_of(all, n, e[i].source);
+        steps[k++] = e[i].name.step >= 0 ? (uint64_t)e[i].name.step : 0;
+    }
+    return k;
+}
+
+/* Steps that rise one after another can scale the slopes; else (a step not named, or twice)
+ * the series is per snapshot. */
+static const uint64_t *rising(const uint64_t *steps, size_t n, const sd_job_entry *e, size_t n_e)
+{
+    for (size_t i = 0; i < n_e; i++)
+        if (e[i].name.step < 0) return NULL;
+    for (size_t i = 1; i < n; i++)
+        if (steps[i] <= steps[i - 1]) return NULL;
+    return steps;
+}
+
+static int job_view(const struct cli_opts *o, sd_groups **all, size_t n,
+                    const sd_name_pattern *pattern)
+{
+    sd_job_entry *e = calloc(n, sizeof *e);
+    sd_job_rank *ranks = calloc(n, sizeof *ranks);
+    sd_groups **sub = calloc(n, sizeof *sub);
+    uint64_t *steps = calloc(n, sizeof *steps);
+    int status = EXIT_TROUBLE;
+    if (!e || !ranks || !sub || !steps) {
+        msg_error("out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        e[i].source = sd_groups_source(all[i]);
+        sd_job_name_read(e[i].source, pattern, &e[i].name);
+        total_of(all[i], &e[i].total);
+    }
+    size_t grown;
+    size_t nr = sd_job_summarize(e, n, ranks, &grown);
+    size_t k = grown == SD_RANK_NONE ? 0
+                                     : grown_rank_series(e, n, ranks[grown].rank, all, sub, steps);
+    sd_status st;
+    if (o->format == FORMAT_JSON) {
+        st = sd_render_series_job_json(stdout, e, n, ranks, nr, grown, k >= SD_SERIES_MIN_SNAPSHOTS);
+        if (st == SD_OK && k >= SD_SERIES_MIN_SNAPSHOTS) {
+            fprintf(stdout, "  \"series_of_grew_most\": ");
+            fflush(stdout);
+            status = analyse(o, sub, k, rising(steps, k, e, n));
+            fprintf(stdout, "}\n");
+            goto done;
+        }
+    } else {
+        st = sd_render_series_job_text(stdout, e, n, ranks, nr, grown, o->color);
+        if (st == SD_OK && k >= SD_SERIES_MIN_SNAPSHOTS) {
+            printf("\nGroups of rank %lld across its steps (the rank that grew most)\n",
+                   (long long)ranks[grown].rank);
+            status = analyse(o, sub, k, rising(steps, k, e, n));
+            goto done;
+        }
+    }
+    if (st == SD_ENOMEM) msg_error("out of memory");
+    status = st == SD_OK || st == SD_EIO ? EXIT_OK : EXIT_TROUBLE;
+done:
+    free(e);
+    free(ranks);
+    free(sub);
+    free(steps);
+    return status;
+}
+
+static int run_series(const struct cli_opts *opts, const char *const *files, const bool *folder,
+                      size_t n_in)
 {
     series_ctx c = {.max_memory = opts->max_memory, .inputs = calloc(n_in ? n_in : 1, sizeof *c.inputs)};
     if (!c.inputs) {
@@ -263,7 +375,7 @@ static int run_series(const struct cli_opts *opts, const char *const *files, siz
     size_t n = 0;
     sd_groups **all = NULL;
     struct cli_load_options lo = {.shape = CLI_LOAD_STREAM, .specs = files, .n = n_in,
-                                  .each = reduce, .ctx = &c};
+                                  .each = reduce, .ctx = &c, .in_folder = folder};
     int loaded = cli_load(opts, &lo);
     pthread_mutex_destroy(&c.lock);
     if (loaded == 0) {
@@ -287,8 +399,18 @@ static int run_series(const struct cli_opts *opts, const char *const *files, siz
         } else if (opts->sort == SORT_TIME) {
             sorted = sort_by_time(all, n);
         }
-        if (sorted == 0)
-            status = read_as_ranks(opts, all, n) ? ranks_view(opts, all, n) : analyse(opts, all, n);
+        sd_error err;
+        sd_error_clear(&err);
+        sd_name_pattern *pattern = NULL;
+        if (opts->name_pattern && !(pattern = sd_name_pattern_create(opts->name_pattern, &err))) {
+            msg_error("%s", err.text);   /* the option's error: no file to name */
+            sorted = -1;
+        }
+        if (sorted == 0 && read_as_job(opts, all, n, pattern))
+            status = job_view(opts, all, n, pattern);
+        else if (sorted == 0)
+            status = read_as_ranks(opts, all, n) ? ranks_view(opts, all, n) : analyse(opts, all, n, NULL);
+        sd_name_pattern_free(pattern);
     }
     for (size_t i = 0; i < n_in; i++) {
         for (size_t m = 0; m < c.inputs[i].n; m++) sd_groups_free(c.inputs[i].t[m]);
@@ -303,11 +425,13 @@ static int run_series(const struct cli_opts *opts, const char *const *files, siz
  * within --max-memory by their sizes, like files given one by one; the files it leaves
  * out as no snapshot are noted here, as the loader notes them. Other specs stay as they
  * are (a directory that does not open is left to the loader to report). *out holds
- * owned strings. @return the number of specs, or -1 (printed). */
-static int expand_dirs(const struct cli_opts *o, char ***out)
+ * owned strings; (*folder)[i]: spec i came from a directory (its file may be left out
+ * when it does not read). @return the number of specs, or -1 (printed). */
+static int expand_dirs(const struct cli_opts *o, char ***out, bool **folder)
 {
     size_t n = 0, cap = 0;
     char **specs = NULL;
+    bool *from = NULL;
     for (int i = 0; i < o->n_files; i++) {
         const char *spec = o->files[i];
         struct stat st;
@@ -320,11 +444,13 @@ static int expand_dirs(const struct cli_opts *o, char ***out)
         if (n + k > cap) {
             cap = (n + k) * 2;
             char **grown = realloc(specs, cap * sizeof *grown);
-            if (!grown) {
+            if (grown) specs = grown;
+            bool *grown_from = grown ? realloc(from, cap * sizeof *grown_from) : NULL;
+            if (grown_from) from = grown_from;
+            if (!grown || !grown_from) {
                 sd_input_free(in);
                 goto nomem;
             }
-            specs = grown;
         }
         if (in && sd_input_skipped_count(in))
             msg_note("%s: skipped %zu %s: %s", spec, sd_input_skipped_count(in),
@@ -337,15 +463,17 @@ static int expand_dirs(const struct cli_opts *o, char ***out)
                 sd_input_free(in);
                 goto nomem;
             }
-            n++;
+            from[n++] = in != NULL;
         }
         sd_input_free(in);
     }
     *out = specs;
+    *folder = from;
     return (int)n;
 nomem:
     for (size_t i = 0; i < n; i++) free(specs[i]);
     free(specs);
+    free(from);
     msg_error("out of memory");
     return -1;
 }
@@ -353,10 +481,12 @@ nomem:
 int cmd_series(const struct cli_opts *opts)
 {
     char **specs = NULL;
-    int n_specs = expand_dirs(opts, &specs);
+    bool *folder = NULL;
+    int n_specs = expand_dirs(opts, &specs, &folder);
     if (n_specs < 0) return EXIT_TROUBLE;
-    int status = run_series(opts, (const char *const *)specs, (size_t)n_specs);
+    int status = run_series(opts, (const char *const *)specs, folder, (size_t)n_specs);
     for (int i = 0; i < n_specs; i++) free(specs[i]);
     free(specs);
+    free(folder);
     return status;
 }

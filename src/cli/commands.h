@@ -69,7 +69,20 @@ struct cli_load_options {
     cli_opened_fn opened;                 /* CLI_LOAD_STREAM */
     cli_each_fn each;
     void *ctx;
+    const bool *in_folder;                /* CLI_LOAD_STREAM, optional: per spec, a file
+                                           * of a folder (sd_loader_options) */
+    struct cli_left_out *left_out;        /* CLI_LOAD_MEMBERS, CLI_LOAD_STREAM, optional:
+                                           * the members left out as unreadable */
 };
+
+/* The names of the snapshots of a folder that did not read and were left out (warned);
+ * free with cli_left_out_free. */
+struct cli_left_out {
+    char **names;
+    size_t n;
+};
+bool cli_left_out_has(const struct cli_left_out *l, const char *name);
+void cli_left_out_free(struct cli_left_out *l);
 int cli_load(const struct cli_opts *opts, const struct cli_load_options *lo);
 void cli_free_all(sd_snapshot **snaps, size_t n);
 

@@ -26,6 +26,55 @@ static bool takes_summaries(enum cli_command c)
     return c == CMD_DIFF || c == CMD_CHECK || c == CMD_SERIES || c == CMD_SUMMARIZE;
 }
 
+/* A job killed while it dumped leaves a truncated rank file: series, report and check
+ * leave such a file of a folder out with a warning, unless --strict. */
+static bool skips_unreadable(const struct cli_opts *o)
+{
+    return !o->strict && (o->command == CMD_SERIES || o->command == CMD_REPORT
+                          || o->command == CMD_CHECK);
+}
+
+static void warn_unreadable(const sd_loaded *r)
+{
+    for (size_t k = 0; k < r->n_unreadable; k++) {
+        char line[768];
+        sd_error_format(&r->unreadable[k], line, sizeof line);
+        msg_warn("%s; left out (--strict makes it an error)", line);
+    }
+}
+
+/* The names of what was left out, for the caller (NULL: not wanted). -1: out of memory. */
+static int note_left_out(const sd_loaded *res, size_t n, struct cli_left_out *l)
+{
+    if (!l) return 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < res[i].n_unreadable; k++) {
+            char **grown = realloc(l->names, (l->n + 1) * sizeof *grown);
+            char *name = grown ? strdup(res[i].unreadable[k].source) : NULL;
+            if (grown) l->names = grown;
+            if (!name) {
+                msg_error("out of memory");
+                return -1;
+            }
+            l->names[l->n++] = name;
+        }
+    return 0;
+}
+
+bool cli_left_out_has(const struct cli_left_out *l, const char *name)
+{
+    for (size_t i = 0; l && i < l->n; i++)
+        if (strcmp(l->names[i], name) == 0) return true;
+    return false;
+}
+
+void cli_left_out_free(struct cli_left_out *l)
+{
+    for (size_t i = 0; l && i < l->n; i++) free(l->names[i]);
+    if (l) free(l->names);
+    if (l) memset(l, 0, sizeof *l);
+}
+
 /* The warnings of what loaded, then why the rest did not. @return whether it loaded and
  * the command can use what it loaded. */
 static bool report(const sd_loaded *r, const struct cli_opts *o)
@@ -35,6 +84,7 @@ static bool report(const sd_loaded *r, const struct cli_opts *o)
                  r->n_skipped == 1 ? "file that is not a snapshot" : "files that are not snapshots",
                  r->skipped ? r->skipped : "");
     for (size_t k = 0; k < r->n_snaps; k++) print_warnings(r->snaps[k]);
+    warn_unreadable(r);
     if (r->status != SD_OK) {
         if (r->ambiguous)
             msg_error("%s: holds %zu snapshots (%s, ...); pick one as %s:MEMBER", r->spec,
@@ -63,7 +113,8 @@ static sd_loaded *load(const char *const *specs, size_t n, const struct cli_opts
     }
     sd_loader_options lo = {.max_memory = opts->max_memory, .jobs = opts->jobs,
                             .all_members = all_members,
-                            .skip_summaries = !takes_summaries(opts->command)};
+                            .skip_summaries = !takes_summaries(opts->command),
+                            .skip_unreadable = skips_unreadable(opts)};
     sd_load_all(specs, n, &lo, res);
     return res;
 }
@@ -151,7 +202,8 @@ static sd_status stream_each(void *vctx, size_t input, size_t member, const sd_s
 }
 
 static int load_stream(const char *const *specs, size_t n, const struct cli_opts *opts,
-                       cli_opened_fn opened, cli_each_fn each, void *ctx)
+                       cli_opened_fn opened, cli_each_fn each, void *ctx,
+                       const bool *in_folder, struct cli_left_out *left_out)
 {
     sd_loaded *res = calloc(n ? n : 1, sizeof *res);
     stream_ctx sc = {.each = each, .ctx = ctx, .warnings = calloc(n ? n : 1, sizeof(char *))};
@@ -164,7 +216,8 @@ static int load_stream(const char *const *specs, size_t n, const struct cli_opts
     sd_loader_options lo = {.max_memory = opts->max_memory, .jobs = opts->jobs,
                             .all_members = true, .each = stream_each,
                             .opened = opened ? stream_opened : NULL, .ctx = &sc,
-                            .skip_summaries = !takes_summaries(opts->command)};
+                            .skip_summaries = !takes_summaries(opts->command),
+                            .skip_unreadable = skips_unreadable(opts), .in_folder = in_folder};
     sc.opened = opened;
     sd_load_all(specs, n, &lo, res);
     pthread_mutex_destroy(&sc.lock);
@@ -177,6 +230,7 @@ static int load_stream(const char *const *specs, size_t n, const struct cli_opts
         }
         ok = report(&res[i], opts);
     }
+    if (ok && note_left_out(res, n, left_out) != 0) ok = false;
     for (size_t i = 0; i < n; i++) free(sc.warnings[i]);
     free(sc.warnings);
     sd_loaded_free(res, n);
@@ -185,12 +239,13 @@ static int load_stream(const char *const *specs, size_t n, const struct cli_opts
 }
 
 static int load_members(const char *const *specs, size_t n, const struct cli_opts *opts,
-                        sd_snapshot ***out, size_t *counts)
+                        sd_snapshot ***out, size_t *counts, struct cli_left_out *left_out)
 {
     sd_loaded *res = load(specs, n, opts, true);
     if (!res) return -1;
     bool ok = true;
     for (size_t i = 0; i < n; i++) ok = report(&res[i], opts) && ok;
+    if (ok && note_left_out(res, n, left_out) != 0) ok = false;
     for (size_t i = 0; i < n; i++) {
         out[i] = NULL;
         counts[i] = 0;
@@ -210,8 +265,11 @@ int cli_load(const struct cli_opts *opts, const struct cli_load_options *lo)
     switch (lo->shape) {
     case CLI_LOAD_ONE: return load_one(lo->specs, lo->n, opts, lo->one);
     case CLI_LOAD_FLAT: return load_flat(lo->specs, lo->n, opts, lo->all, lo->n_all);
-    case CLI_LOAD_MEMBERS: return load_members(lo->specs, lo->n, opts, lo->members, lo->counts);
-    case CLI_LOAD_STREAM: return load_stream(lo->specs, lo->n, opts, lo->opened, lo->each, lo->ctx);
+    case CLI_LOAD_MEMBERS:
+        return load_members(lo->specs, lo->n, opts, lo->members, lo->counts, lo->left_out);
+    case CLI_LOAD_STREAM:
+        return load_stream(lo->specs, lo->n, opts, lo->opened, lo->each, lo->ctx, lo->in_folder,
+                           lo->left_out);
     }
     msg_error("internal error: unknown load shape");
     return -1;

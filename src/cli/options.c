@@ -26,7 +26,7 @@ enum opt_id {
     O_SORT, O_STEPS_BETWEEN, O_MIN_SLOPE, O_CONFIDENCE, O_ASCII, O_AS_SERIES, O_AS_RANKS,
     O_LIMIT, O_CONFIG, O_REPO_ROOT, O_ALLOC_CONF, O_MEMORY_FRACTION, O_TORCH,
     O_BASELINE_STEP, O_THRESHOLD, O_MAX_FRACTION, O_HORIZON, O_LOG_FORMAT, O_AT,
-    O_SHARD, O_FORCE, O_ROOT, O_FORMAT_LIST, O_PATTERN,
+    O_SHARD, O_FORCE, O_ROOT, O_FORMAT_LIST, O_PATTERN, O_NAME_PATTERN, O_STRICT,
 };
 
 struct opt_def {
@@ -129,6 +129,13 @@ static const struct opt_def options[] = {
      "read the snapshots as a time series, even when their names look like ranks of one job"},
     {"as-ranks", 0, NULL, FOR_SERIES | FOR_REPORT, O_AS_RANKS,
      "read the snapshots as ranks of one job side by side (default when the names differ only by a rank number)"},
+    {"name-pattern", 0, "REGEX", FOR_SERIES | FOR_REPORT, O_NAME_PATTERN,
+     "read rank and step from the snapshots' paths by REGEX (POSIX extended), its groups "
+     "named (?P<rank>...), (?P<step>...), (?P<oom>...); default: the names torchtitan, "
+     "Megatron-LM, Megatron-Bridge and verl give them"},
+    {"strict", 0, NULL, FOR_SERIES | FOR_REPORT | FOR_CHECK, O_STRICT,
+     "fail (exit 2) on a snapshot of a folder that does not read, instead of leaving it "
+     "out with a warning"},
     {"at", 0, "VIEW", FOR_DIFF, O_AT,
      "lead with the end states (end: one run twice) or the peaks (peak: two runs); default: decided from the files"},
     {"baseline-step", 0, "N", FOR_CURVE | FOR_REPORT, O_BASELINE_STEP,
@@ -663,6 +670,8 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
     case O_FORCE: opts->force = true; break;
     case O_FORMAT_LIST: opts->format_list = true; break;
     case O_PATTERN: opts->curve_pattern = v; break;
+    case O_NAME_PATTERN: opts->name_pattern = v; break;
+    case O_STRICT: opts->strict = true; break;
     case O_SINCE: opts->since = v; break;
     case O_UNTIL: opts->until = v; break;
     }

@@ -97,6 +97,8 @@ struct cli_opts {
     const char *log_format;      /* --log-format text|jsonl|csv|nvidia-smi */
     bool format_list;            /* --format-list: the formats curve reads, then exit */
     const char *curve_pattern;   /* --pattern REGEX with named groups */
+    const char *name_pattern;    /* --name-pattern REGEX: rank and step from the paths */
+    bool strict;                 /* --strict: a folder's unreadable snapshot is an error */
 
     /* summarize */
     const char *shard;           /* --shard I/N|auto|auto/N (syntax checked; shard.h) */

@@ -1115,103 +1115,55 @@ static void note_oom(sdp_curve_log *log, const sdp_curve_oom *o)
 
 /* ---------- --pattern: a regular expression with named groups ---------- */
 
-#define PATTERN_GROUPS 16
+#define PATTERN_GROUPS SDP_REGEX_GROUPS
 
 typedef struct user_pattern {
-    regex_t re;
+    sdp_named_regex nr;                 /* re: the expression; its groups' names */
     size_t n_groups;
     enum field f[PATTERN_GROUPS + 1];   /* per capturing group (1-based); F_NONE: unnamed */
     int unit_group;                     /* the (?<unit>...) group, or 0 */
 } user_pattern;
 
-static enum field pattern_field(const char *name, size_t n, bool *unit)
+static enum field pattern_field(const char *name, bool *unit)
 {
     static const struct { const char *name; enum field f; } names[] = {
         {"step", F_STEP}, {"time", F_TIME}, {"rank", F_RANK}, {"gpu", F_GPU},
         {"allocated", F_ALLOC}, {"reserved", F_RESERVED}, {"max_allocated", F_MAX_ALLOC},
         {"max_reserved", F_MAX_RESERVED}, {"used", F_USED}, {"free", F_FREE}, {"total", F_TOTAL},
     };
-    *unit = n == 4 && memcmp(name, "unit", 4) == 0;
+    *unit = strcmp(name, "unit") == 0;
     for (size_t i = 0; i < SDP_ARRAY_LEN(names); i++)
-        if (strlen(names[i].name) == n && memcmp(names[i].name, name, n) == 0) return names[i].f;
+        if (strcmp(names[i].name, name) == 0) return names[i].f;
     return F_NONE;
 }
 
-/* POSIX regular expressions have no named groups: (?P<name>...) and (?<name>...) are
- * rewritten as plain groups, their names kept by group number. */
+/* The named groups (base.h: sdp_named_regex) as the fields they give. */
 static sd_status pattern_compile(const char *pat, user_pattern *up, sd_error *err)
 {
     memset(up, 0, sizeof *up);
-    size_t len = strlen(pat);
-    char *plain = malloc(len + 1);
-    if (!plain) return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
-    size_t o = 0, group = 0;
-    bool bracket = false, has_memory = false;
-    for (size_t i = 0; i < len; i++) {
-        char c = pat[i];
-        if (c == '\\' && i + 1 < len) {
-            plain[o++] = c;
-            plain[o++] = pat[++i];
-            continue;
+    sd_status st = sdp_named_regex_compile(pat, "--pattern", &up->nr, err);
+    if (st != SD_OK) return st;
+    up->n_groups = up->nr.n_groups;
+    bool has_memory = false;
+    for (size_t g = 1; g <= up->n_groups; g++) {
+        const char *name = up->nr.name[g];
+        if (!name[0]) continue;
+        bool unit;
+        enum field f = pattern_field(name, &unit);
+        if (f == F_NONE && !unit) {
+            regfree(&up->nr.re);
+            return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "--pattern: unknown group name "
+                            "'%s' (step, time, rank, gpu, allocated, reserved, "
+                            "max_allocated, max_reserved, used, free, total, unit)", name);
         }
-        if (bracket) {
-            if (c == ']') bracket = false;
-            plain[o++] = c;
-            continue;
-        }
-        if (c == '[') {
-            bracket = true;
-            plain[o++] = c;
-            if (i + 1 < len && pat[i + 1] == '^') plain[o++] = pat[++i];
-            if (i + 1 < len && pat[i + 1] == ']') plain[o++] = pat[++i];
-            continue;
-        }
-        plain[o++] = c;
-        if (c != '(') continue;
-        if (++group > PATTERN_GROUPS) {
-            free(plain);
-            return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "--pattern: more than %d groups",
-                            PATTERN_GROUPS);
-        }
-        size_t k = i + 1;
-        if (k < len && pat[k] == '?') {
-            k++;
-            if (k < len && pat[k] == 'P') k++;
-            const char *gt = k < len && pat[k] == '<' ? strchr(pat + k, '>') : NULL;
-            if (!gt) {
-                free(plain);
-                return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "--pattern: only (?P<name>...) "
-                                "or (?<name>...) groups, no other (?...) (POSIX extended "
-                                "regular expressions)");
-            }
-            bool unit;
-            const char *name = pat + k + 1;
-            enum field f = pattern_field(name, (size_t)(gt - name), &unit);
-            if (f == F_NONE && !unit) {
-                free(plain);
-                return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "--pattern: unknown group name "
-                                "'%.*s' (step, time, rank, gpu, allocated, reserved, "
-                                "max_allocated, max_reserved, used, free, total, unit)",
-                                (int)(gt - name), name);
-            }
-            up->f[group] = f;
-            if (unit) up->unit_group = (int)group;
-            has_memory |= is_memory(f);
-            i = (size_t)(gt - pat);
-        }
+        up->f[g] = f;
+        if (unit) up->unit_group = (int)g;
+        has_memory |= is_memory(f);
     }
-    plain[o] = '\0';
-    up->n_groups = group;
-    int rc = has_memory ? regcomp(&up->re, plain, REG_EXTENDED) : -1;
-    free(plain);
-    if (rc == -1)
+    if (!has_memory) {
+        regfree(&up->nr.re);
         return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "--pattern: no memory group (name one "
                         "allocated, reserved, max_allocated, max_reserved, used or free)");
-    if (rc != 0) {
-        char why[128];
-        regerror(rc, &up->re, why, sizeof why);
-        regfree(&up->re);
-        return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "--pattern: %s", why);
     }
     return SD_OK;
 }
@@ -1221,7 +1173,7 @@ static sd_status pattern_compile(const char *pat, user_pattern *up, sd_error *er
 static bool pattern_read(const user_pattern *up, const char *s, record *r)
 {
     regmatch_t m[PATTERN_GROUPS + 1];
-    if (regexec(&up->re, s, up->n_groups + 1, m, 0) != 0) return false;
+    if (regexec(&up->nr.re, s, up->n_groups + 1, m, 0) != 0) return false;
     double mult = 1;
     if (up->unit_group && m[up->unit_group].rm_so >= 0) {
         char probe[40];
@@ -1635,7 +1587,7 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
     free(rd.buf);
     free(rd.blk);
     gzclose(rd.f);
-    if (fc.pattern) regfree(&up.re);
+    if (fc.pattern) regfree(&up.nr.re);
     info->preset = fc.pattern ? "pattern" : fc.preset ? fc.preset->name
                    : fc.wandb ? "wandb" : info->preset;
     if (st == SD_OK && info->samples == 0) {

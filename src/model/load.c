@@ -170,9 +170,31 @@ static void run_pool(load_pool *p, unsigned jobs)
 
 /* ---------- results, as if loaded one after another ---------- */
 
+/* Whether a member that failed with `st` is left out (skip_unreadable) rather than
+ * failing its input: only a member of a directory, only input that does not read. */
+static bool leave_out(const load_pool *p, size_t input, sd_status st)
+{
+    const sd_loader_options *o = p->opts;
+    bool folder = sdp_input_reads_in_parallel(p->inputs[input])
+                  || (o->in_folder && o->in_folder[input]);
+    bool unreadable = st == SD_EIO || st == SD_ETRUNC || st == SD_EFORMAT || st == SD_EREFUSED
+                      || st == SD_ESNAPSHOT;
+    return o->skip_unreadable && folder && unreadable;
+}
+
+static bool keep_unreadable(sd_loaded *r, const sd_error *err)
+{
+    sd_error *grown = realloc(r->unreadable, (r->n_unreadable + 1) * sizeof *grown);
+    if (!grown) return false;
+    r->unreadable = grown;
+    r->unreadable[r->n_unreadable++] = *err;
+    return true;
+}
+
 /* Each input: the first member that failed decides its status and error; the snapshots
  * before it are kept, those after it freed (a member loaded in parallel with a failing
- * one is not reported past the failure). */
+ * one is not reported past the failure). Members left out (leave_out) close up: the
+ * snapshots kept stay in member order without gaps. */
 static void settle(load_pool *p, size_t n_inputs)
 {
     size_t k = 0;
@@ -187,14 +209,23 @@ static void settle(load_pool *p, size_t n_inputs)
                 r->snaps[m] = NULL;
                 continue;
             }
+            if (it->status != SD_OK && leave_out(p, i, it->status)) {
+                if (!it->err.source[0]) sdp_error_set_source(&it->err, r->spec);
+                if (keep_unreadable(r, &it->err)) continue;
+                it->status = sdp_fail(&it->err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+            }
             if (it->status != SD_OK) {
                 failed = true;
                 r->status = it->status;
                 r->err = it->err;
                 continue;
             }
-            if (p->opts->each) r->n_passed++;
-            else r->n_snaps++;
+            if (p->opts->each) {
+                r->n_passed++;
+            } else {
+                r->snaps[r->n_snaps] = r->snaps[m];
+                if (r->n_snaps++ != m) r->snaps[m] = NULL;
+            }
         }
     }
 }
@@ -268,6 +299,9 @@ void sd_loaded_free(sd_loaded *out, size_t n)
         out[i].skipped = NULL;
         free(out[i].first_member);
         out[i].first_member = NULL;
+        free(out[i].unreadable);
+        out[i].unreadable = NULL;
+        out[i].n_unreadable = 0;
         out[i].n_snaps = 0;
     }
 }

@@ -62,3 +62,147 @@ sd_status sd_render_series_ranks_json(FILE *out, const char *const *sources,
     fprintf(out, ", \"furthest_delta\": %lld}\n}\n", (long long)sp->furthest_delta);
     return ferror(out) ? SD_EIO : SD_OK;
 }
+
+/* ---- a job's folder by step and rank ---- */
+
+static const char *layout_of(const sd_job_entry *e, size_t n)
+{
+    const char *name = n ? sd_job_layout_name(e[0].name.layout) : NULL;
+    for (size_t i = 1; i < n; i++)
+        if (e[i].name.layout != e[0].name.layout) return "several layouts";
+    return name ? name : "?";
+}
+
+static void put_step(FILE *out, int64_t step, int width)
+{
+    if (step >= 0) fprintf(out, "%*" PRId64, width, step);
+    else fprintf(out, "%*s", width, "-");
+}
+
+/* Steps named (OOM dumps aside: a dump after step N is no step of its own), and dumps. */
+static size_t count_steps(const sd_job_entry *e, size_t n, size_t *n_oom)
+{
+    size_t steps = 0;
+    *n_oom = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].name.oom) {
+            (*n_oom)++;
+            continue;
+        }
+        bool seen = e[i].name.step < 0;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = !e[k].name.oom && e[k].name.step == e[i].name.step;
+        steps += !seen;
+    }
+    return steps;
+}
+
+sd_status sd_render_series_job_text(FILE *out, const sd_job_entry *e, size_t n,
+                                    const sd_job_rank *ranks, size_t n_ranks, size_t grown,
+                                    bool color)
+{
+    (void)color;
+    size_t n_oom;
+    size_t n_steps = count_steps(e, n, &n_oom);
+    fprintf(out, "Job folder (%s names): %zu %s named, %zu %s, %zu OOM %s (--as-series "
+            "reads the files as one time series)\n", layout_of(e, n), n_steps,
+            n_steps == 1 ? "step" : "steps", n_ranks, n_ranks == 1 ? "rank" : "ranks", n_oom,
+            n_oom == 1 ? "dump" : "dumps");
+    fprintf(out, "\nRanks per step\n  %8s  %s\n", "step", "ranks");
+    for (size_t i = 0; i < n;) {
+        size_t k = i;
+        fprintf(out, "  ");
+        put_step(out, e[i].name.step, 8);
+        fprintf(out, "  ");
+        for (; k < n && e[k].name.step == e[i].name.step && e[k].name.oom == e[i].name.oom; k++)
+            fprintf(out, "%s%" PRId64, k > i ? " " : "", e[k].name.rank);
+        fprintf(out, "%s\n", e[i].name.oom ? "  (OOM dumps)" : "");
+        i = k;
+    }
+    fprintf(out, "\nSteps per rank (allocated, first step to last; OOM dumps left out)\n");
+    fprintf(out, "  %-6s %6s %10s %10s %12s %12s %12s %4s\n", "rank", "steps", "from step", "to step",
+            "allocated", "then", "change", "OOM");
+    for (size_t i = 0; i < n_ranks; i++) {
+        const sd_job_rank *r = &ranks[i];
+        fprintf(out, "  %-6" PRId64 " %6zu ", r->rank, r->n_steps);
+        put_step(out, r->first_step, 10);
+        fputc(' ', out);
+        put_step(out, r->last_step, 10);
+        fprintf(out, " %12s %12s %12s %4zu%s\n",
+                r->n_steps ? sdp_fmt_bytes(r->first_allocated).s : "-",
+                r->n_steps ? sdp_fmt_bytes(r->last_allocated).s : "-",
+                r->n_steps > 1 ? sdp_fmt_delta(r->change).s : "-", r->n_oom,
+                i == grown ? "  <- grew most" : "");
+    }
+    if (grown == SD_RANK_NONE) fprintf(out, "  no rank's allocated grew from its first step to its last\n");
+    if (n_oom) {
+        fprintf(out, "\nOOM dumps (taken when the allocator failed: what was live then)\n");
+        for (size_t i = 0; i < n; i++) {
+            if (!e[i].name.oom) continue;
+            fprintf(out, "  rank %-4" PRId64, e[i].name.rank);
+            if (e[i].name.step >= 0) fprintf(out, " after step %-8" PRId64, e[i].name.step);
+            else fprintf(out, " %-19s", " (step not named)");
+            fprintf(out, " allocated %10s  reserved %10s  %s\n",
+                    sdp_fmt_bytes(e[i].total.allocated_bytes).s,
+                    sdp_fmt_bytes(e[i].total.reserved_bytes).s, e[i].source);
+        }
+    }
+    fprintf(out, "\nSnapshots\n  %8s %6s %12s %12s  %s\n", "step", "rank", "allocated",
+            "reserved", "file");
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, "  ");
+        put_step(out, e[i].name.step, 8);
+        fprintf(out, " %6" PRId64 " %12s %12s  %s%s\n", e[i].name.rank,
+                sdp_fmt_bytes(e[i].total.allocated_bytes).s,
+                sdp_fmt_bytes(e[i].total.reserved_bytes).s, e[i].source,
+                e[i].name.oom ? "  (OOM dump)" : "");
+    }
+    return ferror(out) ? SD_EIO : SD_OK;
+}
+
+static void put_int_or_null(FILE *out, int64_t v)
+{
+    if (v >= 0) fprintf(out, "%" PRId64, v);
+    else fprintf(out, "null");
+}
+
+sd_status sd_render_series_job_json(FILE *out, const sd_job_entry *e, size_t n,
+                                    const sd_job_rank *ranks, size_t n_ranks, size_t grown,
+                                    bool open_end)
+{
+    const char *layout = layout_of(e, n);
+    fprintf(out, "{\n  \"schema\": \"snapdiff.series-job/1\",\n  \"layout\": ");
+    sdp_put_json_string(out, layout, strlen(layout));
+    fprintf(out, ",\n  \"snapshots\": [");
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, "%s\n    {\"step\": ", i ? "," : "");
+        put_int_or_null(out, e[i].name.step);
+        fprintf(out, ", \"rank\": ");
+        put_int_or_null(out, e[i].name.rank);
+        fprintf(out, ", \"oom\": %s, \"source\": ", e[i].name.oom ? "true" : "false");
+        sdp_put_json_string(out, e[i].source, strlen(e[i].source));
+        fprintf(out, ", \"allocated_bytes\": %" PRIu64 ", \"reserved_bytes\": %" PRIu64 "}",
+                e[i].total.allocated_bytes, e[i].total.reserved_bytes);
+    }
+    fprintf(out, "\n  ],\n  \"ranks\": [");
+    for (size_t i = 0; i < n_ranks; i++) {
+        const sd_job_rank *r = &ranks[i];
+        fprintf(out, "%s\n    {\"rank\": ", i ? "," : "");
+        put_int_or_null(out, r->rank);
+        fprintf(out, ", \"steps\": %zu, \"oom_dumps\": %zu, \"first_step\": ", r->n_steps, r->n_oom);
+        put_int_or_null(out, r->first_step);
+        fprintf(out, ", \"last_step\": ");
+        put_int_or_null(out, r->last_step);
+        if (r->n_steps)
+            fprintf(out, ", \"first_allocated_bytes\": %" PRIu64 ", \"last_allocated_bytes\": %"
+                    PRIu64, r->first_allocated, r->last_allocated);
+        else
+            fprintf(out, ", \"first_allocated_bytes\": null, \"last_allocated_bytes\": null");
+        if (r->n_steps > 1) fprintf(out, ", \"change_bytes\": %" PRId64 "}", r->change);
+        else fprintf(out, ", \"change_bytes\": null}");
+    }
+    fprintf(out, "\n  ],\n  \"grew_most\": ");
+    put_int_or_null(out, grown == SD_RANK_NONE ? -1 : ranks[grown].rank);
+    fprintf(out, "%s", open_end ? ",\n" : "\n}\n");
+    return ferror(out) ? SD_EIO : SD_OK;
+}
