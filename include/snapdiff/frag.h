@@ -303,6 +303,9 @@ typedef struct sd_frag_why {
      * cost_over in place of cost_bytes. */
     bool has_cost_replay;
     uint64_t cost_replay_bytes;
+    /* No trace with an alloc (!has_cost) and no oom decided: the verdict rests on the end
+     * state alone, the weaker evidence (issue 26); the words say how to get a better one. */
+    bool end_state_only;
 } sd_frag_why;
 
 typedef enum sd_frag_advice_code {

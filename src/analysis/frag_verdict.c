@@ -189,6 +189,7 @@ static sd_frag_why reason(const sd_frag *f, const sd_frag_device *d)
             w.reason = SD_FRAG_WHY_CACHED_FOR_REUSE;
         break;
     }
+    w.end_state_only = !d->has_cost;
     return w;
 }
 

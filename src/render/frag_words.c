@@ -82,6 +82,16 @@ static void say_cost(words *w, const sd_frag_why *y)
                    y->cost_threshold_pct, 1).s);
 }
 
+/* Without a trace the end state is all there is: at the end of a step most free memory
+ * may be the cache of its peak. Say so, and how to get the verdict that weighs the cost. */
+static void say_end_state_only(words *w, const sd_frag_why *y)
+{
+    if (!y->end_state_only) return;
+    say(w, ". Judged from the end state alone (no allocation history), the weaker evidence: "
+        "record one with torch.cuda.memory._record_memory_history() before the snapshot, and "
+        "the verdict weighs what fragmentation cost at the peak");
+}
+
 static void say_reason(words *w, const sd_frag_why *y)
 {
     sdp_text index = num_vs(y->index, y->index_threshold, 2);
@@ -140,6 +150,7 @@ static void say_reason(words *w, const sd_frag_why *y)
         break;
     default: break;
     }
+    say_end_state_only(w, y);
 }
 
 size_t sd_frag_explain(const sd_frag_why *why, char *buf, size_t size)
