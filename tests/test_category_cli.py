@@ -231,6 +231,27 @@ LEVERS = {"activations": ("activation-checkpointing",),
           "temporaries": ("fused-cross-entropy", "foreach-false", "smaller-micro-batch")}
 
 
+def check_oom_first(path, frag):
+    """The oom appears first wherever the file is shown (issue 26 §5): top's ooms are frag's
+    oom_events, and in its text each device's oom comes before what was live."""
+    name = os.path.basename(path)
+    T.prefix = ["top"]
+    top = run_json([path, "--json"])
+    text = run([path]).stdout
+    T.prefix = ["frag"]
+    by_dev = {d["device"]: d["oom_events"] for d in frag["devices"]}
+    for d in top["devices"]:
+        check(d["ooms"] == by_dev.get(d["device"], []),
+              "%s device %d: top's ooms are frag's oom_events" % (name, d["device"]))
+    if any(by_dev.values()):
+        lines = text.splitlines()
+        first = next((i for i, l in enumerate(lines) if l.startswith("  out of memory: ")), None)
+        live = next((i for i, l in enumerate(lines) if l.startswith("  live at the end")), None)
+        check(first is not None and live is not None and first < live and
+              lines[first + 1].startswith("  oom at "),
+              name + ": top's text shows the oom before what was live", text[:600])
+
+
 def part_oom():
     import glob
     import truth_frag
@@ -242,6 +263,7 @@ def part_oom():
         doc = run_json([path, "--json"])
         want = truth_frag.analyse(path, 30.0, 0.5)
         name = os.path.basename(path)
+        check_oom_first(path, doc)
         for d, w in zip(doc["devices"], want["devices"]):
             for o, wo in zip(d["oom_events"], w["oom_events"]):
                 t = "%s oom %d" % (name, o["trace_index"])
