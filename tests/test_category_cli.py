@@ -95,7 +95,60 @@ def compare_with_truth(path):
     return doc
 
 
+def window_runs(trace):
+    """The timeline by phase (issue 26 §2) worked from the oracle's phase per entry and a
+    replay of the window's own allocations: [(phase, step, first, entries, alloc_bytes,
+    live_end)]."""
+    runs, live, sizes = [], 0, {}
+    for i, (e, (ph, _run, step)) in enumerate(zip(trace, truth_category.phases(trace))):
+        if not runs or runs[-1][0] != ph or runs[-1][1] != (step or None):
+            runs.append([ph, step or None, i, 0, 0, live])
+        a, addr = e.get("action"), e.get("addr")
+        if a == "alloc":
+            if addr in sizes:
+                live -= sizes.pop(addr)
+            sizes[addr] = e["size"]
+            live += e["size"]
+            runs[-1][4] += e["size"]
+        elif a in ("free_requested", "free_completed") and addr in sizes:
+            live -= sizes.pop(addr)
+        runs[-1][3] += 1
+        runs[-1][5] = live
+    return [tuple(r) for r in runs]
+
+
+def check_step_phases(path):
+    """trace --json's step_phases against window_runs; the peak's run holds its entry."""
+    T.prefix = ["trace"]
+    doc = run_json([path, "--json"])
+    T.prefix = ["top"]
+    snap = truth_diff.load(path)
+    traces = snap.get("device_traces") or []
+    for d in doc["devices"]:
+        t = "%s device %d" % (os.path.basename(path), d["device"])
+        got = [(x["phase"], x["step"], x["first_entry"], x["entries"], x["alloc_bytes"],
+                x["live_end"]) for x in d["step_phases"]]
+        check(got == window_runs(traces[d["device"]]), t + ": the timeline by phase",
+              got, window_runs(traces[d["device"]]))
+        peaks = [x for x in d["step_phases"] if x["peak"]]
+        p = d["peak"]
+        check(len(peaks) == (p is not None) and all(
+            x["first_entry"] <= p["entry"] < x["first_entry"] + x["entries"] and
+            x["phase"] == p["phase"] and x["step"] == p["step"] for x in peaks),
+            t + ": one run holds the peak, with its phase and step")
+
+
 def part_fixtures():
+    for name in ("adam", "adam_bigstep", "pretrace"):
+        check_step_phases(fixture(name))
+    T.prefix = ["trace"]
+    out = run([fixture("adam")]).stdout.splitlines()
+    T.prefix = ["top"]
+    check("      2  backward   #24                5     400 us      3.0 MiB     -8.0 MiB"
+          "     24.0 MiB  <- the peak" in out,
+          "trace text: the timeline by phase marks the peak's run (the backward of step 2, "
+          "entries 24-28: by hand, BmmBackward0's 3 MiB and the 8 MiB of activations freed)",
+          "\n".join(out))
     doc = compare_with_truth(fixture("adam"))
     d = doc["devices"][0]
     check(as_table(d["categories"]) == {"parameters": [6 * MiB, 2, "frames"],
@@ -235,21 +288,23 @@ def check_oom_first(path, frag):
     """The oom appears first wherever the file is shown (issue 26 §5): top's ooms are frag's
     oom_events, and in its text each device's oom comes before what was live."""
     name = os.path.basename(path)
-    T.prefix = ["top"]
-    top = run_json([path, "--json"])
-    text = run([path]).stdout
-    T.prefix = ["frag"]
     by_dev = {d["device"]: d["oom_events"] for d in frag["devices"]}
-    for d in top["devices"]:
-        check(d["ooms"] == by_dev.get(d["device"], []),
-              "%s device %d: top's ooms are frag's oom_events" % (name, d["device"]))
-    if any(by_dev.values()):
-        lines = text.splitlines()
-        first = next((i for i, l in enumerate(lines) if l.startswith("  out of memory: ")), None)
-        live = next((i for i, l in enumerate(lines) if l.startswith("  live at the end")), None)
-        check(first is not None and live is not None and first < live and
-              lines[first + 1].startswith("  oom at "),
-              name + ": top's text shows the oom before what was live", text[:600])
+    for view, after in (("top", "  live at the end"), ("trace", "  alive at the end")):
+        T.prefix = [view]
+        doc = run_json([path, "--json"])
+        text = run([path]).stdout
+        for d in doc["devices"]:
+            check(d["ooms"] == by_dev.get(d["device"], []),
+                  "%s device %d: %s's ooms are frag's oom_events" % (name, d["device"], view))
+        if any(by_dev.values()):
+            lines = text.splitlines()
+            first = next((i for i, l in enumerate(lines) if l.startswith("  out of memory: ")),
+                         None)
+            live = next((i for i, l in enumerate(lines) if l.startswith(after)), None)
+            check(first is not None and live is not None and first < live and
+                  lines[first + 1].startswith("  oom at "),
+                  "%s: %s's text shows the oom before what was live" % (name, view), text[:600])
+    T.prefix = ["frag"]
 
 
 def part_oom():
