@@ -307,7 +307,37 @@ def check_oom_first(path, frag):
     T.prefix = ["frag"]
 
 
+def check_ranks_ooms():
+    """series over the ranks of one job: how many died, the last oom's entry and request,
+    against the pickles read by CPython (testdata/oom/ranks/, make_oom_fixtures.py)."""
+    import glob
+    d = os.path.join(ROOT, "testdata", "oom", "ranks")
+    want = []
+    for path in sorted(glob.glob(os.path.join(d, "*.pickle"))):
+        trace = truth_diff.load(path)["device_traces"][0]
+        o = [(i, e["size"], e["device_free"]) for i, e in enumerate(trace)
+             if e.get("action") == "oom"]
+        want.append({"count": len(o), "device": 0, "entry": o[-1][0], "request_bytes": o[-1][1],
+                     "device_free_bytes": o[-1][2]} if o else None)
+    T.prefix = ["series"]
+    doc = run_json([d, "--json"])
+    got = [None if r["oom"] is None else {k: v for k, v in r["oom"].items() if k != "time_us"}
+           for r in doc["ranks"]]
+    check(got == want and doc["ranks_out_of_memory"] == 2,
+          "series ranks: each rank's last oom and how many died", got, want)
+    out = run([d]).stdout.splitlines()
+    check(out[:3] == ["Out of memory: 2 of 4 ranks recorded an oom entry",
+                      "  rank 1     the last at entry #8 on device 0: request 256.0 MiB with "
+                      "20.0 MiB free on the device (1 oom entry; snapdiff frag FILE for the "
+                      "arithmetic)",
+                      "  rank 3     the last at entry #8 on device 0: request 512.0 MiB with "
+                      "100.0 MiB free on the device (1 oom entry; snapdiff frag FILE for the "
+                      "arithmetic)"], "series ranks text: the ooms first", out[:4])
+    T.prefix = ["frag"]
+
+
 def part_oom():
+    check_ranks_ooms()
     import glob
     import truth_frag
     files = sorted(glob.glob(os.path.join(ROOT, "testdata", "oom", "*.pickle")) +
