@@ -74,6 +74,8 @@ bool sd_groups_last_time(const sd_groups *g, int64_t *time_us);
 
 /* The snapshot's out-of-memory entries (never NULL). */
 const sd_groups_oom *sd_groups_oom_of(const sd_groups *g);
+/* The same figures read from a snapshot (what sd_groups_create keeps). Never fails. */
+void sd_groups_oom_of_snapshot(const sd_snapshot *s, sd_groups_oom *out);
 
 size_t sd_groups_device_count(const sd_groups *g);
 const sd_group_device *sd_groups_device(const sd_groups *g, size_t i);

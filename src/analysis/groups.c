@@ -141,9 +141,10 @@ static sd_status fill_devices(sd_groups *g, const sd_snapshot *s, sd_error *err)
 
 /* The last oom entry of the snapshot, latest by time across devices (by device order when
  * untimed), and how many there are. */
-static void fill_oom(sd_groups *g, const sd_snapshot *s)
+void sd_groups_oom_of_snapshot(const sd_snapshot *s, sd_groups_oom *out)
 {
-    sd_groups_oom *o = &g->oom;
+    sd_groups_oom *o = out;
+    memset(o, 0, sizeof *o);
     for (size_t d = 0; d < sd_snapshot_device_count(s); d++) {
         const sd_cuda_device *dev = sd_snapshot_device(s, d);
         for (size_t k = 0; k < dev->n_trace; k++) {
@@ -182,7 +183,7 @@ sd_groups *sd_groups_create(const sd_snapshot *snap, const sd_attrib_options *at
     if (st == SD_OK) {
         g->source = (char *)copy(&g->arena, sd_snapshot_source(snap));
         st = g->source ? fill_devices(g, snap, err) : nomem(err);
-        fill_oom(g, snap);
+        sd_groups_oom_of_snapshot(snap, &g->oom);
     }
     if (st == SD_OK) st = fill_rows(g, snap, p, err);
     sd_profile_free(p);

@@ -384,10 +384,12 @@
     svg.appendChild(sv('path', {'class': 'line', d: hi, stroke: 'var(--alloc)'}));
     var pk = tl.peak;
     var peakSite = pk.site === null ? '' : tl.sites[pk.site];
+    // " in the backward of step 2": the peak's phase and step, as the CLI says them
+    var peakPhase = pk.phase ? ' in the ' + pk.phase + (pk.step ? ' of step ' + pk.step : '') : '';
     svg.appendChild(sv('circle', {'class': 'peak', cx: X(pk.entry).toFixed(1), cy: Y(pk.bytes).toFixed(1), r: 4},
-      [sv('title', {text: 'peak ' + fmtBytes(pk.bytes) + ' at entry ' + pk.entry + (peakSite ? '\n' + peakSite : '')})]));
+      [sv('title', {text: 'peak ' + fmtBytes(pk.bytes) + ' at entry ' + pk.entry + peakPhase + (peakSite ? '\n' + peakSite : '')})]));
     svg.appendChild(sv('text', {x: Math.min(X(pk.entry) + 6, W - 200).toFixed(1), y: Math.max(Y(pk.bytes) + 4, 14).toFixed(1),
-      text: 'peak ' + fmtBytes(pk.bytes)}));
+      text: 'peak ' + fmtBytes(pk.bytes) + peakPhase}));
     svg.appendChild(sv('line', {'class': 'axis', x1: L, x2: W - 10, y1: H, y2: H}));
     svg.appendChild(sv('text', {x: L, y: H + 16, text: 'trace entry 0'}));
     svg.appendChild(sv('text', {x: W - 10, y: H + 16, 'text-anchor': 'end', text: fmtCount(n) + ' entries'}));
@@ -411,7 +413,8 @@
       ' trace entries, counting what was live before recording began (' + fmtBytes(tl.start_bytes) +
       '; the trace ends at ' + fmtBytes(tl.end_bytes) + ')' + (tl.entries_per_point > 1 ? '; each point is the highest and lowest of ' +
       fmtCount(tl.entries_per_point) + ' entries' : '') + '. Peak ' + fmtBytes(pk.bytes) + ' at entry ' +
-      fmtCount(pk.entry) + (peakSite ? ', after an allocation at ' + peakSite : '') + '. Hover for the allocation site.'}));
+      fmtCount(pk.entry) + peakPhase + (peakSite ? ', after an allocation at ' + peakSite : '') + '. Hover for the allocation site.',
+      id: 'sd-timeline-note-' + tl.device, 'data-peak-phase': peakPhase.trim()}));
     container.appendChild(svg);
   }
 
