@@ -333,6 +333,13 @@ def check_ranks_ooms():
                       "  rank 3     the last at entry #8 on device 0: request 512.0 MiB with "
                       "100.0 MiB free on the device (1 oom entry; snapdiff frag FILE for the "
                       "arithmetic)"], "series ranks text: the ooms first", out[:4])
+    doc = run_json([d, "--as-series", "--json"])
+    got = [None if x["oom"] is None else {k: v for k, v in x["oom"].items() if k != "time_us"}
+           for x in doc["snapshots"]]
+    check(got == want, "series as a time series: each snapshot's last oom", got, want)
+    out = run([d, "--as-series"]).stdout.splitlines()
+    check(out[0] == "Out of memory: 2 of 4 snapshots record an oom entry",
+          "series text: the ooms first", out[:3])
     T.prefix = ["frag"]
 
 
