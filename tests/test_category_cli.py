@@ -296,6 +296,13 @@ def check_oom_first(path, frag):
         for d in doc["devices"]:
             check(d["ooms"] == by_dev.get(d["device"], []),
                   "%s device %d: %s's ooms are frag's oom_events" % (name, d["device"], view))
+            fd = next(x for x in frag["devices"] if x["device"] == d["device"])
+            if view == "top" and fd["fragmentation_cost_bytes"] is not None:
+                check((fd["peak_phase"], fd["peak_step"]) ==
+                      (d["peak"]["phase"], d["peak"]["step"]) and
+                      fd["peak_live_bytes"] == d["peak"]["bytes"],
+                      "%s device %d: frag's peak is top's, with its phase and step" %
+                      (name, d["device"]))
         if any(by_dev.values()):
             lines = text.splitlines()
             first = next((i for i, l in enumerate(lines) if l.startswith("  out of memory: ")),

@@ -243,6 +243,11 @@ static void cost_json(json_t *o, const sd_frag_device *d)
                                                                    : json_null());
     json_object_set_new(o, "fragmentation_cost_pct",
                         d->has_cost ? json_real(d->why.cost_pct) : json_null());
+    json_object_set_new(o, "peak_phase", d->has_cost && d->peak_has_phase
+                                             ? json_string(sd_step_phase_name(d->peak_phase))
+                                             : json_null());
+    json_object_set_new(o, "peak_step", d->has_cost && d->peak_has_phase && d->peak_step
+                                            ? u64(d->peak_step) : json_null());
     json_object_set_new(o, "fragmentation_cost_replay_bytes",
                         d->has_cost_replay ? u64(d->cost_replay_bytes) : json_null());
     json_object_set_new(o, "request_sizes_vary", d->request_sizes_vary < 0

@@ -69,7 +69,13 @@ static void say_gap(words *w, const sd_frag_why *y)
 /* "at the peak X was reserved for Y live: fragmentation cost Z (P% of it; ...)" */
 static void say_cost(words *w, const sd_frag_why *y)
 {
-    say(w, "at the trace's peak %s was reserved for %s live: %s over what was live "
+    say(w, "at the trace's peak");
+    if (y->peak_has_phase && y->peak_step)
+        say(w, " (in the %s of step %u)", sd_step_phase_name(y->peak_phase),
+            (unsigned)y->peak_step);
+    else if (y->peak_has_phase)
+        say(w, " (in the %s)", sd_step_phase_name(y->peak_phase));
+    say(w, " %s was reserved for %s live: %s over what was live "
         "(%s%% of the peak reserved; fragmentation is material from %s and %g%%, both)",
         B(y->peak_reserved_bytes), B(y->peak_live_bytes), B(y->cost_bytes),
         num_vs(y->cost_pct, y->cost_threshold_pct, 1).s, B(y->cost_floor_bytes),
