@@ -53,9 +53,8 @@ typedef struct sd_group_device {
 typedef struct sd_groups_oom {
     uint64_t count;           /* `oom` entries over every device; 0: none (nothing else set) */
     int64_t device;           /* the last oom's device ordinal */
-    bool has_entry;           /* its index is known: false for a summary (summary.h), which
-                               * keeps only part of the trace */
-    size_t entry;             /* its index in the device's trace */
+    size_t entry;             /* its index in the device's trace as recorded (a summary keeps
+                               * the trace from the first oom on: counted from the end) */
     uint64_t request_bytes;   /* the request that failed */
     uint64_t device_free_bytes;   /* what cudaMemGetInfo reported */
     bool has_time;

@@ -154,8 +154,9 @@ void sd_groups_oom_of_snapshot(const sd_snapshot *s, sd_groups_oom *out)
             o->count++;
             if (!later) continue;
             o->device = dev->device;
-            o->has_entry = !sd_snapshot_is_summary(s);
-            o->entry = o->has_entry ? k : 0;
+            /* A summary keeps the trace's tail from its first oom on (summary.c): the
+             * same entries end both traces. */
+            o->entry = (size_t)(sd_snapshot_trace_recorded(s, d) - dev->n_trace) + k;
             o->request_bytes = e->size;
             o->device_free_bytes = e->device_free;
             o->has_time = e->has_time;

@@ -56,7 +56,7 @@ static json_t *snapshot_json(const sd_series_snapshot *s)
         oom = json_object();
         json_object_set_new(oom, "count", jint(s->oom.count));
         json_object_set_new(oom, "device", json_integer(s->oom.device));
-        json_object_set_new(oom, "entry", s->oom.has_entry ? jint(s->oom.entry) : json_null());
+        json_object_set_new(oom, "entry", jint(s->oom.entry));
         json_object_set_new(oom, "request_bytes", jint(s->oom.request_bytes));
         json_object_set_new(oom, "device_free_bytes", jint(s->oom.device_free_bytes));
         json_object_set_new(oom, "time_us", s->oom.has_time ? json_integer(s->oom.time_us)

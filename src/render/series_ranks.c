@@ -26,11 +26,9 @@ static void ranks_ooms_text(FILE *out, const char *const *labels, const sd_group
     for (size_t i = 0; i < n; i++) {
         const sd_groups_oom *o = &ooms[i];
         if (!o->count) continue;
-        char at[64] = "an entry the summary does not number";
-        if (o->has_entry) snprintf(at, sizeof at, "entry #%zu", o->entry);
-        fprintf(out, "  %-10s the last at %s on device %" PRId64 ": request %s with %s free on "
-                "the device (%" PRIu64 " oom entr%s; snapdiff frag FILE for the arithmetic)\n",
-                labels[i], at, o->device, sdp_fmt_bytes(o->request_bytes).s,
+        fprintf(out, "  %-10s the last at entry #%zu on device %" PRId64 ": request %s with %s "
+                "free on the device (%" PRIu64 " oom entr%s; snapdiff frag FILE for the "
+                "arithmetic)\n", labels[i], o->entry, o->device, sdp_fmt_bytes(o->request_bytes).s,
                 sdp_fmt_bytes(o->device_free_bytes).s, o->count, o->count == 1 ? "y" : "ies");
     }
     fprintf(out, "\n");
@@ -80,10 +78,8 @@ static void put_oom(FILE *out, const sd_groups_oom *o)
         fprintf(out, ", \"oom\": null");
         return;
     }
-    fprintf(out, ", \"oom\": {\"count\": %" PRIu64 ", \"device\": %" PRId64 ", \"entry\": ",
-            o->count, o->device);
-    if (o->has_entry) fprintf(out, "%zu", o->entry);
-    else fprintf(out, "null");
+    fprintf(out, ", \"oom\": {\"count\": %" PRIu64 ", \"device\": %" PRId64 ", \"entry\": %zu",
+            o->count, o->device, o->entry);
     fprintf(out, ", \"request_bytes\": %" PRIu64 ", \"device_free_bytes\": %" PRIu64
             ", \"time_us\": ", o->request_bytes, o->device_free_bytes);
     if (o->has_time) fprintf(out, "%" PRId64 "}", o->time_us);

@@ -72,10 +72,8 @@ static void ooms_first(FILE *out, const sd_series *s, bool color)
         const sd_series_snapshot *x = sd_series_snapshot_at(s, i);
         if (!x->oom.count) continue;
         shown++;
-        char at[64] = "an entry the summary does not number";
-        if (x->oom.has_entry) snprintf(at, sizeof at, "entry #%zu", x->oom.entry);
-        fprintf(out, "  %s: the last at %s on device %" PRId64 ": request %s with %s free on "
-                "the device\n", x->source, at, x->oom.device,
+        fprintf(out, "  %s: the last at entry #%zu on device %" PRId64 ": request %s with %s "
+                "free on the device\n", x->source, x->oom.entry, x->oom.device,
                 sdp_fmt_bytes(x->oom.request_bytes).s, sdp_fmt_bytes(x->oom.device_free_bytes).s);
     }
     if (k > shown) fprintf(out, "  ... and %zu more (--json lists each snapshot's oom)\n", k - shown);

@@ -157,7 +157,7 @@
         el('ul', null, died.map(function (r) {
           var o = r.oom;
           return el('li', {'data-rank': String(r.rank), text: rankName(r) + ': the last at ' +
-            (o.entry === null ? 'an entry the summary does not number' : 'entry #' + o.entry) + ' on device ' + o.device +
+            'entry #' + o.entry + ' on device ' + o.device +
             ': request ' + fmtBytes(o.request_bytes) + ' with ' + fmtBytes(o.device_free_bytes) + ' free on the device (' +
             o.count + ' oom entr' + (o.count === 1 ? 'y' : 'ies') + ')'});
         }))]));
