@@ -28,8 +28,9 @@ typedef struct sd_trace_text_options {
 } sd_trace_text_options;
 #define SD_TRACE_TEXT_OPTIONS_INIT {SD_TRACE_TEXT_OPTIONS_VERSION, SD_RENDER_OPTIONS_INIT, 0, NULL}
 
-/* Per device: a header (entries, span, alive at the end, the peak and its site), the
- * warnings, the table of groups (alive first), then the phases. */
+/* Per device: a header (entries, span, the oom events first when o->ooms has them, alive
+ * at the end, the peak and its site), the warnings, the timeline by phase of a training
+ * step, the table of groups (alive first), then the marker phases. */
 sd_status sd_render_trace_text(FILE *out, const sd_trace *t, const sd_trace_text_options *o);
 
 /* The whole replay as one JSON document (2-space indent, then a newline). */

@@ -1,5 +1,6 @@
-/* trace_text.c - the replay for people: per device a header, the warnings, the table of
- * groups alive at the end (largest first), then the phases. */
+/* trace_text.c - the replay for people: per device a header (the oom first), the warnings,
+ * the timeline by phase of a training step, the table of groups alive at the end (largest
+ * first), then the marker phases. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
