@@ -23,6 +23,12 @@ Snapshots shaped as torch 2.x writes them (testdata/make_frag_fixtures.py's Snap
                   (cached); the oom asks for 512 MiB with 100 MiB on the device: all free
                   500 MiB < 512, but the allocator's 400 MiB cover more than half of the
                   412 MiB the device lacked: both.
+
+  ranks/step10_rank{0,1,2,3}.pickle  four ranks of one job (issue 26: how many ranks died,
+                  at which entry, on what request): ranks 0 and 2 are fragmentation without
+                  its oom entry; rank 1 is fragmentation (256 MiB asked at entry 8 with
+                  20 MiB free on the device), rank 3 is both (512 MiB asked with 100 MiB
+                  free, at the entry the script checks).
 """
 import os
 import pickle
@@ -106,6 +112,26 @@ def expect(path, cause, at_start, allocator_free, largest):
     assert got == (cause, at_start, allocator_free, largest), (path, got)
 
 
+def without_oom(snap):
+    d = snap.data()
+    d["device_traces"] = [[e for e in t if e.get("action") != "oom"] for t in d["device_traces"]]
+    return d
+
+
+def write_ranks():
+    out = os.path.join(OUT, "ranks")
+    os.makedirs(out, exist_ok=True)
+    ranks = [without_oom(fragmentation()), fragmentation().data(),
+             without_oom(fragmentation()), both().data()]
+    for r, d in enumerate(ranks):
+        with open(os.path.join(out, "step10_rank%d.pickle" % r), "wb") as f:
+            pickle.dump(d, f, protocol=4)
+    ooms = [[(i, e["size"], e["device_free"]) for i, e in enumerate(d["device_traces"][0])
+             if e.get("action") == "oom"] for d in ranks]
+    assert ooms[0] == ooms[2] == [] and ooms[1] == [(8, 256 * MiB, 20 * MiB)], ooms
+    assert [x[1:] for x in ooms[3]] == [(512 * MiB, 100 * MiB)], ooms
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     files = {"capacity_start": capacity_start(), "fragmentation": fragmentation(),
@@ -113,6 +139,7 @@ def main():
     for name, s in files.items():
         with open(os.path.join(OUT, name + ".pickle"), "wb") as f:
             pickle.dump(s.data(), f, protocol=4)
+    write_ranks()
     expect(os.path.join(OUT, "capacity_start.pickle"), "capacity", True, 48 * MiB, 48 * MiB)
     expect(os.path.join(OUT, "fragmentation.pickle"), "fragmentation", False, 350 * MiB,
            200 * MiB)

@@ -95,7 +95,60 @@ def compare_with_truth(path):
     return doc
 
 
+def window_runs(trace):
+    """The timeline by phase (issue 26 §2) worked from the oracle's phase per entry and a
+    replay of the window's own allocations: [(phase, step, first, entries, alloc_bytes,
+    live_end)]."""
+    runs, live, sizes = [], 0, {}
+    for i, (e, (ph, _run, step)) in enumerate(zip(trace, truth_category.phases(trace))):
+        if not runs or runs[-1][0] != ph or runs[-1][1] != (step or None):
+            runs.append([ph, step or None, i, 0, 0, live])
+        a, addr = e.get("action"), e.get("addr")
+        if a == "alloc":
+            if addr in sizes:
+                live -= sizes.pop(addr)
+            sizes[addr] = e["size"]
+            live += e["size"]
+            runs[-1][4] += e["size"]
+        elif a in ("free_requested", "free_completed") and addr in sizes:
+            live -= sizes.pop(addr)
+        runs[-1][3] += 1
+        runs[-1][5] = live
+    return [tuple(r) for r in runs]
+
+
+def check_step_phases(path):
+    """trace --json's step_phases against window_runs; the peak's run holds its entry."""
+    T.prefix = ["trace"]
+    doc = run_json([path, "--json"])
+    T.prefix = ["top"]
+    snap = truth_diff.load(path)
+    traces = snap.get("device_traces") or []
+    for d in doc["devices"]:
+        t = "%s device %d" % (os.path.basename(path), d["device"])
+        got = [(x["phase"], x["step"], x["first_entry"], x["entries"], x["alloc_bytes"],
+                x["live_end"]) for x in d["step_phases"]]
+        check(got == window_runs(traces[d["device"]]), t + ": the timeline by phase",
+              got, window_runs(traces[d["device"]]))
+        peaks = [x for x in d["step_phases"] if x["peak"]]
+        p = d["peak"]
+        check(len(peaks) == (p is not None) and all(
+            x["first_entry"] <= p["entry"] < x["first_entry"] + x["entries"] and
+            x["phase"] == p["phase"] and x["step"] == p["step"] for x in peaks),
+            t + ": one run holds the peak, with its phase and step")
+
+
 def part_fixtures():
+    for name in ("adam", "adam_bigstep", "pretrace"):
+        check_step_phases(fixture(name))
+    T.prefix = ["trace"]
+    out = run([fixture("adam")]).stdout.splitlines()
+    T.prefix = ["top"]
+    check("      2  backward   #24                5     400 us      3.0 MiB     -8.0 MiB"
+          "     24.0 MiB  <- the peak" in out,
+          "trace text: the timeline by phase marks the peak's run (the backward of step 2, "
+          "entries 24-28: by hand, BmmBackward0's 3 MiB and the 8 MiB of activations freed)",
+          "\n".join(out))
     doc = compare_with_truth(fixture("adam"))
     d = doc["devices"][0]
     check(as_table(d["categories"]) == {"parameters": [6 * MiB, 2, "frames"],
@@ -231,7 +284,74 @@ LEVERS = {"activations": ("activation-checkpointing",),
           "temporaries": ("fused-cross-entropy", "foreach-false", "smaller-micro-batch")}
 
 
+def check_oom_first(path, frag):
+    """The oom appears first wherever the file is shown (issue 26 §5): top's ooms are frag's
+    oom_events, and in its text each device's oom comes before what was live."""
+    name = os.path.basename(path)
+    by_dev = {d["device"]: d["oom_events"] for d in frag["devices"]}
+    for view, after in (("top", "  live at the end"), ("trace", "  alive at the end")):
+        T.prefix = [view]
+        doc = run_json([path, "--json"])
+        text = run([path]).stdout
+        for d in doc["devices"]:
+            check(d["ooms"] == by_dev.get(d["device"], []),
+                  "%s device %d: %s's ooms are frag's oom_events" % (name, d["device"], view))
+            fd = next(x for x in frag["devices"] if x["device"] == d["device"])
+            if view == "top" and fd["fragmentation_cost_bytes"] is not None:
+                check((fd["peak_phase"], fd["peak_step"]) ==
+                      (d["peak"]["phase"], d["peak"]["step"]) and
+                      fd["peak_live_bytes"] == d["peak"]["bytes"],
+                      "%s device %d: frag's peak is top's, with its phase and step" %
+                      (name, d["device"]))
+        if any(by_dev.values()):
+            lines = text.splitlines()
+            first = next((i for i, l in enumerate(lines) if l.startswith("  out of memory: ")),
+                         None)
+            live = next((i for i, l in enumerate(lines) if l.startswith(after)), None)
+            check(first is not None and live is not None and first < live and
+                  lines[first + 1].startswith("  oom at "),
+                  "%s: %s's text shows the oom before what was live" % (name, view), text[:600])
+    T.prefix = ["frag"]
+
+
+def check_ranks_ooms():
+    """series over the ranks of one job: how many died, the last oom's entry and request,
+    against the pickles read by CPython (testdata/oom/ranks/, make_oom_fixtures.py)."""
+    import glob
+    d = os.path.join(ROOT, "testdata", "oom", "ranks")
+    want = []
+    for path in sorted(glob.glob(os.path.join(d, "*.pickle"))):
+        trace = truth_diff.load(path)["device_traces"][0]
+        o = [(i, e["size"], e["device_free"]) for i, e in enumerate(trace)
+             if e.get("action") == "oom"]
+        want.append({"count": len(o), "device": 0, "entry": o[-1][0], "request_bytes": o[-1][1],
+                     "device_free_bytes": o[-1][2]} if o else None)
+    T.prefix = ["series"]
+    doc = run_json([d, "--json"])
+    got = [None if r["oom"] is None else {k: v for k, v in r["oom"].items() if k != "time_us"}
+           for r in doc["ranks"]]
+    check(got == want and doc["ranks_out_of_memory"] == 2,
+          "series ranks: each rank's last oom and how many died", got, want)
+    out = run([d]).stdout.splitlines()
+    check(out[:3] == ["Out of memory: 2 of 4 ranks recorded an oom entry",
+                      "  rank 1     the last at entry #8 on device 0: request 256.0 MiB with "
+                      "20.0 MiB free on the device (1 oom entry; snapdiff frag FILE for the "
+                      "arithmetic)",
+                      "  rank 3     the last at entry #8 on device 0: request 512.0 MiB with "
+                      "100.0 MiB free on the device (1 oom entry; snapdiff frag FILE for the "
+                      "arithmetic)"], "series ranks text: the ooms first", out[:4])
+    doc = run_json([d, "--as-series", "--json"])
+    got = [None if x["oom"] is None else {k: v for k, v in x["oom"].items() if k != "time_us"}
+           for x in doc["snapshots"]]
+    check(got == want, "series as a time series: each snapshot's last oom", got, want)
+    out = run([d, "--as-series"]).stdout.splitlines()
+    check(out[0] == "Out of memory: 2 of 4 snapshots record an oom entry",
+          "series text: the ooms first", out[:3])
+    T.prefix = ["frag"]
+
+
 def part_oom():
+    check_ranks_ooms()
     import glob
     import truth_frag
     files = sorted(glob.glob(os.path.join(ROOT, "testdata", "oom", "*.pickle")) +
@@ -242,6 +362,7 @@ def part_oom():
         doc = run_json([path, "--json"])
         want = truth_frag.analyse(path, 30.0, 0.5)
         name = os.path.basename(path)
+        check_oom_first(path, doc)
         for d, w in zip(doc["devices"], want["devices"]):
             for o, wo in zip(d["oom_events"], w["oom_events"]):
                 t = "%s oom %d" % (name, o["trace_index"])

@@ -342,6 +342,71 @@ def check_frag(snapdiff, dom, path, what):
     return fj
 
 
+def fmt_bytes(n):
+    """The CLI's binary units (render/format.c) for the figures the page quotes."""
+    if n < 1024:
+        return "%d B" % n
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        n /= 1024.0
+        if n < 1024 or unit == "TiB":
+            return "%.1f %s" % (n, unit)
+
+
+def check_peak_phases_and_oom(snapdiff, browser, tmp):
+    """Issue 26: the two-file page says what the CLI diff says (the line naming the phases
+    of the two peaks, the peak of each phase by category), and the oom comes first with its
+    arithmetic, as frag computes it."""
+    cat = os.path.join(ROOT, "testdata", "category")
+    old, new = os.path.join(cat, "adam.pickle"), os.path.join(cat, "adam_bigstep.pickle")
+    p = os.path.join(tmp, "phases.html")
+    report(snapdiff, [old, new], p)
+    dom = drawn(browser, p, tmp, "two files by phase")
+    if dom:
+        cli = subprocess.run([snapdiff, old, new], capture_output=True, text=True).stdout
+        line = next((l for l in cli.splitlines() if l.startswith("OLD peaks in the ")), None)
+        got = dom.ids.get("sd-phase-line-0", {}).get("data-line")
+        check(line and got == line, "two files by phase: the page's line %r, the CLI's %r" % (got, line))
+        doc = json.loads(subprocess.run([snapdiff, old, new, "--json"], capture_output=True,
+                                        text=True).stdout)
+        want = []
+        for ph in doc["peak"]["devices"][0]["phases"]:
+            want.append(ph["phase"])
+            want += [ph["phase"] + "/" + c["category"] for c in ph["categories"]]
+        rows = dom.rows.get("sd-peak-phases-table-0", [])
+        check(rows == want and "optimizer/temporaries" in rows,
+              "two files by phase: the peak of each phase by category %s, the diff's %s" % (rows, want))
+    path = os.path.join(ROOT, "testdata", "oom", "fragmentation.pickle")
+    p = os.path.join(tmp, "oom.html")
+    report(snapdiff, [path], p)
+    dom = drawn(browser, p, tmp, "an oom")
+    if dom:
+        o = json.loads(subprocess.run([snapdiff, "frag", path, "--json"], capture_output=True,
+                                      text=True).stdout)["devices"][0]["oom_events"][-1]
+        total = o["device_free_bytes"] + o["wholly_free_bytes"] + o["stranded_free_bytes"]
+        figs = [fmt_bytes(x) for x in (o["request_bytes"], o["device_free_bytes"],
+                                       o["wholly_free_bytes"], o["stranded_free_bytes"], total)]
+        want = ("out of memory on device 0: request %s <= device free %s + wholly free %s + "
+                "stranded %s = %s: %s; without the stranded space %s would have had to be freed"
+                % tuple(figs + [o["cause"], fmt_bytes(o["shortfall_bytes"])]))
+        got = dom.ids.get("sd-oom-0-0", {}).get("data-line")
+        check(got == want and "236.0 MiB" in (got or ""),
+              "an oom: the headline %r, frag's figures %r" % (got, want))
+        # the timeline's peak says its phase and step, as top --json has them
+        pk = json.loads(subprocess.run([snapdiff, "top", path, "--json"], capture_output=True,
+                                       text=True).stdout)["devices"][0]["peak"]
+        got = dom.ids.get("sd-timeline-note-0", {}).get("data-peak-phase")
+        check(got == "in the %s of step %d" % (pk["phase"], pk["step"]) == "in the optimizer of step 1",
+              "the timeline's peak: %r" % got)
+    # the ranks of one job: how many died first, each with its last oom's entry and request
+    p = os.path.join(tmp, "ranks_oom.html")
+    report(snapdiff, [os.path.join(ROOT, "testdata", "oom", "ranks")], p)
+    dom = drawn(browser, p, tmp, "ranks that died")
+    if dom:
+        got = dom.ids.get("sd-ranks-oom", {}).get("data-line")
+        check(got == "Out of memory: 2 of 4 ranks recorded an oom entry",
+              "ranks: the oom headline %r (testdata/oom/ranks: ranks 1 and 3 died)" % got)
+
+
 def part_browser(snapdiff, tmp):
     browser = browser_or_skip(tmp)
     old, new = os.path.join(EXAMPLE, "old.pickle"), os.path.join(EXAMPLE, "new.pickle")
@@ -376,6 +441,8 @@ def part_browser(snapdiff, tmp):
         want = folded_total(snapdiff, [old, new])
         check(ic and int(ic[0]["data-total"]) == want, "two files: icicle total %s, folded growth %d" %
               (ic and ic[0].get("data-total"), want))
+
+    check_peak_phases_and_oom(snapdiff, browser, tmp)
 
     # three files: per-group lines, the growing one highlighted
     p = os.path.join(tmp, "three.html")

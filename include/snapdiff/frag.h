@@ -296,6 +296,9 @@ typedef struct sd_frag_why {
      * cost_threshold_pct. */
     bool has_cost;
     uint64_t peak_reserved_bytes, peak_live_bytes, cost_bytes;
+    bool peak_has_phase;          /* the peak's phase and step (sd_frag_device's) */
+    sd_step_phase peak_phase;
+    uint32_t peak_step;
     double cost_pct, cost_threshold_pct;
     uint64_t cost_floor_bytes;
     bool cost_over;
@@ -303,6 +306,9 @@ typedef struct sd_frag_why {
      * cost_over in place of cost_bytes. */
     bool has_cost_replay;
     uint64_t cost_replay_bytes;
+    /* No trace with an alloc (!has_cost) and no oom decided: the verdict rests on the end
+     * state alone, the weaker evidence (issue 26); the words say how to get a better one. */
+    bool end_state_only;
 } sd_frag_why;
 
 typedef enum sd_frag_advice_code {
@@ -412,6 +418,11 @@ typedef struct sd_frag_device {
     uint64_t peak_reserved_bytes, peak_live_bytes, cost_bytes;
     bool has_cost_replay;
     uint64_t cost_replay_bytes;
+    /* The phase and step of the peak of live bytes (peak.h's, has_cost only;
+     * peak_has_phase false when the phases are unknown; step 0: no steps). */
+    bool peak_has_phase;
+    sd_step_phase peak_phase;
+    uint32_t peak_step;
     /* Do the sizes of the requests vary across the trace's complete steps (category.h)?
      * -1 unknown (no trace, or fewer than two complete steps), 0 no, 1 yes. The bucketing
      * advice needs 1 when the device has a trace. */

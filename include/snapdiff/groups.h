@@ -48,6 +48,19 @@ typedef struct sd_group_device {
     uint64_t allocated, reserved, requested;
 } sd_group_device;
 
+/* The out-of-memory entries of the snapshot's traces (issue 26: how many ranks died, at
+ * which entry, on what request): how many, and the last one (the one a rank died of). */
+typedef struct sd_groups_oom {
+    uint64_t count;           /* `oom` entries over every device; 0: none (nothing else set) */
+    int64_t device;           /* the last oom's device ordinal */
+    size_t entry;             /* its index in the device's trace as recorded (a summary keeps
+                               * the trace from the first oom on: counted from the end) */
+    uint64_t request_bytes;   /* the request that failed */
+    uint64_t device_free_bytes;   /* what cudaMemGetInfo reported */
+    bool has_time;
+    int64_t time_us;
+} sd_groups_oom;
+
 /* Reduce `snap` to its table. `max_memory` bounds the work tables (0 = unlimited).
  * @return the table, or NULL with err filled (SD_EUSAGE: a bad pattern, SD_ENOMEM). */
 sd_groups *sd_groups_create(const sd_snapshot *snap, const sd_attrib_options *attrib,
@@ -57,6 +70,11 @@ void sd_groups_free(sd_groups *g);
 const char *sd_groups_source(const sd_groups *g);
 /* The last `time_us` of the snapshot's trace entries. @return false when none has one. */
 bool sd_groups_last_time(const sd_groups *g, int64_t *time_us);
+
+/* The snapshot's out-of-memory entries (never NULL). */
+const sd_groups_oom *sd_groups_oom_of(const sd_groups *g);
+/* The same figures read from a snapshot (what sd_groups_create keeps). Never fails. */
+void sd_groups_oom_of_snapshot(const sd_snapshot *s, sd_groups_oom *out);
 
 size_t sd_groups_device_count(const sd_groups *g);
 const sd_group_device *sd_groups_device(const sd_groups *g, size_t i);

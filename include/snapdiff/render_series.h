@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "groups.h"
 #include "render.h"
 #include "ranks.h"
 #include "series.h"
@@ -57,6 +58,16 @@ sd_status sd_render_series_job_text(FILE *out, const sd_job_entry *e, size_t n,
 sd_status sd_render_series_job_json(FILE *out, const sd_job_entry *e, size_t n,
                                     const sd_job_rank *ranks, size_t n_ranks, size_t grown,
                                     bool open_end);
+/* The same with each rank's out-of-memory entries (`ooms[i]`, sd_groups_oom_of; NULL:
+ * none known) first: how many ranks recorded one, and per such rank the last one's entry,
+ * device and request (issue 26). JSON: per rank "oom", and "ranks_out_of_memory". */
+sd_status sd_render_series_ranks_oom_text(FILE *out, const char *const *sources,
+                                          const char *const *labels, const sd_stats *totals,
+                                          const sd_groups_oom *ooms, size_t n,
+                                          const sd_rank_spread *sp, bool color);
+sd_status sd_render_series_ranks_oom_json(FILE *out, const char *const *sources,
+                                          const sd_stats *totals, const sd_groups_oom *ooms,
+                                          size_t n, const sd_rank_spread *sp);
 
 #ifdef __cplusplus
 }

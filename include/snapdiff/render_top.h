@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "frag.h"
 #include "peak.h"
 #include "render.h"
 
@@ -17,6 +18,9 @@ extern "C" {
 /* Options of the text view that can grow. */
 typedef struct sd_top_text_options {
     size_t top;              /* rows per table; 0 = 20 */
+    /* The frag analysis of the same snapshot, or NULL: each device's oom events are then
+     * printed first, as `frag` prints them (issue 26: the oom appears first). */
+    const sd_frag *ooms;
 } sd_top_text_options;
 
 /* Per device: the live memory by key at the end (bytes, blocks, requested) and at the
@@ -27,6 +31,10 @@ sd_status sd_render_top_text(FILE *out, const sd_peak *x, const sd_render_option
 /* One snapdiff.top/1 document. @return SD_OK, SD_EIO, SD_ENOMEM. */
 sd_status sd_render_top_json(FILE *out, const sd_peak *x, const sd_render_options *ro,
                              sd_error *err);
+/* The same with each device's "ooms" (snapdiff.frag/1's oom_events) from `ooms`, the frag
+ * analysis of the same snapshot; NULL = no oom analysed (every "ooms" is []). */
+sd_status sd_render_top_json_with_ooms(FILE *out, const sd_peak *x, const sd_frag *ooms,
+                                       const sd_render_options *ro, sd_error *err);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "frag.h"
 #include "render.h"
 #include "trace.h"
 
@@ -16,20 +17,27 @@ extern "C" {
 #define SD_TRACE_SCHEMA "snapdiff.trace/1"
 
 /* Growable as render.h says. */
-#define SD_TRACE_TEXT_OPTIONS_VERSION 1
+#define SD_TRACE_TEXT_OPTIONS_VERSION 2
 typedef struct sd_trace_text_options {
     unsigned version;           /* SD_TRACE_TEXT_OPTIONS_VERSION */
     sd_render_options render;   /* colour */
     size_t top;                 /* groups (and phases) per device; 0 = 20 */
+    /* Version 2: the frag analysis of the same snapshot, or NULL; each device's oom events
+     * are then printed first, as `frag` prints them (issue 26). */
+    const sd_frag *ooms;
 } sd_trace_text_options;
-#define SD_TRACE_TEXT_OPTIONS_INIT {SD_TRACE_TEXT_OPTIONS_VERSION, SD_RENDER_OPTIONS_INIT, 0}
+#define SD_TRACE_TEXT_OPTIONS_INIT {SD_TRACE_TEXT_OPTIONS_VERSION, SD_RENDER_OPTIONS_INIT, 0, NULL}
 
-/* Per device: a header (entries, span, alive at the end, the peak and its site), the
- * warnings, the table of groups (alive first), then the phases. */
+/* Per device: a header (entries, span, the oom events first when o->ooms has them, alive
+ * at the end, the peak and its site), the warnings, the timeline by phase of a training
+ * step, the table of groups (alive first), then the marker phases. */
 sd_status sd_render_trace_text(FILE *out, const sd_trace *t, const sd_trace_text_options *o);
 
 /* The whole replay as one JSON document (2-space indent, then a newline). */
 sd_status sd_render_trace_json(FILE *out, const sd_trace *t);
+/* The same with each device's "ooms" (snapdiff.frag/1's oom_events) from `ooms`, the frag
+ * analysis of the same snapshot (NULL: every "ooms" is []). */
+sd_status sd_render_trace_json_with_ooms(FILE *out, const sd_trace *t, const sd_frag *ooms);
 
 #ifdef __cplusplus
 }

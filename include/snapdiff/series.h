@@ -84,6 +84,7 @@ typedef struct sd_series_snapshot {
     bool has_time; int64_t time_us;
     bool has_step; uint64_t step;
     uint64_t allocated, reserved;   /* over every device */
+    sd_groups_oom oom;              /* its oom entries (groups.h; count 0: none) */
 } sd_series_snapshot;
 
 typedef struct sd_series_floor {

@@ -172,6 +172,8 @@ uint64_t sd_snapshot_trace_recorded(const sd_snapshot *s, size_t i);
 
 size_t sd_snapshot_device_count(const sd_snapshot *s);   /* sorted by device ordinal */
 const sd_cuda_device *sd_snapshot_device(const sd_snapshot *s, size_t i);
+/* `oom` entries in the traces of every device (0 without a trace). */
+uint64_t sd_snapshot_oom_count(const sd_snapshot *s);
 
 size_t sd_snapshot_stack_count(const sd_snapshot *s);
 /* Frames of stack `id`, innermost first, as indices for sd_snapshot_frame. */

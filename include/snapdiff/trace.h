@@ -101,6 +101,22 @@ typedef struct sd_trace_phase {
     uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
 } sd_trace_phase;
 
+/* The timeline by phase of a training step (category.h, docs/categories.md): a run of
+ * consecutive entries of the window with one phase and step. Live bytes as the marker
+ * phases count them (allocated inside the window and not yet released). */
+typedef struct sd_trace_step_phase {
+    sd_step_phase phase;
+    uint32_t step;            /* 0: the trace shows no steps */
+    size_t first_entry;       /* index into the device's trace */
+    size_t n_entries;
+    bool has_time;
+    int64_t start_us, end_us; /* first and last recorded time of its entries */
+    uint64_t live_start, live_end;
+    int64_t growth;           /* live_end - live_start */
+    uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
+    bool has_peak;            /* the peak's alloc (peak_entry) is one of its entries */
+} sd_trace_step_phase;
+
 /* A block allocated in the window and alive at its end. */
 typedef struct sd_trace_block {
     uint64_t addr, size;
@@ -146,6 +162,9 @@ typedef struct sd_trace_device {
     sd_step_phase peak_phase;
     uint32_t peak_step;               /* 0: the trace shows no steps */
     const sd_category_total *peak_categories; size_t n_peak_categories;
+    /* The window's entries grouped by phase and step, in order (one run, phase other, when
+     * the trace shows no phase). */
+    const sd_trace_step_phase *step_phases; size_t n_step_phases;
 } sd_trace_device;
 
 typedef struct sd_trace sd_trace;

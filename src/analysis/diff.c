@@ -367,16 +367,6 @@ static void decide(sd_diff *d)
     else t->outlook = SD_OUTLOOK_NO_CAPACITY;
 }
 
-static uint64_t count_ooms(const sd_snapshot *s)
-{
-    uint64_t n = 0;
-    for (size_t i = 0; s && i < sd_snapshot_device_count(s); i++) {
-        const sd_cuda_device *dev = sd_snapshot_device(s, i);
-        for (size_t k = 0; k < dev->n_trace; k++) n += dev->trace[k].action == SD_ACT_OOM;
-    }
-    return n;
-}
-
 static void compute_totals(sd_diff *d, const sd_diff_options *o)
 {
     sd_diff_totals *t = &d->totals;
@@ -400,7 +390,7 @@ static void compute_totals(sd_diff *d, const sd_diff_options *o)
         }
     }
     t->delta = stats_delta(&t->old_stats, &t->new_stats);
-    t->new_ooms = count_ooms(d->snaps[1]);
+    t->new_ooms = sd_snapshot_oom_count(d->snaps[1]);
     if (d->snaps[0]) sd_frag_brief_of(d->snaps[0], &t->old_frag);
     sd_frag_brief_of(d->snaps[1], &t->new_frag);
     t->steps = o->steps;

@@ -128,6 +128,9 @@ static sd_status peak_cost(sd_frag *f, sd_frag_device *d)
     if (!pd || !pd->has_peak) return SD_OK;
     d->has_cost = true;
     d->peak_live_bytes = pd->peak_bytes;
+    d->peak_has_phase = pd->peak_has_phase;
+    d->peak_phase = pd->peak_phase;
+    d->peak_step = pd->peak_step;
     d->peak_reserved_bytes = recorded_peak_reserved(dev);
     d->cost_bytes = d->peak_reserved_bytes > d->peak_live_bytes
                         ? d->peak_reserved_bytes - d->peak_live_bytes : 0;
@@ -163,6 +166,9 @@ static sd_frag_why reason(const sd_frag *f, const sd_frag_device *d)
     w.has_cost = d->has_cost;
     w.peak_reserved_bytes = d->peak_reserved_bytes;
     w.peak_live_bytes = d->peak_live_bytes;
+    w.peak_has_phase = d->peak_has_phase;
+    w.peak_phase = d->peak_phase;
+    w.peak_step = d->peak_step;
     w.cost_bytes = d->cost_bytes;
     w.cost_pct = pct_of(d->cost_bytes, d->peak_reserved_bytes);
     w.cost_threshold_pct = SD_FRAG_MIN_COST_PCT;
@@ -189,6 +195,7 @@ static sd_frag_why reason(const sd_frag *f, const sd_frag_device *d)
             w.reason = SD_FRAG_WHY_CACHED_FOR_REUSE;
         break;
     }
+    w.end_state_only = !d->has_cost;
     return w;
 }
 

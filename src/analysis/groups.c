@@ -20,6 +20,7 @@ struct sd_groups {
     size_t n_devices;
     sd_group_row *rows;
     size_t n_rows;
+    sd_groups_oom oom;
 };
 
 static sd_status nomem(sd_error *err)
@@ -138,6 +139,32 @@ static sd_status fill_devices(sd_groups *g, const sd_snapshot *s, sd_error *err)
     return SD_OK;
 }
 
+/* The last oom entry of the snapshot, latest by time across devices (by device order when
+ * untimed), and how many there are. */
+void sd_groups_oom_of_snapshot(const sd_snapshot *s, sd_groups_oom *out)
+{
+    sd_groups_oom *o = out;
+    memset(o, 0, sizeof *o);
+    for (size_t d = 0; d < sd_snapshot_device_count(s); d++) {
+        const sd_cuda_device *dev = sd_snapshot_device(s, d);
+        for (size_t k = 0; k < dev->n_trace; k++) {
+            const sd_trace_entry *e = &dev->trace[k];
+            if (e->action != SD_ACT_OOM) continue;
+            bool later = !o->count || !o->has_time || !e->has_time || e->time_us >= o->time_us;
+            o->count++;
+            if (!later) continue;
+            o->device = dev->device;
+            /* A summary keeps the trace's tail from its first oom on (summary.c): the
+             * same entries end both traces. */
+            o->entry = (size_t)(sd_snapshot_trace_recorded(s, d) - dev->n_trace) + k;
+            o->request_bytes = e->size;
+            o->device_free_bytes = e->device_free;
+            o->has_time = e->has_time;
+            o->time_us = e->has_time ? e->time_us : 0;
+        }
+    }
+}
+
 sd_groups *sd_groups_create(const sd_snapshot *snap, const sd_attrib_options *attrib,
                             uint64_t max_memory, sd_error *err)
 {
@@ -157,6 +184,7 @@ sd_groups *sd_groups_create(const sd_snapshot *snap, const sd_attrib_options *at
     if (st == SD_OK) {
         g->source = (char *)copy(&g->arena, sd_snapshot_source(snap));
         st = g->source ? fill_devices(g, snap, err) : nomem(err);
+        sd_groups_oom_of_snapshot(snap, &g->oom);
     }
     if (st == SD_OK) st = fill_rows(g, snap, p, err);
     sd_profile_free(p);
@@ -175,6 +203,7 @@ void sd_groups_free(sd_groups *g)
 }
 
 const char *sd_groups_source(const sd_groups *g) { return g->source; }
+const sd_groups_oom *sd_groups_oom_of(const sd_groups *g) { return &g->oom; }
 
 bool sd_groups_last_time(const sd_groups *g, int64_t *time_us)
 {

@@ -354,6 +354,7 @@ static void fill_snapshots(sd_series *se, const sd_groups *const *tables)
         s->has_time = sd_groups_last_time(tables[i], &s->time_us);
         s->has_step = se->steps != NULL;
         s->step = se->steps ? se->steps[i] : 0;
+        s->oom = *sd_groups_oom_of(tables[i]);
         for (size_t d = 0; d < sd_groups_device_count(tables[i]); d++) {
             s->allocated += sd_groups_device(tables[i], d)->allocated;
             s->reserved += sd_groups_device(tables[i], d)->reserved;

@@ -318,6 +318,8 @@ static bool overflowed(const sd_snapshot *s)
 typedef struct replay {
     sd_trace_phase *phases;
     size_t n_phases, phases_cap;
+    sd_trace_step_phase *runs;      /* the timeline by phase and step */
+    size_t n_runs, runs_cap;
     uint64_t live;
     uint64_t unrecorded_count, unrecorded_bytes;
 } replay;
@@ -393,6 +395,50 @@ static sd_status step(sd_trace *t, const sd_cuda_device *d, sd_trace_device *dv,
     return SD_OK;
 }
 
+/* The run of entry i by phase and step: the last one, or a new one when either changed. */
+static sd_trace_step_phase *run_of(sd_trace *t, replay *r, size_t dev_index, size_t i)
+{
+    sd_step_phase ph;
+    uint32_t stp;
+    sd_phases_at(sd_peak_phases(t->peak), dev_index, i, &ph, &stp);
+    sd_trace_step_phase *last = r->n_runs ? &r->runs[r->n_runs - 1] : NULL;
+    if (last && last->phase == ph && last->step == stp) return last;
+    if (sdp_grow((void **)&r->runs, &r->runs_cap, r->n_runs + 1, sizeof *r->runs, &t->arena))
+        return NULL;
+    sd_trace_step_phase *x = &r->runs[r->n_runs++];
+    memset(x, 0, sizeof *x);
+    x->phase = ph;
+    x->step = stp;
+    x->first_entry = i;
+    x->live_start = x->live_end = r->live;
+    return x;
+}
+
+/* Entry i into its run: what step() added to the device's counts, the live bytes after. */
+static sd_status run_add(sd_trace *t, const sd_cuda_device *d, sd_trace_device *dv, replay *r,
+                         size_t dev_index, size_t i)
+{
+    sd_trace_step_phase *x = run_of(t, r, dev_index, i);
+    if (!x) return SD_ENOMEM;
+    uint64_t ac = dv->alloc_count, ab = dv->alloc_bytes, fc = dv->free_count,
+             fb = dv->free_bytes;
+    sd_status st = step(t, d, dv, r, i);
+    x->alloc_count += dv->alloc_count - ac;
+    x->alloc_bytes += dv->alloc_bytes - ab;
+    x->free_count += dv->free_count - fc;
+    x->free_bytes += dv->free_bytes - fb;
+    x->n_entries++;
+    x->live_end = r->live;
+    x->growth = (int64_t)(x->live_end - x->live_start);
+    const sd_trace_entry *e = &d->trace[i];
+    if (e->has_time) {
+        if (!x->has_time) x->start_us = e->time_us;
+        x->has_time = true;
+        x->end_us = e->time_us;
+    }
+    return st;
+}
+
 /* The one peak (peak.h), computed over the same window. */
 static sd_status take_peak(sd_trace *t, sd_trace_device *dv)
 {
@@ -413,9 +459,10 @@ static sd_status take_peak(sd_trace *t, sd_trace_device *dv)
     return SD_OK;
 }
 
-static sd_status replay_device(sd_trace *t, const sd_cuda_device *d, sd_trace_device *dv,
+static sd_status replay_device(sd_trace *t, size_t dev_index, sd_trace_device *dv,
                                const sd_trace_options *o, sd_error *err)
 {
+    const sd_cuda_device *d = sd_snapshot_device(t->snap, dev_index);
     dv->device = d->device;
     dv->total_entries = d->n_trace;
     size_t lo = bound_index(d, &o->since, false), hi = bound_index(d, &o->until, true);
@@ -472,7 +519,7 @@ static sd_status replay_device(sd_trace *t, const sd_cuda_device *d, sd_trace_de
                             e->action == SD_ACT_SNAPSHOT ? SD_PHASE_SNAPSHOT : SD_PHASE_ANNOTATE,
                             NULL, i, r.live);
         if (st) break;
-        st = step(t, d, dv, &r, i);
+        st = run_add(t, d, dv, &r, dev_index, i);
         sd_trace_phase *p = &r.phases[r.n_phases - 1];
         p->n_entries++;
         p->live_end = r.live;
@@ -485,6 +532,8 @@ static sd_status replay_device(sd_trace *t, const sd_cuda_device *d, sd_trace_de
     free(ann);
     dv->phases = r.phases;      /* malloc'd (charged to the budget); freed with the trace */
     dv->n_phases = r.n_phases;
+    dv->step_phases = r.runs;   /* the same */
+    dv->n_step_phases = r.n_runs;
     if (st) return nomem(err);
     for (size_t k = 0; k < r.n_phases; k++)
         r.phases[k].growth = (int64_t)(r.phases[k].live_end - r.phases[k].live_start);
@@ -534,6 +583,9 @@ static sd_status replay_device(sd_trace *t, const sd_cuda_device *d, sd_trace_de
 
     if (make_groups(t, dv)) return nomem(err);
     if (take_peak(t, dv)) return nomem(err);
+    for (size_t k = 0; dv->has_peak && k < r.n_runs; k++)
+        r.runs[k].has_peak = dv->peak_entry >= r.runs[k].first_entry &&
+                             dv->peak_entry < r.runs[k].first_entry + r.runs[k].n_entries;
     if (dv->has_peak) {
         bool focused;
         size_t len;
@@ -569,7 +621,7 @@ static sd_status trace_build(sd_trace *t, const sd_trace_options *o, sd_error *e
     for (size_t i = 0; i < sd_snapshot_device_count(t->snap); i++) {
         const sd_cuda_device *d = sd_snapshot_device(t->snap, i);
         if (!d->n_trace) continue;
-        sd_status st = replay_device(t, d, &t->devices[t->n_devices++].pub, o, err);
+        sd_status st = replay_device(t, i, &t->devices[t->n_devices++].pub, o, err);
         if (st) return st;
     }
     return SD_OK;
@@ -598,7 +650,10 @@ sd_trace *sd_trace_create(const sd_snapshot *s, const sd_trace_options *opts, sd
 void sd_trace_free(sd_trace *t)
 {
     if (!t) return;
-    for (size_t i = 0; i < t->n_devices; i++) free((void *)t->devices[i].pub.phases);
+    for (size_t i = 0; i < t->n_devices; i++) {
+        free((void *)t->devices[i].pub.phases);
+        free((void *)t->devices[i].pub.step_phases);
+    }
     sd_attrib_free(t->attrib);
     sd_peak_free(t->peak);
     sdp_htab_free(&t->addr_index);

@@ -58,6 +58,20 @@ static sd_frag **analyse_all(sd_snapshot **snaps, size_t n, const struct cli_opt
     return frags;
 }
 
+int cli_oom_analysis(const struct cli_opts *o, const sd_snapshot *snap, sd_frag **out)
+{
+    *out = NULL;
+    if (sd_snapshot_oom_count(snap) == 0) return EXIT_OK;
+    sd_frag_options fo = {o->gap_threshold, o->index_threshold, o->max_memory, false};
+    sd_error err;
+    sd_error_clear(&err);
+    *out = sd_frag_create(snap, &fo, &err);
+    if (*out) return EXIT_OK;
+    if (!err.source[0]) snprintf(err.source, sizeof err.source, "%s", sd_snapshot_source(snap));
+    msg_sd_error(&err);
+    return EXIT_TROUBLE;
+}
+
 static int render(sd_frag **frags, sd_snapshot **snaps, size_t n, const struct cli_opts *opts)
 {
     if (opts->svg && write_svg(opts->svg, frags, n) != EXIT_OK) return EXIT_TROUBLE;

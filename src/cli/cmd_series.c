@@ -239,13 +239,19 @@ static int ranks_view(const struct cli_opts *o, sd_groups **all, size_t n)
     sd_rank_spread sp;
     sd_rank_spread_of_totals(t, n, &sp);
     const char **sources = calloc(n ? n : 1, sizeof *sources);
+    sd_groups_oom *ooms = calloc(n ? n : 1, sizeof *ooms);
     sd_status st = SD_ENOMEM;
-    if (sources) {
-        for (size_t i = 0; i < n; i++) sources[i] = sd_groups_source(all[i]);
+    if (sources && ooms) {
+        for (size_t i = 0; i < n; i++) {
+            sources[i] = sd_groups_source(all[i]);
+            ooms[i] = *sd_groups_oom_of(all[i]);
+        }
         st = o->format == FORMAT_JSON
-                 ? sd_render_series_ranks_json(stdout, sources, t, n, &sp)
-                 : sd_render_series_ranks_text(stdout, sources, names, t, n, &sp, o->color);
+                 ? sd_render_series_ranks_oom_json(stdout, sources, t, ooms, n, &sp)
+                 : sd_render_series_ranks_oom_text(stdout, sources, names, t, ooms, n, &sp,
+                                                   o->color);
     }
+    free(ooms);
     free(sources);
     free(t);
     free(names);

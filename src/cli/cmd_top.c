@@ -27,15 +27,21 @@ static int top_one(const struct cli_opts *o, const sd_snapshot *snap, bool first
         msg_sd_error(&err);
         return EXIT_TROUBLE;
     }
+    sd_frag *ooms = NULL;
+    if (cli_oom_analysis(o, snap, &ooms) != EXIT_OK) {
+        sd_peak_free(p);
+        return EXIT_TROUBLE;
+    }
     sd_render_options ro = {.color = o->color};
     sd_status st;
     if (o->format == FORMAT_JSON) {
-        st = sd_render_top_json(stdout, p, &ro, &err);
+        st = sd_render_top_json_with_ooms(stdout, p, ooms, &ro, &err);
     } else {
         if (!first) fputc('\n', stdout);
-        sd_top_text_options tt = {.top = (size_t)o->top};
+        sd_top_text_options tt = {.top = (size_t)o->top, .ooms = ooms};
         st = sd_render_top_text(stdout, p, &ro, &tt, &err);
     }
+    sd_frag_free(ooms);
     sd_peak_free(p);
     if (st == SD_ENOMEM) msg_error("out of memory while writing the result");
     return st == SD_OK || st == SD_EIO ? EXIT_OK : EXIT_TROUBLE;

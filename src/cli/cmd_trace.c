@@ -55,20 +55,25 @@ int cmd_trace(const struct cli_opts *o)
     sd_error err;
     sd_error_clear(&err);
     sd_trace *t = sd_trace_create(snap, &to, &err);
+    sd_frag *ooms = NULL;
     int status = EXIT_TROUBLE;
     if (!t) {
         msg_sd_error(&err);
-    } else {
+    } else if (cli_oom_analysis(o, snap, &ooms) == EXIT_OK) {
         sd_status st;
         if (o->format == FORMAT_JSON) {
-            st = sd_render_trace_json(stdout, t);
+            st = sd_render_trace_json_with_ooms(stdout, t, ooms);
             if (st == SD_ENOMEM) msg_error("out of memory while writing JSON");
         } else {
-            sd_trace_text_options tt = {.render = {.color = o->color}, .top = (size_t)o->top};
+            sd_trace_text_options tt = SD_TRACE_TEXT_OPTIONS_INIT;
+            tt.render.color = o->color;
+            tt.top = (size_t)o->top;
+            tt.ooms = ooms;
             st = sd_render_trace_text(stdout, t, &tt);
         }
         status = st == SD_OK || st == SD_EIO ? EXIT_OK : EXIT_TROUBLE;
     }
+    sd_frag_free(ooms);
     sd_trace_free(t);
     sd_snapshot_free(snap);
     return status;

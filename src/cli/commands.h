@@ -8,6 +8,7 @@
 #include "options.h"
 #include "snapdiff/curve.h"
 #include "snapdiff/diff.h"
+#include "snapdiff/frag.h"
 #include "snapdiff/gate.h"
 #include "snapdiff/ranks.h"
 #include "snapdiff/snapshot.h"
@@ -115,6 +116,11 @@ int cli_pair_names(const char *const *specs, const char *const *const *sources,
                    const size_t *count, struct cli_pairs *out);
 const char *cli_pair_name(const struct cli_pairs *p, size_t i);  /* NEW's name, else OLD's */
 void cli_pairs_free(struct cli_pairs *p);
+
+/* The oom events of `snap` as frag analyses them (cmd_frag.c), for the views that show the
+ * oom first (top, trace): *out is NULL when the snapshot records no oom entry (no analysis
+ * is run, so a file without one costs nothing). EXIT_TROUBLE: printed. */
+int cli_oom_analysis(const struct cli_opts *o, const sd_snapshot *snap, sd_frag **out);
 
 /* The spread across several snapshots (min, median, max; the one furthest from the
  * median), after the members of stats and frag. Nothing for fewer than two. */

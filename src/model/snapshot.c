@@ -148,6 +148,16 @@ const sd_cuda_device *sd_snapshot_device(const sd_snapshot *s, size_t i)
     return i < s->n_devices ? &s->devices[i] : NULL;
 }
 
+uint64_t sd_snapshot_oom_count(const sd_snapshot *s)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; s && i < s->n_devices; i++) {
+        const sd_cuda_device *dev = &s->devices[i];
+        for (size_t k = 0; k < dev->n_trace; k++) n += dev->trace[k].action == SD_ACT_OOM;
+    }
+    return n;
+}
+
 size_t sd_snapshot_stack_count(const sd_snapshot *s) { return s->n_stacks; }
 
 const uint32_t *sd_snapshot_stack(const sd_snapshot *s, uint32_t id, size_t *n_frames)

@@ -287,6 +287,8 @@ static json_t *peak_json(const sd_diff *d)
         json_object_set_new(x, "categories", category_deltas_json(dv->categories,
                                                                   dv->n_categories));
         json_object_set_new(x, "phases_differ", json_boolean(dv->phases_differ));
+        json_object_set_new(x, "old_lead", json_string(sd_category_name(dv->old_lead)));
+        json_object_set_new(x, "new_lead", json_string(sd_category_name(dv->new_lead)));
         json_object_set_new(x, "phases", phases_json(dv));
         json_array_append_new(devs, x);
     }

@@ -215,10 +215,16 @@ static json_t *ooms_json(const sd_frag *f, const sd_snapshot *s, const sd_frag_d
     return a;
 }
 
+json_t *sdp_frag_ooms_json(const sd_frag *f, const sd_frag_device *d)
+{
+    return ooms_json(f, sd_frag_snapshot(f), d);
+}
+
 static void verdict_json(json_t *o, const sd_frag_device *d)
 {
     json_object_set_new(o, "verdict", json_string(sd_frag_verdict_name(d->verdict)));
     json_object_set_new(o, "explanation", json_string(sdp_frag_why_words(&d->why).s));
+    json_object_set_new(o, "end_state_only", json_boolean(d->why.end_state_only));
     json_t *adv = json_array();
     for (size_t i = 0; i < d->n_advice; i++)
         json_array_append_new(adv, json_string(sdp_frag_advice_words(&d->advice[i]).s));
@@ -237,6 +243,11 @@ static void cost_json(json_t *o, const sd_frag_device *d)
                                                                    : json_null());
     json_object_set_new(o, "fragmentation_cost_pct",
                         d->has_cost ? json_real(d->why.cost_pct) : json_null());
+    json_object_set_new(o, "peak_phase", d->has_cost && d->peak_has_phase
+                                             ? json_string(sd_step_phase_name(d->peak_phase))
+                                             : json_null());
+    json_object_set_new(o, "peak_step", d->has_cost && d->peak_has_phase && d->peak_step
+                                            ? u64(d->peak_step) : json_null());
     json_object_set_new(o, "fragmentation_cost_replay_bytes",
                         d->has_cost_replay ? u64(d->cost_replay_bytes) : json_null());
     json_object_set_new(o, "request_sizes_vary", d->request_sizes_vary < 0

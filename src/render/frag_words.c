@@ -69,7 +69,13 @@ static void say_gap(words *w, const sd_frag_why *y)
 /* "at the peak X was reserved for Y live: fragmentation cost Z (P% of it; ...)" */
 static void say_cost(words *w, const sd_frag_why *y)
 {
-    say(w, "at the trace's peak %s was reserved for %s live: %s over what was live "
+    say(w, "at the trace's peak");
+    if (y->peak_has_phase && y->peak_step)
+        say(w, " (in the %s of step %u)", sd_step_phase_name(y->peak_phase),
+            (unsigned)y->peak_step);
+    else if (y->peak_has_phase)
+        say(w, " (in the %s)", sd_step_phase_name(y->peak_phase));
+    say(w, " %s was reserved for %s live: %s over what was live "
         "(%s%% of the peak reserved; fragmentation is material from %s and %g%%, both)",
         B(y->peak_reserved_bytes), B(y->peak_live_bytes), B(y->cost_bytes),
         num_vs(y->cost_pct, y->cost_threshold_pct, 1).s, B(y->cost_floor_bytes),
@@ -80,6 +86,16 @@ static void say_cost(words *w, const sd_frag_why *y)
             num_vs(y->peak_reserved_bytes ? 100.0 * (double)y->cost_replay_bytes /
                                                 (double)y->peak_reserved_bytes : 0.0,
                    y->cost_threshold_pct, 1).s);
+}
+
+/* Without a trace the end state is all there is: at the end of a step most free memory
+ * may be the cache of its peak. Say so, and how to get the verdict that weighs the cost. */
+static void say_end_state_only(words *w, const sd_frag_why *y)
+{
+    if (!y->end_state_only) return;
+    say(w, ". Judged from the end state alone (no allocation history), the weaker evidence: "
+        "record one with torch.cuda.memory._record_memory_history() before the snapshot, and "
+        "the verdict weighs what fragmentation cost at the peak");
 }
 
 static void say_reason(words *w, const sd_frag_why *y)
@@ -140,6 +156,7 @@ static void say_reason(words *w, const sd_frag_why *y)
         break;
     default: break;
     }
+    say_end_state_only(w, y);
 }
 
 size_t sd_frag_explain(const sd_frag_why *why, char *buf, size_t size)

@@ -18,6 +18,7 @@
 #include "base/base.h"
 #include "render/diff_render.h"
 #include "render/report_render.h"
+#include "render/top_render.h"
 #include "report_assets.h"
 #include "snapdiff/peak.h"
 #include "snapdiff/replay.h"
@@ -87,16 +88,19 @@ static sd_status write_ranks(FILE *out, const sd_report_input *in)
 {
     sd_stats *totals = calloc(in->n, sizeof *totals);
     const char **sources = calloc(in->n, sizeof *sources);
+    sd_groups_oom *ooms = calloc(in->n, sizeof *ooms);
     sd_status st = SD_ENOMEM;
-    if (totals && sources) {
+    if (totals && sources && ooms) {
         for (size_t i = 0; i < in->n; i++) {
             sd_stats_total(in->snaps[i], &totals[i]);
             sources[i] = sd_snapshot_source(in->snaps[i]);
+            sd_groups_oom_of_snapshot(in->snaps[i], &ooms[i]);
         }
         sd_rank_spread sp;
         sd_rank_spread_of_totals(totals, in->n, &sp);
-        st = sd_render_series_ranks_json(out, sources, totals, in->n, &sp);
+        st = sd_render_series_ranks_oom_json(out, sources, totals, ooms, in->n, &sp);
     }
+    free(ooms);
     free(totals);
     free(sources);
     return st;
@@ -450,6 +454,8 @@ static json_t *timeline_device(const sd_snapshot *s, const sd_attrib *a, sd_peak
     json_object_set_new(pk, "bytes", u64(pd->peak_bytes));
     json_object_set_new(pk, "action", json_string(sd_trace_action_name((sd_trace_action)pe->action)));
     json_object_set_new(pk, "site", site_index(sites, index, site_of_stack(s, a, pe->stack)));
+    json_object_set_new(pk, "phase", sdp_peak_phase_json(pd));
+    json_object_set_new(pk, "step", sdp_peak_step_json(pd));
     json_object_set_new(o, "device", json_integer(dev->device));
     json_object_set_new(o, "entries", u64(n));
     json_object_set_new(o, "entries_per_point", u64(per));

@@ -51,6 +51,18 @@ static json_t *snapshot_json(const sd_series_snapshot *s)
     if (s->has_step) json_object_set_new(o, "step", jint(s->step));
     json_object_set_new(o, "allocated", jint(s->allocated));
     json_object_set_new(o, "reserved", jint(s->reserved));
+    json_t *oom = json_null();
+    if (s->oom.count) {
+        oom = json_object();
+        json_object_set_new(oom, "count", jint(s->oom.count));
+        json_object_set_new(oom, "device", json_integer(s->oom.device));
+        json_object_set_new(oom, "entry", jint(s->oom.entry));
+        json_object_set_new(oom, "request_bytes", jint(s->oom.request_bytes));
+        json_object_set_new(oom, "device_free_bytes", jint(s->oom.device_free_bytes));
+        json_object_set_new(oom, "time_us", s->oom.has_time ? json_integer(s->oom.time_us)
+                                                            : json_null());
+    }
+    json_object_set_new(o, "oom", oom);
     return o;
 }
 

@@ -11,6 +11,35 @@ sd_status sd_render_series_ranks_text(FILE *out, const char *const *sources,
                                       const char *const *labels, const sd_stats *totals,
                                       size_t n, const sd_rank_spread *sp, bool color)
 {
+    return sd_render_series_ranks_oom_text(out, sources, labels, totals, NULL, n, sp, color);
+}
+
+/* "Out of memory: 2 of 4 ranks", then per rank that died its last oom entry. */
+static void ranks_ooms_text(FILE *out, const char *const *labels, const sd_groups_oom *ooms,
+                            size_t n, bool color)
+{
+    size_t died = 0;
+    for (size_t i = 0; ooms && i < n; i++) died += ooms[i].count > 0;
+    if (!died) return;
+    fprintf(out, "%sOut of memory%s: %zu of %zu rank%s recorded an oom entry\n",
+            sdp_ansi(color, SDP_RED), sdp_ansi(color, SDP_RESET), died, n, n == 1 ? "" : "s");
+    for (size_t i = 0; i < n; i++) {
+        const sd_groups_oom *o = &ooms[i];
+        if (!o->count) continue;
+        fprintf(out, "  %-10s the last at entry #%zu on device %" PRId64 ": request %s with %s "
+                "free on the device (%" PRIu64 " oom entr%s; snapdiff frag FILE for the "
+                "arithmetic)\n", labels[i], o->entry, o->device, sdp_fmt_bytes(o->request_bytes).s,
+                sdp_fmt_bytes(o->device_free_bytes).s, o->count, o->count == 1 ? "y" : "ies");
+    }
+    fprintf(out, "\n");
+}
+
+sd_status sd_render_series_ranks_oom_text(FILE *out, const char *const *sources,
+                                          const char *const *labels, const sd_stats *totals,
+                                          const sd_groups_oom *ooms, size_t n,
+                                          const sd_rank_spread *sp, bool color)
+{
+    ranks_ooms_text(out, labels, ooms, n, color);
     fprintf(out, "Ranks of one job, side by side: %zu snapshots whose names differ only by a "
             "rank number (--as-series reads them as a time series)\n", n);
     fprintf(out, "  %-10s %12s %12s %14s  %s\n", "rank", "allocated", "reserved", "vs median",
@@ -39,7 +68,32 @@ sd_status sd_render_series_ranks_json(FILE *out, const char *const *sources,
                                       const sd_stats *totals, size_t n,
                                       const sd_rank_spread *sp)
 {
-    fprintf(out, "{\n  \"schema\": \"snapdiff.series-ranks/1\",\n  \"ranks\": [");
+    return sd_render_series_ranks_oom_json(out, sources, totals, NULL, n, sp);
+}
+
+/* ", \"oom\": null" or the rank's last oom entry. */
+static void put_oom(FILE *out, const sd_groups_oom *o)
+{
+    if (!o || !o->count) {
+        fprintf(out, ", \"oom\": null");
+        return;
+    }
+    fprintf(out, ", \"oom\": {\"count\": %" PRIu64 ", \"device\": %" PRId64 ", \"entry\": %zu",
+            o->count, o->device, o->entry);
+    fprintf(out, ", \"request_bytes\": %" PRIu64 ", \"device_free_bytes\": %" PRIu64
+            ", \"time_us\": ", o->request_bytes, o->device_free_bytes);
+    if (o->has_time) fprintf(out, "%" PRId64 "}", o->time_us);
+    else fprintf(out, "null}");
+}
+
+sd_status sd_render_series_ranks_oom_json(FILE *out, const char *const *sources,
+                                          const sd_stats *totals, const sd_groups_oom *ooms,
+                                          size_t n, const sd_rank_spread *sp)
+{
+    size_t died = 0;
+    for (size_t i = 0; ooms && i < n; i++) died += ooms[i].count > 0;
+    fprintf(out, "{\n  \"schema\": \"snapdiff.series-ranks/1\",\n  \"ranks_out_of_memory\": "
+            "%zu,\n  \"ranks\": [", died);
     for (size_t i = 0; i < n; i++) {
         int64_t r = sd_rank_of_name(sources[i]);
         fprintf(out, "%s\n    {\"rank\": ", i ? "," : "");
@@ -48,9 +102,11 @@ sd_status sd_render_series_ranks_json(FILE *out, const char *const *sources,
         fprintf(out, ", \"source\": ");
         sdp_put_json_string(out, sources[i], strlen(sources[i]));
         fprintf(out, ", \"allocated_bytes\": %" PRIu64 ", \"reserved_bytes\": %" PRIu64
-                ", \"allocated_vs_median\": %lld}", totals[i].allocated_bytes,
+                ", \"allocated_vs_median\": %lld", totals[i].allocated_bytes,
                 totals[i].reserved_bytes,
                 (long long)(totals[i].allocated_bytes - sp->allocated_median));
+        put_oom(out, ooms ? &ooms[i] : NULL);
+        fprintf(out, "}");
     }
     fprintf(out, "\n  ],\n  \"spread\": {\"allocated_min\": %" PRIu64 ", \"allocated_median\": %"
             PRIu64 ", \"allocated_max\": %" PRIu64 ", \"reserved_min\": %" PRIu64

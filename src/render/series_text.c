@@ -57,8 +57,32 @@ static const char *verdict_colour(bool color, sd_trend t)
                            : t == SD_TREND_NOISY ? SDP_YELLOW : SDP_DIM);
 }
 
+enum { OOMS_SHOWN = 3 };
+
+/* The oom first (issue 26): which snapshots record one, the first few with their last
+ * entry and request. */
+static void ooms_first(FILE *out, const sd_series *s, bool color)
+{
+    size_t n = sd_series_snapshot_count(s), k = 0, shown = 0;
+    for (size_t i = 0; i < n; i++) k += sd_series_snapshot_at(s, i)->oom.count > 0;
+    if (!k) return;
+    fprintf(out, "%sOut of memory%s: %zu of %zu snapshots record an oom entry\n",
+            sdp_ansi(color, SDP_RED), sdp_ansi(color, SDP_RESET), k, n);
+    for (size_t i = 0; i < n && shown < OOMS_SHOWN; i++) {
+        const sd_series_snapshot *x = sd_series_snapshot_at(s, i);
+        if (!x->oom.count) continue;
+        shown++;
+        fprintf(out, "  %s: the last at entry #%zu on device %" PRId64 ": request %s with %s "
+                "free on the device\n", x->source, x->oom.entry, x->oom.device,
+                sdp_fmt_bytes(x->oom.request_bytes).s, sdp_fmt_bytes(x->oom.device_free_bytes).s);
+    }
+    if (k > shown) fprintf(out, "  ... and %zu more (--json lists each snapshot's oom)\n", k - shown);
+    fprintf(out, "\n");
+}
+
 static void header(FILE *out, const sd_series *s, bool color)
 {
+    ooms_first(out, s, color);
     size_t n = sd_series_snapshot_count(s);
     const sd_series_snapshot *a = sd_series_snapshot_at(s, 0), *z = sd_series_snapshot_at(s, n - 1);
     fprintf(out, "%sSeries of %zu snapshots%s: %s .. %s", sdp_ansi(color, SDP_BOLD), n,

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "base/base.h"
+#include "render/frag_render.h"
 #include "render/top_render.h"
 #include "snapdiff/render_top.h"
 
@@ -112,6 +113,19 @@ static json_t *peak_json(const sd_peak *p, const sd_peak_device *d)
 sd_status sd_render_top_json(FILE *out, const sd_peak *x, const sd_render_options *ro,
                              sd_error *err)
 {
+    return sd_render_top_json_with_ooms(out, x, NULL, ro, err);
+}
+
+/* The device's oom events as frag names them; [] when none or not analysed. */
+static json_t *device_ooms_json(const sd_frag *f, int64_t device)
+{
+    const sd_frag_device *fd = sdp_frag_device_of(f, device);
+    return fd ? sdp_frag_ooms_json(f, fd) : json_array();
+}
+
+sd_status sd_render_top_json_with_ooms(FILE *out, const sd_peak *x, const sd_frag *ooms,
+                                       const sd_render_options *ro, sd_error *err)
+{
     (void)ro;
     json_t *doc = json_object(), *devs = json_array();
     json_object_set_new(doc, "schema", json_string(SD_TOP_SCHEMA));
@@ -123,6 +137,7 @@ sd_status sd_render_top_json(FILE *out, const sd_peak *x, const sd_render_option
         const sd_peak_device *d = sd_peak_device_at(x, i);
         json_t *o = json_object();
         json_object_set_new(o, "device", json_integer(d->device));
+        json_object_set_new(o, "ooms", device_ooms_json(ooms, d->device));
         json_object_set_new(o, "allocated_bytes", jint(d->allocated_bytes));
         json_object_set_new(o, "blocks", jint(d->at_end.blocks));
         json_object_set_new(o, "groups", groups_json(x, &d->at_end, true));

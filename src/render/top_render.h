@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 
+#include "snapdiff/frag.h"
 #include "snapdiff/peak.h"
 
 /* The site of `stack` as the diff's JSON names it: {filename, line, name, kind} (a native
@@ -23,5 +24,9 @@ json_t *sdp_peak_step_json(const sd_peak_device *d);
 void sdp_categories_text(FILE *out, const sd_peak_table *t, const char *indent);
 /* " in the backward of step 2" / " in the forward" / "" for the peak line. */
 void sdp_peak_phase_text(const sd_peak_device *d, char *buf, size_t size);
+
+/* The oom events of device `device` in `f` (NULL: none), first in top and trace: a line
+ * with their count, then the latest three as frag prints them. */
+void sdp_top_ooms_text(FILE *out, const sd_frag *f, int64_t device, bool color);
 
 #endif

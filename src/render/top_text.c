@@ -5,10 +5,11 @@
 
 #include "base/base.h"
 #include "render/format.h"
+#include "render/frag_render.h"
 #include "render/top_render.h"
 #include "snapdiff/render_top.h"
 
-enum { ROWS_DEFAULT = 20, LABEL_MAX = 512 };
+enum { ROWS_DEFAULT = 20, LABEL_MAX = 512, SHOWN_OOMS = 3 };
 
 /* The directory every absolute path shown shares ("/home/alice/proj/"), dropped on display
  * as the diff drops it: a name is shortened from the left, never cut. */
@@ -101,13 +102,28 @@ void sdp_peak_phase_text(const sd_peak_device *d, char *buf, size_t size)
         snprintf(buf, size, " in the %s", sd_step_phase_name(d->peak_phase));
 }
 
+/* The device's oom events first, as frag prints them: the latest SHOWN_OOMS in full. */
+void sdp_top_ooms_text(FILE *out, const sd_frag *f, int64_t device, bool color)
+{
+    const sd_frag_device *fd = sdp_frag_device_of(f, device);
+    if (!fd || !fd->n_ooms) return;
+    size_t first = fd->n_ooms > SHOWN_OOMS ? fd->n_ooms - SHOWN_OOMS : 0;
+    fprintf(out, "  %sout of memory%s: %zu oom entr%s in the trace", sdp_ansi(color, SDP_RED),
+            sdp_ansi(color, SDP_RESET), fd->n_ooms, fd->n_ooms == 1 ? "y" : "ies");
+    if (first) fprintf(out, "; the last %d (snapdiff frag lists them all)", SHOWN_OOMS);
+    fprintf(out, "\n");
+    for (size_t i = first; i < fd->n_ooms; i++)
+        sdp_frag_oom_text(out, sd_frag_snapshot(f), &fd->ooms[i], color);
+}
+
 static void print_device(FILE *out, const sd_peak *x, const sd_peak_device *d, size_t top,
-                         const key_prefix *kp, const sd_render_options *ro)
+                         const key_prefix *kp, const sd_render_options *ro, const sd_frag *f)
 {
     const char *b = sdp_ansi(ro->color, SDP_BOLD), *r = sdp_ansi(ro->color, SDP_RESET);
     fprintf(out, "%sdevice %lld%s: %s allocated in %s block%s\n", b, (long long)d->device, r,
             sdp_fmt_bytes(d->allocated_bytes).s, sdp_fmt_count(d->at_end.blocks).s,
             d->at_end.blocks == 1 ? "" : "s");
+    sdp_top_ooms_text(out, f, d->device, ro->color);
     if (d->at_end.n_categories) {
         fprintf(out, "  live at the end, by category:\n");
         sdp_categories_text(out, &d->at_end, "    ");
@@ -159,7 +175,7 @@ sd_status sd_render_top_text(FILE *out, const sd_peak *x, const sd_render_option
     kp.len = kp.any ? sdp_user_prefix_len(kp.s, kp.len) : 0;
     for (size_t i = 0; i < sd_peak_device_count(x); i++) {
         if (i) fputc('\n', out);
-        print_device(out, x, sd_peak_device_at(x, i), top, &kp, ro);
+        print_device(out, x, sd_peak_device_at(x, i), top, &kp, ro, topts ? topts->ooms : NULL);
     }
     if (sd_peak_device_count(x) == 0) fprintf(out, "no device holds memory\n");
     if (ferror(out)) return sdp_fail(err, SD_EIO, SD_NO_OFFSET, "error writing output");

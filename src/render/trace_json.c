@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "render/diff_render.h"
+#include "render/frag_render.h"
 #include "render/trace_render.h"
 #include "render/json_frame.h"
 #include "render/top_render.h"
@@ -74,6 +75,26 @@ static json_t *phase_json(const sd_trace_phase *p)
     return o;
 }
 
+static json_t *step_phase_json(const sd_trace_step_phase *p)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "phase", json_string(sd_step_phase_name(p->phase)));
+    json_object_set_new(o, "step", p->step ? jint(p->step) : json_null());
+    json_object_set_new(o, "first_entry", jint(p->first_entry));
+    json_object_set_new(o, "entries", jint(p->n_entries));
+    json_object_set_new(o, "start_us", time_json(p->has_time, p->start_us));
+    json_object_set_new(o, "end_us", time_json(p->has_time, p->end_us));
+    json_object_set_new(o, "live_start", jint(p->live_start));
+    json_object_set_new(o, "live_end", jint(p->live_end));
+    json_object_set_new(o, "growth", json_integer(p->growth));
+    json_object_set_new(o, "alloc_count", jint(p->alloc_count));
+    json_object_set_new(o, "alloc_bytes", jint(p->alloc_bytes));
+    json_object_set_new(o, "free_count", jint(p->free_count));
+    json_object_set_new(o, "free_bytes", jint(p->free_bytes));
+    json_object_set_new(o, "peak", json_boolean(p->has_peak));
+    return o;
+}
+
 static json_t *group_json(const sd_attrib *a, const sd_snapshot *s, const sd_trace_group *g)
 {
     json_t *o = json_object();
@@ -98,10 +119,13 @@ static json_t *actions_json(const sd_trace_device *d)
     return o;
 }
 
-static json_t *device_json(const sd_attrib *a, const sd_snapshot *s, const sd_trace_device *d)
+static json_t *device_json(const sd_attrib *a, const sd_snapshot *s, const sd_trace_device *d,
+                           const sd_frag *ooms)
 {
     json_t *o = json_object();
     json_object_set_new(o, "device", json_integer(d->device));
+    const sd_frag_device *fd = sdp_frag_device_of(ooms, d->device);
+    json_object_set_new(o, "ooms", fd ? sdp_frag_ooms_json(ooms, fd) : json_array());
     json_object_set_new(o, "entries", jint(d->n_entries));
     json_object_set_new(o, "total_entries", jint(d->total_entries));
     json_object_set_new(o, "first_entry", jint(d->first_entry));
@@ -140,6 +164,10 @@ static json_t *device_json(const sd_attrib *a, const sd_snapshot *s, const sd_tr
     json_t *ph = json_array();
     for (size_t i = 0; i < d->n_phases; i++) json_array_append_new(ph, phase_json(&d->phases[i]));
     json_object_set_new(o, "phases", ph);
+    json_t *sp = json_array();
+    for (size_t i = 0; i < d->n_step_phases; i++)
+        json_array_append_new(sp, step_phase_json(&d->step_phases[i]));
+    json_object_set_new(o, "step_phases", sp);
     json_t *g = json_array();
     for (size_t i = 0; i < d->n_groups; i++) json_array_append_new(g, group_json(a, s, &d->groups[i]));
     json_object_set_new(o, "groups", g);
@@ -147,6 +175,11 @@ static json_t *device_json(const sd_attrib *a, const sd_snapshot *s, const sd_tr
 }
 
 sd_status sd_render_trace_json(FILE *out, const sd_trace *t)
+{
+    return sd_render_trace_json_with_ooms(out, t, NULL);
+}
+
+sd_status sd_render_trace_json_with_ooms(FILE *out, const sd_trace *t, const sd_frag *ooms)
 {
     const sd_snapshot *s = sd_trace_snapshot(t);
     const sd_attrib *a = sd_trace_attrib(t);
@@ -157,7 +190,7 @@ sd_status sd_render_trace_json(FILE *out, const sd_trace *t)
     json_object_set_new(doc, "depth", json_integer(sd_attrib_depth(a)));
     json_t *devs = json_array();
     for (size_t i = 0; i < sd_trace_device_count(t); i++)
-        json_array_append_new(devs, device_json(a, s, sd_trace_device_at(t, i)));
+        json_array_append_new(devs, device_json(a, s, sd_trace_device_at(t, i), ooms));
     json_object_set_new(doc, "devices", devs);
     int rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', out);

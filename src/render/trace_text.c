@@ -1,5 +1,6 @@
-/* trace_text.c - the replay for people: per device a header, the warnings, the table of
- * groups alive at the end (largest first), then the phases. */
+/* trace_text.c - the replay for people: per device a header (the oom first), the warnings,
+ * the timeline by phase of a training step, the table of groups alive at the end (largest
+ * first), then the marker phases. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,7 @@ typedef struct text_ctx {
     bool color;
     size_t top;
     const sd_trace *trace;
+    const sd_frag *ooms;      /* NULL: none to show */
 } text_ctx;
 
 static const char *c_on(const text_ctx *r, sdp_colour c) { return sdp_ansi(r->color, c); }
@@ -77,6 +79,7 @@ static void print_header(const text_ctx *r, const sd_trace_device *d)
     fprintf(r->out, "; %s alloc%s (%s), %s free%s\n", sdp_fmt_count(d->alloc_count).s,
             d->alloc_count == 1 ? "" : "s", sdp_fmt_bytes(d->alloc_bytes).s,
             sdp_fmt_count(d->free_count).s, d->free_count == 1 ? "" : "s");
+    sdp_top_ooms_text(r->out, r->ooms, d->device, r->color);
     fprintf(r->out, "  %salive at the end of the window (leak candidates): %s in %s block%s%s\n",
             c_on(r, SDP_BOLD), sdp_fmt_bytes(d->alive_bytes).s, sdp_fmt_count(d->alive_count).s,
             d->alive_count == 1 ? "" : "s", c_on(r, SDP_RESET));
@@ -176,10 +179,42 @@ static void print_phases(const text_ctx *r, const sd_trace_device *d)
                 sdp_fmt_count(d->n_phases - shown).s, c_on(r, SDP_RESET));
 }
 
+/* The timeline by phase of a training step: one row per run of forward, backward,
+ * optimizer or other entries, the peak's row marked. */
+static void print_step_phases(const text_ctx *r, const sd_trace_device *d)
+{
+    if (d->n_step_phases < 2 && !(d->n_step_phases == 1 && d->step_phases[0].phase != SD_IN_OTHER))
+        return;
+    size_t limit = r->top > PHASES_SHOWN_MIN ? r->top : PHASES_SHOWN_MIN;
+    size_t shown = d->n_step_phases < limit ? d->n_step_phases : limit;
+    fprintf(r->out, "\n  %stimeline by phase%s (forward, backward, optimizer step; "
+            "docs/categories.md): live-bytes growth\n", c_on(r, SDP_BOLD), c_on(r, SDP_RESET));
+    fprintf(r->out, "  %5s  %-9s  %-11s  %7s  %9s  %11s  %11s  %11s\n", "step", "phase",
+            "starts at", "entries", "duration", "allocated", "growth", "live at end");
+    for (size_t i = 0; i < shown; i++) {
+        const sd_trace_step_phase *p = &d->step_phases[i];
+        char at[24], stp[16];
+        snprintf(at, sizeof at, "#%zu", p->first_entry);
+        if (p->step) snprintf(stp, sizeof stp, "%u", (unsigned)p->step);
+        else snprintf(stp, sizeof stp, "-");
+        fprintf(r->out, "  %5s  %-9s  %-11s  %7s  %9s  %11s  %11s  %11s%s%s%s\n", stp,
+                sd_step_phase_name(p->phase), at, sdp_fmt_count(p->n_entries).s,
+                p->has_time ? sdp_fmt_duration_us(p->end_us - p->start_us).s : "-",
+                sdp_fmt_bytes(p->alloc_bytes).s, sdp_fmt_delta(p->growth).s,
+                sdp_fmt_bytes(p->live_end).s, p->has_peak ? c_on(r, SDP_BOLD) : "",
+                p->has_peak ? "  <- the peak" : "", p->has_peak ? c_on(r, SDP_RESET) : "");
+    }
+    if (shown < d->n_step_phases)
+        fprintf(r->out, "  %s(%s more; --json lists them all in step_phases)%s\n",
+                c_on(r, SDP_DIM), sdp_fmt_count(d->n_step_phases - shown).s,
+                c_on(r, SDP_RESET));
+}
+
 sd_status sd_render_trace_text(FILE *out, const sd_trace *t, const sd_trace_text_options *o)
 {
     text_ctx r = {.out = out, .color = o && o->render.color,
-                  .top = o && o->top ? o->top : 20, .trace = t};
+                  .top = o && o->top ? o->top : 20, .trace = t,
+                  .ooms = o && o->version >= 2 ? o->ooms : NULL};
     size_t n = sd_trace_device_count(t);
     if (!n)
         fprintf(out, "%s: no allocation history recorded (device_traces is empty: record it "
@@ -189,6 +224,7 @@ sd_status sd_render_trace_text(FILE *out, const sd_trace *t, const sd_trace_text
         const sd_trace_device *d = sd_trace_device_at(t, i);
         if (i) fprintf(out, "\n");
         print_header(&r, d);
+        print_step_phases(&r, d);
         print_groups(&r, d);
         print_phases(&r, d);
     }

@@ -384,10 +384,12 @@
     svg.appendChild(sv('path', {'class': 'line', d: hi, stroke: 'var(--alloc)'}));
     var pk = tl.peak;
     var peakSite = pk.site === null ? '' : tl.sites[pk.site];
+    // " in the backward of step 2": the peak's phase and step, as the CLI says them
+    var peakPhase = pk.phase ? ' in the ' + pk.phase + (pk.step ? ' of step ' + pk.step : '') : '';
     svg.appendChild(sv('circle', {'class': 'peak', cx: X(pk.entry).toFixed(1), cy: Y(pk.bytes).toFixed(1), r: 4},
-      [sv('title', {text: 'peak ' + fmtBytes(pk.bytes) + ' at entry ' + pk.entry + (peakSite ? '\n' + peakSite : '')})]));
+      [sv('title', {text: 'peak ' + fmtBytes(pk.bytes) + ' at entry ' + pk.entry + peakPhase + (peakSite ? '\n' + peakSite : '')})]));
     svg.appendChild(sv('text', {x: Math.min(X(pk.entry) + 6, W - 200).toFixed(1), y: Math.max(Y(pk.bytes) + 4, 14).toFixed(1),
-      text: 'peak ' + fmtBytes(pk.bytes)}));
+      text: 'peak ' + fmtBytes(pk.bytes) + peakPhase}));
     svg.appendChild(sv('line', {'class': 'axis', x1: L, x2: W - 10, y1: H, y2: H}));
     svg.appendChild(sv('text', {x: L, y: H + 16, text: 'trace entry 0'}));
     svg.appendChild(sv('text', {x: W - 10, y: H + 16, 'text-anchor': 'end', text: fmtCount(n) + ' entries'}));
@@ -411,7 +413,8 @@
       ' trace entries, counting what was live before recording began (' + fmtBytes(tl.start_bytes) +
       '; the trace ends at ' + fmtBytes(tl.end_bytes) + ')' + (tl.entries_per_point > 1 ? '; each point is the highest and lowest of ' +
       fmtCount(tl.entries_per_point) + ' entries' : '') + '. Peak ' + fmtBytes(pk.bytes) + ' at entry ' +
-      fmtCount(pk.entry) + (peakSite ? ', after an allocation at ' + peakSite : '') + '. Hover for the allocation site.'}));
+      fmtCount(pk.entry) + peakPhase + (peakSite ? ', after an allocation at ' + peakSite : '') + '. Hover for the allocation site.',
+      id: 'sd-timeline-note-' + tl.device, 'data-peak-phase': peakPhase.trim()}));
     container.appendChild(svg);
   }
 
@@ -545,6 +548,81 @@
     (rep.reserved_timelines || []).forEach(function (rt) { reservedChart(s, rt); });
   }
 
+  /* "activations", "optimizer state", "backward temporaries": as the diff's text says it. */
+  function categoryWords(c, phase) {
+    return (c === 'temporaries' ? phase + ' ' : '') + c.replace(/_/g, ' ');
+  }
+  function leadBytes(dev, c, side) {
+    var x = (dev.categories || []).filter(function (k) { return k.category === c; })[0];
+    return x ? x[side + '_bytes'] : 0;
+  }
+
+  /* The peaks compared as the CLI diff compares them (diff JSON's peak): the line that says
+   * when they fall in different phases, then the peak of each phase by category. */
+  function drawPeakPhases(main, diff) {
+    var devs = diff.peak && diff.peak.devices ? diff.peak.devices : [];
+    devs.forEach(function (dev) {
+      if (!dev.phases_differ) return;
+      var line = 'OLD peaks in the ' + dev.old.phase + ' (' + categoryWords(dev.old_lead, dev.old.phase) + ' ' +
+        fmtBytes(leadBytes(dev, dev.old_lead, 'old')) + '), NEW in the ' + dev.new.phase + ' (' +
+        categoryWords(dev.new_lead, dev.new.phase) + ' ' + fmtBytes(leadBytes(dev, dev.new_lead, 'new')) + ')' +
+        (devs.length > 1 ? ' on device ' + dev.device_new : '');
+      main.appendChild(el('p', {'class': 'headline', id: 'sd-phase-line-' + dev.device_new, 'data-line': line, text: line}));
+    });
+    devs = devs.filter(function (dev) { return dev.phases && dev.phases.length; });
+    if (!devs.length) return;
+    var s = section(main, 'sd-peak-phases', 'The peak of each phase, by category',
+      'The most live bytes after an allocation of each phase of a training step, in OLD and in NEW, and what was live then.');
+    devs.forEach(function (dev) {
+      var t = el('table', {id: 'sd-peak-phases-table-' + dev.device_new, 'class': 'phases'});
+      t.appendChild(el('tr', null, ['phase / category', 'old', 'new', 'delta'].map(function (h, i) {
+        return el('th', {'class': i ? 'num' : '', text: h});
+      })));
+      dev.phases.forEach(function (p) {
+        var known = p.old_peak_bytes !== null && p.new_peak_bytes !== null;
+        var d = known ? p.new_peak_bytes - p.old_peak_bytes : null;
+        t.appendChild(el('tr', {'data-key': p.phase, 'class': 'phase' + (dev.old.phase === p.phase || dev.new.phase === p.phase ? ' at-peak' : '')}, [
+          el('td', {'class': 'key', text: p.phase}),
+          el('td', {'class': 'num', text: p.old_peak_bytes === null ? '-' : fmtBytes(p.old_peak_bytes)}),
+          el('td', {'class': 'num', text: p.new_peak_bytes === null ? '-' : fmtBytes(p.new_peak_bytes)}),
+          el('td', {'class': 'num' + (d > 0 ? ' grow' : d < 0 ? ' shrink' : ''), text: d === null ? '' : fmtDelta(d)})]));
+        p.categories.forEach(function (c) {
+          t.appendChild(el('tr', {'data-key': p.phase + '/' + c.category}, [
+            el('td', {'class': 'key indent', text: c.category}),
+            el('td', {'class': 'num', text: p.old_peak_bytes === null ? '-' : fmtBytes(c.old_bytes)}),
+            el('td', {'class': 'num', text: p.new_peak_bytes === null ? '-' : fmtBytes(c.new_bytes)}),
+            el('td', {'class': 'num' + (known && c.delta_bytes > 0 ? ' grow' : known && c.delta_bytes < 0 ? ' shrink' : ''),
+              text: known ? fmtDelta(c.delta_bytes) : ''})]));
+        });
+      });
+      s.appendChild(t);
+    });
+  }
+
+  /* The oom first (issue 26): each file's last oom event, as frag analysed it. */
+  function drawOomHeadline(main, frag, rep) {
+    fragFiles(frag).forEach(function (ff, fi) {
+      (ff.devices || []).forEach(function (dev) {
+        var ooms = dev.oom_events || [];
+        if (!ooms.length) return;
+        var o = ooms[ooms.length - 1];
+        var total = o.device_free_bytes + o.wholly_free_bytes + o.stranded_free_bytes;
+        var line = (rep.files.length > 1 ? shortName(ff.file) + ': ' : '') + 'out of memory on device ' + dev.device +
+          (ooms.length > 1 ? ' (' + ooms.length + ' oom entries, the last)' : '') + ': request ' + fmtBytes(o.request_bytes) +
+          (o.request_bytes > total ? ' > ' : ' <= ') + 'device free ' + fmtBytes(o.device_free_bytes) + ' + wholly free ' +
+          fmtBytes(o.wholly_free_bytes) + ' + stranded ' + fmtBytes(o.stranded_free_bytes) + ' = ' + fmtBytes(total) +
+          ': ' + o.cause + (o.shortfall_bytes ? '; without the stranded space ' + fmtBytes(o.shortfall_bytes) +
+          ' would have had to be freed' : '');
+        var levers = (o.levers || []).map(function (l) {
+          return fmtBytes(l.bytes) + ' ' + l.category + (l.site ? ' at ' + l.site.filename + ':' + l.site.line : '') + ' \u2192 ' + l.lever;
+        });
+        main.appendChild(el('div', {'class': 'oom-headline', id: 'sd-oom-' + fi + '-' + dev.device, 'data-line': line}, [
+          el('p', {'class': 'headline', text: line}),
+          levers.length ? el('ul', null, levers.map(function (l) { return el('li', {text: 'lever: ' + l}); })) : null]));
+      });
+    });
+  }
+
   function drawDiff(main, diff, frag, rep) {
     var t = diff.totals;
     main.appendChild(figureBoxes([
@@ -555,11 +633,13 @@
       main.appendChild(el('ul', {'class': 'warnings'}, diff.warnings.map(function (w) {
         return el('li', {text: typeof w === 'string' ? w : (w.message || w.text || JSON.stringify(w))});
       })));
+    drawPeakPhases(main, diff);
     var groups = diff.groups || [];
     // grew as the diff text counts it (sd_diff_group_changed): a rounding-only change
     // (block bytes moved, requested bytes did not) is neither growth nor shrinkage
+    function roundingOnly(g) { return g.delta_bytes !== 0 && g.delta_requested_bytes === 0; }
     var growing = groups.filter(function (g) {
-      return g.delta_bytes > 0 && g.delta_requested_bytes !== 0;
+      return g.delta_bytes > 0 && !roundingOnly(g);
     });
     var s1 = section(main, 'sd-growth', 'Growth by ' + diff.group_by,
       fmtCount(growing.length) + ' of ' + fmtCount(groups.length) + ' groups grew. Click a header to sort.');
@@ -567,9 +647,12 @@
     groups.forEach(function (g) { max = Math.max(max, Math.abs(g.delta_bytes)); });
     s1.appendChild(sortableTable('sd-growth-table', [
       {label: 'growth', num: true, value: function (g) { return g.delta_bytes; }, text: function (g) { return fmtDelta(g.delta_bytes); },
-        cls: function (g) { return g.delta_bytes > 0 ? 'grow' : g.delta_bytes < 0 ? 'shrink' : ''; }},
+        cls: function (g) { return roundingOnly(g) ? 'rounding' : g.delta_bytes > 0 ? 'grow' : g.delta_bytes < 0 ? 'shrink' : ''; }},
       {label: '', value: function (g) { return g.delta_bytes; }, cls: function () { return 'nowrap'; },
-        text: function (g) { return bar(g.delta_bytes, max, g.delta_bytes > 0 ? 'grow' : ''); }},
+        text: function (g) {
+          if (roundingOnly(g)) return el('span', {'class': 'muted', text: 'allocator rounding'});
+          return bar(g.delta_bytes, max, g.delta_bytes > 0 ? 'grow' : '');
+        }},
       {label: 'old', num: true, value: function (g) { return g.old_bytes; }, text: function (g) { return fmtBytes(g.old_bytes); }},
       {label: 'new', num: true, value: function (g) { return g.new_bytes; }, text: function (g) { return fmtBytes(g.new_bytes); }},
       {label: 'blocks', num: true, value: function (g) { return g.delta_blocks; },
@@ -624,6 +707,7 @@
     var rep = data('sd-report'), stats = data('sd-stats'), frag = data('sd-frag');
     var m = document.getElementById('sd-main');
     var summary = document.getElementById('sd-summary');
+    if (rep.mode !== 'ranks' && frag) drawOomHeadline(m, frag, rep);
     if (rep.mode === 'single') {
       summary.textContent = rep.files[0];
       drawSingle(m, stats, frag, rep);

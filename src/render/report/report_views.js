@@ -147,6 +147,21 @@
       ['allocated, min to max', fmtBytes(sp.allocated_min) + ' to ' + fmtBytes(sp.allocated_max)],
       ['reserved, min to max', fmtBytes(sp.reserved_min) + ' to ' + fmtBytes(sp.reserved_max)],
       ['furthest from the median', far ? rankName(far) + ' ' + fmtDelta(sp.furthest_delta) : 'none']]));
+    var died = ranks.filter(function (r) { return r.oom; });
+    if (died.length) {
+      // the oom first (issue 26): how many ranks died, at which entry, on what request
+      var line = 'Out of memory: ' + died.length + ' of ' + ranks.length + ' rank' + (ranks.length === 1 ? '' : 's') +
+        ' recorded an oom entry';
+      main.appendChild(el('div', {'class': 'oom-headline', id: 'sd-ranks-oom', 'data-line': line}, [
+        el('p', {'class': 'headline', text: line}),
+        el('ul', null, died.map(function (r) {
+          var o = r.oom;
+          return el('li', {'data-rank': String(r.rank), text: rankName(r) + ': the last at ' +
+            'entry #' + o.entry + ' on device ' + o.device +
+            ': request ' + fmtBytes(o.request_bytes) + ' with ' + fmtBytes(o.device_free_bytes) + ' free on the device (' +
+            o.count + ' oom entr' + (o.count === 1 ? 'y' : 'ies') + ')'});
+        }))]));
+    }
     var s = section(main, 'sd-ranks-section', 'Ranks of one job, side by side',
       'The files are the ranks of one job (their names differ only by a rank number; --as-series draws them as ' +
       'a time series): per rank its allocated and reserved bytes over its devices, as snapdiff series shows them, ' +
