@@ -8,13 +8,14 @@ set_tests_properties(core_unit PROPERTIES LABELS unit TIMEOUT 600)
 
 # corpus_stats_dump: every fixture in every container, the real snapshots as written and
 # as a torch.save zip; corpus_stats_dump_full (the full run): the real ones in every
-# container too (re-pickled with protocols 0-5 by CPython: minutes).
+# container too (re-pickled with protocols 0-5 by CPython: minutes; label plain, run on
+# the plain build by tests/full.sh plain, since its cost is CPython's, not the reader's).
 add_test(NAME corpus_stats_dump
          COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_corpus.py ${SNAPDIFF_BIN} --quick)
 set_tests_properties(corpus_stats_dump PROPERTIES TIMEOUT 1800)
 add_test(NAME corpus_stats_dump_full
          COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_corpus.py ${SNAPDIFF_BIN})
-set_tests_properties(corpus_stats_dump_full PROPERTIES TIMEOUT 1800 LABELS full)
+set_tests_properties(corpus_stats_dump_full PROPERTIES TIMEOUT 1800 LABELS "full;plain")
 
 add_test(NAME cli_stats_dump
          COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_cli.py ${SNAPDIFF_BIN})

@@ -14,9 +14,9 @@ if(NOT SNAPDIFF_SANITIZE)
                    ${PROJECT_VERSION} ${SNAPDIFF_SOVERSION} lintian)
   # build_install: cpack installs from the build tree, which writes src/snapdiff.pc for
   # its prefix as lib_install_pkgconfig's install does for another: one at a time.
-  set_tests_properties(deb_package PROPERTIES LABELS "package;full" TIMEOUT 600
+  set_tests_properties(deb_package PROPERTIES LABELS "package;full;plain" TIMEOUT 600
                        FIXTURES_SETUP deb_packages RESOURCE_LOCK "deb_test;build_install")
-  set_tests_properties(deb_lintian PROPERTIES LABELS "package;full" TIMEOUT 600
+  set_tests_properties(deb_lintian PROPERTIES LABELS "package;full;plain" TIMEOUT 600
                        FIXTURES_REQUIRED deb_packages RESOURCE_LOCK deb_test
                        SKIP_RETURN_CODE 77)
 endif()
