@@ -15,3 +15,5 @@ foreach(part ranks curve)
            COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_report_views.py ${SNAPDIFF_BIN} ${part})
   set_tests_properties(report_views_${part} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 1200 LABELS report)
 endforeach()
+# the curve pages (about 35 s of Chromium) in the full run: tests/run.sh keeps to 5 minutes
+set_tests_properties(report_views_curve PROPERTIES LABELS "report;full")
