@@ -212,10 +212,16 @@ def growing():
         "expandable_segments:True": {"peak": 60 * MiB}}}
 
 
-def es_rules():
+def expandable_run():
+    """A Run recorded with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True."""
     r = Run()
     r.settings.update({"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
                        "expandable_segments": True})
+    return r
+
+
+def es_rules():
+    r = expandable_run()
     B = BASE
     K = BASE + (1 << 40)                     # the small pool's segment: its own range
     r.e("segment_map", K, 2 * MiB)
@@ -237,9 +243,7 @@ def es_rules():
 
 
 def es_hole():
-    r = Run()
-    r.settings.update({"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
-                       "expandable_segments": True})
+    r = expandable_run()
     B = BASE
     r.e("segment_map", B, 40 * MiB)
     r.alloc(B, 40 * MiB, 40 * MiB)                      # A
