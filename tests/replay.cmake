@@ -15,3 +15,10 @@ target_link_libraries(check_replay PRIVATE sdp_test_helpers)
 target_include_directories(check_replay PRIVATE ${PROJECT_SOURCE_DIR}/src)
 add_test(NAME replay_unit COMMAND check_replay)
 set_tests_properties(replay_unit PROPERTIES LABELS unit)
+# The replay against torch itself: recordings made on an NVIDIA H200 with torch 2.11 by
+# tests/device/whatif_record.py, checked against each run's torch.cuda.memory_stats()
+# (every recording under its own settings, and every what-if of the default run).
+add_test(NAME replay_torch_h200
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/device/whatif_check.py
+                 ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR}/testdata/torch/h200-torch2.11-whatif.tar.xz)
+set_tests_properties(replay_torch_h200 PROPERTIES LABELS cli)

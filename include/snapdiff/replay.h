@@ -156,6 +156,12 @@ typedef struct sd_replay_config {
     uint64_t segment_allocs;         /* cudaMallocs, and maps of expandable segments */
     uint64_t alloc_retries;          /* cached segments released and the request retried */
     const sd_replay_oom *ooms; size_t n_ooms;   /* requests that ran out of memory */
+    /* torch raises OutOfMemoryError at the first of them and the job stops there: the
+     * peak reserved and the retries up to and with it are what torch would have reported
+     * (memory_stats' reserved_bytes.all.peak, num_alloc_retries). The trace's later
+     * requests are the recorded run's, not the job's; with no OOM, the run's figures. */
+    uint64_t stop_peak_reserved_bytes;
+    uint64_t stop_alloc_retries;
     const sd_replay_oom_outcome *oom_outcomes; size_t n_oom_outcomes;  /* recorded ooms */
     uint64_t stranded_bytes;         /* free bytes in segments that hold live blocks, end */
     uint64_t largest_free_bytes;     /* the largest free block at the end */

@@ -820,6 +820,16 @@ static void drain_synced(sdp_rsim *m, sdp_amap *by_rec)
     m->nsynced = 0;
 }
 
+/* The job stops at its first OOM (torch raises OutOfMemoryError): what torch would have
+ * reported by then. The failed request's own release and retry are in m. */
+static void note_stop(sd_replay_config *cfg, const run_out *ro, const sdp_rsim *m)
+{
+    if (ro->n_ooms) return;
+    cfg->stop_peak_reserved_bytes = cfg->peak_reserved_bytes > m->reserved
+                                        ? cfg->peak_reserved_bytes : m->reserved;
+    cfg->stop_alloc_retries = m->retries;
+}
+
 static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *st, size_t npools,
                      const uint16_t *alloc_pp, sd_replay_config *cfg, size_t npts, bool recorded)
 {
@@ -854,6 +864,7 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
             if (x != SDP_NIL) {
                 ok = sdp_amap_put(&by_rec, e->addr, x);
             } else if (!m.nomem) {
+                note_stop(cfg, &ro, &m);
                 sd_replay_oom o = {i, e->size, e->stack};
                 ok = push((void **)&ro.ooms, &ro.n_ooms, &ro.cap_ooms, &o, sizeof o);
             }
@@ -871,7 +882,7 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
             if (i == 0 || !is_release(d->trace[i - 1].action)) {
                 uint8_t kind = release_kind(r->snap, d, i);
                 if (kind == REL_PROGRAM) sdp_rsim_empty_cache(&m);
-                else if (recorded) replay_allocator_release(&m, d, i);
+                else if (recorded && !limit) replay_allocator_release(&m, d, i);
                 drain_synced(&m, &by_rec);
             }
         } else if (e->action == SD_ACT_OOM) {
@@ -888,6 +899,7 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
                 }
                 oom_live = x;
             } else if (ok && !m.nomem) {
+                note_stop(cfg, &ro, &m);
                 sd_replay_oom o = {i, e->size, e->stack};
                 ok = push((void **)&ro.ooms, &ro.n_ooms, &ro.cap_ooms, &o, sizeof o);
             }
@@ -903,6 +915,10 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
         cfg->end_reserved_bytes = m.reserved;
         cfg->segment_allocs = m.segment_allocs;
         cfg->alloc_retries = m.retries;
+        if (!ro.n_ooms) {
+            cfg->stop_peak_reserved_bytes = cfg->peak_reserved_bytes;
+            cfg->stop_alloc_retries = m.retries;
+        }
         sdp_rsim_free_figures(&m, &cfg->stranded_bytes, &cfg->largest_free_bytes);
         cfg->timeline = tl_finish(r, &t, &cfg->n_timeline);
         sd_replay_oom *oo = own(r, ro.n_ooms * sizeof *oo);

@@ -65,6 +65,14 @@ static json_t *config_json(const sd_replay_config *c)
         json_array_append_new(ooms, x);
     }
     json_object_set_new(o, "ooms", ooms);
+    json_t *stop = json_null();
+    if (c->n_ooms) {
+        stop = json_object();
+        json_object_set_new(stop, "entry", jint(c->ooms[0].entry));
+        json_object_set_new(stop, "peak_reserved_bytes", jint(c->stop_peak_reserved_bytes));
+        json_object_set_new(stop, "alloc_retries", jint(c->stop_alloc_retries));
+    }
+    json_object_set_new(o, "first_oom", stop);
     json_object_set_new(o, "stranded_bytes", jint(c->stranded_bytes));
     json_object_set_new(o, "largest_free_bytes", jint(c->largest_free_bytes));
     json_t *oc = json_array();

@@ -81,7 +81,12 @@ static void put_fidelity(FILE *out, const sd_replay_device *d, const sd_render_o
 static void put_capacity(FILE *out, const sd_replay_device *d)
 {
     uint64_t cap = d->n_configs ? d->configs[0].capacity_bytes : 0;
-    if (d->capacity_source == SD_REPLAY_CAPACITY_GIVEN)
+    double frac = d->n_configs ? d->configs[0].conf.memory_fraction : 0;
+    if (d->capacity_source == SD_REPLAY_CAPACITY_GIVEN && frac > 0 && frac < 1)
+        fprintf(out, "capacity: %s (--capacity); the recorded settings may reserve %s of it "
+                     "(memory fraction %.6g, as torch.cuda.set_per_process_memory_fraction)\n",
+                sdp_fmt_bytes(cap).s, sdp_fmt_bytes((uint64_t)(frac * (double)cap)).s, frac);
+    else if (d->capacity_source == SD_REPLAY_CAPACITY_GIVEN)
         fprintf(out, "capacity: %s (--capacity)\n", sdp_fmt_bytes(cap).s);
     else if (d->capacity_source == SD_REPLAY_CAPACITY_OOM_ENTRY)
         fprintf(out, "capacity: %s (reserved at the first oom entry plus its device_free)\n",
@@ -108,7 +113,12 @@ static void put_verdict(FILE *out, const sd_attrib *rules, const sd_snapshot *s,
                         const sd_replay_device *d,
                         const sd_replay_config *c, bool first)
 {
-    if (first) {
+    if (first && !d->trust_peak_compared) {
+        fprintf(out, "  recorded settings under this limit: simulated peak reserved %s "
+                     "(recorded without it: %s)",
+                sdp_fmt_bytes(c->peak_reserved_bytes).s,
+                sdp_fmt_bytes(d->recorded_peak_reserved_bytes).s);
+    } else if (first) {
         fprintf(out, "  recorded settings: simulated peak reserved %s, recorded %s (%s)",
                 sdp_fmt_bytes(c->peak_reserved_bytes).s,
                 sdp_fmt_bytes(d->recorded_peak_reserved_bytes).s,
@@ -137,12 +147,24 @@ static void put_verdict(FILE *out, const sd_attrib *rules, const sd_snapshot *s,
         if (!first_new) first_new = &c->ooms[k];
         new_ooms++;
     }
+    uint64_t limit = c->capacity_bytes;
+    if (limit && c->conf.memory_fraction > 0 && c->conf.memory_fraction < 1)
+        limit = (uint64_t)(c->conf.memory_fraction * (double)limit);
+    if (!first && !c->n_ooms && d->configs[0].n_ooms && limit > c->peak_reserved_bytes)
+        fprintf(out, "; no request runs out of memory: the job would complete, %s below the "
+                     "limit at its peak", sdp_fmt_bytes(limit - c->peak_reserved_bytes).s);
+    /* torch raises at the first: the job stops there, and the trace's later requests
+     * are the recorded run's, not the job's. */
     if (first_new) {
-        fprintf(out, "; %zu request%s would run out of memory, the first at entry %zu (%s",
-                new_ooms, new_ooms == 1 ? "" : "s", first_new->entry,
+        fprintf(out, "; out of memory at entry %zu (%s", first_new->entry,
                 sdp_fmt_bytes(first_new->request_bytes).s);
         put_site(out, rules, s, first_new->stack);
-        fprintf(out, ")");
+        fprintf(out, "): the job would stop there, %s reserved at its peak, %s retr%s",
+                sdp_fmt_bytes(c->stop_peak_reserved_bytes).s,
+                sdp_fmt_count(c->stop_alloc_retries).s, c->stop_alloc_retries == 1 ? "y" : "ies");
+        if (new_ooms > 1)
+            fprintf(out, " (%zu later request%s of the trace fail too)", new_ooms - 1,
+                    new_ooms == 2 ? "" : "s");
     }
     fprintf(out, "\n");
 }

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""whatif_check.py - `snapdiff replay` against what torch's caching allocator did on a GPU.
+
+Reads what tests/device/whatif_record.py wrote (a folder, or a .tar.xz of it: the one in
+testdata/torch/ was recorded on an NVIDIA H200 with torch 2.11) and checks, against the
+figures torch itself reported (torch.cuda.memory_stats() of each run):
+
+1. Each recording replayed under the settings it ran with (and, for a capped run, the
+   same --capacity and --memory-fraction) is trusted, places 100% of requests where the
+   allocator did, and reproduces torch's reserved_bytes.all.peak, num_alloc_retries and
+   num_ooms exactly (for a run that OOMed: the figures where it stopped).
+2. The what-ifs: the default setting's uncapped trace replayed under every other setting
+   and limit says what the run under that setting did: OOM or not (always), and its
+   peak reserved and retries. These are exact when the two runs made the same requests in
+   the same order; when they did not (autocast's weight cache frees in hash-map order,
+   which follows addresses, so a setting can reorder some frees), the peak is checked to
+   within 1% and the difference printed.
+
+    python3 whatif_check.py SNAPDIFF DIR_OR_TAR_XZ        exit 0 all hold, 1 a check failed
+"""
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+TOLERANCE = 0.01     # of the peak, where the request orders differ
+
+
+def replay(binary, pickle_path, confs, fig):
+    args = [binary, "replay", "--json", "-q", pickle_path]
+    if fig.get("fraction"):
+        args += ["--capacity", str(fig["mem_get_info"][1]),
+                 "--memory-fraction", repr(fig["fraction"])]
+    for c in confs:
+        args += ["--alloc-conf", c]
+    p = subprocess.run(args, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit("FAIL: %s: exit %d: %s" % (" ".join(args), p.returncode, p.stderr))
+    return json.loads(p.stdout)["devices"][0]
+
+
+def requests(path, cache={}):
+    """The request sequence up to the first OOM: (action, size) of every alloc and
+    free_requested."""
+    if path not in cache:
+        with open(path, "rb") as f:
+            trace = pickle.load(f)["device_traces"][0]
+        seq = []
+        for e in trace:
+            if e["action"] == "oom":      # the job stopped here: what follows is clean-up
+                break
+            if e["action"] in ("alloc", "free_requested"):
+                seq.append((e["action"], e["size"]))
+        cache[path] = seq
+    return cache[path]
+
+
+def torch_figures(fig):
+    st = fig["memory_stats"]
+    return {"peak": st["reserved_bytes.all.peak"], "retries": st["num_alloc_retries"],
+            "oom": st["num_ooms"] > 0}
+
+
+def replay_figures(cfg):
+    stop = cfg["first_oom"]
+    return {"peak": stop["peak_reserved_bytes"] if stop else cfg["peak_reserved_bytes"],
+            "retries": stop["alloc_retries"] if stop else cfg["alloc_retries"],
+            "oom": stop is not None}
+
+
+def main():
+    binary, where = sys.argv[1], sys.argv[2]
+    tmp = None
+    if where.endswith(".tar.xz"):
+        tmp = tempfile.TemporaryDirectory()
+        with tarfile.open(where) as t:
+            t.extractall(tmp.name, filter="data") if hasattr(tarfile, "data_filter") \
+                else t.extractall(tmp.name)
+        where = tmp.name
+    runs = {}
+    for name in sorted(os.listdir(where)):
+        if name.endswith(".json") and os.path.exists(os.path.join(where, name[:-5] + ".pickle")):
+            with open(os.path.join(where, name)) as f:
+                runs[name[:-5]] = json.load(f)
+    if not runs:
+        raise SystemExit("FAIL: no recordings in %s" % sys.argv[2])
+    bad = checked = 0
+
+    def check(what, ok, detail):
+        nonlocal bad, checked
+        checked += 1
+        if not ok:
+            bad += 1
+        print("%s %-58s %s" % ("ok  " if ok else "FAIL", what, detail))
+
+    print("1. each recording under its own settings (torch's figures = the replay's)")
+    for stem, fig in runs.items():
+        d = replay(binary, os.path.join(where, stem + ".pickle"), [], fig)
+        fi = d["fidelity"]
+        t, r = torch_figures(fig), replay_figures(d["configs"][0])
+        check(stem, fi["trusted"] and fi["placements_matched"] == fi["placements_checked"]
+              and fi["segment_decisions_matched"] == fi["segment_decisions_checked"] and t == r,
+              "placements %d/%d, peak %d MiB (torch %d), retries %d (%d), OOM %s (%s)"
+              % (fi["placements_matched"], fi["placements_checked"], r["peak"] >> 20,
+                 t["peak"] >> 20, r["retries"], t["retries"], r["oom"], t["oom"]))
+
+    print("2. what-ifs from the default setting's uncapped trace")
+    for stem, fig in runs.items():
+        workload, tag, _ = stem.split(".", 2)
+        source = "%s.free.default" % workload
+        if stem == source or source not in runs:
+            continue
+        conf = fig["alloc_conf"]
+        src_pickle = os.path.join(where, source + ".pickle")
+        d = replay(binary, src_pickle, [conf] if conf else [], fig)
+        t, r = torch_figures(fig), replay_figures(d["configs"][-1])
+        got, want = requests(os.path.join(where, stem + ".pickle")), requests(src_pickle)
+        same = got == want[:len(got)]
+        close = abs(r["peak"] - t["peak"]) <= TOLERANCE * t["peak"]
+        ok = r["oom"] == t["oom"] and (r == t if same else close)
+        check("%s as %s" % (source, stem), ok,
+              "OOM %s (torch %s), peak %d MiB (torch %d)%s"
+              % (r["oom"], t["oom"], r["peak"] >> 20, t["peak"] >> 20,
+                 ", retries %d (%d)" % (r["retries"], t["retries"]) if same else
+                 "; the run's requests came in another order (%+d MiB)"
+                 % ((r["peak"] - t["peak"]) >> 20 if r["peak"] >= t["peak"]
+                    else -((t["peak"] - r["peak"]) >> 20))))
+    print("%d of %d checks hold" % (checked - bad, checked))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
