@@ -20,5 +20,6 @@ set_tests_properties(replay_unit PROPERTIES LABELS unit)
 # (every recording under its own settings, and every what-if of the default run).
 add_test(NAME replay_torch_h200
          COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/device/whatif_check.py
-                 ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR}/testdata/torch/h200-torch2.11-whatif.tar.xz)
+                 ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR}/testdata/torch/h200-torch2.11-whatif.tar.xz
+                 ${PROJECT_SOURCE_DIR}/testdata/torch/h200-torch2.11-features.tar.xz)
 set_tests_properties(replay_torch_h200 PROPERTIES LABELS cli)
