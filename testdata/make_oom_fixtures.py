@@ -24,6 +24,12 @@ Snapshots shaped as torch 2.x writes them (testdata/make_frag_fixtures.py's Snap
                   500 MiB < 512, but the allocator's 400 MiB cover more than half of the
                   412 MiB the device lacked: both.
 
+  process_limit   fragmentation's segment; the oom asks for 512 MiB with 60 GiB free on the
+                  device: alloc_block refused it without calling cudaMalloc
+                  (set_fraction && total_allocated_memory + size > allowed_memory_maximum):
+                  the process's limit. The device's free memory does not count: allocator
+                  free 350 MiB < 512, 2 * 350 >= 512: both.
+
   ranks/step10_rank{0,1,2,3}.pickle  four ranks of one job (issue 26: how many ranks died,
                   at which entry, on what request): ranks 0 and 2 are fragmentation without
                   its oom entry; rank 1 is fragmentation (256 MiB asked at entry 8 with
@@ -104,12 +110,17 @@ def both():
     return s
 
 
-def expect(path, cause, at_start, allocator_free, largest):
+def process_limit():
+    return fragmentation(request=512 * MiB, device_free=60 * GiB)
+
+
+def expect(path, cause, at_start, allocator_free, largest, limit=False):
     import truth_frag
     dev = truth_frag.analyse(path, 30.0, 0.5)["devices"][0]
     o = dev["oom_events"][0]
-    got = (o["cause"], o["at_run_start"], o["allocator_free_bytes"], o["largest_free_bytes"])
-    assert got == (cause, at_start, allocator_free, largest), (path, got)
+    got = (o["cause"], o["at_run_start"], o["allocator_free_bytes"], o["largest_free_bytes"],
+           o["process_limit"])
+    assert got == (cause, at_start, allocator_free, largest, limit), (path, got)
 
 
 def without_oom(snap):
@@ -135,7 +146,7 @@ def write_ranks():
 def main():
     os.makedirs(OUT, exist_ok=True)
     files = {"capacity_start": capacity_start(), "fragmentation": fragmentation(),
-             "both": both()}
+             "both": both(), "process_limit": process_limit()}
     for name, s in files.items():
         with open(os.path.join(OUT, name + ".pickle"), "wb") as f:
             pickle.dump(s.data(), f, protocol=4)
@@ -144,6 +155,8 @@ def main():
     expect(os.path.join(OUT, "fragmentation.pickle"), "fragmentation", False, 350 * MiB,
            200 * MiB)
     expect(os.path.join(OUT, "both.pickle"), "both", False, 400 * MiB, 200 * MiB)
+    expect(os.path.join(OUT, "process_limit.pickle"), "both", False, 350 * MiB, 200 * MiB,
+           limit=True)
 
 
 if __name__ == "__main__":

@@ -371,12 +371,18 @@ def part_oom():
                 cw, st = wo["cached_free_bytes"], wo["stranded_free_bytes"]
                 check(o["wholly_free_bytes"] == cw and o["stranded_free_bytes"] == st,
                       t + ": W and S are the oracle's")
+                if wo["process_limit"]:   # the device's free memory was not the process's
+                    dv = 0
+                check(o["process_limit"] == wo["process_limit"], t + ": process limit")
                 check(o["shortfall_bytes"] == max(0, r - dv - cw), t + ": shortfall R - D - W")
                 if o["live_bytes"] is None:
                     check(o["categories"] is None and o["live_share"] is None,
                           t + ": no live figures when not computed")
                     continue
                 L = o["live_bytes"]
+                if wo["process_limit"]:
+                    check(o["live_share"] is None, t + ": no live share under a process limit")
+                    continue
                 check(abs(o["live_share"] - L / (L + dv + cw + st)) < 1e-9,
                       t + ": live share L / (L + D + W + S)")
                 check(sum(c["bytes"] for c in o["categories"]) == L,

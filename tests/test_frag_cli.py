@@ -31,7 +31,7 @@ FIGURES = ["segments", "blocks", "free_blocks", "reserved_bytes", "allocated_byt
 OOM_KEYS = ["trace_index", "time_us", "request_bytes", "device_free_bytes", "stream", "pool",
             "largest_free_bytes", "free_bytes", "source", "note", "cause", "site", "stack",
             "allocator_free_bytes", "cached_free_bytes", "stranded_free_bytes", "all_free_bytes",
-            "at_run_start", "live_bytes", "live_blocks"]
+            "at_run_start", "process_limit", "live_bytes", "live_blocks"]
 
 
 T = clitest.Suite(BIN)

@@ -364,10 +364,32 @@ def snapshot_live(segs):
             if b[3] != INACTIVE]
 
 
+PROCESS_LIMIT_SLACK = 1 << 30
+
+
+def segment_for(request):
+    """The segment alloc_block asks cudaMalloc for: round_size (512 B), then
+    get_allocation_size (2 MiB small, 20 MiB below 10 MiB, else 2 MiB multiples)."""
+    size = max(512, -(-request // 512) * 512)
+    if size <= 1 << 20:
+        return 2 << 20
+    if size < 10 << 20:
+        return 20 << 20
+    return -(-size // (2 << 20)) * (2 << 20)
+
+
+def process_limit(request, device_free):
+    """The device had room for the request's segment (and a GiB to spare): what refused
+    it was the process's limit (set_per_process_memory_fraction), not cudaMalloc."""
+    return device_free > segment_for(request) + PROCESS_LIMIT_SLACK
+
+
 def oom_cause(request, device_free, largest, allocator_free):
     """capacity: all free (device + allocator) < request; fragmentation: enough in all,
     no piece; both: short in all, but the allocator's free covers at least half of what
-    the device lacked."""
+    the device lacked. Under a process limit the device's free memory does not count."""
+    if process_limit(request, device_free):
+        device_free = 0
     if largest >= request:
         return "unclear"
     if device_free + allocator_free >= request:
@@ -429,6 +451,7 @@ def oom_events(segs, trace):
                         "largest_free_bytes": largest, "free_bytes": free,
                         "source": src, "note": note,
                         "cause": oom_cause(request, dev_free, largest, cached + stranded),
+                        "process_limit": process_limit(request, dev_free),
                         "allocator_free_bytes": cached + stranded,
                         "cached_free_bytes": cached, "stranded_free_bytes": stranded,
                         "all_free_bytes": dev_free + cached + stranded,

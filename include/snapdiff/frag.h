@@ -184,6 +184,8 @@ typedef struct sd_frag_whatif {
 #define SD_FRAG_LEVERS 5            /* at most this many levers per oom */
 #define SD_FRAG_HEADROOM_PCT 5      /* a setting buying less is "not enough for the next step" */
 
+#define SD_FRAG_PROCESS_LIMIT_SLACK (1ull << 30)
+
 typedef struct sd_frag_oom {
     size_t trace_index;         /* in the device's trace */
     int64_t time_us; bool has_time;
@@ -211,6 +213,14 @@ typedef struct sd_frag_oom {
     /* The trace reaches back to the run's start (the replay undid every entry, and before
      * the first nothing was live): an oom before any steady state, nothing to compare. */
     bool at_run_start;
+    /* The device had room: device_free_bytes exceeds the segment the request needed by
+     * more than SD_FRAG_PROCESS_LIMIT_SLACK, so cudaMalloc was not what refused it. The
+     * limit was the process's own (torch.cuda.set_per_process_memory_fraction, which the
+     * snapshot does not record): D does not count in the cause or the arithmetic (the
+     * headroom the limit left is unknown, less than that segment), live_share is not
+     * computed, and the replay's outcomes (which take the capacity from device_free) are
+     * not quoted (replay_known false): snapdiff replay needs the limit given. */
+    bool process_limit;
     /* What was live at the oom, by site: the one peak rule (peak.h, sd_peak_live_at: the
      * blocks live before recording began count) after the oom's trace entry. live_bytes
      * counts every live block; the sites are those with frames, the largest first: the

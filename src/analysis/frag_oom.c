@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "analysis/frag_internal.h"
+#include "analysis/replay_model.h"
 #include "base/base.h"
 
 /* ---- a map: address -> segment or live block ----------------------------------- *
@@ -368,10 +369,22 @@ static void snapshot_free_runs(const sd_cuda_device *dev, sd_frag_oom *o, free_s
     }
 }
 
+/* cudaMalloc would have found the request's segment (sdp_allocation_size of the rounded
+ * request, as alloc_block asks) on a device with this much free: the refusal was the
+ * process's limit (set_fraction's allowed_memory_maximum in alloc_block), not the
+ * device's. The slack covers the driver's own needs. */
+static bool device_had_room(const sd_frag_oom *o)
+{
+    sd_alloc_conf plain;
+    sd_alloc_conf_default(&plain);
+    uint64_t segment = sdp_allocation_size(sdp_round_size(&plain, o->request_bytes));
+    return o->device_free_bytes > segment + SD_FRAG_PROCESS_LIMIT_SLACK;
+}
+
 /* The verdict from the figures (frag.h, docs/oom.md). */
 static sd_oom_cause cause_of(const sd_frag_oom *o)
 {
-    uint64_t request = o->request_bytes, devfree = o->device_free_bytes;
+    uint64_t request = o->request_bytes, devfree = o->process_limit ? 0 : o->device_free_bytes;
     if (o->largest_free_bytes >= request) return SD_OOM_UNCLEAR;
     uint64_t all = devfree + o->allocator_free_bytes;
     if (all >= request) return SD_OOM_FRAGMENTATION;
@@ -556,6 +569,7 @@ sd_status sdp_frag_ooms(sd_frag *f, const sd_cuda_device *dev, sd_frag_oom **out
             o->largest_free_bytes = fs.largest;
             o->free_bytes = fs.total;
             o->allocator_free_bytes = o->cached_free_bytes + o->stranded_free_bytes;
+            o->process_limit = device_had_room(o);
             o->cause = cause_of(o);
         }
         if (failure.stop != SD_REPLAY_DONE) continue;

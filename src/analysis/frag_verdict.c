@@ -319,7 +319,8 @@ static const sd_frag_oom *oom_at_start(const sd_frag_device *d)
 {
     for (size_t i = d->n_ooms; i-- > 0;) {
         const sd_frag_oom *o = &d->ooms[i];
-        if (o->at_run_start && (o->cause == SD_OOM_CAPACITY || o->cause == SD_OOM_BOTH))
+        if (o->at_run_start && !o->process_limit &&
+            (o->cause == SD_OOM_CAPACITY || o->cause == SD_OOM_BOTH))
             return o;
     }
     return NULL;
@@ -429,6 +430,9 @@ static sd_status oom_outcomes(sd_frag *f, sd_frag_device *d, const sd_replay_dev
     sd_frag_oom *ooms = (sd_frag_oom *)d->ooms;   /* owned by f's arena, filled here */
     for (size_t i = 0; i < d->n_ooms; i++) {
         sd_frag_oom *o = &ooms[i];
+        /* Under a process limit the replay's capacity (reserved + device_free) is not
+         * the limit: its outcomes would say "fits" for the wrong reason. */
+        if (o->process_limit) continue;
         o->replay_known =
             outcome_of(&rd->configs[REPLAY_EXPANDABLE], o->trace_index, &o->succeeds_expandable) &&
             outcome_of(&rd->configs[REPLAY_MAX_SPLIT], o->trace_index, &o->succeeds_max_split);
@@ -443,10 +447,11 @@ static void oom_arithmetic(sd_frag_device *d)
     sd_frag_oom *ooms = (sd_frag_oom *)d->ooms;
     for (size_t i = 0; i < d->n_ooms; i++) {
         sd_frag_oom *o = &ooms[i];
-        uint64_t have = o->device_free_bytes + o->cached_free_bytes;
+        uint64_t have = (o->process_limit ? 0 : o->device_free_bytes) + o->cached_free_bytes;
         o->shortfall_bytes = o->request_bytes > have ? o->request_bytes - have : 0;
         uint64_t reach = o->live_bytes + have + o->stranded_free_bytes;
-        o->live_share = o->live_known && reach ? (double)o->live_bytes / (double)reach : 0.0;
+        o->live_share = o->live_known && reach && !o->process_limit
+                            ? (double)o->live_bytes / (double)reach : 0.0;
     }
 }
 

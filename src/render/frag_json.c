@@ -136,7 +136,8 @@ static void oom_arithmetic_json(json_t *o, const sd_frag *f, const sd_frag_oom *
 {
     json_object_set_new(o, "wholly_free_bytes", u64(m->cached_free_bytes));
     json_object_set_new(o, "shortfall_bytes", u64(m->shortfall_bytes));
-    json_object_set_new(o, "live_share", m->live_known ? json_real(m->live_share) : json_null());
+    json_object_set_new(o, "live_share", m->live_known && !m->process_limit
+                                             ? json_real(m->live_share) : json_null());
     sd_peak_table t = {.categories = m->categories, .n_categories = m->n_categories};
     json_object_set_new(o, "categories", m->live_known ? sdp_categories_json(&t) : json_null());
     json_t *w = json_array();
@@ -176,6 +177,7 @@ static void oom_figures_json(json_t *o, const sd_frag *f, const sd_frag_oom *m)
     json_object_set_new(o, "stranded_free_bytes", u64(m->stranded_free_bytes));
     json_object_set_new(o, "all_free_bytes", u64(m->device_free_bytes + m->allocator_free_bytes));
     json_object_set_new(o, "at_run_start", json_boolean(m->at_run_start));
+    json_object_set_new(o, "process_limit", json_boolean(m->process_limit));
     json_object_set_new(o, "live_bytes", m->live_known ? u64(m->live_bytes) : json_null());
     json_object_set_new(o, "live_blocks", m->live_known ? u64(m->live_blocks) : json_null());
     json_object_set_new(o, "live_sites", m->live_known ? oom_sites_json(f, m) : json_null());

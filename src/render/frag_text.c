@@ -126,8 +126,26 @@ static void print_histogram(const ctx *c, const sd_frag_figures *g)
     }
 }
 
-/* R against D + W + S, summed so that it visibly adds up; what would have had to be freed. */
+static void print_oom_sum(const ctx *c, const sd_frag_oom *m);
+static void print_levers(const ctx *c, const sd_snapshot *s, const sd_frag_oom *m);
+
+/* The arithmetic, then the levers. */
 static void print_oom_arithmetic(const ctx *c, const sd_snapshot *s, const sd_frag_oom *m)
+{
+    if (m->process_limit) {
+        /* D is not this process's to take: what the allocator held is all that is known */
+        uint64_t ws = m->cached_free_bytes + m->stranded_free_bytes;
+        fprintf(c->out, "    request %s %s wholly free %s + stranded %s = %s, plus what the "
+                "process's limit still allowed (unknown, less than the request's segment)\n",
+                B(m->request_bytes), m->request_bytes > ws ? ">" : "<=",
+                B(m->cached_free_bytes), B(m->stranded_free_bytes), B(ws));
+    } else
+        print_oom_sum(c, m);
+    print_levers(c, s, m);
+}
+
+/* R against D + W + S, summed so that it visibly adds up; what would have had to be freed. */
+static void print_oom_sum(const ctx *c, const sd_frag_oom *m)
 {
     uint64_t dw = m->device_free_bytes + m->cached_free_bytes;
     fprintf(c->out, "    request %s %s device free %s + wholly free %s + stranded %s = %s",
@@ -142,6 +160,10 @@ static void print_oom_arithmetic(const ctx *c, const sd_snapshot *s, const sd_fr
         fprintf(c->out, "; live %s (%.0f%% of what the program could reach)", B(m->live_bytes),
                 100.0 * m->live_share);
     fprintf(c->out, "\n");
+}
+
+static void print_levers(const ctx *c, const sd_snapshot *s, const sd_frag_oom *m)
+{
     for (size_t i = 0; i < m->n_levers; i++) {
         const sd_frag_lever *l = &m->levers[i];
         sd_site_label lb;
@@ -160,11 +182,23 @@ static void print_oom_arithmetic(const ctx *c, const sd_snapshot *s, const sd_fr
  * sites, one a line: never cut). */
 static void print_oom_figures(const ctx *c, const sd_snapshot *s, const sd_frag_oom *m)
 {
-    fprintf(c->out, "    free in all %s: %s on the device + %s in the allocator (%s in wholly "
-            "free cached segments, %s stranded in segments with live blocks)%s\n",
-            B(m->device_free_bytes + m->allocator_free_bytes), B(m->device_free_bytes),
-            B(m->allocator_free_bytes), B(m->cached_free_bytes), B(m->stranded_free_bytes),
-            m->at_run_start ? "; the trace reaches back to the run's start" : "");
+    if (m->process_limit)
+        fprintf(c->out, "    the device had %s free, more than the request needed: the limit "
+                "was this process's own (torch.cuda.set_per_process_memory_fraction?), which "
+                "the snapshot does not record; to replay under it: snapdiff replay FILE "
+                "--capacity <GPU memory> --memory-fraction <the job's fraction>\n",
+                B(m->device_free_bytes));
+    if (m->process_limit)
+        fprintf(c->out, "    free in the allocator %s (%s in wholly free cached segments, %s "
+                "stranded in segments with live blocks)%s\n",
+                B(m->allocator_free_bytes), B(m->cached_free_bytes), B(m->stranded_free_bytes),
+                m->at_run_start ? "; the trace reaches back to the run's start" : "");
+    else
+        fprintf(c->out, "    free in all %s: %s on the device + %s in the allocator (%s in "
+                "wholly free cached segments, %s stranded in segments with live blocks)%s\n",
+                B(m->device_free_bytes + m->allocator_free_bytes), B(m->device_free_bytes),
+                B(m->allocator_free_bytes), B(m->cached_free_bytes), B(m->stranded_free_bytes),
+                m->at_run_start ? "; the trace reaches back to the run's start" : "");
     if (m->replay_known)
         fprintf(c->out, "    replayed (snapdiff replay): expandable_segments:True would %s; "
                 "max_split_size_mb:512 would %s\n",

@@ -85,7 +85,7 @@ def main():
 
 
 def check_recordings(binary, where):
-    tmp = None
+    shown, tmp = where, None
     if where.endswith(".tar.xz"):
         tmp = tempfile.TemporaryDirectory()
         with tarfile.open(where) as t:
@@ -108,7 +108,7 @@ def check_recordings(binary, where):
             bad += 1
         print("%s %-58s %s" % ("ok  " if ok else "FAIL", what, detail))
 
-    print("%s:" % where)
+    print("%s:" % shown)
     print("1. each recording under its own settings (torch's figures = the replay's)")
     for stem, fig in runs.items():
         d = replay(binary, os.path.join(where, stem + ".pickle"), [], fig)
