@@ -18,6 +18,10 @@ figures torch itself reported (torch.cuda.memory_stats() of each run):
 
     python3 whatif_check.py SNAPDIFF DIR_OR_TAR_XZ...     exit 0 all hold, 1 a check failed
 
+Runs on a device whose memory was taken (whatif_record.py --device-limit: no fraction, the
+job meets cudaMalloc's limit) are what-ifs under the capacity the default run met: reserved
+at its oom entry plus the entry's device_free, as snapdiff takes it from an oom entry.
+
 It also reads what tests/device/features_record.py wrote (side streams with record_stream
 and empty_cache, expandable segments, a CUDA graph's private pool, pinned host memory,
 annotations): each replayed as in 1; a trace recorded with skip_actions that drop the
@@ -34,11 +38,30 @@ import tempfile
 TOLERANCE = 0.01     # of the peak, where the request orders differ
 
 
-def replay(binary, pickle_path, confs, fig):
+def device_capacity(pickle_path):
+    """What cudaMalloc allowed the allocator, as the run that hit it recorded it: reserved
+    at its oom entry (segments made less those released, from the trace's start) plus the
+    entry's device_free. None when the run did not OOM."""
+    with open(pickle_path, "rb") as f:
+        trace = pickle.load(f)["device_traces"][0]
+    reserved = 0
+    for e in trace:
+        if e["action"] in ("segment_alloc", "segment_map"):
+            reserved += e["size"]
+        elif e["action"] in ("segment_free", "segment_unmap"):
+            reserved -= e["size"]
+        elif e["action"] == "oom":
+            return reserved + e["device_free"]
+    return None
+
+
+def replay(binary, pickle_path, confs, fig, capacity=None):
     args = [binary, "replay", "--json", "-q", pickle_path]
     if fig.get("fraction"):
         args += ["--capacity", str(fig["mem_get_info"][1]),
                  "--memory-fraction", repr(fig["fraction"])]
+    elif capacity:
+        args += ["--capacity", str(capacity)]
     for c in confs:
         args += ["--alloc-conf", c]
     p = subprocess.run(args, capture_output=True, text=True)
@@ -135,7 +158,11 @@ def check_recordings(binary, where):
             continue
         conf = fig["alloc_conf"]
         src_pickle = os.path.join(where, source + ".pickle")
-        d = replay(binary, src_pickle, [conf] if conf else [], fig)
+        # a device limit (no fraction): the capacity the default run met, from its oom
+        capacity = None
+        if fig.get("device_target"):
+            capacity = device_capacity(os.path.join(where, "%s.%s.default.pickle" % (workload, tag)))
+        d = replay(binary, src_pickle, [conf] if conf else [], fig, capacity)
         t, r = torch_figures(fig), replay_figures(d["configs"][-1])
         got, want = requests(os.path.join(where, stem + ".pickle")), requests(src_pickle)
         same = got == want[:len(got)]

@@ -14,7 +14,12 @@ torch.cuda.set_per_process_memory_fraction at two limits taken from phase 1's de
 decides whether the job survives: the replay of the default run's trace under the same
 limit must say which settings OOM, as torch did.
 
-Usage: whatif_record.py OUTDIR [--dry]     (tests/device/whatif_check.py reads OUTDIR)
+Phase 3 (--device-limit) runs the settings one at a time on a device whose memory is
+taken by a CuPy allocation until half-way between the default run's peak allocated and
+peak reserved is left: the job meets cudaMalloc's limit, with no fraction set.
+
+Usage: whatif_record.py OUTDIR [--dry] [--device-limit | --device-limit-only]
+       (tests/device/whatif_check.py reads what it wrote)
 --dry exercises the orchestration without torch (files of the right names, no figures).
 """
 import json
@@ -31,7 +36,7 @@ UNCAPPED = ["", "expandable_segments:True", "max_split_size_mb:64",
 CAPPED = ["", "expandable_segments:True", "max_split_size_mb:64",
           "garbage_collection_threshold:0.6"]
 WORKLOADS = ["synth", "model"]
-DEADLINE_S = 300        # no new run starts after this; the tree is packed at once
+DEADLINE_S = 400        # no new run starts after this; the tree is packed at once
 PER_RUN_S = 150
 
 MB = 1 << 20
@@ -101,10 +106,27 @@ def model(torch, rng, on_step):
     return m, opt
 
 
+def ballast(torch, fig, target):
+    """Take the device's memory, outside torch's allocator (a plain cudaMalloc through
+    CuPy, which keeps no pool for cupy.cuda.Memory), until `target` bytes are left free:
+    the job then meets the device's own limit, as a job on a full GPU does."""
+    import cupy
+    torch.cuda.init()
+    torch.empty(0, device="cuda")            # the context, before measuring
+    free = torch.cuda.mem_get_info()[0]
+    fig["free_before_ballast"] = free
+    fig["ballast"] = free - target
+    return cupy.cuda.Memory(free - target)
+
+
 def child(workload, fraction, stem):
     import torch
     fig = {"workload": workload, "alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""),
            "fraction": fraction, "torch": torch.__version__, "steps": [], "oom": None}
+    held = None
+    if fraction and fraction > 1:            # a device limit: `fraction` bytes left free
+        held = ballast(torch, fig, int(fraction))
+        fig["device_target"], fig["fraction"], fraction = int(fraction), None, None
     torch.cuda.memory._record_memory_history(max_entries=2_000_000, stacks="python")
     if fraction:
         torch.cuda.set_per_process_memory_fraction(fraction)
@@ -126,6 +148,8 @@ def child(workload, fraction, stem):
     fig["memory_stats"] = dict(torch.cuda.memory_stats())
     torch.cuda.memory._dump_snapshot(stem + ".pickle")
     del keep
+    fig["mem_get_info_end"] = list(torch.cuda.mem_get_info())
+    del held
     with open(stem + ".json", "w") as f:
         json.dump(fig, f, indent=1, sort_keys=True)
 
@@ -164,8 +188,8 @@ def run_one(work, workload, conf, fraction, tag, dry, t0):
         return stem, "timed out"
 
 
-def phase(work, jobs, dry, t0):
-    with ThreadPoolExecutor(max_workers=6) as ex:
+def phase(work, jobs, dry, t0, workers=6):
+    with ThreadPoolExecutor(max_workers=workers) as ex:
         for stem, what in ex.map(lambda j: run_one(work, *j, dry, t0), jobs):
             print(f"{time.time() - t0:6.1f} s  {os.path.basename(stem)}: {what}", flush=True)
 
@@ -180,6 +204,18 @@ def caps_from(work, workload):
     a, r = st["allocated_bytes.all.peak"], st["reserved_bytes.all.peak"]
     caps = [a + 64 * MB, (a + r) // 2 + 2 * MB]
     return [(c / total, f"cap{i}") for i, c in enumerate(caps)]
+
+
+def device_limits_from(work, workload):
+    """Bytes to leave free on the device: half-way between the default run's peak
+    allocated and peak reserved (given as a 'fraction' above 1)."""
+    try:
+        with open(os.path.join(work, name(workload, "", "free") + ".json")) as f:
+            st = json.load(f)["memory_stats"]
+    except OSError:
+        return []
+    return [(float((st["allocated_bytes.all.peak"] + st["reserved_bytes.all.peak"]) // 2),
+             "dev1")]
 
 
 def pack(work, out):
@@ -224,8 +260,15 @@ def main():
         subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version",
                         "--format=csv"], check=False)
     phase(work, [(w, c, None, "free") for w in WORKLOADS for c in UNCAPPED], dry, t0)
+    only_device = "--device-limit-only" in sys.argv
     jobs = [(w, c, f, tag) for w in WORKLOADS for f, tag in caps_from(work, w) for c in CAPPED]
-    phase(work, jobs, dry, t0)
+    if not only_device:
+        phase(work, jobs, dry, t0)
+    if "--device-limit" in sys.argv or only_device:
+        # one at a time: the device's free memory is the limit, and it is shared
+        jobs = [(w, c, f, tag) for w in WORKLOADS for f, tag in device_limits_from(work, w)
+                for c in CAPPED]
+        phase(work, jobs, dry, t0, workers=1)
     pack(work, out)
 
 
