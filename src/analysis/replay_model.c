@@ -967,12 +967,25 @@ uint32_t sdp_rsim_malloc(sdp_rsim *m, uint64_t req, uint64_t stream, uint16_t pr
     return x;
 }
 
+/* Bytes of free block x that lie in whole pages of its expandable segment: what
+ * unmap_block would hand back (frag.c's expandable_pages, on the model's blocks). */
+static uint64_t whole_free_pages(const sdp_rsim *m, const sdp_rseg *g, uint32_t x)
+{
+    uint64_t page = es_page(g), off = m->b[x].addr - g->addr;
+    uint64_t begin = (off + page - 1) / page * page, end = (off + m->b[x].size) / page * page;
+    return end > begin ? end - begin : 0;
+}
+
+/* Stranded as frag counts it (docs/counting.md): the free bytes empty_cache() would not
+ * release. A plain segment releases all of its free bytes only when it holds no live
+ * block; an expandable one releases the whole free pages of each free block, live blocks
+ * or not. */
 void sdp_rsim_free_figures(const sdp_rsim *m, uint64_t *stranded, uint64_t *largest)
 {
     *stranded = *largest = 0;
     for (size_t i = 0; i < m->nlive; i++) {
         const sdp_rseg *g = &m->s[m->live[i]];
-        uint64_t free_bytes = 0;
+        uint64_t free_bytes = 0, pages = 0;
         bool used = false;
         for (uint32_t x = g->head; x != SDP_NIL; x = m->b[x].next) {
             if (!m->b[x].mapped) continue;
@@ -980,9 +993,12 @@ void sdp_rsim_free_figures(const sdp_rsim *m, uint64_t *stranded, uint64_t *larg
                 used = true;
             } else {
                 free_bytes += m->b[x].size;
+                if (g->expandable) pages += whole_free_pages(m, g, x);
                 if (m->b[x].size > *largest) *largest = m->b[x].size;
             }
         }
-        if (used) *stranded += free_bytes;
+        if (g->pool >= 2) *stranded += free_bytes;   /* a private pool keeps its memory */
+        else if (g->expandable) *stranded += free_bytes - pages;
+        else if (used) *stranded += free_bytes;
     }
 }

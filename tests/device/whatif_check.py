@@ -142,6 +142,12 @@ def check_recordings(binary, where):
             check(stem + " (skip_actions: no frees)", not fi["trusted"],
                   "not trusted: %s" % fi["untrusted_why"])
             continue
+        # one figure, one definition: stranded at the end is frag's stranded_free_bytes
+        fr = subprocess.run([binary, "frag", "--json", "-q", os.path.join(where, stem + ".pickle")],
+                            capture_output=True, text=True)
+        stranded = json.loads(fr.stdout)["devices"][0]["stranded_free_bytes"]
+        check(stem + " stranded", d["configs"][0]["stranded_bytes"] == stranded,
+              "replay %d B, frag %d B" % (d["configs"][0]["stranded_bytes"], stranded))
         check(stem, fi["trusted"] and fi["placements_matched"] == fi["placements_checked"]
               and fi["segment_decisions_matched"] == fi["segment_decisions_checked"] and t == r,
               "placements %d/%d, peak %d MiB (torch %d), retries %d (%d), OOM %s (%s)"
