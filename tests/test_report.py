@@ -36,6 +36,7 @@ sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import clitest  # noqa: E402
 import truth_diff  # noqa: E402
+import truth_stats  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -108,6 +109,7 @@ class Dom(html.parser.HTMLParser):
         super().__init__()
         self.ids = {}
         self.rows = {}          # table id -> [data-key of each row]
+        self.row_attrs = {}     # data-key -> the row's attributes
         self.svgs = []          # attrs of each svg
         self.verdicts = []      # text of each span.verdict
         self.frag_devices = []
@@ -129,6 +131,7 @@ class Dom(html.parser.HTMLParser):
             self.oom_rows.append(int(a["data-trace-index"]))
         elif tag == "tr" and self._table and "data-key" in a:
             self.rows[self._table].append(a["data-key"])
+            self.row_attrs[a["data-key"]] = a
         elif tag == "svg":
             self.svgs.append(a)
         elif tag == "span" and "verdict" in a.get("class", "").split():
@@ -407,9 +410,28 @@ def check_peak_phases_and_oom(snapdiff, browser, tmp):
               "ranks: the oom headline %r (testdata/oom/ranks: ranks 1 and 3 died)" % got)
 
 
+def check_host_section(snapdiff, browser, tmp):
+    """Pinned host memory (torch 2.14's host_segments): drawn as its own section, with
+    CPython's figures; a snapshot without it draws none."""
+    host = os.path.join(ROOT, "testdata", "basic", "v2_14_host.pickle")
+    p = os.path.join(tmp, "host.html")
+    report(snapdiff, [host], p)
+    dom = drawn(browser, p, tmp, "pinned host memory")
+    if not dom:
+        return
+    want = truth_stats.stats(truth_stats.load(host))["host"]
+    check(dom.rows.get("sd-host-table") == [host], "host: one row for the file",
+          dom.rows.get("sd-host-table"))
+    row = dom.row_attrs.get(host, {})
+    got = (row.get("data-allocated"), row.get("data-reserved"))
+    check(got == (str(want["allocated_bytes"]), str(want["reserved_bytes"])),
+          "host: the row's figures %s, CPython %s" % (got, want))
+
+
 def part_browser(snapdiff, tmp):
     browser = browser_or_skip(tmp)
     old, new = os.path.join(EXAMPLE, "old.pickle"), os.path.join(EXAMPLE, "new.pickle")
+    check_host_section(snapdiff, browser, tmp)
 
     # one file: live memory by site, the icicle, fragmentation
     p = os.path.join(tmp, "one.html")

@@ -120,9 +120,11 @@ def stats(snap):
 
 
 # The figures each action's absence makes unreliable (the man page, STATS), in order.
+# A block is released by its first free_requested or free_completed: "frees" are gone
+# only when both are skipped.
 UNRELIABLE = [
-    ("the trace's peak", {"alloc", "free_requested", "free_completed"}),
-    ("leak and lifetime figures from the trace", {"alloc", "free_requested", "free_completed"}),
+    ("the trace's peak", {"alloc", "frees"}),
+    ("leak and lifetime figures from the trace", {"alloc", "frees"}),
     ("allocation counts and sites from the trace", {"alloc"}),
     ("reserved memory over the trace", {"segment_alloc", "segment_free", "segment_map",
                                         "segment_unmap"}),
@@ -144,6 +146,8 @@ def skip_actions(snap):
         return None
     names = {a if a in ACTIONS else "other" for a in skip}
     acts = [a for a in ACTIONS + ["other"] if a in names]
+    if {"free_requested", "free_completed"} <= names:
+        names.add("frees")
     return {"actions": acts, "unreliable": [f for f, need in UNRELIABLE if need & names]}
 
 

@@ -203,11 +203,13 @@ bool sd_snapshot_skipped_actions(const sd_snapshot *s, uint32_t *mask)
 size_t sd_skip_unreliable_figures(uint32_t mask, const char **figures, size_t cap)
 {
     /* Which actions each figure read from the trace is built from: without them it
-     * counts what was not recorded as never having happened. */
+     * counts what was not recorded as never having happened. A block is released by its
+     * first free_requested or free_completed, so the frees are gone only when both are
+     * (FREES, a bit no action uses). */
+    enum { FREES = 1u << 31 };
     static const struct { const char *figure; uint32_t actions; } table[] = {
-        {"the trace's peak", ACT(ALLOC) | ACT(FREE_REQUESTED) | ACT(FREE_COMPLETED)},
-        {"leak and lifetime figures from the trace",
-         ACT(ALLOC) | ACT(FREE_REQUESTED) | ACT(FREE_COMPLETED)},
+        {"the trace's peak", ACT(ALLOC) | FREES},
+        {"leak and lifetime figures from the trace", ACT(ALLOC) | FREES},
         {"allocation counts and sites from the trace", ACT(ALLOC)},
         {"reserved memory over the trace",
          ACT(SEGMENT_ALLOC) | ACT(SEGMENT_FREE) | ACT(SEGMENT_MAP) | ACT(SEGMENT_UNMAP)},
@@ -216,6 +218,7 @@ size_t sd_skip_unreliable_figures(uint32_t mask, const char **figures, size_t ca
         {"the oom count (none seen is not none happened)", ACT(OOM)},
         {"phases split at snapshot and annotate entries", ACT(SNAPSHOT) | ACT(ANNOTATE)},
     };
+    if ((mask & ACT(FREE_REQUESTED)) && (mask & ACT(FREE_COMPLETED))) mask |= FREES;
     size_t n = 0;
     for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
         if (!(mask & table[i].actions)) continue;

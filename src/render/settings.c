@@ -169,3 +169,21 @@ json_t *sdp_host_json(const sd_snapshot *s)
     json_object_set_new(o, "trace_entries", json_integer((json_int_t)st.trace_entries));
     return o;
 }
+
+void sdp_skip_actions_text(FILE *out, const sd_snapshot *s, const char *indent)
+{
+    uint32_t mask;
+    if (!sd_snapshot_skipped_actions(s, &mask) || !mask) return;
+    fprintf(out, "%swarning: the recording skipped", indent);
+    const char *sep = " ";
+    for (unsigned a = 0; a < SD_ACT_COUNT; a++) {
+        if (!(mask & (1u << a))) continue;
+        fprintf(out, "%s%s", sep, sd_trace_action_name((sd_trace_action)a));
+        sep = ", ";
+    }
+    fprintf(out, " (skip_actions): unreliable:");
+    const char *f[16];
+    size_t n = sd_skip_unreliable_figures(mask, f, 16);
+    for (size_t i = 0; i < n && i < 16; i++) fprintf(out, "%s%s", i ? ", " : " ", f[i]);
+    fprintf(out, "%s\n", n ? "" : " nothing snapdiff reads");
+}

@@ -75,5 +75,6 @@ sd_status sd_render_stats_text(FILE *out, const sd_snapshot *s, const sd_render_
         print_stats(out, &st, by_action, color);
     }
     sdp_settings_stats_text(out, sd_snapshot_allocator_settings(s));
+    sdp_skip_actions_text(out, s, "");
     return ferror(out) ? SD_EIO : SD_OK;
 }

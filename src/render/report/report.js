@@ -703,6 +703,28 @@
     else s2.appendChild(el('p', {'class': 'note', text: 'No stack grew.'}));
   }
 
+  /* Pinned host memory (host_segments, host_traces): its own section, in no device figure. */
+  function drawHost(main, stats) {
+    if (!stats) return;
+    var files = statsFiles(stats).filter(function (f) { return f.host; });
+    if (!files.length) return;
+    var s = section(main, 'sd-host', 'Pinned host memory',
+      'Page-locked host memory of torch\'s CachingHostAllocator (host_segments and host_traces, ' +
+      'recorded with record_pinned_host_memory=True). It is host RAM: no device figure on this page includes it.');
+    var t = el('table', {id: 'sd-host-table'});
+    t.appendChild(el('tr', null, ['file', 'allocated', 'reserved', 'inactive', 'segments', 'blocks', 'trace entries']
+      .map(function (h, i) { return el('th', {'class': i ? 'num' : '', text: h}); })));
+    files.forEach(function (f) {
+      var h = f.host;
+      t.appendChild(el('tr', {'data-key': f.source, 'data-allocated': String(h.allocated_bytes),
+        'data-reserved': String(h.reserved_bytes)}, [el('td', {'class': 'mono', text: shortName(f.source)}),
+        el('td', {'class': 'num', text: fmtBytes(h.allocated_bytes)}), el('td', {'class': 'num', text: fmtBytes(h.reserved_bytes)}),
+        el('td', {'class': 'num', text: fmtBytes(h.inactive_bytes)}), el('td', {'class': 'num', text: fmtCount(h.segments)}),
+        el('td', {'class': 'num', text: fmtCount(h.blocks)}), el('td', {'class': 'num', text: fmtCount(h.trace_entries)})]));
+    });
+    s.appendChild(t);
+  }
+
   function main() {
     var rep = data('sd-report'), stats = data('sd-stats'), frag = data('sd-frag');
     var m = document.getElementById('sd-main');
@@ -718,6 +740,7 @@
       summary.textContent = rep.files.length + ' snapshots';
       drawSeries(m, stats, rep);
     }
+    drawHost(m, stats);
   }
 
   function run() {
