@@ -99,6 +99,26 @@ def part_top():
     check(old and old.get("host") is None, "top --json: host null without host keys")
 
 
+def part_annotate():
+    """trace: the annotate entry opens a phase named by its user_metadata, and counts as
+    no alloc or free."""
+    snap = truth_stats.load(HOST)
+    tr = snap["device_traces"][0]
+    ann = [e for e in tr if e["action"] == "annotate"]
+    doc = run_json(["trace", HOST])
+    if not doc:
+        return
+    d0 = doc["devices"][0]
+    ph = [p for p in d0["phases"] if p["kind"] == "annotate"]
+    check([p["name"] for p in ph] == [e["user_metadata"] for e in ann],
+          "trace --json: annotate phases named by user_metadata", ph)
+    check(ph and ph[0]["first_entry"] == tr.index(ann[0]), "trace --json: the phase starts at the entry")
+    check(d0["alloc_count"] == sum(1 for e in tr if e["action"] == "alloc") and
+          d0["actions"].get("annotate") == len(ann), "trace --json: annotate is no alloc", d0["actions"])
+    out = run(["trace", HOST]).stdout
+    check("annotate " + ann[0]["user_metadata"] in out, "trace text: the annotation shown")
+
+
 def part_skip():
     for path in (HOST, SKIP, OLD):
         want = truth_stats.skip_actions(truth_stats.load(path))
@@ -159,6 +179,7 @@ def main():
     part_stats()
     part_top()
     part_skip()
+    part_annotate()
     with tempfile.TemporaryDirectory() as tmp:
         part_report(tmp)
     sys.exit(T.finish("torch214_cli"))
