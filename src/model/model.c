@@ -632,8 +632,9 @@ static sd_status build_host_segments(sd_snapshot *s, const sd_value *list)
     return SD_OK;
 }
 
-/* host_traces: one list of trace entries, oldest first (the host allocator is not per
- * device). A list of lists is not a layout torch writes: ignored, with a warning. */
+/* host_traces: one list of trace entries, oldest first (the host allocator is one, not
+ * one per device). A list of lists is left out with a warning rather than read as a
+ * layout it may not be (the torch source at hand does not show host_traces written). */
 static sd_status build_host_traces(sd_snapshot *s, const sd_value *list)
 {
     const sdp_cont *lc = sdp_cont_of(*list);
