@@ -112,6 +112,57 @@ def v2_6_full():
                                       "time_us": t0}]}
 
 
+def v2_14(skip=()):
+    """torch 2.14 (snapshot-format.md section 2.4): the 2.6 dict plus per-entry pool_id, an
+    annotate entry, pinned host memory (host_segments/host_traces, recorded with
+    record_pinned_host_memory=True) and skip_actions among the allocator settings.
+
+    Follows torch/csrc/cuda/memory_snapshot.cpp, _memory_snapshot_pickled(): segments as
+    segmentInfoToDict makes them, trace entries as its device_traces loop does. The
+    stored torch source this was read from predates the host keys: host segments here are
+    segmentInfoToDict's shape without `device` (the CachingHostAllocator is not per
+    device; one block per segment, its size rounded up to a power of two as
+    at::CachingHostAllocator rounds it), host_traces one list of entries shaped like a
+    device's."""
+    snap = v2_6_full()
+    t0 = 1_698_326_576_864_190
+    for dev in snap["device_traces"]:
+        for e in dev:
+            e["pool_id"] = (0, 0)
+    snap["device_traces"][0].insert(1, {
+        "action": "annotate", "addr": 0, "size": 0, "stream": 0, "time_us": t0 + 20,
+        "compile_context": "", "user_metadata": '{"step": 3}', "pool_id": (0, 0)})
+    HOST = 0x7F2200000000
+
+    def host_seg(addr, size, state, req, frames):
+        blk = {"address": addr, "size": size, "requested_size": req, "state": state,
+               "frames": frames}
+        active = state != "inactive"
+        return {"address": addr, "total_size": size,
+                "allocated_size": size if state == "active_allocated" else 0,
+                "active_size": size if active else 0, "requested_size": req if active else 0,
+                "stream": 0, "segment_type": "large", "segment_pool_id": (0, 0),
+                "is_expandable": False, "frames": frames, "blocks": [blk]}
+
+    snap["host_segments"] = [
+        host_seg(HOST + 16 * MiB, 4 * MiB, "inactive", 0, EMPTY),
+        host_seg(HOST, 16 * MiB, "active_allocated", 10 * MiB + 7, STACK_B),
+        host_seg(HOST + 32 * MiB, 2 * MiB, "active_allocated", 2 * MiB, STACK_A),
+    ]
+    snap["host_traces"] = [
+        {"action": "segment_alloc", "addr": HOST, "size": 16 * MiB, "stream": 0,
+         "time_us": t0 + 1, "frames": STACK_B},
+        {"action": "alloc", "addr": HOST, "size": 10 * MiB + 7, "stream": 0,
+         "time_us": t0 + 2, "frames": STACK_B},
+        {"action": "alloc", "addr": HOST + 16 * MiB, "size": 3 * MiB, "stream": 0,
+         "time_us": t0 + 3, "frames": STACK_A},
+        {"action": "free_completed", "addr": HOST + 16 * MiB, "size": 3 * MiB, "stream": 0,
+         "time_us": t0 + 4, "frames": STACK_A},
+    ]
+    snap["allocator_settings"]["skip_actions"] = list(skip)
+    return snap
+
+
 def write(name, obj, protocol=4):
     with open(os.path.join(OUT, name), "wb") as f:
         pickle.dump(obj, f, protocol=protocol)
@@ -123,4 +174,6 @@ if __name__ == "__main__":
     write("v2_0_history.pickle", v2_0_history())
     write("v2_6_full.pickle", v2_6_full())
     write("v2_6_full_protocol2.pickle", v2_6_full(), protocol=2)
+    write("v2_14_host.pickle", v2_14())
+    write("v2_14_skip.pickle", v2_14(skip=("free_requested", "free_completed")))
     print("wrote", sorted(os.listdir(OUT)))

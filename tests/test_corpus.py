@@ -113,7 +113,7 @@ def variants(path, obj, raw, tmp, wanted=lambda label: True):
 
 
 def strip(stats_json):
-    keep = ("devices", "total")
+    keep = ("devices", "total", "host", "skip_actions")
     return {k: stats_json[k] for k in keep}
 
 
@@ -127,6 +127,9 @@ def check_stats(label, spec, want):
             for k in d_want:
                 if d_got.get(k) != d_want[k]:
                     return f"{label}: {k}: snapdiff {d_got.get(k)} python {d_want[k]}"
+        for k in ("host", "skip_actions"):
+            if got[k] != want[k]:
+                return f"{label}: {k}: snapdiff {got[k]} python {want[k]}"
         return f"{label}: device lists differ"
     return None
 

@@ -13,6 +13,8 @@ PART is one of:
             (testdata/curve/make_frameworks.py, written from their logging code): per-rank
             series, runs, measures, slopes and OOM figures against its truth; the issue's
             pasted lines; ANSI, NUL, CRLF, cut lines; --capacity GPU names; --format-list
+  csv       quoted CSV fields with newlines, commas and quotes: one record each, as
+            Python's csv module reads them; an unclosed quote is one bad record
   hostile   huge numbers, overflowing units, binary garbage, a 10 MB line without a
             newline, gzip, stdin, a file that does not open: exit 2 or a count, no crash
 """
@@ -534,19 +536,72 @@ def hostile():
         within(slope_of(s), 1000, 0.10, "merged series slope")
 
 
+def csv_quoted():
+    """A CSV record whose quoted field spans lines is one record (RFC 4180, as Python's csv
+    module writes a note with newlines, commas and quotes): the samples and figures are
+    those csv.reader reads; a quote that never closes is one bad record, named by its first
+    line."""
+    import csv
+    import io
+    rows = [["step", "note", "allocated_mib", "reserved_mib"]]
+    for st in range(0, 200, 2):
+        note = "plain"
+        if st % 10 == 0:
+            note = "line one\nline two, with a comma\nand a \"quote\""
+        elif st % 7 == 0:
+            note = "ends with a newline\n"
+        rows.append([st, note, "%.4f" % (4096 + 0.5 * st), "%.4f" % (6144 + 0.5 * st)])
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    text = buf.getvalue()
+    want = list(csv.reader(io.StringIO(text)))[1:]
+    check(text.count("\n") > len(want) + 1, "the file has records over several lines")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, data in (("notes.csv", text), ("notes_crlf.csv", text.replace("\n", "\r\n"))):
+            path = os.path.join(tmp, name)
+            with open(path, "w", newline="") as f:
+                f.write(data)
+            d = curve([path, "--log-format", "csv"])
+            f0 = (d["files"] or [{}])[0]
+            by = {s["measure"]: s for s in d["series"]}
+            a = by.get("allocated", {})
+            check(a.get("samples") == len(want) and f0.get("bad_lines") == 0,
+                  "%s: %d records as csv.reader reads them: %s samples, %s bad"
+                  % (name, len(want), a.get("samples"), f0.get("bad_lines")))
+            check(a.get("first", {}).get("bytes") == round(float(want[0][2]) * MiB) and
+                  a.get("last", {}).get("bytes") == round(float(want[-1][2]) * MiB),
+                  "%s: first and last figures: %s %s" % (name, a.get("first"), a.get("last")))
+            check((a.get("first") or {}).get("x") == int(want[0][0]) and
+                  (a.get("last") or {}).get("x") == int(want[-1][0]),
+                  "%s: first and last steps" % name)
+        # a quote that never closes: that record is bad, named by its first line
+        cut = text + '300,"never closed\n'
+        path = os.path.join(tmp, "cut.csv")
+        with open(path, "w", newline="") as f:
+            f.write(cut)
+        p = run([path, "--log-format", "csv", "--json"])
+        d = json.loads(p.stdout or "{}")
+        f0 = (d.get("files") or [{}])[0]
+        first_line = text.count("\n") + 1
+        check(f0.get("bad_lines") == 1 and f0.get("first_bad_line") == first_line,
+              "unclosed quote: one bad record at line %d: %s" % (first_line, f0))
+        check("never closes" in p.stderr, "unclosed quote named: %s" % p.stderr.strip())
+
+
 def main():
     global ROOT, FIX, TRUTH, FW
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--root", required=True)
-    ap.add_argument("part", choices=["fixtures", "gate", "hostile", "frameworks"])
+    ap.add_argument("part", choices=["fixtures", "gate", "hostile", "frameworks", "csv"])
     a = ap.parse_args()
     T.bin, ROOT = a.bin, a.root
     FIX = os.path.join(ROOT, "testdata", "curve")
     FW = os.path.join(FIX, "frameworks")
     with open(os.path.join(FIX, "truth.json")) as f:
         TRUTH = json.load(f)
-    {"fixtures": fixtures, "gate": gate, "hostile": hostile, "frameworks": frameworks}[a.part]()
+    {"fixtures": fixtures, "gate": gate, "hostile": hostile, "frameworks": frameworks,
+     "csv": csv_quoted}[a.part]()
     sys.exit(T.finish(a.part))
 
 

@@ -211,6 +211,17 @@ def test_report(root):
         check("OOM dump of rank 1 after step 30: " + exit_file in p.stderr, "report: the OOM dump named", p.stderr)
         check("follows rank 1 across its 3 steps" in p.stderr, "report: follows the rank that grew most", p.stderr)
         check(os.path.getsize(out) > 1000, "report: the page written")
+        # the steps-by-ranks table: the page embeds what `series --json` writes over the folder
+        page = open(out, encoding="utf-8").read()
+        m = re.search(r'<script type="application/json" id="sd-job">(.*?)</script>', page, re.S)
+        check(m is not None, "report: the job folder's document embedded")
+        series = T.run_json(["series", d], default={})
+        if m:
+            job = json.loads(m.group(1))
+            for k in ("schema", "layout", "snapshots", "ranks", "grew_most"):
+                check(job.get(k) == series.get(k), "report: sd-job %s as series --json" % k,
+                      job.get(k), series.get(k))
+        check("drawJob" in page, "report: the table's script")
     finally:
         shutil.rmtree(tmp)
 

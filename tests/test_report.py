@@ -36,6 +36,7 @@ sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import clitest  # noqa: E402
 import truth_diff  # noqa: E402
+import truth_stats  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -108,6 +109,9 @@ class Dom(html.parser.HTMLParser):
         super().__init__()
         self.ids = {}
         self.rows = {}          # table id -> [data-key of each row]
+        self.row_attrs = {}     # data-key -> the row's attributes
+        self.cells = {}         # (table id, row data-key, data-rank) -> data-allocated
+        self._row = None
         self.svgs = []          # attrs of each svg
         self.verdicts = []      # text of each span.verdict
         self.frag_devices = []
@@ -129,6 +133,10 @@ class Dom(html.parser.HTMLParser):
             self.oom_rows.append(int(a["data-trace-index"]))
         elif tag == "tr" and self._table and "data-key" in a:
             self.rows[self._table].append(a["data-key"])
+            self.row_attrs[a["data-key"]] = a
+            self._row = a["data-key"]
+        elif tag == "td" and self._table and "data-rank" in a:
+            self.cells[(self._table, self._row, a["data-rank"])] = a.get("data-allocated")
         elif tag == "svg":
             self.svgs.append(a)
         elif tag == "span" and "verdict" in a.get("class", "").split():
@@ -407,9 +415,72 @@ def check_peak_phases_and_oom(snapdiff, browser, tmp):
               "ranks: the oom headline %r (testdata/oom/ranks: ranks 1 and 3 died)" % got)
 
 
+def check_host_section(snapdiff, browser, tmp):
+    """Pinned host memory (torch 2.14's host_segments): drawn as its own section, with
+    CPython's figures; a snapshot without it draws none."""
+    host = os.path.join(ROOT, "testdata", "basic", "v2_14_host.pickle")
+    p = os.path.join(tmp, "host.html")
+    report(snapdiff, [host], p)
+    dom = drawn(browser, p, tmp, "pinned host memory")
+    if not dom:
+        return
+    want = truth_stats.stats(truth_stats.load(host))["host"]
+    check(dom.rows.get("sd-host-table") == [host], "host: one row for the file",
+          dom.rows.get("sd-host-table"))
+    row = dom.row_attrs.get(host, {})
+    got = (row.get("data-allocated"), row.get("data-reserved"))
+    check(got == (str(want["allocated_bytes"]), str(want["reserved_bytes"])),
+          "host: the row's figures %s, CPython %s" % (got, want))
+
+
+def job_truth(folder):
+    """CPython's steps-by-ranks table of a torchtitan folder (testdata/make_job_fixtures.py):
+    {(row key, rank): allocated bytes}; a row key is the step, "oom N" for iteration_N_exit."""
+    cells = {}
+    for dirpath, _, files in os.walk(folder):
+        m = re.search(r"iteration_(\d+)(_exit)?$", dirpath)
+        for f in files:
+            r = re.match(r"rank(\d+)_memory_snapshot\.pickle$", f)
+            if not (m and r):
+                continue
+            key = ("oom " if m.group(2) else "") + m.group(1)
+            st = truth_stats.stats(truth_stats.load(os.path.join(dirpath, f)))
+            cells[(key, r.group(1))] = str(st["total"]["allocated_bytes"])
+    return cells
+
+
+def check_job_table(snapdiff, browser, tmp):
+    """A job's folder: the page draws every rank by step, as `series` prints it, with
+    CPython's allocated bytes in each cell, and a row per rank of its steps."""
+    folder = os.path.join(ROOT, "testdata", "jobs", "torchtitan")
+    p = os.path.join(tmp, "job.html")
+    report(snapdiff, [folder], p)
+    dom = drawn(browser, p, tmp, "job folder")
+    if not dom:
+        return
+    want = job_truth(folder)
+    got = {(row, rank): v for (t, row, rank), v in dom.cells.items() if t == "sd-job-table" and v}
+    check(want and got == want, "job: steps by rank, cell by cell: %s, CPython %s" % (got, want))
+    steps = sorted({int(k.split()[-1]) for k, _ in want})
+    rows = dom.rows.get("sd-job-table", [])
+    check([r for r in rows if not r.startswith("oom")] == [str(s) for s in steps],
+          "job: one row per step in step order: %s" % rows)
+    check(rows.index("oom 30") == rows.index("30") + 1 if "oom 30" in rows and "30" in rows else False,
+          "job: the OOM dump after step 30 follows its step: %s" % rows)
+    per_rank = {}
+    for (key, rank) in want:
+        if not key.startswith("oom"):
+            per_rank[rank] = per_rank.get(rank, 0) + 1
+    for rank, n in per_rank.items():
+        check(dom.row_attrs.get(rank, {}).get("data-steps") == str(n),
+              "job: rank %s has %d steps: %s" % (rank, n, dom.row_attrs.get(rank)))
+
+
 def part_browser(snapdiff, tmp):
     browser = browser_or_skip(tmp)
     old, new = os.path.join(EXAMPLE, "old.pickle"), os.path.join(EXAMPLE, "new.pickle")
+    check_host_section(snapdiff, browser, tmp)
+    check_job_table(snapdiff, browser, tmp)
 
     # one file: live memory by site, the icicle, fragmentation
     p = os.path.join(tmp, "one.html")

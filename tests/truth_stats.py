@@ -110,7 +110,45 @@ def stats(snap):
     spans = [d["time_span"] for d in out if d["time_span"]]
     total["time_span"] = ({"first_us": min(s["first_us"] for s in spans),
                            "last_us": max(s["last_us"] for s in spans)} if spans else None)
-    return {"devices": out, "total": total}
+    host = None
+    if isinstance(snap, dict) and ("host_segments" in snap or "host_traces" in snap):
+        # pinned host memory: its own section, in no device's figures and not in the total
+        host = device_stats(-1, sorted(snap.get("host_segments") or [], key=lambda s: s["address"]),
+                            snap.get("host_traces") or [])
+        del host["device"]
+    return {"devices": out, "total": total, "host": host, "skip_actions": skip_actions(snap)}
+
+
+# The figures each action's absence makes unreliable (the man page, STATS), in order.
+# A block is released by its first free_requested or free_completed: "frees" are gone
+# only when both are skipped.
+UNRELIABLE = [
+    ("the trace's peak", {"alloc", "frees"}),
+    ("leak and lifetime figures from the trace", {"alloc", "frees"}),
+    ("allocation counts and sites from the trace", {"alloc"}),
+    ("reserved memory over the trace", {"segment_alloc", "segment_free", "segment_map",
+                                        "segment_unmap"}),
+    ("replay", {"alloc", "free_requested", "free_completed", "segment_alloc", "segment_free",
+                "segment_map", "segment_unmap"}),
+    ("the oom count (none seen is not none happened)", {"oom"}),
+    ("phases split at snapshot and annotate entries", {"snapshot", "annotate"}),
+]
+
+
+def skip_actions(snap):
+    """None when the snapshot does not say which actions the recording skipped."""
+    if not isinstance(snap, dict):
+        return None
+    skip = snap.get("skip_actions")
+    if skip is None and isinstance(snap.get("allocator_settings"), dict):
+        skip = snap["allocator_settings"].get("skip_actions")
+    if not isinstance(skip, (list, tuple)) or not all(isinstance(a, str) for a in skip):
+        return None
+    names = {a if a in ACTIONS else "other" for a in skip}
+    acts = [a for a in ACTIONS + ["other"] if a in names]
+    if {"free_requested", "free_completed"} <= names:
+        names.add("frees")
+    return {"actions": acts, "unreliable": [f for f, need in UNRELIABLE if need & names]}
 
 
 if __name__ == "__main__":

@@ -15,13 +15,14 @@
 #include "diff.h"
 #include "frag.h"
 #include "profile.h"
+#include "ranks.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* What the page is drawn from; growable as render.h says. */
-#define SD_REPORT_INPUT_VERSION 2
+#define SD_REPORT_INPUT_VERSION 3
 typedef struct sd_report_input {
     unsigned version;                 /* SD_REPORT_INPUT_VERSION */
     const sd_snapshot *const *snaps;  /* the inputs, in command-line order */
@@ -37,6 +38,15 @@ typedef struct sd_report_input {
                                        * order: drawn side by side (profile and diff NULL) */
     const sd_curve *curve;            /* training logs (curve.h): the page draws their
                                        * curves; snaps, frags, profile and diff unused */
+    /* Version 3. */
+    /* A job's folder by step and rank (ranks.h: sd_job_summarize's entries in step order,
+     * its ranks and grown), the whole folder while snaps are the rank the page follows:
+     * the page draws the steps-by-ranks table `series` prints (snapdiff.series-job/1
+     * embedded). NULL: no job folder. */
+    const sd_job_entry *job;
+    size_t n_job;
+    const sd_job_rank *job_ranks;
+    size_t n_job_ranks, job_grown;
 } sd_report_input;
 
 /* Write the page. @return SD_OK, SD_EIO (write failed), SD_ENOMEM, SD_EUSAGE. */

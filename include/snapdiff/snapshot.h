@@ -199,6 +199,25 @@ const sd_allocator_settings *sd_snapshot_allocator_settings(const sd_snapshot *s
 size_t sd_snapshot_annotation_count(const sd_snapshot *s);
 const sd_annotation *sd_snapshot_annotation(const sd_snapshot *s, size_t i);
 
+/* Pinned host memory: `host_segments` and `host_traces` (torch's CachingHostAllocator,
+ * recorded with _record_memory_history(record_pinned_host_memory=True)). A section of its
+ * own, never a device: no device figure and no total over devices includes it. Its
+ * segments are sorted by address and its blocks tile them as a device's do; device is -1.
+ * NULL when the snapshot has neither key. */
+const sd_cuda_device *sd_snapshot_host_memory(const sd_snapshot *s);
+
+/* The trace actions the recording was told to skip (_record_memory_history(skip_actions=
+ * [...])), as a mask of 1u << sd_trace_action; a name this library does not know sets the
+ * SD_ACT_OTHER bit. @return false when the snapshot does not record skip_actions: whether
+ * anything was skipped is then unknown (*mask is 0). */
+bool sd_snapshot_skipped_actions(const sd_snapshot *s, uint32_t *mask);
+
+/* The figures read from the trace that skipping the actions in `mask` makes unreliable,
+ * as fixed phrases ("the trace's peak", ...), in a fixed order; at most cap are stored.
+ * Figures read from the segments and blocks are never among them.
+ * @return how many there are. */
+size_t sd_skip_unreliable_figures(uint32_t mask, const char **figures, size_t cap);
+
 /* Things that were inconsistent but did not stop the load ("segment 0x... at offset N:
  * blocks sum to X, total_size says Y"); also the note about bytes after STOP. */
 size_t sd_snapshot_warning_count(const sd_snapshot *s);

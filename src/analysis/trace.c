@@ -514,10 +514,15 @@ static sd_status replay_device(sd_trace *t, size_t dev_index, sd_trace_device *d
             dv->has_span = true;
             dv->last_time_us = e->time_us;
         }
-        if (!st && (e->action == SD_ACT_SNAPSHOT || e->action == SD_ACT_ANNOTATE))
+        if (!st && (e->action == SD_ACT_SNAPSHOT || e->action == SD_ACT_ANNOTATE)) {
+            /* an annotate entry's annotation is its user_metadata (the entry's context) */
+            const char *note = e->action == SD_ACT_ANNOTATE
+                                   ? sd_snapshot_stack_context(t->snap, e->stack)->user_metadata
+                                   : NULL;
             st = phase_open(t, &r.phases, &r.n_phases, &r.phases_cap,
                             e->action == SD_ACT_SNAPSHOT ? SD_PHASE_SNAPSHOT : SD_PHASE_ANNOTATE,
-                            NULL, i, r.live);
+                            note && *note ? note : NULL, i, r.live);
+        }
         if (st) break;
         st = run_add(t, d, dv, &r, dev_index, i);
         sd_trace_phase *p = &r.phases[r.n_phases - 1];

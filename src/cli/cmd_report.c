@@ -110,10 +110,45 @@ static void note_oom_dumps(const sd_job_entry *e, size_t n)
     }
 }
 
+/* The whole folder, for the page's steps-by-ranks table, once the snapshots of the other
+ * ranks are freed: the entries own copies of their names. */
+typedef struct job_view {
+    sd_job_entry *e;
+    size_t n;
+    sd_job_rank *ranks;
+    size_t nr, grown;
+} job_view;
+
+static void job_view_free(job_view *jv)
+{
+    for (size_t i = 0; jv->e && i < jv->n; i++) free((char *)jv->e[i].source);
+    free(jv->e);
+    free(jv->ranks);
+    memset(jv, 0, sizeof *jv);
+}
+
+/* Keep e and ranks in jv, each entry's name copied. @return false: out of memory. */
+static bool keep_job(job_view *jv, sd_job_entry *e, size_t n, sd_job_rank *ranks, size_t nr,
+                     size_t grown)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *copy = strdup(e[i].source);
+        if (!copy) {
+            for (size_t k = 0; k < i; k++) free((char *)e[k].source);
+            return false;
+        }
+        e[i].source = copy;
+    }
+    *jv = (job_view){e, n, ranks, nr, grown};
+    return true;
+}
+
 /* A job's folder of several steps (sd_job_names_are_steps, or --name-pattern): the page
  * follows one rank across its steps, in step order; the other snapshots are freed and the
- * OOM dumps named. 0: *n and snaps narrowed or left as they were; -1: printed. */
-static int follow_one_rank(const struct cli_opts *o, sd_snapshot **snaps, size_t *n)
+ * OOM dumps named; the whole folder stays in *jv for its table. 0: *n and snaps narrowed
+ * or left as they were; -1: printed. */
+static int follow_one_rank(const struct cli_opts *o, sd_snapshot **snaps, size_t *n,
+                           job_view *jv)
 {
     if (o->as != AS_GUESS || *n < 2) return 0;
     sd_error err;
@@ -160,6 +195,14 @@ static int follow_one_rank(const struct cli_opts *o, sd_snapshot **snaps, size_t
         if (!e[i].name.oom && e[i].name.rank == rank)
             for (size_t s = 0; s < *n; s++)
                 if (snaps[s] && sd_snapshot_source(snaps[s]) == e[i].source) kept[w++] = snaps[s];
+    if (!keep_job(jv, e, *n, ranks, nr, grown)) {   /* before the snapshots (names) go */
+        free(kept);
+        msg_error("out of memory");
+        rc = -1;
+        goto done;
+    }
+    e = NULL;      /* jv's now */
+    ranks = NULL;
     for (size_t s = 0; s < *n; s++) {
         bool keep = false;
         for (size_t i = 0; i < w && !keep; i++) keep = kept[i] == snaps[s];
@@ -192,13 +235,21 @@ typedef struct report_job {
     const sd_profile *profile;
     bool ranks;
     const sd_curve *curve;
+    const job_view *job;      /* a job's folder the page follows one rank of, or NULL */
 } report_job;
 
 static int write_report(FILE *out, const report_job *j, const struct cli_opts *o)
 {
     sd_report_input in = {SD_REPORT_INPUT_VERSION, (const sd_snapshot *const *)j->snaps, j->n,
                            (const sd_frag *const *)j->frags, j->profile, j->diff, o->max_memory,
-                           j->ranks, j->curve};
+                           j->ranks, j->curve, NULL, 0, NULL, 0, 0};
+    if (j->job && j->job->n) {
+        in.job = j->job->e;
+        in.n_job = j->job->n;
+        in.job_ranks = j->job->ranks;
+        in.n_job_ranks = j->job->nr;
+        in.job_grown = j->job->grown;
+    }
     sd_error err;
     sd_error_clear(&err);
     sd_status st = sd_render_report(out, &in, &err);
@@ -275,7 +326,7 @@ static int report_curves(const struct cli_opts *o)
         return EXIT_TROUBLE;
     }
     cli_curve_warn_bad_lines(c);
-    report_job j = {NULL, sd_curve_file_count(c), NULL, NULL, NULL, false, c};
+    report_job j = {NULL, sd_curve_file_count(c), NULL, NULL, NULL, false, c, NULL};
     int status = render_to_output(&j, o);
     sd_curve_free(c);
     return status;
@@ -299,22 +350,24 @@ int cmd_report(const struct cli_opts *opts)
     sd_frag **frags = calloc(n ? n : 1, sizeof *frags);
     sd_diff *diff = NULL;
     sd_profile *profile = NULL;
+    job_view jv = {0};
     if (!frags) msg_error("out of memory");
     else if (n == 0) msg_error("report: no snapshot in the input");
-    else if (follow_one_rank(opts, snaps, &n) != 0) {
+    else if (follow_one_rank(opts, snaps, &n, &jv) != 0) {
         /* printed */
     } else if (read_as_ranks(opts, snaps, n)) {
         qsort(snaps, n, sizeof *snaps, by_rank);   /* as `series` lists them */
         if (analyse_frags(snaps, n, opts, frags) == 0) {
-            report_job j = {snaps, n, frags, NULL, NULL, true, NULL};
+            report_job j = {snaps, n, frags, NULL, NULL, true, NULL, NULL};
             status = render_to_output(&j, opts);
         }
     } else if (analyse(snaps, n, opts, frags, &diff, &profile) == 0) {
-        report_job j = {snaps, n, frags, diff, profile, false, NULL};
+        report_job j = {snaps, n, frags, diff, profile, false, NULL, &jv};
         status = render_to_output(&j, opts);
     }
     sd_diff_free(diff);
     sd_profile_free(profile);
+    job_view_free(&jv);
     for (size_t i = 0; frags && i < n; i++) sd_frag_free(frags[i]);
     free(frags);
     cli_free_all(snaps, n);

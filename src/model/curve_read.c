@@ -532,11 +532,13 @@ typedef struct csv_header {
     double mult[MAX_COLUMNS];
 } csv_header;
 
-/* The next cell of s[*i..len): trimmed, quotes dropped. */
+/* The next cell of s[*i..len): trimmed, quotes dropped. A comma inside quotes is the
+ * cell's, as is a newline (a record joined by csv_join). */
 static void csv_cell(const char *s, size_t len, size_t *i, const char **cell, size_t *clen)
 {
     size_t b = *i;
-    while (*i < len && s[*i] != ',') (*i)++;
+    bool quoted = false;
+    for (; *i < len && (quoted || s[*i] != ','); (*i)++) quoted ^= s[*i] == '"';
     size_t e = *i;
     if (*i < len) (*i)++;
     while (b < e && (s[b] == ' ' || s[b] == '"')) b++;
@@ -887,6 +889,7 @@ static gzFile open_input(const char *path, sd_error *err)
 typedef struct reader {
     gzFile f;
     char *buf;                /* the line, SDP_CURVE_MAX_LINE bytes */
+    char *join;               /* a CSV record of several lines (csv_join), or NULL */
     char *blk;                /* what gzread gave, READ_BLOCK bytes */
     size_t blk_len, blk_pos;
     uint64_t line;
@@ -938,6 +941,53 @@ static bool next_line(reader *r, size_t *len, bool *too_long, bool *cut)
     r->buf[n] = '\0';
     *len = n;
     return true;
+}
+
+/* Whether a quoted CSV field is still open after s[0..len), given whether it was before
+ * (RFC 4180: "" inside quotes is a quote, and toggles twice). */
+static bool csv_quote_open(const char *s, size_t len, bool open)
+{
+    for (size_t i = 0; i < len; i++) open ^= s[i] == '"';
+    return open;
+}
+
+static size_t clean_line(char *s, size_t n);
+
+/* A CSV record whose quoted field spans lines is one record: the lines after s[0..*len)
+ * are read and joined to it, newlines kept, until the quote closes. @return the record
+ * (in rd->join; *len its length), or NULL with *why when it cannot be whole: it never
+ * closes, or it grows past a line's limit (a stray quote: the lines after the one that
+ * went past are read as lines again, so one quote cannot swallow the file). */
+static char *csv_join(reader *rd, const char *s, size_t *len, bool *cut, const char **why)
+{
+    if (!rd->join && !(rd->join = malloc(SDP_CURVE_MAX_LINE))) {
+        *why = "out of memory joining a quoted CSV field";
+        return NULL;
+    }
+    size_t n = *len;
+    memcpy(rd->join, s, n);
+    bool open = true;
+    *why = NULL;
+    while (open) {
+        size_t l;
+        bool too_long;
+        if (!next_line(rd, &l, &too_long, cut)) {
+            *why = "a quoted CSV field that never closes (cut short?)";
+            return NULL;
+        }
+        l = clean_line(rd->buf, l);
+        if (too_long || n + 1 + l >= SDP_CURVE_MAX_LINE) {
+            *why = "a quoted CSV field longer than 64 KiB (a stray quote?)";
+            return NULL;
+        }
+        open = csv_quote_open(rd->buf, l, open);
+        rd->join[n++] = '\n';
+        memcpy(rd->join + n, rd->buf, l);
+        n += l;
+    }
+    rd->join[n] = '\0';
+    *len = n;
+    return rd->join;
 }
 
 /* Drop what a terminal would not show: ANSI escape sequences (colours, 24-bit ones too,
@@ -1488,6 +1538,7 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
     bool too_long, cut;
     while (st == SD_OK && next_line(&rd, &len, &too_long, &cut)) {
         char *s = rd.buf;
+        uint64_t line_no = rd.line;   /* a record's first line */
         record r;
         memset(&r, 0, sizeof r);
         int64_t prank = -1;
@@ -1516,7 +1567,14 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
                                 ? SDP_CURVE_NVSMI : SDP_CURVE_CSV;
                 else fc.format = SDP_CURVE_TEXT;
             }
-            if ((fc.format == SDP_CURVE_CSV || fc.format == SDP_CURVE_NVSMI) && !have_header) {
+            if ((fc.format == SDP_CURVE_CSV || fc.format == SDP_CURVE_NVSMI) &&
+                csv_quote_open(s, len, false)) {
+                line_no = rd.line;
+                char *whole = csv_join(&rd, s, &len, &cut, &r.bad);
+                if (whole) s = whole;
+            }
+            if ((fc.format == SDP_CURVE_CSV || fc.format == SDP_CURVE_NVSMI) && !have_header &&
+                !r.bad) {
                 if (!csv_parse_header(s, len, &h)) continue;   /* preamble before the header */
                 have_header = true;
                 bool has_step = false;
@@ -1554,7 +1612,7 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
                 }
                 if (fc.pattern) pattern_read(fc.pattern, s, &r);
                 else read_text_line(&fc, s + skip, len - skip, &r);
-            } else {
+            } else if (!r.bad) {
                 parse_csv(&h, s, len, &r);
             }
         }
@@ -1566,7 +1624,7 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
             if (st == SD_OK && !took && fc.format != SDP_CURVE_TEXT && has_memory(&r))
                 r.bad = "a memory figure without a step or time";
         }
-        if (r.bad) count_bad(info, rd.line, r.bad);
+        if (r.bad) count_bad(info, line_no, r.bad);
         info->samples += took;
         if (!info->samples && sh && !too_long) note_shape(sh, s, len);
         fc.generic |= took && fc.format == SDP_CURVE_TEXT && !fc.preset;
@@ -1586,6 +1644,7 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
     info->format = fc.format == SDP_CURVE_AUTO ? SDP_CURVE_TEXT : fc.format;
     free(rd.buf);
     free(rd.blk);
+    free(rd.join);
     gzclose(rd.f);
     if (fc.pattern) regfree(&up.nr.re);
     info->preset = fc.pattern ? "pattern" : fc.preset ? fc.preset->name

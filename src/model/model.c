@@ -525,6 +525,31 @@ static sd_status trace_item(sd_snapshot *s, const sd_value *v, sd_trace_entry *e
     return sdp_take_read_trace_entry(s, v, e);
 }
 
+/* The entries of one non-empty trace list (a device's, or host_traces): a slice of the
+ * records when they were taken in order, else read into the model. */
+static sd_status read_trace_list(sd_snapshot *s, const sd_value *list, sd_trace_entry **out)
+{
+    const sdp_cont *lc = sdp_cont_of(*list);
+    size_t n = lc->n;
+    sd_trace_entry *entries = records_in_order(s, lc);
+    if (!entries) {
+        SDP_TRY_MODEL(sdp_model_items(s, lc));
+        sd_status st = records_then_tail(s, lc, &entries);
+        if (st) return st;
+    }
+    if (!entries) {
+        entries = sdp_model_alloc(s, n * sizeof *entries);
+        if (!entries) return sdp_model_fail(s, list, "memory budget exhausted reading traces");
+        for (size_t i = 0; i < n; i++) {
+            s->load->ctx_offset = lc->offset;
+            sd_status st = trace_item(s, &lc->items[i], &entries[i]);
+            if (st) return st;
+        }
+    }
+    *out = entries;
+    return SD_OK;
+}
+
 static sd_status build_traces(sd_snapshot *s, const sd_value *traces, size_t *dev_cap)
 {
     size_t n_seg_devices = s->n_devices;
@@ -544,22 +569,9 @@ static sd_status build_traces(sd_snapshot *s, const sd_value *traces, size_t *de
         if (dev > MAX_DEVICE_ORDINAL)
             return sdp_fail(s->load->err, SD_ELIMIT, c->offset, "'device_traces' has non-empty "
                             "lists past device %d", MAX_DEVICE_ORDINAL);
-        sd_status st = SD_OK;
-        sd_trace_entry *entries = records_in_order(s, lc);
-        if (!entries) {
-            SDP_TRY_MODEL(sdp_model_items(s, lc));
-            st = records_then_tail(s, lc, &entries);
-            if (st) return st;
-        }
-        if (!entries) {
-            entries = sdp_model_alloc(s, n * sizeof *entries);
-            if (!entries) return sdp_model_fail(s, list, "memory budget exhausted reading traces");
-            for (size_t i = 0; i < n; i++) {
-                s->load->ctx_offset = lc->offset;
-                st = trace_item(s, &lc->items[i], &entries[i]);
-                if (st) return st;
-            }
-        }
+        sd_trace_entry *entries;
+        sd_status st = read_trace_list(s, list, &entries);
+        if (st) return st;
         sd_cuda_device *d = find_device(s, dev, 0, n_seg_devices);
         if (!d) d = append_device(s, dev, dev_cap);
         if (!d) return sdp_model_fail(s, list, "memory budget exhausted");
@@ -567,6 +579,131 @@ static sd_status build_traces(sd_snapshot *s, const sd_value *traces, size_t *de
         d->n_trace = n;
     }
     return SD_OK;
+}
+
+/* ---------- pinned host memory ---------- */
+
+/* host_segments: segment dicts as a device's (the CachingHostAllocator's blocks), kept
+ * apart from the devices; their `device` key, if any, is not a CUDA device and is not
+ * read as one. */
+static sd_status build_host_segments(sd_snapshot *s, const sd_value *list)
+{
+    const sdp_cont *lc = sdp_cont_of(*list);
+    if (!lc || lc->type != SDP_LIST) {
+        sdp_model_warn(s, "'host_segments' is not a list; ignored");
+        return SD_OK;
+    }
+    if (lc->run != 1 + SDP_REC_SEGMENT) SDP_TRY_MODEL(sdp_model_items(s, lc));
+    size_t n = lc->n, total_blocks = 0;
+    sdp_raw_segment *raw = malloc((n ? n : 1) * sizeof *raw);
+    if (!raw || !sdp_arena_charge(&s->load->pickle, n * sizeof *raw)) {
+        free(raw);
+        return sdp_model_fail(s, list, "memory budget exhausted reading host segments");
+    }
+    sd_status st = SD_OK;
+    for (size_t i = 0; i < n && !st; i++) {
+        s->load->ctx_offset = sd_value_offset(list);
+        st = read_segment_item(s, lc, i, &raw[i]);
+        raw[i].device = 0; /* one address space: ordered by address alone */
+        if (!st) total_blocks += raw[i].blocks ? sdp_cont_of(*raw[i].blocks)->n : 0;
+    }
+    if (!st && n > 1) qsort(raw, n, sizeof *raw, cmp_sdp_raw_segment);
+    sd_segment *segs = st ? NULL : sdp_model_alloc(s, (n ? n : 1) * sizeof *segs);
+    sd_block *blocks = segs ? sdp_model_alloc(s, (total_blocks ? total_blocks : 1) * sizeof *blocks)
+                            : NULL;
+    if (!st && (!segs || !blocks))
+        st = sdp_model_fail(s, list, "memory budget exhausted reading host segments");
+    size_t bi = 0;
+    for (size_t i = 0; i < n && !st; i++) {
+        size_t nb = 0;
+        segs[i] = raw[i].seg;
+        segs[i].first_block = (uint32_t)bi;
+        st = build_segment_blocks(s, &raw[i], &blocks[bi], (uint32_t)i, &nb);
+        segs[i].n_blocks = (uint32_t)nb;
+        bi += nb;
+    }
+    sdp_arena_uncharge(&s->load->pickle, n * sizeof *raw);
+    free(raw);
+    if (st) return st;
+    s->host.segments = segs;
+    s->host.n_segments = n;
+    s->host.blocks = blocks;
+    s->host.n_blocks = bi;
+    return SD_OK;
+}
+
+/* host_traces: one list of trace entries, oldest first (the host allocator is one, not
+ * one per device). A list of lists is left out with a warning rather than read as a
+ * layout it may not be (the torch source at hand does not show host_traces written). */
+static sd_status build_host_traces(sd_snapshot *s, const sd_value *list)
+{
+    const sdp_cont *lc = sdp_cont_of(*list);
+    if (!lc || lc->type != SDP_LIST) {
+        sdp_model_warn(s, "'host_traces' is not a list; ignored");
+        return SD_OK;
+    }
+    if (!lc->n) return SD_OK;
+    if (!lc->run) {
+        SDP_TRY_MODEL(sdp_model_items(s, lc));
+        if (sdp_type(lc->items[0]) == SDP_LIST) {
+            sdp_model_warn(s, "'host_traces' is a list of lists, not of trace entries; ignored");
+            return SD_OK;
+        }
+    }
+    sd_trace_entry *entries;
+    sd_status st = read_trace_list(s, list, &entries);
+    if (st) return st;
+    s->host.trace = entries;
+    s->host.n_trace = lc->n;
+    return SD_OK;
+}
+
+static sd_status build_host(sd_snapshot *s, const sd_value *segments, const sd_value *traces)
+{
+    s->has_host = true;
+    s->host.device = -1;
+    sd_status st = segments ? build_host_segments(s, segments) : SD_OK;
+    if (!st && traces) st = build_host_traces(s, traces);
+    return st;
+}
+
+/* ---------- skip_actions ---------- */
+
+/* skip_actions: a list of action names, at the top level or among the allocator settings
+ * (snapshot-format.md section 1: a newer _record_memory_history argument). Not a list of
+ * strings: not read (unknown beats a wrong list), with a warning. */
+static void read_skip_actions(sd_snapshot *s, const sd_value *v)
+{
+    const sdp_cont *c = sdp_cont_of(*v);
+    if (!c || (c->type != SDP_LIST && c->type != SDP_TUPLE) ||
+        sdp_model_items(s, c) != SD_OK) {
+        sdp_model_warn(s, "'skip_actions' is not a list of action names; ignored");
+        return;
+    }
+    uint32_t mask = 0;
+    for (uint32_t i = 0; i < c->n; i++) {
+        if (sdp_type(c->items[i]) != SDP_STR) {
+            sdp_model_warn(s, "'skip_actions' is not a list of action names; ignored");
+            return;
+        }
+        mask |= 1u << sdp_take_action_of(&c->items[i]);
+    }
+    s->skip_mask = mask;
+    s->has_skip = true;
+    if (!mask) return;
+    char acts[256] = "", figs[512] = "";
+    size_t na = 0, nf = 0;
+    for (unsigned a = 0; a < SD_ACT_COUNT; a++)
+        if (mask & (1u << a))
+            na += (size_t)snprintf(acts + na, na < sizeof acts ? sizeof acts - na : 0, "%s%s",
+                                   na ? ", " : "", sd_trace_action_name((sd_trace_action)a));
+    const char *f[16];
+    size_t n = sd_skip_unreliable_figures(mask, f, 16);
+    for (size_t i = 0; i < n && i < 16; i++)
+        nf += (size_t)snprintf(figs + nf, nf < sizeof figs ? sizeof figs - nf : 0, "%s%s",
+                               nf ? ", " : "", f[i]);
+    sdp_model_warn(s, "the recording skipped %s (skip_actions): unreliable: %s", acts,
+                   n ? figs : "nothing snapdiff reads");
 }
 
 /* ---------- allocator settings ---------- */
@@ -730,7 +867,8 @@ static sd_status read_annotations(sd_snapshot *s, const sd_value *v)
 sd_status sdp_model_build(sd_snapshot *s)
 {
     const sd_value *root = &s->load->root, *segments = NULL, *traces = NULL, *settings = NULL,
-                  *annotations = NULL;
+                  *annotations = NULL, *host_segments = NULL, *host_traces = NULL,
+                  *skip = NULL;
     s->load->ctx_offset = sd_value_offset(root);
     if (sdp_type(*root) == SDP_LIST) {
         segments = root; /* torch <= 1.13, or pickle.dump(memory_snapshot()) */
@@ -740,6 +878,11 @@ sd_status sdp_model_build(sd_snapshot *s)
         traces = sd_value_dict_get(root, "device_traces");
         settings = sd_value_dict_get(root, "allocator_settings");
         annotations = sd_value_dict_get(root, "external_annotations");
+        host_segments = sd_value_dict_get(root, "host_segments");
+        host_traces = sd_value_dict_get(root, "host_traces");
+        skip = sd_value_dict_get(root, "skip_actions");
+        if (!skip && settings && sdp_type(*settings) == SDP_DICT)
+            skip = sd_value_dict_get(settings, "skip_actions");
         if (!segments)
             return sdp_model_fail(s, root, "not a memory snapshot: the top-level dict has no "
                                   "'segments' key");
@@ -760,6 +903,9 @@ sd_status sdp_model_build(sd_snapshot *s)
     if (st) return st;
     if (annotations) st = read_annotations(s, annotations);
     if (st) return st;
+    if (host_segments || host_traces) st = build_host(s, host_segments, host_traces);
+    if (st) return st;
+    if (skip) read_skip_actions(s, skip);
     if (s->n_devices > 1) qsort(s->devices, s->n_devices, sizeof *s->devices, cmp_device);
     return SD_OK;
 }

@@ -110,6 +110,12 @@ struct sd_snapshot {
     sd_annotation *annotations;    /* external_annotations, in the arena */
     size_t n_annotations;
 
+    /* host_segments / host_traces: pinned host memory, never one of the devices */
+    sd_cuda_device host;
+    bool has_host;
+    uint32_t skip_mask;            /* skip_actions: 1u << sd_trace_action */
+    bool has_skip;
+
     char *warnings[SDP_MODEL_MAX_WARNINGS];
     size_t n_warnings;
     uint64_t warnings_dropped;
@@ -154,6 +160,8 @@ sd_status sdp_take_read_block(sd_snapshot *s, uint32_t index, sd_block *b, bool 
 sd_status sdp_take_block_as_trace(sd_snapshot *s, uint32_t index, sd_trace_entry *e);
 sd_status sdp_take_read_segment(sd_snapshot *s, uint32_t index, sdp_raw_segment *r);
 sd_status sdp_take_read_trace_entry(sd_snapshot *s, const sd_value *v, sd_trace_entry *e);
+/* The sd_trace_action an action string names (SD_ACT_OTHER for any other value). */
+uint8_t sdp_take_action_of(const sd_value *x);
 /* The trace records once parsing is done: their unused tail given back; and freed. */
 void sdp_model_trim_records(sd_snapshot *s);
 void sdp_model_free_records(sd_snapshot *s);

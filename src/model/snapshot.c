@@ -187,6 +187,49 @@ const sd_allocator_settings *sd_snapshot_allocator_settings(const sd_snapshot *s
     return &s->settings;
 }
 
+const sd_cuda_device *sd_snapshot_host_memory(const sd_snapshot *s)
+{
+    return s->has_host ? &s->host : NULL;
+}
+
+bool sd_snapshot_skipped_actions(const sd_snapshot *s, uint32_t *mask)
+{
+    if (mask) *mask = s->has_skip ? s->skip_mask : 0;
+    return s->has_skip;
+}
+
+#define ACT(a) (1u << SD_ACT_##a)
+
+size_t sd_skip_unreliable_figures(uint32_t mask, const char **figures, size_t cap)
+{
+    /* Which actions each figure read from the trace is built from: without them it
+     * counts what was not recorded as never having happened. A block is released by its
+     * first free_requested or free_completed, so the frees are gone only when both are
+     * (FREES, a bit no action uses). */
+    enum { FREES = 1u << 31 };
+    static const struct { const char *figure; uint32_t actions; } table[] = {
+        {"the trace's peak", ACT(ALLOC) | FREES},
+        {"leak and lifetime figures from the trace", ACT(ALLOC) | FREES},
+        {"allocation counts and sites from the trace", ACT(ALLOC)},
+        {"reserved memory over the trace",
+         ACT(SEGMENT_ALLOC) | ACT(SEGMENT_FREE) | ACT(SEGMENT_MAP) | ACT(SEGMENT_UNMAP)},
+        {"replay", ACT(ALLOC) | ACT(FREE_REQUESTED) | ACT(FREE_COMPLETED) | ACT(SEGMENT_ALLOC) |
+                   ACT(SEGMENT_FREE) | ACT(SEGMENT_MAP) | ACT(SEGMENT_UNMAP)},
+        {"the oom count (none seen is not none happened)", ACT(OOM)},
+        {"phases split at snapshot and annotate entries", ACT(SNAPSHOT) | ACT(ANNOTATE)},
+    };
+    if ((mask & ACT(FREE_REQUESTED)) && (mask & ACT(FREE_COMPLETED))) mask |= FREES;
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
+        if (!(mask & table[i].actions)) continue;
+        if (n < cap && figures) figures[n] = table[i].figure;
+        n++;
+    }
+    return n;
+}
+
+#undef ACT
+
 size_t sd_snapshot_annotation_count(const sd_snapshot *s) { return s->n_annotations; }
 
 const sd_annotation *sd_snapshot_annotation(const sd_snapshot *s, size_t i)

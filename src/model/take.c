@@ -268,7 +268,7 @@ static sd_status read_segment_rec(sd_snapshot *s, const sdp_segment_rec *rec, sd
 
 /* ---------- trace entries ---------- */
 
-static uint8_t action_of(const sd_value *x)
+uint8_t sdp_take_action_of(const sd_value *x)
 {
     static const char *const names[] = {
         [SD_ACT_ALLOC] = "alloc", [SD_ACT_FREE_REQUESTED] = "free_requested",
@@ -305,7 +305,7 @@ static uint8_t cached_action(sd_snapshot *s, const sd_value *x)
     size_t slot = (size_t)(x->bits >> 3) & 7;
     sdp_load *L = s->load;
     if (sdp_is_ptr(*x) && L->action_cache[slot].bits == x->bits) return L->action_cache[slot].action;
-    uint8_t a = action_of(x);
+    uint8_t a = sdp_take_action_of(x);
     if (sdp_is_ptr(*x)) {
         L->action_cache[slot].bits = x->bits;
         L->action_cache[slot].action = a;

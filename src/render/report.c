@@ -113,6 +113,18 @@ static sd_status write_curve(FILE *out, const sd_report_input *in)
     return sd_render_curve_json(out, curve_of(in), NULL, &err);
 }
 
+/* A job's folder as `series --json` writes it (snapdiff.series-job/1). */
+static sd_status write_job(FILE *out, const sd_report_input *in)
+{
+    return sd_render_series_job_json(out, in->job, in->n_job, in->job_ranks, in->n_job_ranks,
+                                     in->job_grown, false);
+}
+
+static const sd_job_entry *job_of(const sd_report_input *in)
+{
+    return in->version >= 3 && in->n_job ? in->job : NULL;
+}
+
 /* One document rendered into memory, then written as a script element. */
 static sd_status embed_doc(FILE *out, const char *id, doc_writer w, const sd_report_input *in)
 {
@@ -783,6 +795,7 @@ static sd_status write_data(FILE *out, const sd_report_input *in, sd_error *err)
         if (st == SD_OK) st = embed_doc(out, "sd-frag", write_frag, in);
         if (st == SD_OK && in->diff) st = embed_doc(out, "sd-diff", write_diff, in);
         if (st == SD_OK && is_ranks(in)) st = embed_doc(out, "sd-ranks", write_ranks, in);
+        if (st == SD_OK && job_of(in)) st = embed_doc(out, "sd-job", write_job, in);
         if (st != SD_OK) return st;
         doc = is_ranks(in) ? ranks_report_json(in) : report_json(in, &st, err);
     }

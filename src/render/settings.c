@@ -1,9 +1,11 @@
-/* settings.c - the allocator settings as the stats and frag reports show them. */
+/* settings.c - what the snapshot recorded beside the devices, as the reports show it: the
+ * allocator settings, skip_actions, pinned host memory. */
 #include <inttypes.h>
 #include <stdio.h>
 
 #include "render/format.h"
 #include "render/settings.h"
+#include "snapdiff/stats.h"
 
 void sdp_settings_stats_text(FILE *out, const sd_allocator_settings *a)
 {
@@ -118,4 +120,70 @@ json_t *sdp_settings_frag_json(const sd_allocator_settings *st)
                         rec ? setting_json(recorded_member(st, "roundup_power2_divisions"))
                             : json_null());
     return o;
+}
+
+json_t *sdp_skip_actions_json(const sd_snapshot *s)
+{
+    uint32_t mask;
+    if (!sd_snapshot_skipped_actions(s, &mask)) return json_null();
+    json_t *o = json_object(), *acts = json_array(), *figs = json_array();
+    for (unsigned a = 0; a < SD_ACT_COUNT; a++)
+        if (mask & (1u << a))
+            json_array_append_new(acts, json_string(sd_trace_action_name((sd_trace_action)a)));
+    const char *f[16];
+    size_t n = sd_skip_unreliable_figures(mask, f, 16);
+    for (size_t i = 0; i < n && i < 16; i++) json_array_append_new(figs, json_string(f[i]));
+    json_object_set_new(o, "actions", acts);
+    json_object_set_new(o, "unreliable", figs);
+    return o;
+}
+
+void sdp_host_text(FILE *out, const sd_snapshot *s, const char *indent)
+{
+    const sd_cuda_device *host = sd_snapshot_host_memory(s);
+    if (!host) return;
+    sd_stats st;
+    sd_stats_device(host, &st);
+    uint64_t blocks = 0;
+    for (size_t i = 0; i < host->n_blocks; i++) blocks += host->blocks[i].state == SD_BLOCK_ALLOCATED;
+    fprintf(out, "%spinned host memory: %s allocated in %s block%s, %s reserved in %s segment%s "
+            "(host_segments: in no device figure)\n", indent,
+            sdp_fmt_bytes(st.allocated_bytes).s, sdp_fmt_count(blocks).s, blocks == 1 ? "" : "s",
+            sdp_fmt_bytes(st.reserved_bytes).s, sdp_fmt_count(st.segments).s,
+            st.segments == 1 ? "" : "s");
+}
+
+json_t *sdp_host_json(const sd_snapshot *s)
+{
+    const sd_cuda_device *host = sd_snapshot_host_memory(s);
+    if (!host) return json_null();
+    sd_stats st;
+    sd_stats_device(host, &st);
+    uint64_t blocks = 0;
+    for (size_t i = 0; i < host->n_blocks; i++) blocks += host->blocks[i].state == SD_BLOCK_ALLOCATED;
+    json_t *o = json_object();
+    json_object_set_new(o, "allocated_bytes", json_integer((json_int_t)st.allocated_bytes));
+    json_object_set_new(o, "blocks", json_integer((json_int_t)blocks));
+    json_object_set_new(o, "reserved_bytes", json_integer((json_int_t)st.reserved_bytes));
+    json_object_set_new(o, "segments", json_integer((json_int_t)st.segments));
+    json_object_set_new(o, "trace_entries", json_integer((json_int_t)st.trace_entries));
+    return o;
+}
+
+void sdp_skip_actions_text(FILE *out, const sd_snapshot *s, const char *indent)
+{
+    uint32_t mask;
+    if (!sd_snapshot_skipped_actions(s, &mask) || !mask) return;
+    fprintf(out, "%swarning: the recording skipped", indent);
+    const char *sep = " ";
+    for (unsigned a = 0; a < SD_ACT_COUNT; a++) {
+        if (!(mask & (1u << a))) continue;
+        fprintf(out, "%s%s", sep, sd_trace_action_name((sd_trace_action)a));
+        sep = ", ";
+    }
+    fprintf(out, " (skip_actions): unreliable:");
+    const char *f[16];
+    size_t n = sd_skip_unreliable_figures(mask, f, 16);
+    for (size_t i = 0; i < n && i < 16; i++) fprintf(out, "%s%s", i ? ", " : " ", f[i]);
+    fprintf(out, "%s\n", n ? "" : " nothing snapdiff reads");
 }

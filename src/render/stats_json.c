@@ -59,6 +59,17 @@ static json_t *snapshot_json(const sd_snapshot *s)
     sd_stats total;
     sd_stats_total(s, &total);
     json_object_set_new(o, "total", stats_json(&total, all_actions));
+    const sd_cuda_device *host = sd_snapshot_host_memory(s);
+    if (host) {
+        sd_stats hs;
+        sd_stats_device(host, &hs);
+        sd_stats_device_actions(host, by_action, SD_ACT_COUNT);
+        hs.device = -1; /* no "device" key: host memory is no device */
+        json_object_set_new(o, "host", stats_json(&hs, by_action));
+    } else {
+        json_object_set_new(o, "host", json_null());
+    }
+    json_object_set_new(o, "skip_actions", sdp_skip_actions_json(s));
     json_object_set_new(o, "allocator_settings",
                         sdp_settings_stats_json(sd_snapshot_allocator_settings(s)));
     json_t *warn = json_array();

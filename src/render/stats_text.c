@@ -66,6 +66,15 @@ sd_status sd_render_stats_text(FILE *out, const sd_snapshot *s, const sd_render_
         fprintf(out, "total over %zu devices\n", nd);
         print_stats(out, &total, all_actions, color);
     }
+    const sd_cuda_device *host = sd_snapshot_host_memory(s);
+    if (host) {
+        sd_stats st;
+        sd_stats_device(host, &st);
+        sd_stats_device_actions(host, by_action, SD_ACT_COUNT);
+        fprintf(out, "pinned host memory (host_segments, host_traces: in no device figure)\n");
+        print_stats(out, &st, by_action, color);
+    }
     sdp_settings_stats_text(out, sd_snapshot_allocator_settings(s));
+    sdp_skip_actions_text(out, s, "");
     return ferror(out) ? SD_EIO : SD_OK;
 }

@@ -6,6 +6,7 @@
 #include "base/base.h"
 #include "render/frag_render.h"
 #include "render/top_render.h"
+#include "render/settings.h"
 #include "snapdiff/render_top.h"
 
 static json_t *jint(uint64_t v) { return json_integer((json_int_t)v); }
@@ -146,6 +147,7 @@ sd_status sd_render_top_json_with_ooms(FILE *out, const sd_peak *x, const sd_fra
         json_array_append_new(devs, o);
     }
     json_object_set_new(doc, "devices", devs);
+    json_object_set_new(doc, "host", sdp_host_json(sd_peak_snapshot(x)));
     int rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(doc);
     if (rc != 0 || fputc('\n', out) == EOF)

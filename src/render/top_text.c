@@ -6,6 +6,7 @@
 #include "base/base.h"
 #include "render/format.h"
 #include "render/frag_render.h"
+#include "render/settings.h"
 #include "render/top_render.h"
 #include "snapdiff/render_top.h"
 
@@ -178,6 +179,7 @@ sd_status sd_render_top_text(FILE *out, const sd_peak *x, const sd_render_option
         print_device(out, x, sd_peak_device_at(x, i), top, &kp, ro, topts ? topts->ooms : NULL);
     }
     if (sd_peak_device_count(x) == 0) fprintf(out, "no device holds memory\n");
+    sdp_host_text(out, sd_peak_snapshot(x), "");
     if (ferror(out)) return sdp_fail(err, SD_EIO, SD_NO_OFFSET, "error writing output");
     return SD_OK;
 }

@@ -2,6 +2,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "render/settings.h"
 #include "render/diff_render.h"
 #include "render/frag_render.h"
 #include "render/trace_render.h"
@@ -192,6 +193,7 @@ sd_status sd_render_trace_json_with_ooms(FILE *out, const sd_trace *t, const sd_
     for (size_t i = 0; i < sd_trace_device_count(t); i++)
         json_array_append_new(devs, device_json(a, s, sd_trace_device_at(t, i), ooms));
     json_object_set_new(doc, "devices", devs);
+    json_object_set_new(doc, "skip_actions", sdp_skip_actions_json(s));
     int rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', out);
     json_decref(doc);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "render/settings.h"
 #include "render/format.h"
 #include "render/top_render.h"
 #include "render/trace_render.h"
@@ -220,6 +221,7 @@ sd_status sd_render_trace_text(FILE *out, const sd_trace *t, const sd_trace_text
         fprintf(out, "%s: no allocation history recorded (device_traces is empty: record it "
                 "with torch.cuda.memory._record_memory_history())\n",
                 sd_snapshot_source(sd_trace_snapshot(t)));
+    sdp_skip_actions_text(out, sd_trace_snapshot(t), "");
     for (size_t i = 0; i < n; i++) {
         const sd_trace_device *d = sd_trace_device_at(t, i);
         if (i) fprintf(out, "\n");

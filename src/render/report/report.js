@@ -703,6 +703,75 @@
     else s2.appendChild(el('p', {'class': 'note', text: 'No stack grew.'}));
   }
 
+  /* A job's folder (snapdiff.series-job/1, what `series --json` writes over it): the page
+   * follows one rank; this table shows every rank by step, as `series` prints it. */
+  function drawJob(main, job, followed) {
+    if (!job) return;
+    var ranks = job.ranks.map(function (r) { return r.rank; });
+    var s = section(main, 'sd-job', 'Job folder: steps by rank (' + job.layout + ' names)',
+      'Allocated bytes of each rank\'s snapshot at each step, over every device; OOM dumps ' +
+      '(taken when the allocator failed) on rows of their own. The sections above follow ' +
+      (followed === null ? 'one rank' : 'rank ' + followed) + '; `snapdiff series` prints the same tables.');
+    var steps = [];
+    job.snapshots.forEach(function (sn) {
+      var key = (sn.oom ? 'oom ' : '') + (sn.step === null ? '-' : sn.step);
+      var row = steps.length ? steps[steps.length - 1] : null;
+      if (!row || row.key !== key) steps.push(row = {key: key, step: sn.step, oom: sn.oom, by: {}});
+      row.by[sn.rank] = sn;
+    });
+    var t = el('table', {id: 'sd-job-table'});
+    t.appendChild(el('tr', null, [el('th', {text: 'step'})].concat(ranks.map(function (r) {
+      return el('th', {'class': 'num' + (r === followed ? ' followed' : ''), text: r === null ? 'rank ?' : 'rank ' + r});
+    }))));
+    steps.forEach(function (row) {
+      var label = (row.step === null ? '(not named)' : String(row.step)) + (row.oom ? ' (OOM dump)' : '');
+      t.appendChild(el('tr', {'data-key': row.key, 'data-ranks': ranks.filter(function (r) { return row.by[r]; }).join(' ')},
+        [el('td', {text: label})].concat(ranks.map(function (r) {
+          var sn = row.by[r];
+          return el('td', {'class': 'num', 'data-rank': String(r), 'data-allocated': sn ? String(sn.allocated_bytes) : '',
+            title: sn ? sn.source : '', text: sn ? fmtBytes(sn.allocated_bytes) : '\u2013'});
+        }))));
+    });
+    s.appendChild(t);
+    var t2 = el('table', {id: 'sd-job-ranks'});
+    t2.appendChild(el('tr', null, ['rank', 'steps', 'from step', 'to step', 'allocated', 'then', 'change', 'OOM dumps']
+      .map(function (h, i) { return el('th', {'class': i ? 'num' : '', text: h}); })));
+    job.ranks.forEach(function (r) {
+      t2.appendChild(el('tr', {'data-key': String(r.rank), 'data-steps': String(r.steps), 'data-oom': String(r.oom_dumps)}, [
+        el('td', {text: String(r.rank) + (r.rank === job.grew_most ? ' (grew most)' : '')}),
+        el('td', {'class': 'num', text: String(r.steps)}),
+        el('td', {'class': 'num', text: r.first_step === null ? '\u2013' : String(r.first_step)}),
+        el('td', {'class': 'num', text: r.last_step === null ? '\u2013' : String(r.last_step)}),
+        el('td', {'class': 'num', text: r.first_allocated_bytes === null ? '\u2013' : fmtBytes(r.first_allocated_bytes)}),
+        el('td', {'class': 'num', text: r.last_allocated_bytes === null ? '\u2013' : fmtBytes(r.last_allocated_bytes)}),
+        el('td', {'class': 'num', text: r.change_bytes === null ? '\u2013' : fmtDelta(r.change_bytes)}),
+        el('td', {'class': 'num', text: String(r.oom_dumps)})]));
+    });
+    s.appendChild(t2);
+  }
+
+  /* Pinned host memory (host_segments, host_traces): its own section, in no device figure. */
+  function drawHost(main, stats) {
+    if (!stats) return;
+    var files = statsFiles(stats).filter(function (f) { return f.host; });
+    if (!files.length) return;
+    var s = section(main, 'sd-host', 'Pinned host memory',
+      'Page-locked host memory of torch\'s CachingHostAllocator (host_segments and host_traces, ' +
+      'recorded with record_pinned_host_memory=True). It is host RAM: no device figure on this page includes it.');
+    var t = el('table', {id: 'sd-host-table'});
+    t.appendChild(el('tr', null, ['file', 'allocated', 'reserved', 'inactive', 'segments', 'blocks', 'trace entries']
+      .map(function (h, i) { return el('th', {'class': i ? 'num' : '', text: h}); })));
+    files.forEach(function (f) {
+      var h = f.host;
+      t.appendChild(el('tr', {'data-key': f.source, 'data-allocated': String(h.allocated_bytes),
+        'data-reserved': String(h.reserved_bytes)}, [el('td', {'class': 'mono', text: shortName(f.source)}),
+        el('td', {'class': 'num', text: fmtBytes(h.allocated_bytes)}), el('td', {'class': 'num', text: fmtBytes(h.reserved_bytes)}),
+        el('td', {'class': 'num', text: fmtBytes(h.inactive_bytes)}), el('td', {'class': 'num', text: fmtCount(h.segments)}),
+        el('td', {'class': 'num', text: fmtCount(h.blocks)}), el('td', {'class': 'num', text: fmtCount(h.trace_entries)})]));
+    });
+    s.appendChild(t);
+  }
+
   function main() {
     var rep = data('sd-report'), stats = data('sd-stats'), frag = data('sd-frag');
     var m = document.getElementById('sd-main');
@@ -718,6 +787,16 @@
       summary.textContent = rep.files.length + ' snapshots';
       drawSeries(m, stats, rep);
     }
+    var job = data('sd-job');
+    if (job) drawJob(m, job, job.grew_most !== null ? job.grew_most : followedRank(job));
+    drawHost(m, stats);
+  }
+
+  /* The rank the page follows when none grew: the one with the most steps (cmd_report.c). */
+  function followedRank(job) {
+    var best = null;
+    job.ranks.forEach(function (r) { if (!best || r.steps > best.steps) best = r; });
+    return best ? best.rank : null;
   }
 
   function run() {
