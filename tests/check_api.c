@@ -82,6 +82,45 @@ START_TEST(error_format_without_error)
 }
 END_TEST
 
+/* One sd_error record reused across calls (issue 28): every entry point clears it on
+ * entry, as jansson's json_load* do, so a success leaves no stale error behind and a
+ * second failure reports itself, not the first (within one call the first error wins). */
+START_TEST(reused_error_holds_the_last_call)
+{
+    sd_error err;
+    memset(&err, 0x5a, sizeof err);     /* never cleared by the caller: garbage */
+    ck_assert_ptr_null(sd_snapshot_load_file("/nonexistent/first.pickle", NULL, &err));
+    ck_assert_int_eq(err.code, SD_EIO);
+    ck_assert_ptr_nonnull(strstr(err.source, "first.pickle"));
+
+    /* a failing call, then a succeeding one: the record says "no error" */
+    sd_snapshot *s = sd_snapshot_load_file(FIXTURE("basic/v2_6_full.pickle"), NULL, &err);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_eq(err.code, SD_OK);
+    ck_assert_str_eq(err.source, "");
+    ck_assert_str_eq(err.text, "");
+    ck_assert(err.offset == SD_NO_OFFSET);
+
+    /* two different failures in a row: the second message is the second error's */
+    ck_assert_ptr_null(sd_snapshot_load_file("/nonexistent/first.pickle", NULL, &err));
+    ck_assert_int_eq(err.code, SD_EIO);
+    const char *bad_pattern[] = {"(unclosed"};
+    sd_attrib_options bad = {.group_by = SD_GROUP_SITE, .hide = bad_pattern, .n_hide = 1};
+    ck_assert_ptr_null(sd_attrib_create(&bad, &err));
+    ck_assert_int_eq(err.code, SD_EUSAGE);
+    ck_assert_ptr_null(strstr(err.source, "first.pickle"));
+    ck_assert_ptr_nonnull(strstr(err.text, "(unclosed"));
+
+    /* and a failure at a byte offset after one without: the offset is the new one's */
+    ck_assert_ptr_null(sd_pickle_parse((const uint8_t *)NOT_A_PICKLE, sizeof NOT_A_PICKLE - 1,
+                                       NULL, &err));
+    ck_assert_int_ne(err.code, SD_OK);
+    ck_assert_int_ne(err.code, SD_EUSAGE);
+    ck_assert_ptr_null(strstr(err.text, "(unclosed"));
+    sd_snapshot_free(s);
+}
+END_TEST
+
 START_TEST(loader_reports_per_input)
 {
     const char *specs[] = {FIXTURE("leak/churn_old.pickle"), "/nonexistent/x.pickle"};
@@ -104,6 +143,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, null_error_analyses);
     tcase_add_test(tc, error_format_without_error);
     tcase_add_test(tc, loader_reports_per_input);
+    tcase_add_test(tc, reused_error_holds_the_last_call);
     suite_add_tcase(s, tc);
     return s;
 }

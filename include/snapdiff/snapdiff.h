@@ -4,7 +4,9 @@
  * object the caller frees with the matching *_free (which accepts NULL). Pointers returned
  * by accessors borrow from the object they were read from and die with it. The library
  * never prints and never exits: failures come back as an sd_status and an sd_error the
- * caller provides (first error wins).
+ * caller provides. Every function that takes an sd_error * clears it on entry (as jansson
+ * does), so one record can be reused across calls and only ever holds the error of the
+ * last call; within one call the first error recorded wins.
  */
 #ifndef SNAPDIFF_SNAPDIFF_H
 #define SNAPDIFF_SNAPDIFF_H

@@ -224,6 +224,7 @@ static sd_status device_phases(sd_phases *p, const sd_cuda_device *d, dev_phases
 
 sd_phases *sd_phases_create(const sd_snapshot *s, sd_error *err)
 {
+    sd_error_clear(err);
     sd_phases *p = calloc(1, sizeof *p);
     if (!p) {
         sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory finding the phases");

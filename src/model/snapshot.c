@@ -91,12 +91,14 @@ static sd_snapshot *load_impl(const uint8_t *data, size_t len, const char *sourc
 sd_snapshot *sd_snapshot_load_buffer(const uint8_t *data, size_t len, const char *source,
                                      const sd_load_options *opts, sd_error *err)
 {
+    sd_error_clear(err);
     return load_impl(data, len, source, opts, err, NULL);
 }
 
 sd_snapshot *sd_snapshot_load_input(sd_input *in, size_t i, const sd_load_options *opts,
                                     sd_error *err)
 {
+    sd_error_clear(err);
     sd_bytes b;
     if (sd_input_read(in, i, &b, err) != SD_OK) return NULL;
     return load_impl(b.data, b.len, sd_input_name(in, i), opts, err, &b);
@@ -104,6 +106,7 @@ sd_snapshot *sd_snapshot_load_input(sd_input *in, size_t i, const sd_load_option
 
 sd_snapshot *sd_snapshot_load_file(const char *spec, const sd_load_options *opts, sd_error *err)
 {
+    sd_error_clear(err);
     sd_input_options io = {.max_memory = opts ? opts->max_memory : 0};
     sd_input *in = sd_input_open(spec, &io, err);
     if (!in) return NULL;

@@ -15,6 +15,7 @@ struct sd_pickle {
 sd_pickle *sd_pickle_parse(const uint8_t *data, size_t len, const sd_pickle_options *opts,
                            sd_error *err)
 {
+    sd_error_clear(err);
     sd_pickle *p = calloc(1, sizeof *p);
     if (!p) {
         sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");

@@ -112,6 +112,7 @@ static json_t *device_json(const sd_replay_device *d)
 sd_status sd_render_replay_json(FILE *out, const sd_replay *r, const sd_render_options *ro,
                                 sd_error *err)
 {
+    sd_error_clear(err);
     (void)ro;
     (void)err;
     json_t *doc = json_object();

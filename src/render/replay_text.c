@@ -150,6 +150,7 @@ static void put_verdict(FILE *out, const sd_attrib *rules, const sd_snapshot *s,
 sd_status sd_render_replay_text(FILE *out, const sd_replay *r, const sd_render_options *ro,
                                 sd_error *err)
 {
+    sd_error_clear(err);
     const sd_snapshot *s = sd_replay_snapshot(r);
     sd_attrib_options ao = {0};
     sd_attrib *rules = sd_attrib_create(&ao, err);

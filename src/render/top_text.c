@@ -161,6 +161,7 @@ static void print_device(FILE *out, const sd_peak *x, const sd_peak_device *d, s
 sd_status sd_render_top_text(FILE *out, const sd_peak *x, const sd_render_options *ro,
                              const sd_top_text_options *topts, sd_error *err)
 {
+    sd_error_clear(err);
     sd_render_options dflt = {0};
     if (!ro) ro = &dflt;
     size_t top = topts && topts->top ? topts->top : ROWS_DEFAULT;
