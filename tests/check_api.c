@@ -12,6 +12,9 @@
 #include "snapdiff/load.h"
 #include "snapdiff/pickle.h"
 #include "snapdiff/profile.h"
+#include "snapdiff/render_diff.h"
+#include "snapdiff/render_trace.h"
+#include "snapdiff/replay.h"
 #include "snapdiff/source.h"
 
 #define FIXTURE(name) SNAPDIFF_TESTDATA "/" name
@@ -135,6 +138,90 @@ START_TEST(loader_reports_per_input)
 }
 END_TEST
 
+/* Options structs are versioned libgit2-style (issue 28): _init fills the _INIT template
+ * for a version the library knows and refuses any other; an entry point given a struct
+ * newer than the library says so in the error. */
+START_TEST(options_init_knows_its_versions)
+{
+    sd_frag_options fo;
+    memset(&fo, 0x5a, sizeof fo);
+    ck_assert_int_eq(sd_frag_options_init(&fo, SD_FRAG_OPTIONS_VERSION), SD_OK);
+    ck_assert_uint_eq(fo.version, SD_FRAG_OPTIONS_VERSION);
+    ck_assert(fo.gap_threshold_pct == SD_FRAG_DEFAULT_GAP_PCT);     /* the defaults */
+    ck_assert(fo.index_threshold == SD_FRAG_DEFAULT_INDEX);
+    ck_assert(fo.max_memory == 0 && !fo.skip_replay);
+    ck_assert_int_eq(sd_frag_options_init(&fo, 0), SD_EUSAGE);
+    ck_assert_int_eq(sd_frag_options_init(&fo, SD_FRAG_OPTIONS_VERSION + 1), SD_EUSAGE);
+    ck_assert_int_eq(sd_frag_options_init(NULL, SD_FRAG_OPTIONS_VERSION), SD_EUSAGE);
+
+    sd_diff_options dopt;
+    memset(&dopt, 0x5a, sizeof dopt);
+    ck_assert_int_eq(sd_diff_options_init(&dopt, SD_DIFF_OPTIONS_VERSION), SD_OK);
+    ck_assert_uint_eq(dopt.version, SD_DIFF_OPTIONS_VERSION);
+    ck_assert_uint_eq(dopt.attrib.version, SD_ATTRIB_OPTIONS_VERSION);   /* nested _INIT */
+    ck_assert_ptr_null(dopt.attrib.hide);
+    ck_assert(dopt.max_memory == 0 && dopt.at == 0);
+
+    sd_trace_text_options to;
+    ck_assert_int_eq(sd_trace_text_options_init(&to, 1), SD_OK);        /* an older one */
+    ck_assert_uint_eq(to.version, 1);
+    ck_assert_int_eq(sd_trace_text_options_init(&to, SD_TRACE_TEXT_OPTIONS_VERSION), SD_OK);
+    ck_assert_int_eq(sd_trace_text_options_init(&to, SD_TRACE_TEXT_OPTIONS_VERSION + 1),
+                     SD_EUSAGE);
+
+    sd_load_options lo = SD_LOAD_OPTIONS_INIT;
+    sd_replay_options ro = SD_REPLAY_OPTIONS_INIT;
+    ck_assert_uint_eq(lo.version, SD_LOAD_OPTIONS_VERSION);
+    ck_assert_uint_eq(ro.version, SD_REPLAY_OPTIONS_VERSION);
+}
+END_TEST
+
+START_TEST(entry_points_refuse_a_newer_struct)
+{
+    sd_error err;
+    sd_attrib_options ao = SD_ATTRIB_OPTIONS_INIT;
+    ao.version = SD_ATTRIB_OPTIONS_VERSION + 1;
+    ck_assert_ptr_null(sd_attrib_create(&ao, &err));
+    ck_assert_int_eq(err.code, SD_EUSAGE);
+    ck_assert_ptr_nonnull(strstr(err.text, "sd_attrib_options version 2"));
+
+    sd_load_options lo = SD_LOAD_OPTIONS_INIT;
+    lo.version = 99;
+    ck_assert_ptr_null(sd_snapshot_load_file(FIXTURE("basic/v2_6_full.pickle"), &lo, &err));
+    ck_assert_int_eq(err.code, SD_EUSAGE);
+    ck_assert_ptr_nonnull(strstr(err.text, "sd_load_options version 99"));
+    lo.version = 0;     /* a zeroed struct reads as version 1 */
+    sd_snapshot *s = sd_snapshot_load_file(FIXTURE("basic/v2_6_full.pickle"), &lo, &err);
+    ck_assert_ptr_nonnull(s);
+
+    /* nested: the diff's own attrib options are checked too */
+    sd_diff_options dopt = SD_DIFF_OPTIONS_INIT;
+    dopt.attrib.version = 7;
+    ck_assert_ptr_null(sd_diff_create(s, s, &dopt, &err));
+    ck_assert_ptr_nonnull(strstr(err.text, "sd_attrib_options version 7"));
+
+    sd_frag_options fo = SD_FRAG_OPTIONS_INIT;
+    fo.version = SD_FRAG_OPTIONS_VERSION + 1;
+    ck_assert_ptr_null(sd_frag_create(s, &fo, &err));
+    ck_assert_ptr_nonnull(strstr(err.text, "sd_frag_options"));
+
+    /* a renderer without an error record answers SD_EUSAGE and writes nothing */
+    dopt.attrib.version = SD_ATTRIB_OPTIONS_VERSION;
+    sd_diff *d = sd_diff_create(s, s, &dopt, &err);
+    ck_assert_ptr_nonnull(d);
+    sd_diff_text_options dto = SD_DIFF_TEXT_OPTIONS_INIT;
+    dto.render.version = SD_RENDER_OPTIONS_VERSION + 1;
+    FILE *devnull = fopen("/dev/null", "w");
+    ck_assert_ptr_nonnull(devnull);
+    ck_assert_int_eq(sd_render_diff_text(devnull, d, &dto), SD_EUSAGE);
+    dto.render.version = SD_RENDER_OPTIONS_VERSION;
+    ck_assert_int_eq(sd_render_diff_text(devnull, d, &dto), SD_OK);
+    fclose(devnull);
+    sd_diff_free(d);
+    sd_snapshot_free(s);
+}
+END_TEST
+
 static Suite *api_suite(void)
 {
     Suite *s = suite_create("api");
@@ -144,6 +231,8 @@ static Suite *api_suite(void)
     tcase_add_test(tc, error_format_without_error);
     tcase_add_test(tc, loader_reports_per_input);
     tcase_add_test(tc, reused_error_holds_the_last_call);
+    tcase_add_test(tc, options_init_knows_its_versions);
+    tcase_add_test(tc, entry_points_refuse_a_newer_struct);
     suite_add_tcase(s, tc);
     return s;
 }

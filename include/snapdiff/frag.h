@@ -55,7 +55,9 @@ void sd_frag_brief_of(const sd_snapshot *s, sd_frag_brief *out);
 #define SD_FRAG_MIN_COST (256ULL * 1024 * 1024)
 #define SD_FRAG_MIN_COST_PCT 10
 
+#define SD_FRAG_OPTIONS_VERSION 1
 typedef struct sd_frag_options {
+    unsigned version;   /* SD_FRAG_OPTIONS_VERSION (growable: snapdiff.h) */
     double gap_threshold_pct;   /* fragmented needs gap >= this % of reserved */
     double index_threshold;     /* ... and stranded_index >= this */
     uint64_t max_memory;        /* budget for the analysis' own memory; 0 = unlimited */
@@ -63,6 +65,9 @@ typedef struct sd_frag_options {
      * outcomes: the advice is then the generic one, as for a file without a trace. */
     bool skip_replay;
 } sd_frag_options;
+#define SD_FRAG_OPTIONS_INIT \
+    {SD_FRAG_OPTIONS_VERSION, SD_FRAG_DEFAULT_GAP_PCT, SD_FRAG_DEFAULT_INDEX, 0, false}
+sd_status sd_frag_options_init(sd_frag_options *opts, unsigned version);
 
 /* One histogram bucket: free (inactive) blocks with min_bytes <= size < max_bytes. */
 typedef struct sd_frag_bucket {

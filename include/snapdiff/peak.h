@@ -34,7 +34,9 @@
 extern "C" {
 #endif
 
+#define SD_PEAK_OPTIONS_VERSION 1
 typedef struct sd_peak_options {
+    unsigned version;   /* SD_PEAK_OPTIONS_VERSION (growable: snapdiff.h) */
     sd_attrib_options attrib;
     /* The window in which the peak is sought (trace.h's bounds); the blocks live at its
      * start are those live at the trace's start plus the net of the entries before it. */
@@ -43,6 +45,10 @@ typedef struct sd_peak_options {
     /* Also find the peak of each phase (category.h): one more replay per phase. */
     bool phase_peaks;
 } sd_peak_options;
+#define SD_PEAK_OPTIONS_INIT \
+    {SD_PEAK_OPTIONS_VERSION, SD_ATTRIB_OPTIONS_INIT, {SD_BOUND_NONE, 0}, {SD_BOUND_NONE, 0}, \
+     0, false}
+sd_status sd_peak_options_init(sd_peak_options *opts, unsigned version);
 
 /* Bytes and blocks of one group key live at one moment. */
 typedef struct sd_peak_group {

@@ -33,9 +33,13 @@ typedef enum sd_value_type {
     SD_VALUE_DICT,
 } sd_value_type;
 
+#define SD_PICKLE_OPTIONS_VERSION 1
 typedef struct sd_pickle_options {
+    unsigned version;   /* SD_PICKLE_OPTIONS_VERSION (growable: snapdiff.h) */
     uint64_t max_memory;  /* arena budget in bytes; 0 = no budget beyond the input limits */
 } sd_pickle_options;
+#define SD_PICKLE_OPTIONS_INIT {SD_PICKLE_OPTIONS_VERSION, 0}
+sd_status sd_pickle_options_init(sd_pickle_options *opts, unsigned version);
 
 /* Parse one pickle from data[0..len). The tree keeps its own copies of strings, so the
  * bytes may be freed afterwards. Bytes after STOP are ignored; sd_pickle_trailing() says

@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-/* What the page is drawn from; growable as render.h says. */
+/* What the page is drawn from; growable as snapdiff.h says. */
 #define SD_REPORT_INPUT_VERSION 2
 typedef struct sd_report_input {
     unsigned version;                 /* SD_REPORT_INPUT_VERSION */
@@ -38,6 +38,9 @@ typedef struct sd_report_input {
     const sd_curve *curve;            /* training logs (curve.h): the page draws their
                                        * curves; snaps, frags, profile and diff unused */
 } sd_report_input;
+#define SD_REPORT_INPUT_INIT \
+    {SD_REPORT_INPUT_VERSION, NULL, 0, NULL, NULL, NULL, 0, false, NULL}
+sd_status sd_report_input_init(sd_report_input *opts, unsigned version);
 
 /* Write the page. @return SD_OK, SD_EIO (write failed), SD_ENOMEM, SD_EUSAGE. */
 sd_status sd_render_report(FILE *out, const sd_report_input *in, sd_error *err);

@@ -19,7 +19,7 @@ extern "C" {
 
 #define SD_SERIES_SCHEMA "snapdiff.series/1"
 
-/* Growable as render.h says. */
+/* Growable as snapdiff.h says. */
 #define SD_SERIES_TEXT_OPTIONS_VERSION 1
 typedef struct sd_series_text_options {
     unsigned version;           /* SD_SERIES_TEXT_OPTIONS_VERSION */
@@ -29,6 +29,7 @@ typedef struct sd_series_text_options {
 } sd_series_text_options;
 #define SD_SERIES_TEXT_OPTIONS_INIT \
     {SD_SERIES_TEXT_OPTIONS_VERSION, SD_RENDER_OPTIONS_INIT, 0, false}
+sd_status sd_series_text_options_init(sd_series_text_options *opts, unsigned version);
 
 sd_status sd_render_series_text(FILE *out, const sd_series *s, const sd_series_text_options *o);
 sd_status sd_render_series_json(FILE *out, const sd_series *s);

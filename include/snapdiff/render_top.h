@@ -16,12 +16,16 @@ extern "C" {
 #define SD_TOP_SCHEMA "snapdiff.top/1"
 
 /* Options of the text view that can grow. */
+#define SD_TOP_TEXT_OPTIONS_VERSION 1
 typedef struct sd_top_text_options {
+    unsigned version;   /* SD_TOP_TEXT_OPTIONS_VERSION (growable: snapdiff.h) */
     size_t top;              /* rows per table; 0 = 20 */
     /* The frag analysis of the same snapshot, or NULL: each device's oom events are then
      * printed first, as `frag` prints them (issue 26: the oom appears first). */
     const sd_frag *ooms;
 } sd_top_text_options;
+#define SD_TOP_TEXT_OPTIONS_INIT {SD_TOP_TEXT_OPTIONS_VERSION, 0, NULL}
+sd_status sd_top_text_options_init(sd_top_text_options *opts, unsigned version);
 
 /* Per device: the live memory by key at the end (bytes, blocks, requested) and at the
  * peak, with the peak's entry, time and allocation. `topts` may be NULL.

@@ -48,6 +48,20 @@ const char *sd_version(void);
 /* Reset an error record to "no error". */
 void sd_error_clear(sd_error *err);
 
+/* Structs a caller fills (options, renderer inputs) can grow: each starts with
+ * `unsigned version`, fields are only ever appended, and each has a _VERSION constant, an
+ * _INIT macro with its defaults, and an _init() function that fills one for a given
+ * version (libgit2's pattern):
+ *
+ *     sd_diff_options o = SD_DIFF_OPTIONS_INIT;
+ *
+ * or, for a version chosen at run time, sd_diff_options_init with &o and the version.
+ * The library reads only the fields of the version it is given, so a program built
+ * against an older header keeps working with a newer library; a version newer than the
+ * library knows fails with SD_EUSAGE (and says so in the sd_error, where the function
+ * takes one). A version of 0 (a zeroed struct, designated initialisers without .version)
+ * reads as 1; _init() accepts only 1 up to the _VERSION the library was built with. */
+
 /* Short stable name of a status code ("truncated", "refused", ...). */
 const char *sd_status_name(sd_status code);
 

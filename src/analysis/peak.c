@@ -668,6 +668,7 @@ static sd_status peak_build(sd_peak *p, const sd_peak_options *o)
 sd_peak *sd_peak_create(const sd_snapshot *s, const sd_peak_options *opts, sd_error *err)
 {
     sd_error_clear(err);
+    if (sdp_options_check(opts, SD_PEAK_OPTIONS_VERSION, "sd_peak_options", err)) return NULL;
     if (!s || !opts) {
         sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_peak_create: no snapshot");
         return NULL;

@@ -36,6 +36,19 @@ sd_status sdp_fail(sd_error *err, sd_status code, uint64_t offset, const char *f
     SDP_PRINTF(4, 5);
 void sdp_error_set_source(sd_error *err, const char *source);
 
+/* ---- options structs that can grow (options.c) ----
+ * Every struct a caller fills starts with `unsigned version` (docs/architecture.md,
+ * "Structs that can grow"); 0, a zeroed struct, reads as 1. The sd_*_init functions fill
+ * one from its _INIT template (`tmpl`, `size` bytes) for a version this library knows,
+ * else SD_EUSAGE. While every struct is at version 1, `size` is version 1's; the struct
+ * that reaches version 2 must clear only the size of the version it is asked for. */
+sd_status sdp_options_init(void *opts, size_t size, const void *tmpl, unsigned version,
+                           unsigned newest);
+/* SD_OK when `opts` is NULL or its version is one this library knows (0..newest); else
+ * SD_EUSAGE with err naming the struct (`what`) and both versions. */
+sd_status sdp_options_check(const void *opts, unsigned newest, const char *what,
+                            sd_error *err);
+
 /* ---- arena (arena.c) ----
  * One bump allocator per loaded snapshot. Memory is counted against a budget so that a
  * hostile file turns into SD_ENOMEM, not the OOM killer. */

@@ -26,7 +26,8 @@ static int analyse_frags(sd_snapshot **snaps, size_t n, const struct cli_opts *o
 {
     sd_error err;
     sd_error_clear(&err);
-    sd_frag_options fo = {o->gap_threshold, o->index_threshold, o->max_memory, false};
+    sd_frag_options fo = {.version = SD_FRAG_OPTIONS_VERSION, .gap_threshold_pct = o->gap_threshold,
+                          .index_threshold = o->index_threshold, .max_memory = o->max_memory};
     for (size_t i = 0; i < n; i++) {
         frags[i] = sd_frag_create(snaps[i], &fo, &err);
         if (!frags[i]) {

@@ -128,6 +128,8 @@ sd_status sd_render_top_json_with_ooms(FILE *out, const sd_peak *x, const sd_fra
                                        const sd_render_options *ro, sd_error *err)
 {
     sd_error_clear(err);
+    if (sdp_options_check(ro, SD_RENDER_OPTIONS_VERSION, "sd_render_options", err))
+        return SD_EUSAGE;
     (void)ro;
     json_t *doc = json_object(), *devs = json_array();
     json_object_set_new(doc, "schema", json_string(SD_TOP_SCHEMA));
