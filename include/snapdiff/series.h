@@ -58,7 +58,8 @@ typedef struct sd_series_options {
     double min_confidence;     /* 0..1 (SD_SERIES_DEFAULT_CONFIDENCE) */
     uint64_t capacity;         /* device memory for the estimate; 0 = none */
 } sd_series_options;
-#define SD_SERIES_OPTIONS_INIT {SD_SERIES_OPTIONS_VERSION, NULL, 0, 0, 0}
+#define SD_SERIES_OPTIONS_INIT \
+    {SD_SERIES_OPTIONS_VERSION, NULL, SD_SERIES_DEFAULT_MIN_SLOPE, SD_SERIES_DEFAULT_CONFIDENCE, 0}
 sd_status sd_series_options_init(sd_series_options *opts, unsigned version);
 
 /* A trend of one sequence (a group's bytes, or a total). */
