@@ -6,16 +6,8 @@
 #include <string.h>
 
 #include "check_helpers.h"
-#include "snapdiff/attrib.h"
-#include "snapdiff/diff.h"
-#include "snapdiff/frag.h"
-#include "snapdiff/load.h"
-#include "snapdiff/pickle.h"
-#include "snapdiff/profile.h"
-#include "snapdiff/render_diff.h"
-#include "snapdiff/render_trace.h"
-#include "snapdiff/replay.h"
-#include "snapdiff/source.h"
+#include "snapdiff/pickle.h"      /* experimental: not in the umbrella */
+#include "snapdiff/snapdiff.h"    /* the whole stable API */
 
 #define FIXTURE(name) SNAPDIFF_TESTDATA "/" name
 static const char NOT_A_PICKLE[] = "cmake_minimum_required(VERSION 3.16)\n";
@@ -176,6 +168,46 @@ START_TEST(options_init_knows_its_versions)
 }
 END_TEST
 
+/* Every _init (all 21 structs a caller fills): the newest version fills the struct and
+ * sets its version, 0 and newest + 1 are refused; every _INIT carries its version. */
+#define CHECK_INIT(type, V)                                                             \
+    do {                                                                                \
+        type o_ = V##_INIT;                                                             \
+        ck_assert_uint_eq(o_.version, V##_VERSION);                                     \
+        memset(&o_, 0x5a, sizeof o_);                                                   \
+        ck_assert_int_eq(type##_init(&o_, V##_VERSION), SD_OK);                         \
+        ck_assert_uint_eq(o_.version, V##_VERSION);                                     \
+        ck_assert_int_eq(type##_init(&o_, 0), SD_EUSAGE);                               \
+        ck_assert_int_eq(type##_init(&o_, V##_VERSION + 1), SD_EUSAGE);                 \
+        ck_assert_int_eq(type##_init(NULL, V##_VERSION), SD_EUSAGE);                    \
+    } while (0)
+
+START_TEST(every_options_init)
+{
+    CHECK_INIT(sd_attrib_options, SD_ATTRIB_OPTIONS);
+    CHECK_INIT(sd_curve_limits, SD_CURVE_LIMITS);
+    CHECK_INIT(sd_curve_options, SD_CURVE_OPTIONS);
+    CHECK_INIT(sd_diff_options, SD_DIFF_OPTIONS);
+    CHECK_INIT(sd_frag_options, SD_FRAG_OPTIONS);
+    CHECK_INIT(sd_peak_options, SD_PEAK_OPTIONS);
+    CHECK_INIT(sd_pickle_options, SD_PICKLE_OPTIONS);
+    CHECK_INIT(sd_profile_options, SD_PROFILE_OPTIONS);
+    CHECK_INIT(sd_replay_options, SD_REPLAY_OPTIONS);
+    CHECK_INIT(sd_series_options, SD_SERIES_OPTIONS);
+    CHECK_INIT(sd_trace_options, SD_TRACE_OPTIONS);
+    CHECK_INIT(sd_load_options, SD_LOAD_OPTIONS);
+    CHECK_INIT(sd_loader_options, SD_LOADER_OPTIONS);
+    CHECK_INIT(sd_input_options, SD_INPUT_OPTIONS);
+    CHECK_INIT(sd_top_text_options, SD_TOP_TEXT_OPTIONS);
+    CHECK_INIT(sd_render_options, SD_RENDER_OPTIONS);
+    CHECK_INIT(sd_check_report, SD_CHECK_REPORT);
+    CHECK_INIT(sd_diff_text_options, SD_DIFF_TEXT_OPTIONS);
+    CHECK_INIT(sd_report_input, SD_REPORT_INPUT);
+    CHECK_INIT(sd_series_text_options, SD_SERIES_TEXT_OPTIONS);
+    CHECK_INIT(sd_trace_text_options, SD_TRACE_TEXT_OPTIONS);
+}
+END_TEST
+
 START_TEST(entry_points_refuse_a_newer_struct)
 {
     sd_error err;
@@ -232,6 +264,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, loader_reports_per_input);
     tcase_add_test(tc, reused_error_holds_the_last_call);
     tcase_add_test(tc, options_init_knows_its_versions);
+    tcase_add_test(tc, every_options_init);
     tcase_add_test(tc, entry_points_refuse_a_newer_struct);
     suite_add_tcase(s, tc);
     return s;

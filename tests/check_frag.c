@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "snapdiff/experimental.h"
 #include "snapdiff/frag.h"
 #include "snapdiff/render_frag.h"
 

@@ -55,7 +55,7 @@ typedef enum sd_frame_kind {
 
 #define SD_ATTRIB_OPTIONS_VERSION 1
 typedef struct sd_attrib_options {
-    unsigned version;   /* SD_ATTRIB_OPTIONS_VERSION (growable: snapdiff.h) */
+    unsigned version;   /* SD_ATTRIB_OPTIONS_VERSION (growable: common.h) */
     sd_group_by group_by;
     int depth;                      /* site keys: append this many user caller frames */
     /* POSIX extended regexes, matched against "FILENAME:LINE NAME" of a frame. */

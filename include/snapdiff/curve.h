@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "snapdiff.h"
+#include "common.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,7 +61,7 @@ const char *sd_curve_verdict_name(sd_curve_verdict v);
 /* The gate's limits (each optional). */
 #define SD_CURVE_LIMITS_VERSION 1
 typedef struct sd_curve_limits {
-    unsigned version;   /* SD_CURVE_LIMITS_VERSION (growable: snapdiff.h) */
+    unsigned version;   /* SD_CURVE_LIMITS_VERSION (growable: common.h) */
     bool has_max_per_step; uint64_t max_per_step;      /* floor slope, bytes per step */
     bool has_max_growth_pct; double max_growth_pct;    /* vs the baseline, percent */
     bool has_max_fraction; double max_fraction;        /* of the capacity, 0..1 */
@@ -72,7 +72,7 @@ sd_status sd_curve_limits_init(sd_curve_limits *opts, unsigned version);
 
 #define SD_CURVE_OPTIONS_VERSION 1
 typedef struct sd_curve_options {
-    unsigned version;   /* SD_CURVE_OPTIONS_VERSION (growable: snapdiff.h) */
+    unsigned version;   /* SD_CURVE_OPTIONS_VERSION (growable: common.h) */
     sd_curve_format format;       /* AUTO: detected per file */
     bool has_baseline_step;
     double baseline_step;         /* x of the baseline (steps; seconds on a time axis) */

@@ -32,7 +32,7 @@ typedef struct sd_diff sd_diff;
 
 #define SD_DIFF_OPTIONS_VERSION 1
 typedef struct sd_diff_options {
-    unsigned version;   /* SD_DIFF_OPTIONS_VERSION (growable: snapdiff.h) */
+    unsigned version;   /* SD_DIFF_OPTIONS_VERSION (growable: common.h) */
     sd_attrib_options attrib;
     uint64_t steps;           /* steps between the snapshots; 0 = unknown */
     uint64_t capacity;        /* bytes per device; 0 = estimate from `oom` entries if any */

@@ -25,7 +25,7 @@ extern "C" {
 
 #define SD_LOADER_OPTIONS_VERSION 1
 typedef struct sd_loader_options {
-    unsigned version;   /* SD_LOADER_OPTIONS_VERSION (growable: snapdiff.h) */
+    unsigned version;   /* SD_LOADER_OPTIONS_VERSION (growable: common.h) */
     uint64_t max_memory;    /* per snapshot, and the bound on loads in flight; 0 = none */
     unsigned jobs;          /* snapshots loaded at once; 0 = the number of online cores */
     bool all_members;       /* load every member of an archive or directory; when false,

@@ -50,7 +50,7 @@ typedef struct sd_profile_key {
 
 #define SD_PROFILE_OPTIONS_VERSION 1
 typedef struct sd_profile_options {
-    unsigned version;   /* SD_PROFILE_OPTIONS_VERSION (growable: snapdiff.h) */
+    unsigned version;   /* SD_PROFILE_OPTIONS_VERSION (growable: common.h) */
     sd_attrib_options attrib;           /* what a key is: group by, depth, patterns */
     uint64_t max_memory;                /* budget for the profile's tables; 0 = unlimited */
 } sd_profile_options;

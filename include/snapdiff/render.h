@@ -10,13 +10,13 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "snapdiff.h"
+#include "common.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Options structs can grow, as snapdiff.h says (version first, _VERSION, _INIT, _init()).
+/* Options structs can grow, as common.h says (version first, _VERSION, _INIT, _init()).
  * A renderer given a version newer than it knows returns SD_EUSAGE. */
 #define SD_RENDER_OPTIONS_VERSION 1
 typedef struct sd_render_options {

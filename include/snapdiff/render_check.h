@@ -23,7 +23,7 @@ extern "C" {
  * relative to the repository written into buf, or false when it is not there. */
 typedef bool (*sd_locate_fn)(void *ctx, const char *filename, char *buf, size_t size);
 
-/* What the check renderers lay out; growable as snapdiff.h says. */
+/* What the check renderers lay out; growable as common.h says. */
 #define SD_CHECK_REPORT_VERSION 1
 typedef struct sd_check_report {
     unsigned version;         /* SD_CHECK_REPORT_VERSION */

@@ -20,7 +20,7 @@ extern "C" {
 
 #define SD_DIFF_SCHEMA "snapdiff.diff/1"
 
-/* Options of the diff's text; growable as snapdiff.h says. */
+/* Options of the diff's text; growable as common.h says. */
 #define SD_DIFF_TEXT_OPTIONS_VERSION 1
 typedef struct sd_diff_text_options {
     unsigned version;           /* SD_DIFF_TEXT_OPTIONS_VERSION */

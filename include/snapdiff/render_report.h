@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-/* What the page is drawn from; growable as snapdiff.h says. */
+/* What the page is drawn from; growable as common.h says. */
 #define SD_REPORT_INPUT_VERSION 2
 typedef struct sd_report_input {
     unsigned version;                 /* SD_REPORT_INPUT_VERSION */

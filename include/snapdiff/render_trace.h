@@ -16,7 +16,7 @@ extern "C" {
 
 #define SD_TRACE_SCHEMA "snapdiff.trace/1"
 
-/* Growable as snapdiff.h says. */
+/* Growable as common.h says. */
 #define SD_TRACE_TEXT_OPTIONS_VERSION 2
 typedef struct sd_trace_text_options {
     unsigned version;           /* SD_TRACE_TEXT_OPTIONS_VERSION */
@@ -35,7 +35,8 @@ sd_status sd_trace_text_options_init(sd_trace_text_options *opts, unsigned versi
  * step, the table of groups (alive first), then the marker phases. */
 sd_status sd_render_trace_text(FILE *out, const sd_trace *t, const sd_trace_text_options *o);
 
-/* The whole replay as one JSON document (2-space indent, then a newline). */
+/* The whole replay as one JSON document (2-space indent, then a newline). The tool calls
+ * the _with_ooms form; this one is for library users without a frag analysis. */
 sd_status sd_render_trace_json(FILE *out, const sd_trace *t);
 /* The same with each device's "ooms" (snapdiff.frag/1's oom_events) from `ooms`, the frag
  * analysis of the same snapshot (NULL: every "ooms" is []). */

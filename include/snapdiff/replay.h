@@ -19,7 +19,7 @@
 #define SNAPDIFF_REPLAY_H
 
 #include <stdbool.h>
-#include "snapdiff.h"
+#include "common.h"
 #include "snapshot.h"
 
 #ifdef __cplusplus
@@ -67,7 +67,7 @@ void sd_alloc_conf_recorded(const sd_snapshot *s, sd_alloc_conf *out);
 
 #define SD_REPLAY_OPTIONS_VERSION 1
 typedef struct sd_replay_options {
-    unsigned version;   /* SD_REPLAY_OPTIONS_VERSION (growable: snapdiff.h) */
+    unsigned version;   /* SD_REPLAY_OPTIONS_VERSION (growable: common.h) */
     const char *const *alloc_confs;  /* PYTORCH_CUDA_ALLOC_CONF strings, one config each */
     size_t n_alloc_confs;
     uint64_t capacity;               /* bytes the allocator may reserve; 0 = from an oom

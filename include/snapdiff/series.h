@@ -52,7 +52,7 @@ const char *sd_trend_name(sd_trend t);
 
 #define SD_SERIES_OPTIONS_VERSION 1
 typedef struct sd_series_options {
-    unsigned version;   /* SD_SERIES_OPTIONS_VERSION (growable: snapdiff.h) */
+    unsigned version;   /* SD_SERIES_OPTIONS_VERSION (growable: common.h) */
     const uint64_t *steps;     /* [n] strictly increasing training steps, or NULL */
     uint64_t min_slope;        /* bytes per snapshot (SD_SERIES_DEFAULT_MIN_SLOPE) */
     double min_confidence;     /* 0..1 (SD_SERIES_DEFAULT_CONFIDENCE) */

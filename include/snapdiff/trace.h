@@ -46,7 +46,7 @@ typedef struct sd_trace_bound {
 
 #define SD_TRACE_OPTIONS_VERSION 1
 typedef struct sd_trace_options {
-    unsigned version;   /* SD_TRACE_OPTIONS_VERSION (growable: snapdiff.h) */
+    unsigned version;   /* SD_TRACE_OPTIONS_VERSION (growable: common.h) */
     sd_attrib_options attrib;
     /* The window: entries with since <= position < until (index, or time: entries without
      * a time are outside a time-bounded window). */

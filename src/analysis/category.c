@@ -277,11 +277,6 @@ bool sd_phases_at(const sd_phases *p, size_t dev, size_t entry, sd_step_phase *p
     return r != NULL;
 }
 
-uint32_t sd_phases_steps(const sd_phases *p, size_t dev)
-{
-    return p && dev < p->n_devs ? p->devs[dev].steps : 0;
-}
-
 /* An order-free hash of a multiset of sizes: the sum of each size's mix. */
 static uint64_t size_mix(uint64_t s) { return sdp_hash_mix(SDP_HASH_SEED, s); }
 

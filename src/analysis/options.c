@@ -1,4 +1,4 @@
-/* options.c - the _init() of each options struct the analyses take (snapdiff.h: structs
+/* options.c - the _init() of each options struct the analyses take (common.h: structs
  * that can grow), from its _INIT template. */
 #include "base/base.h"
 #include "snapdiff/attrib.h"

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "snapdiff/snapdiff.h"
+#include "snapdiff/common.h"
 
 #define SDP_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define SDP_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))

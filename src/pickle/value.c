@@ -49,7 +49,6 @@ const sd_value *sd_pickle_root(const sd_pickle *p) { return &p->root; }
 uint64_t sd_pickle_trailing(const sd_pickle *p) { return p->trailing; }
 int sd_pickle_protocol(const sd_pickle *p) { return p->proto; }
 uint64_t sd_pickle_value_count(const sd_pickle *p) { return p->n_values; }
-uint64_t sd_pickle_arena_bytes(const sd_pickle *p) { return p->arena.used; }
 
 sd_value_type sd_value_type_of(const sd_value *v)
 {

@@ -1,5 +1,5 @@
 /* options.c - the _init() of each options struct and input the renderers take
- * (snapdiff.h: structs that can grow), from its _INIT template. */
+ * (common.h: structs that can grow), from its _INIT template. */
 #include "base/base.h"
 #include "snapdiff/render.h"
 #include "snapdiff/render_check.h"
