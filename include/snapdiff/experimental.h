@@ -3,7 +3,7 @@
  * What is here may change or go in any release, a patch release too, without a new
  * SONAME; it is exported (and listed in the CHANGELOG when it changes) but not part of
  * the stable surface that <snapdiff/snapdiff.h> includes. The stable answers these
-X
+ * helpers build are in frag.h (sd_frag_device's `map`, sd_frag_figures' `histogram`).
  * The other experimental header is snapdiff/pickle.h, the raw pickle reader.
  *
  * Here: the segment-map, page and bucket helpers of the fragmentation analysis (frag.h).
@@ -26,9 +26,10 @@ extern "C" {
  * address first), for the segment maps. @return how many were written to out. */
 size_t sd_frag_largest_segments(const sd_cuda_device *dev, size_t max, uint32_t *out);
 
-/* Indices of the (at most `max`, at most SD_FRAG_MAP_SEGMENTS) segments of `dev` with the most
- * stranded free bytes (free bytes empty_cache() would not release), then the biggest, then the lower address:
- * the rows of a segment map. @return how many were written to out. */
+/* Indices of the (at most `max`, at most SD_FRAG_MAP_SEGMENTS) segments of `dev` with the
+ * most stranded free bytes (free bytes empty_cache() would not release), then the
+ * biggest, then the lower address: the rows of a segment map. @return how many were
+ * written to out. */
 size_t sd_frag_stranded_segments(const sd_cuda_device *dev, size_t max, uint32_t *out);
 
 /* Page size of a map whose largest segment is `largest` bytes, `columns` pages at most:
