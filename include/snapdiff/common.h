@@ -42,8 +42,8 @@ typedef struct sd_error {
     char text[256];         /* what was expected / what went wrong */
 } sd_error;
 
-/* The version of the library loaded at run time (e.g. "0.2.0"), which can differ from the
- * SD_VERSION a program was compiled with (version.h). */
+/* The version of the library loaded at run time ("MAJOR.MINOR.PATCH", as SD_VERSION),
+ * which can differ from the SD_VERSION a program was compiled with (version.h). */
 const char *sd_version(void);
 
 /* Reset an error record to "no error". */
