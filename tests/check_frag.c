@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "snapdiff/experimental.h"
 #include "snapdiff/frag.h"
 #include "snapdiff/render_frag.h"
 
@@ -62,6 +63,16 @@ static const struct { uint64_t size; size_t bucket; } bucket_cases[] = {
     {MiB - 1, 10}, {MiB, 11}, {512 * MiB - 1, 19}, {512 * MiB, 20}, {1024 * MiB - 1, 20},
     {1024 * MiB, 21}, {UINT64_MAX, 21},
 };
+
+/* Options with these thresholds and budget, the rest as SD_FRAG_OPTIONS_INIT. */
+static sd_frag_options frag_opts(double gap_pct, double index, uint64_t max_memory)
+{
+    sd_frag_options o = SD_FRAG_OPTIONS_INIT;
+    o.gap_threshold_pct = gap_pct;
+    o.index_threshold = index;
+    o.max_memory = max_memory;
+    return o;
+}
 
 START_TEST(bucket_of_table)
 {
@@ -162,7 +173,7 @@ START_TEST(thresholds_move_the_verdict)
     sd_snapshot *s = load("fragmented");
     sd_error err;
     sd_error_clear(&err);
-    sd_frag_options high_gap = {60, 0.5, 0, false}, high_index = {30, 0.95, 0, false};
+    sd_frag_options high_gap = frag_opts(60, 0.5, 0), high_index = frag_opts(30, 0.95, 0);
     sd_frag *f = sd_frag_create(s, &high_gap, &err);
     ck_assert_int_eq(sd_frag_device_at(f, 0)->verdict, SD_FRAG_COMPACT);
     ck_assert_ptr_nonnull(strstr(explanation(sd_frag_device_at(f, 0)).s, "(< 60%)"));
@@ -171,7 +182,7 @@ START_TEST(thresholds_move_the_verdict)
     ck_assert_int_eq(sd_frag_device_at(f, 0)->verdict, SD_FRAG_COMPACT);
     ck_assert_ptr_nonnull(strstr(explanation(sd_frag_device_at(f, 0)).s, "(< 0.95)"));
     sd_frag_free(f);
-    sd_frag_options bad = {30, 1.5, 0, false};
+    sd_frag_options bad = frag_opts(30, 1.5, 0);
     ck_assert_ptr_null(sd_frag_create(s, &bad, &err));
     ck_assert_int_eq(err.code, SD_EUSAGE);
     sd_snapshot_free(s);
@@ -528,7 +539,7 @@ START_TEST(reasons_are_codes_with_numbers)
     ck_assert_uint_eq(d->advice[3].bytes, 0);
     ck_assert_uint_eq(d->advice[3].of_bytes, 1026 * MiB);
     sd_frag_free(f);
-    sd_frag_options high_gap = {60, 0.5, 0, false}, high_index = {30, 0.95, 0, false};
+    sd_frag_options high_gap = frag_opts(60, 0.5, 0), high_index = frag_opts(30, 0.95, 0);
     f = sd_frag_create(s, &high_gap, NULL);
     ck_assert_int_eq(sd_frag_device_at(f, 0)->why.reason, SD_FRAG_WHY_ROOM_TO_SPARE);
     sd_frag_free(f);
@@ -631,14 +642,14 @@ START_TEST(budget_is_kept)
     sd_snapshot *s = load("oom");
     sd_error err;
     sd_error_clear(&err);
-    sd_frag_options tight = {30, 0.5, 4 * KiB, false};
+    sd_frag_options tight = frag_opts(30, 0.5, 4 * KiB);
     ck_assert_ptr_null(sd_frag_create(s, &tight, &err));
     ck_assert_int_eq(err.code, SD_ENOMEM);
     ck_assert_ptr_null(sd_frag_create(s, &tight, NULL));     /* no error record: no crash */
     /* the smallest budget that works, found by bisection, gives the full analysis; one
      * byte less fails cleanly */
     uint64_t lo = 4 * KiB, hi = 64 * MiB;
-    sd_frag_options o = {30, 0.5, hi, false};
+    sd_frag_options o = frag_opts(30, 0.5, hi);
     sd_frag *f = sd_frag_create(s, &o, NULL);
     ck_assert_ptr_nonnull(f);
     sd_frag_free(f);

@@ -53,7 +53,9 @@ typedef enum sd_frame_kind {
 #define SD_NO_ANNOTATION "<no annotation>"
 #define SD_NO_COMPILE_CONTEXT "<no compile context>"
 
+#define SD_ATTRIB_OPTIONS_VERSION 1
 typedef struct sd_attrib_options {
+    unsigned version;   /* SD_ATTRIB_OPTIONS_VERSION (growable: common.h) */
     sd_group_by group_by;
     int depth;                      /* site keys: append this many user caller frames */
     /* POSIX extended regexes, matched against "FILENAME:LINE NAME" of a frame. */
@@ -61,6 +63,9 @@ typedef struct sd_attrib_options {
     const char *const *show; size_t n_show;    /* frames to treat as user code (hide wins) */
     const char *const *focus; size_t n_focus;  /* keep only blocks with a matching frame */
 } sd_attrib_options;
+#define SD_ATTRIB_OPTIONS_INIT \
+    {SD_ATTRIB_OPTIONS_VERSION, SD_GROUP_SITE, 0, NULL, 0, NULL, 0, NULL, 0}
+sd_status sd_attrib_options_init(sd_attrib_options *opts, unsigned version);
 
 typedef struct sd_attrib sd_attrib;
 

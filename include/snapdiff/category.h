@@ -48,7 +48,8 @@ typedef enum sd_evidence {
     SD_EVIDENCE_COUNT
 } sd_evidence;
 
-/* "frames", "lifetime", "none". */
+/* "frames", "lifetime", "none". Unused by the tool (its views word the evidence), kept
+ * for library users: every public enum has its stable name, as sd_group_by_name. */
 const char *sd_evidence_name(sd_evidence e);
 
 /* The phase of a training step a trace entry belongs to. */
@@ -89,8 +90,6 @@ void sd_phases_free(sd_phases *p);
  * step). @return false (phase other, step 0) for an entry or device that has none. */
 bool sd_phases_at(const sd_phases *p, size_t dev, size_t entry, sd_step_phase *phase,
                   uint32_t *step);
-/* How many steps the trace of device index `dev` shows (0: none). */
-uint32_t sd_phases_steps(const sd_phases *p, size_t dev);
 /* Do the allocs' request sizes (as a multiset) differ between the complete steps of the
  * trace of device index `dev`? A step is complete when it is not the first (the trace may
  * start inside it) and an optimizer run ends it. @return -1 (fewer than two complete

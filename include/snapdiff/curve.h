@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "snapdiff.h"
+#include "common.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,14 +59,20 @@ const char *sd_curve_verdict_name(sd_curve_verdict v);
 #define SD_CURVE_SPARK 48                        /* buckets of the sparkline */
 
 /* The gate's limits (each optional). */
+#define SD_CURVE_LIMITS_VERSION 1
 typedef struct sd_curve_limits {
+    unsigned version;   /* SD_CURVE_LIMITS_VERSION (growable: common.h) */
     bool has_max_per_step; uint64_t max_per_step;      /* floor slope, bytes per step */
     bool has_max_growth_pct; double max_growth_pct;    /* vs the baseline, percent */
     bool has_max_fraction; double max_fraction;        /* of the capacity, 0..1 */
     uint64_t horizon;                                  /* steps ahead for max_fraction; 0 = none */
 } sd_curve_limits;
+#define SD_CURVE_LIMITS_INIT {SD_CURVE_LIMITS_VERSION, false, 0, false, 0, false, 0, 0}
+sd_status sd_curve_limits_init(sd_curve_limits *opts, unsigned version);
 
+#define SD_CURVE_OPTIONS_VERSION 1
 typedef struct sd_curve_options {
+    unsigned version;   /* SD_CURVE_OPTIONS_VERSION (growable: common.h) */
     sd_curve_format format;       /* AUTO: detected per file */
     bool has_baseline_step;
     double baseline_step;         /* x of the baseline (steps; seconds on a time axis) */
@@ -77,6 +83,10 @@ typedef struct sd_curve_options {
     size_t max_samples;           /* 0 = SD_CURVE_DEFAULT_MAX_SAMPLES (at least 16) */
     sd_curve_limits limits;
 } sd_curve_options;
+#define SD_CURVE_OPTIONS_INIT \
+    {SD_CURVE_OPTIONS_VERSION, SD_CURVE_FORMAT_AUTO, false, 0, 0, 0, 0, 0, 0, \
+     SD_CURVE_LIMITS_INIT}
+sd_status sd_curve_options_init(sd_curve_options *opts, unsigned version);
 
 /* What one input gave. */
 typedef struct sd_curve_file {

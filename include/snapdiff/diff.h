@@ -30,13 +30,17 @@ extern "C" {
 
 typedef struct sd_diff sd_diff;
 
+#define SD_DIFF_OPTIONS_VERSION 1
 typedef struct sd_diff_options {
+    unsigned version;   /* SD_DIFF_OPTIONS_VERSION (growable: common.h) */
     sd_attrib_options attrib;
     uint64_t steps;           /* steps between the snapshots; 0 = unknown */
     uint64_t capacity;        /* bytes per device; 0 = estimate from `oom` entries if any */
     uint64_t max_memory;      /* budget for the profile's and the diff's tables (each); 0 = none */
     int at;                   /* sd_diff_at: which view leads; 0 = decide from the files */
 } sd_diff_options;
+#define SD_DIFF_OPTIONS_INIT {SD_DIFF_OPTIONS_VERSION, SD_ATTRIB_OPTIONS_INIT, 0, 0, 0, 0}
+sd_status sd_diff_options_init(sd_diff_options *opts, unsigned version);
 
 /* Which comparison leads (`--at`): the end states (one run at two points in time) or the
  * peaks (two runs, e.g. two configurations). AUTO decides from the files

@@ -55,7 +55,9 @@ void sd_frag_brief_of(const sd_snapshot *s, sd_frag_brief *out);
 #define SD_FRAG_MIN_COST (256ULL * 1024 * 1024)
 #define SD_FRAG_MIN_COST_PCT 10
 
+#define SD_FRAG_OPTIONS_VERSION 1
 typedef struct sd_frag_options {
+    unsigned version;   /* SD_FRAG_OPTIONS_VERSION (growable: common.h) */
     double gap_threshold_pct;   /* fragmented needs gap >= this % of reserved */
     double index_threshold;     /* ... and stranded_index >= this */
     uint64_t max_memory;        /* budget for the analysis' own memory; 0 = unlimited */
@@ -63,6 +65,9 @@ typedef struct sd_frag_options {
      * outcomes: the advice is then the generic one, as for a file without a trace. */
     bool skip_replay;
 } sd_frag_options;
+#define SD_FRAG_OPTIONS_INIT \
+    {SD_FRAG_OPTIONS_VERSION, SD_FRAG_DEFAULT_GAP_PCT, SD_FRAG_DEFAULT_INDEX, 0, false}
+sd_status sd_frag_options_init(sd_frag_options *opts, unsigned version);
 
 /* One histogram bucket: free (inactive) blocks with min_bytes <= size < max_bytes. */
 typedef struct sd_frag_bucket {
@@ -455,33 +460,8 @@ size_t sd_frag_device_count(const sd_frag *f);          /* same order as the sna
 const sd_frag_device *sd_frag_device_at(const sd_frag *f, size_t i);
 const sd_frag_device *sd_frag_total(const sd_frag *f);
 
-/* Indices of the (at most `max`) largest segments of `dev`, biggest first (ties: lower
- * address first), for the segment maps. @return how many were written to out. */
-size_t sd_frag_largest_segments(const sd_cuda_device *dev, size_t max, uint32_t *out);
-
-/* Indices of the (at most `max`, at most SD_FRAG_MAP_SEGMENTS) segments of `dev` with the most stranded free bytes
- * (free bytes empty_cache() would not release), then the biggest, then the lower address:
- * the rows of a segment map. @return how many were written to out. */
-size_t sd_frag_stranded_segments(const sd_cuda_device *dev, size_t max, uint32_t *out);
-
-/* Page size of a map whose largest segment is `largest` bytes, `columns` pages at most:
- * 2 MiB times a power of two. */
-uint64_t sd_frag_map_page(uint64_t largest, size_t columns);
-/* Split a segment into pages of `page` bytes (the last one may be shorter) and sum its
- * blocks into them; at most max_pages. @return the number of pages written. */
-size_t sd_frag_segment_pages(const sd_cuda_device *dev, const sd_segment *seg, uint64_t page,
-                             sd_frag_page *pages, size_t max_pages);
-sd_frag_page_fill sd_frag_page_fill_of(const sd_frag_page *p);
-/* INACTIVE bytes of a segment. */
-uint64_t sd_frag_segment_free(const sd_cuda_device *dev, const sd_segment *seg);
-/* INACTIVE bytes of a segment that empty_cache() would not release. */
-uint64_t sd_frag_segment_stranded(const sd_cuda_device *dev, const sd_segment *seg);
-/* "large", "small" or "pool (a,b)": the pool a segment belongs to (SD_FRAG_POOL_NAME). */
-void sd_frag_pool_name(const sd_segment *seg, char *buf, size_t size);
-
-/* Histogram bucket of a block size, and the shared bucket bounds. */
-size_t sd_frag_bucket_of(uint64_t size);
-void sd_frag_bucket_bounds(size_t i, uint64_t *min_bytes, uint64_t *max_bytes);
+/* The helpers the segment map and the histogram are built with (largest and stranded
+ * segments, pages, pool names, buckets) are experimental: snapdiff/experimental.h. */
 
 const char *sd_frag_verdict_name(sd_frag_verdict v);   /* "compact", "full", "fragmented" */
 const char *sd_oom_cause_name(sd_oom_cause c);         /* "fragmentation", ... */

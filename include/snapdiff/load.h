@@ -23,7 +23,9 @@
 extern "C" {
 #endif
 
+#define SD_LOADER_OPTIONS_VERSION 1
 typedef struct sd_loader_options {
+    unsigned version;   /* SD_LOADER_OPTIONS_VERSION (growable: common.h) */
     uint64_t max_memory;    /* per snapshot, and the bound on loads in flight; 0 = none */
     unsigned jobs;          /* snapshots loaded at once; 0 = the number of online cores */
     bool all_members;       /* load every member of an archive or directory; when false,
@@ -54,6 +56,10 @@ typedef struct sd_loader_options {
      * (as a directory's member, skip_unreadable applies to it). */
     const bool *in_folder;
 } sd_loader_options;
+#define SD_LOADER_OPTIONS_INIT \
+    {SD_LOADER_OPTIONS_VERSION, 0, 0, false, NULL, NULL, NULL, false, false, \
+     NULL}
+sd_status sd_loader_options_init(sd_loader_options *opts, unsigned version);
 
 typedef struct sd_loaded {
     const char *spec;             /* the input as given (borrowed) */

@@ -34,7 +34,9 @@
 extern "C" {
 #endif
 
+#define SD_PEAK_OPTIONS_VERSION 1
 typedef struct sd_peak_options {
+    unsigned version;   /* SD_PEAK_OPTIONS_VERSION (growable: common.h) */
     sd_attrib_options attrib;
     /* The window in which the peak is sought (trace.h's bounds); the blocks live at its
      * start are those live at the trace's start plus the net of the entries before it. */
@@ -43,6 +45,10 @@ typedef struct sd_peak_options {
     /* Also find the peak of each phase (category.h): one more replay per phase. */
     bool phase_peaks;
 } sd_peak_options;
+#define SD_PEAK_OPTIONS_INIT \
+    {SD_PEAK_OPTIONS_VERSION, SD_ATTRIB_OPTIONS_INIT, {SD_BOUND_NONE, 0}, {SD_BOUND_NONE, 0}, \
+     0, false}
+sd_status sd_peak_options_init(sd_peak_options *opts, unsigned version);
 
 /* Bytes and blocks of one group key live at one moment. */
 typedef struct sd_peak_group {
@@ -182,7 +188,9 @@ sd_peak_diff *sd_peak_diff_create(const sd_snapshot *old_snap, const sd_snapshot
 void sd_peak_diff_free(sd_peak_diff *d);
 /* Which sides have a peak on some device: bit 0 OLD, bit 1 NEW. */
 unsigned sd_peak_diff_sides(const sd_peak_diff *d);
-const sd_peak *sd_peak_diff_side(const sd_peak_diff *d, int side);   /* 0 OLD, 1 NEW */
+/* The whole peak analysis of one side (0 OLD, 1 NEW). Unused by the tool, which reads the
+ * comparison only; kept because it is a library user's one way to a side's own tables. */
+const sd_peak *sd_peak_diff_side(const sd_peak_diff *d, int side);
 size_t sd_peak_diff_device_count(const sd_peak_diff *d);
 const sd_peak_diff_device *sd_peak_diff_device_at(const sd_peak_diff *d, size_t i);
 

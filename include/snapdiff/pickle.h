@@ -1,5 +1,8 @@
 /* pickle.h - the embedded pickle reader: plain data only, never code.
  *
+ * EXPERIMENTAL: no API or ABI promise (see snapdiff/experimental.h); not included by
+ * <snapdiff/snapdiff.h>. The stable way to read a snapshot is snapshot.h.
+ *
  * Decodes protocols 0-5 into a tree of immutable values held in one arena. Objects shared
  * through the pickle memo stay shared: two references to one memoized list are the same
  * sd_value. Object-building opcodes (GLOBAL, REDUCE, BUILD, INST, OBJ, NEWOBJ*, EXT*,
@@ -11,7 +14,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include "snapdiff.h"
+#include "common.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,9 +36,13 @@ typedef enum sd_value_type {
     SD_VALUE_DICT,
 } sd_value_type;
 
+#define SD_PICKLE_OPTIONS_VERSION 1
 typedef struct sd_pickle_options {
+    unsigned version;   /* SD_PICKLE_OPTIONS_VERSION (growable: common.h) */
     uint64_t max_memory;  /* arena budget in bytes; 0 = no budget beyond the input limits */
 } sd_pickle_options;
+#define SD_PICKLE_OPTIONS_INIT {SD_PICKLE_OPTIONS_VERSION, 0}
+sd_status sd_pickle_options_init(sd_pickle_options *opts, unsigned version);
 
 /* Parse one pickle from data[0..len). The tree keeps its own copies of strings, so the
  * bytes may be freed afterwards. Bytes after STOP are ignored; sd_pickle_trailing() says
@@ -49,7 +56,6 @@ const sd_value *sd_pickle_root(const sd_pickle *p);
 uint64_t sd_pickle_trailing(const sd_pickle *p);   /* bytes after STOP */
 int sd_pickle_protocol(const sd_pickle *p);        /* PROTO value, 0 or 1 if none */
 uint64_t sd_pickle_value_count(const sd_pickle *p); /* values created (for walk budgets) */
-uint64_t sd_pickle_arena_bytes(const sd_pickle *p);
 
 sd_value_type sd_value_type_of(const sd_value *v);
 bool sd_value_bool(const sd_value *v);

@@ -48,10 +48,14 @@ typedef struct sd_profile_key {
     sd_site rep_site;                   /* its site and via */
 } sd_profile_key;
 
+#define SD_PROFILE_OPTIONS_VERSION 1
 typedef struct sd_profile_options {
+    unsigned version;   /* SD_PROFILE_OPTIONS_VERSION (growable: common.h) */
     sd_attrib_options attrib;           /* what a key is: group by, depth, patterns */
     uint64_t max_memory;                /* budget for the profile's tables; 0 = unlimited */
 } sd_profile_options;
+#define SD_PROFILE_OPTIONS_INIT {SD_PROFILE_OPTIONS_VERSION, SD_ATTRIB_OPTIONS_INIT, 0}
+sd_status sd_profile_options_init(sd_profile_options *opts, unsigned version);
 
 /* Profile snaps[0..n_sides) (n_sides >= 1; entries may be NULL, at least one not).
  * @return the profile, or NULL with err filled (SD_EUSAGE: bad pattern or arguments,

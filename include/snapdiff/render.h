@@ -10,17 +10,14 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "snapdiff.h"
+#include "common.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Options structs can grow: each starts with `version`, fields are only ever appended,
- * and every field's zero is its default. Initialise one with its _INIT macro (or set
- * .version to its _VERSION): a renderer reads only the fields of the version it is given,
- * so a program built against an older header keeps working with a newer library. A
- * version of 0 (a zeroed struct, designated initialisers without .version) reads as 1. */
+/* Options structs can grow, as common.h says (version first, _VERSION, _INIT, _init()).
+ * A renderer given a version newer than it knows returns SD_EUSAGE. */
 #define SD_RENDER_OPTIONS_VERSION 1
 typedef struct sd_render_options {
     unsigned version;       /* SD_RENDER_OPTIONS_VERSION */
@@ -28,6 +25,7 @@ typedef struct sd_render_options {
     unsigned width;         /* terminal width for text, 0 = 80 */
 } sd_render_options;
 #define SD_RENDER_OPTIONS_INIT {SD_RENDER_OPTIONS_VERSION, false, 0}
+sd_status sd_render_options_init(sd_render_options *opts, unsigned version);
 
 #ifdef __cplusplus
 }

@@ -23,7 +23,7 @@ extern "C" {
  * relative to the repository written into buf, or false when it is not there. */
 typedef bool (*sd_locate_fn)(void *ctx, const char *filename, char *buf, size_t size);
 
-/* What the check renderers lay out; growable as render.h says. */
+/* What the check renderers lay out; growable as common.h says. */
 #define SD_CHECK_REPORT_VERSION 1
 typedef struct sd_check_report {
     unsigned version;         /* SD_CHECK_REPORT_VERSION */
@@ -38,6 +38,10 @@ typedef struct sd_check_report {
     const sd_rank_spread *spread;  /* many: NEW's members across ranks; may be NULL */
     const char *const *spread_names;   /* a label per NEW member ("rank 2") */
 } sd_check_report;
+#define SD_CHECK_REPORT_INIT \
+    {SD_CHECK_REPORT_VERSION, NULL, 0, false, false, 0, SD_RENDER_OPTIONS_INIT, NULL, \
+     NULL, NULL, NULL}
+sd_status sd_check_report_init(sd_check_report *opts, unsigned version);
 
 sd_status sd_render_check_text(FILE *out, const sd_check_report *r);
 sd_status sd_render_check_json(FILE *out, const sd_check_report *r);

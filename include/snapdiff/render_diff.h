@@ -20,7 +20,7 @@ extern "C" {
 
 #define SD_DIFF_SCHEMA "snapdiff.diff/1"
 
-/* Options of the diff's text; growable as render.h says. */
+/* Options of the diff's text; growable as common.h says. */
 #define SD_DIFF_TEXT_OPTIONS_VERSION 1
 typedef struct sd_diff_text_options {
     unsigned version;           /* SD_DIFF_TEXT_OPTIONS_VERSION */
@@ -28,6 +28,7 @@ typedef struct sd_diff_text_options {
     size_t top;                 /* growing groups in the table; 0 = 20 */
 } sd_diff_text_options;
 #define SD_DIFF_TEXT_OPTIONS_INIT {SD_DIFF_TEXT_OPTIONS_VERSION, SD_RENDER_OPTIONS_INIT, 0}
+sd_status sd_diff_text_options_init(sd_diff_text_options *opts, unsigned version);
 
 /* The totals, the growing and shrinking groups as a table, the stacks of the top groups.
  * SD_EUSAGE when the diff has no old snapshot (that one has folded stacks only). */

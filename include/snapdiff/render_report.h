@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-/* What the page is drawn from; growable as render.h says. */
+/* What the page is drawn from; growable as common.h says. */
 #define SD_REPORT_INPUT_VERSION 3
 typedef struct sd_report_input {
     unsigned version;                 /* SD_REPORT_INPUT_VERSION */
@@ -48,6 +48,9 @@ typedef struct sd_report_input {
     const sd_job_rank *job_ranks;
     size_t n_job_ranks, job_grown;
 } sd_report_input;
+#define SD_REPORT_INPUT_INIT \
+    {SD_REPORT_INPUT_VERSION, NULL, 0, NULL, NULL, NULL, 0, false, NULL, NULL, 0, NULL, 0, 0}
+sd_status sd_report_input_init(sd_report_input *opts, unsigned version);
 
 /* Write the page. @return SD_OK, SD_EIO (write failed), SD_ENOMEM, SD_EUSAGE. */
 sd_status sd_render_report(FILE *out, const sd_report_input *in, sd_error *err);

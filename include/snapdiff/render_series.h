@@ -19,7 +19,7 @@ extern "C" {
 
 #define SD_SERIES_SCHEMA "snapdiff.series/1"
 
-/* Growable as render.h says. */
+/* Growable as common.h says. */
 #define SD_SERIES_TEXT_OPTIONS_VERSION 1
 typedef struct sd_series_text_options {
     unsigned version;           /* SD_SERIES_TEXT_OPTIONS_VERSION */
@@ -29,6 +29,7 @@ typedef struct sd_series_text_options {
 } sd_series_text_options;
 #define SD_SERIES_TEXT_OPTIONS_INIT \
     {SD_SERIES_TEXT_OPTIONS_VERSION, SD_RENDER_OPTIONS_INIT, 0, false}
+sd_status sd_series_text_options_init(sd_series_text_options *opts, unsigned version);
 
 sd_status sd_render_series_text(FILE *out, const sd_series *s, const sd_series_text_options *o);
 sd_status sd_render_series_json(FILE *out, const sd_series *s);
@@ -38,7 +39,8 @@ sd_status sd_render_series_json(FILE *out, const sd_series *s);
  * all devices) and their distance from the median, then the spread (`sp`, from
  * sd_rank_spread_of_totals) and the rank furthest from the median, or "no outlier".
  * `labels`: per rank, "rank 3" or the snapshot's name; `sources`: the snapshots' names.
- * JSON: schema snapdiff.series-ranks/1 (docs/json-series.md). */
+ * JSON: schema snapdiff.series-ranks/1 (docs/json-series.md). The tool calls the _oom_
+ * forms below; these are for library users without the ranks' oom entries. */
 sd_status sd_render_series_ranks_text(FILE *out, const char *const *sources,
                                       const char *const *labels, const sd_stats *totals,
                                       size_t n, const sd_rank_spread *sp, bool color);

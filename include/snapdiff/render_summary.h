@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "snapdiff.h"
+#include "common.h"
 #include "summary.h"
 
 #ifdef __cplusplus

@@ -16,7 +16,7 @@ extern "C" {
 
 #define SD_TRACE_SCHEMA "snapdiff.trace/1"
 
-/* Growable as render.h says. */
+/* Growable as common.h says. */
 #define SD_TRACE_TEXT_OPTIONS_VERSION 2
 typedef struct sd_trace_text_options {
     unsigned version;           /* SD_TRACE_TEXT_OPTIONS_VERSION */
@@ -26,14 +26,17 @@ typedef struct sd_trace_text_options {
      * are then printed first, as `frag` prints them (issue 26). */
     const sd_frag *ooms;
 } sd_trace_text_options;
-#define SD_TRACE_TEXT_OPTIONS_INIT {SD_TRACE_TEXT_OPTIONS_VERSION, SD_RENDER_OPTIONS_INIT, 0, NULL}
+#define SD_TRACE_TEXT_OPTIONS_INIT \
+    {SD_TRACE_TEXT_OPTIONS_VERSION, SD_RENDER_OPTIONS_INIT, 0, NULL}
+sd_status sd_trace_text_options_init(sd_trace_text_options *opts, unsigned version);
 
 /* Per device: a header (entries, span, the oom events first when o->ooms has them, alive
  * at the end, the peak and its site), the warnings, the timeline by phase of a training
  * step, the table of groups (alive first), then the marker phases. */
 sd_status sd_render_trace_text(FILE *out, const sd_trace *t, const sd_trace_text_options *o);
 
-/* The whole replay as one JSON document (2-space indent, then a newline). */
+/* The whole replay as one JSON document (2-space indent, then a newline). The tool calls
+ * the _with_ooms form; this one is for library users without a frag analysis. */
 sd_status sd_render_trace_json(FILE *out, const sd_trace *t);
 /* The same with each device's "ooms" (snapdiff.frag/1's oom_events) from `ooms`, the frag
  * analysis of the same snapshot (NULL: every "ooms" is []). */

@@ -19,7 +19,7 @@
 #define SNAPDIFF_REPLAY_H
 
 #include <stdbool.h>
-#include "snapdiff.h"
+#include "common.h"
 #include "snapshot.h"
 
 #ifdef __cplusplus
@@ -65,7 +65,9 @@ bool sd_torch_version_parse(const char *text, unsigned *out);
  * for what it did not record. */
 void sd_alloc_conf_recorded(const sd_snapshot *s, sd_alloc_conf *out);
 
+#define SD_REPLAY_OPTIONS_VERSION 1
 typedef struct sd_replay_options {
+    unsigned version;   /* SD_REPLAY_OPTIONS_VERSION (growable: common.h) */
     const char *const *alloc_confs;  /* PYTORCH_CUDA_ALLOC_CONF strings, one config each */
     size_t n_alloc_confs;
     uint64_t capacity;               /* bytes the allocator may reserve; 0 = from an oom
@@ -77,6 +79,8 @@ typedef struct sd_replay_options {
     unsigned torch_version;          /* the --alloc-conf strings parsed as this torch does
                                       * (sd_alloc_conf_parse_torch); 0 = the newest rules */
 } sd_replay_options;
+#define SD_REPLAY_OPTIONS_INIT {SD_REPLAY_OPTIONS_VERSION, NULL, 0, 0, 0, 0, 0, 0}
+sd_status sd_replay_options_init(sd_replay_options *opts, unsigned version);
 
 typedef enum sd_replay_capacity_source {
     SD_REPLAY_CAPACITY_UNKNOWN,             /* no OOM prediction */

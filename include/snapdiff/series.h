@@ -50,12 +50,17 @@ const char *sd_trend_name(sd_trend t);
 #define SD_SERIES_DEFAULT_CONFIDENCE 0.99
 #define SD_SERIES_MIN_SNAPSHOTS 3                  /* the fewest a series is made of */
 
+#define SD_SERIES_OPTIONS_VERSION 1
 typedef struct sd_series_options {
+    unsigned version;   /* SD_SERIES_OPTIONS_VERSION (growable: common.h) */
     const uint64_t *steps;     /* [n] strictly increasing training steps, or NULL */
     uint64_t min_slope;        /* bytes per snapshot (SD_SERIES_DEFAULT_MIN_SLOPE) */
     double min_confidence;     /* 0..1 (SD_SERIES_DEFAULT_CONFIDENCE) */
     uint64_t capacity;         /* device memory for the estimate; 0 = none */
 } sd_series_options;
+#define SD_SERIES_OPTIONS_INIT \
+    {SD_SERIES_OPTIONS_VERSION, NULL, SD_SERIES_DEFAULT_MIN_SLOPE, SD_SERIES_DEFAULT_CONFIDENCE, 0}
+sd_status sd_series_options_init(sd_series_options *opts, unsigned version);
 
 /* A trend of one sequence (a group's bytes, or a total). */
 typedef struct sd_series_trend {

@@ -1,60 +1,53 @@
-/* snapdiff.h - version, status codes and the error record shared by every module.
+/* snapdiff.h - libsnapdiff's stable API, all of it: include this one header.
  *
- * Ownership rule for the whole library: a function named *_create/_load/_open returns an
- * object the caller frees with the matching *_free (which accepts NULL). Pointers returned
- * by accessors borrow from the object they were read from and die with it. The library
- * never prints and never exits: failures come back as an sd_status and an sd_error the
- * caller provides (first error wins).
+ * Stable means: while the version is 0.x, only a minor release (0.3 -> 0.4) breaks it,
+ * with a new SONAME and a CHANGELOG entry; from 1.0 only a major one
+ * (docs/architecture.md, "ABI and versions"). Each header below also compiles alone.
+ *
+ * Not included, because they are EXPERIMENTAL (no API or ABI promise, may change in any
+ * release): snapdiff/experimental.h (the segment-map, page and bucket helpers of the
+ * fragmentation analysis) and snapdiff/pickle.h (the raw pickle reader and its value
+ * accessors, which `snapdiff dump` uses). Include them by name if you accept that.
  */
 #ifndef SNAPDIFF_SNAPDIFF_H
 #define SNAPDIFF_SNAPDIFF_H
 
-#include <stddef.h>
-#include <stdint.h>
+#include "common.h"   /* version, status codes, sd_error, the growable-struct rule */
 
-#include "snapdiff/version.h"   /* generated (version.h.in): beside this file once installed */
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-typedef enum sd_status {
-    SD_OK = 0,
-    SD_EIO,        /* cannot open or read an input */
-    SD_ETRUNC,     /* input ends before the structure it announces */
-    SD_EFORMAT,    /* input is malformed: bad opcode, bad UTF-8, bad container */
-    SD_EREFUSED,   /* input asks for something we never do: objects, code, buffers */
-    SD_ELIMIT,     /* a size, depth or count limit was exceeded */
-    SD_ENOMEM,     /* the memory budget (--max-memory) or malloc ran out */
-    SD_ESNAPSHOT,  /* valid pickle, but not shaped like a memory snapshot */
-    SD_EUSAGE,     /* bad argument from the caller */
-} sd_status;
-
-#define SD_NO_OFFSET UINT64_MAX
-
-typedef struct sd_error {
-    sd_status code;
-    uint64_t offset;        /* byte offset in the (decompressed) pickle, or SD_NO_OFFSET */
-    char source[256];       /* file name, "archive.zip:member", "<stdin>" */
-    char text[256];         /* what was expected / what went wrong */
-} sd_error;
-
-/* The version of the library loaded at run time (e.g. "0.2.0"), which can differ from the
- * SD_VERSION a program was compiled with (version.h). */
-const char *sd_version(void);
-
-/* Reset an error record to "no error". */
-void sd_error_clear(sd_error *err);
-
-/* Short stable name of a status code ("truncated", "refused", ...). */
-const char *sd_status_name(sd_status code);
-
-/* Format "SOURCE: offset N: TEXT" (offset part omitted when unknown) into buf. Every
- * sd_ function that takes an sd_error * accepts NULL (nothing is recorded); so does this. */
-void sd_error_format(const sd_error *err, char *buf, size_t size);
-
-#ifdef __cplusplus
-}
-#endif
+#include "attrib.h"
+#include "category.h"
+#include "check.h"
+#include "curve.h"
+#include "diff.h"
+#include "frag.h"
+#include "gate.h"
+#include "groups.h"
+#include "load.h"
+#include "pattern.h"
+#include "peak.h"
+#include "profile.h"
+#include "ranks.h"
+#include "render.h"
+#include "render_check.h"
+#include "render_curve.h"
+#include "render_diff.h"
+#include "render_frag.h"
+#include "render_ranks.h"
+#include "render_replay.h"
+#include "render_report.h"
+#include "render_series.h"
+#include "render_stats.h"
+#include "render_summary.h"
+#include "render_top.h"
+#include "render_trace.h"
+#include "replay.h"
+#include "series.h"
+#include "snapshot.h"
+#include "source.h"
+#include "stats.h"
+#include "summarize.h"
+#include "summary.h"
+#include "trace.h"
+#include "units.h"
 
 #endif

@@ -13,7 +13,7 @@
 #define SNAPDIFF_SNAPSHOT_H
 
 #include <stdbool.h>
-#include "snapdiff.h"
+#include "common.h"
 #include "source.h"
 
 #ifdef __cplusplus
@@ -141,9 +141,13 @@ typedef struct sd_annotation {
     bool has_time;
 } sd_annotation;
 
+#define SD_LOAD_OPTIONS_VERSION 1
 typedef struct sd_load_options {
+    unsigned version;   /* SD_LOAD_OPTIONS_VERSION (growable: common.h) */
     uint64_t max_memory;   /* budget for the load (value tree + model); 0 = unlimited */
 } sd_load_options;
+#define SD_LOAD_OPTIONS_INIT {SD_LOAD_OPTIONS_VERSION, 0}
+sd_status sd_load_options_init(sd_load_options *opts, unsigned version);
 
 /* Build the model from snapshot bytes. The bytes are only read during the call (the
  * snapshot keeps copies of what it needs).

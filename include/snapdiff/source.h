@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "snapdiff.h"
+#include "common.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -18,13 +18,17 @@ extern "C" {
 
 typedef struct sd_input sd_input;
 
+#define SD_INPUT_OPTIONS_VERSION 1
 typedef struct sd_input_options {
+    unsigned version;   /* SD_INPUT_OPTIONS_VERSION (growable: common.h) */
     uint64_t max_memory;      /* cap on any one decompressed member; 0 = default (1 GiB*16) */
     uint32_t max_members;     /* cap on members of an archive or directory; 0 = 4096 */
     bool skip_summaries;      /* leave a directory's or archive's summaries (summary.h) out
                                * and name them as skipped, for the commands that need the
                                * snapshot itself; a member picked by name is still read */
 } sd_input_options;
+#define SD_INPUT_OPTIONS_INIT {SD_INPUT_OPTIONS_VERSION, 0, 0, false}
+sd_status sd_input_options_init(sd_input_options *opts, unsigned version);
 
 /* Resolve `spec` (path, "-", "ARCHIVE:member") into its members. Reads nothing large yet.
  * @return the input, or NULL with err filled. */

@@ -44,13 +44,19 @@ typedef struct sd_trace_bound {
     int64_t value;
 } sd_trace_bound;
 
+#define SD_TRACE_OPTIONS_VERSION 1
 typedef struct sd_trace_options {
+    unsigned version;   /* SD_TRACE_OPTIONS_VERSION (growable: common.h) */
     sd_attrib_options attrib;
     /* The window: entries with since <= position < until (index, or time: entries without
      * a time are outside a time-bounded window). */
     sd_trace_bound since, until;
     uint64_t max_memory;             /* budget for the analysis' tables; 0 = unlimited */
 } sd_trace_options;
+#define SD_TRACE_OPTIONS_INIT \
+    {SD_TRACE_OPTIONS_VERSION, SD_ATTRIB_OPTIONS_INIT, {SD_BOUND_NONE, 0}, {SD_BOUND_NONE, 0}, \
+     0}
+sd_status sd_trace_options_init(sd_trace_options *opts, unsigned version);
 
 typedef enum sd_trace_warning_code {
     SD_TRACE_OVERFLOWED,      /* allocator_settings.trace_alloc_overflowed: entries were lost */

@@ -3,7 +3,7 @@
 #define SNAPDIFF_UNITS_H
 
 #include <stdbool.h>
-#include "snapdiff.h"
+#include "common.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -65,6 +65,9 @@ static sd_status compile_patterns(const char *const *pats, size_t n, const char 
 
 sd_attrib *sd_attrib_create(const sd_attrib_options *opts, sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(opts, SD_ATTRIB_OPTIONS_VERSION, "sd_attrib_options", err))
+        return NULL;
     sd_attrib *a = calloc(1, sizeof *a);
     if (!a) {
         sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");

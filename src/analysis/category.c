@@ -224,6 +224,7 @@ static sd_status device_phases(sd_phases *p, const sd_cuda_device *d, dev_phases
 
 sd_phases *sd_phases_create(const sd_snapshot *s, sd_error *err)
 {
+    sd_error_clear(err);
     sd_phases *p = calloc(1, sizeof *p);
     if (!p) {
         sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory finding the phases");
@@ -274,11 +275,6 @@ bool sd_phases_at(const sd_phases *p, size_t dev, size_t entry, sd_step_phase *p
     if (phase) *phase = r ? (sd_step_phase)r->phase : SD_IN_OTHER;
     if (step) *step = r ? r->step : 0;
     return r != NULL;
-}
-
-uint32_t sd_phases_steps(const sd_phases *p, size_t dev)
-{
-    return p && dev < p->n_devs ? p->devs[dev].steps : 0;
 }
 
 /* An order-free hash of a multiset of sizes: the sum of each size's mix. */

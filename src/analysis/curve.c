@@ -577,6 +577,7 @@ static void name_ranks(sd_curve *c, const char *const *paths)
 sd_curve *sd_curve_create(const char *const *paths, size_t n, const sd_curve_options *opts,
                           sd_error *err)
 {
+    sd_error_clear(err);
     return sd_curve_create_pattern(paths, n, opts, NULL, err);
 }
 
@@ -584,6 +585,10 @@ sd_curve *sd_curve_create_pattern(const char *const *paths, size_t n,
                                   const sd_curve_options *opts, const char *pattern,
                                   sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(opts, SD_CURVE_OPTIONS_VERSION, "sd_curve_options", err)) return NULL;
+    if (sdp_options_check(opts ? &opts->limits : NULL, SD_CURVE_LIMITS_VERSION, "sd_curve_limits", err))
+        return NULL;
     if (!paths || n == 0) {
         sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "no log given");
         return NULL;
@@ -777,6 +782,9 @@ static sd_status limits_line(char *text, const char *path, size_t line, sd_curve
 sd_status sd_curve_limits_parse(const char *text, size_t len, const char *path,
                                 sd_curve_limits *limits, sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(limits, SD_CURVE_LIMITS_VERSION, "sd_curve_limits", err))
+        return SD_EUSAGE;
     sd_curve_limits file;
     memset(&file, 0, sizeof file);
     char buf[1024];

@@ -454,6 +454,8 @@ static void refine_pattern(sd_diff *d)
 sd_diff *sd_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap,
                         const sd_diff_options *opts, sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(opts, SD_DIFF_OPTIONS_VERSION, "sd_diff_options", err)) return NULL;
     if (!new_snap || !opts) {
         sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_diff_create: no snapshot");
         return NULL;

@@ -490,7 +490,9 @@ static size_t snapshot_blocks(const sd_snapshot *s)
 
 sd_frag *sd_frag_create(const sd_snapshot *s, const sd_frag_options *opts, sd_error *err)
 {
-    sd_frag_options o = {SD_FRAG_DEFAULT_GAP_PCT, SD_FRAG_DEFAULT_INDEX, 0, false};
+    sd_error_clear(err);
+    if (sdp_options_check(opts, SD_FRAG_OPTIONS_VERSION, "sd_frag_options", err)) return NULL;
+    sd_frag_options o = SD_FRAG_OPTIONS_INIT;
     if (opts) o = *opts;
     if (!s || !(o.gap_threshold_pct >= 0 && o.gap_threshold_pct <= 100) ||
         !(o.index_threshold >= 0 && o.index_threshold <= 1)) {

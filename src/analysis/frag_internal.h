@@ -4,6 +4,7 @@
 #define SNAPDIFF_FRAG_INTERNAL_H
 
 #include "base/base.h"
+#include "snapdiff/experimental.h"   /* the map, page and bucket helpers */
 #include "snapdiff/frag.h"
 #include "snapdiff/peak.h"
 #include "snapdiff/replay.h"

@@ -283,6 +283,7 @@ static sd_status parse_line(char *text, const char *path, size_t line, sd_limits
 sd_status sd_limits_parse(const char *text, size_t len, const char *path, sd_limits *limits,
                           uint64_t *steps, sd_error *err)
 {
+    sd_error_clear(err);
     sd_limits file;
     memset(&file, 0, sizeof file);
     uint64_t file_steps = 0;

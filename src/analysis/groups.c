@@ -168,6 +168,9 @@ void sd_groups_oom_of_snapshot(const sd_snapshot *s, sd_groups_oom *out)
 sd_groups *sd_groups_create(const sd_snapshot *snap, const sd_attrib_options *attrib,
                             uint64_t max_memory, sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(attrib, SD_ATTRIB_OPTIONS_VERSION, "sd_attrib_options", err))
+        return NULL;
     if (!snap || !attrib) {
         sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_groups_create: no snapshot or options");
         return NULL;

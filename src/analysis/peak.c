@@ -667,6 +667,8 @@ static sd_status peak_build(sd_peak *p, const sd_peak_options *o)
 
 sd_peak *sd_peak_create(const sd_snapshot *s, const sd_peak_options *opts, sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(opts, SD_PEAK_OPTIONS_VERSION, "sd_peak_options", err)) return NULL;
     if (!s || !opts) {
         sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_peak_create: no snapshot");
         return NULL;
@@ -739,6 +741,7 @@ const sd_peak_device *sd_peak_device_find(const sd_peak *p, int64_t device)
 sd_status sd_peak_live_at(sd_peak *p, size_t i, size_t entry, sd_peak_table *out,
                           sd_error *err)
 {
+    sd_error_clear(err);
     if (!p || i >= p->n_devices || entry >= p->devices[i].total_entries)
         return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_peak_live_at: no such entry");
     if (live_table(p, i, entry, out)) return nomem(err);
@@ -747,6 +750,7 @@ sd_status sd_peak_live_at(sd_peak *p, size_t i, size_t entry, sd_peak_table *out
 
 sd_status sd_peak_live_series(sd_peak *p, size_t i, uint64_t *live, size_t n, sd_error *err)
 {
+    sd_error_clear(err);
     if (!p || i >= p->n_devices || (n && !live))
         return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_peak_live_series: no such device");
     const sd_cuda_device *d = sd_snapshot_device(p->snap, p->states[i].index);

@@ -251,6 +251,8 @@ static void create_sides(sd_peak_diff *pd, const sd_snapshot *old_snap,
 sd_peak_diff *sd_peak_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap,
                                   const sd_peak_options *opts, sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(opts, SD_PEAK_OPTIONS_VERSION, "sd_peak_options", err)) return NULL;
     if (!old_snap || !new_snap || !opts) {
         sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_peak_diff_create: two snapshots needed");
         return NULL;

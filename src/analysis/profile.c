@@ -316,6 +316,9 @@ static sd_status profile_build(sd_profile *p, const sd_snapshot *const *snaps,
 sd_profile *sd_profile_create(const sd_snapshot *const *snaps, size_t n_sides,
                               const sd_profile_options *opts, sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(opts, SD_PROFILE_OPTIONS_VERSION, "sd_profile_options", err))
+        return NULL;
     bool any = false;
     for (size_t w = 0; snaps && w < n_sides; w++) any = any || snaps[w];
     if (!any || !opts) {

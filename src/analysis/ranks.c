@@ -19,6 +19,7 @@ struct sd_name_pattern {
 
 sd_name_pattern *sd_name_pattern_create(const char *regex, sd_error *err)
 {
+    sd_error_clear(err);
     sd_name_pattern *p = calloc(1, sizeof *p);
     if (!p) {
         sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");

@@ -1083,6 +1083,9 @@ static sd_status replay_device(sd_replay *r, const sd_cuda_device *d, const sd_r
 
 sd_replay *sd_replay_create(const sd_snapshot *s, const sd_replay_options *opts, sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(opts, SD_REPLAY_OPTIONS_VERSION, "sd_replay_options", err))
+        return NULL;
     if (sd_snapshot_is_summary(s)) {
         sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET,
                  "a summary keeps only part of the trace: replay needs the snapshot itself");

@@ -235,12 +235,14 @@ bool sd_torch_version_parse(const char *text, unsigned *out)
 
 sd_status sd_alloc_conf_parse(const char *text, sd_alloc_conf *out, sd_error *err)
 {
+    sd_error_clear(err);
     return sd_alloc_conf_parse_torch(text, 0, out, err);
 }
 
 sd_status sd_alloc_conf_parse_torch(const char *text, unsigned torch, sd_alloc_conf *out,
                                     sd_error *err)
 {
+    sd_error_clear(err);
     sd_alloc_conf_default(out);
     if (!text || !*text) return bad(err, text ? text : "", "empty");
     /* torch's ConfigTokenizer keeps no space: "a:1, b:2" reads as "a:1,b:2". */

@@ -365,6 +365,9 @@ static void fill_snapshots(sd_series *se, const sd_groups *const *tables)
 sd_series *sd_series_create(const sd_groups *const *tables, size_t n,
                             const sd_series_options *opts, sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(opts, SD_SERIES_OPTIONS_VERSION, "sd_series_options", err))
+        return NULL;
     sd_series_options o = opts ? *opts
                                : (sd_series_options){.min_slope = SD_SERIES_DEFAULT_MIN_SLOPE,
                                                      .min_confidence = SD_SERIES_DEFAULT_CONFIDENCE};

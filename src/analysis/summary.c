@@ -502,6 +502,7 @@ static sd_status prepare(writer *w)
 sd_status sd_summary_encode(const sd_snapshot *s, const char *writer_name, uint8_t **out,
                             size_t *len, sd_error *err)
 {
+    sd_error_clear(err);
     if (!s || !out || !len)
         return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_summary_encode: no snapshot or output");
     *out = NULL;

@@ -634,6 +634,8 @@ static sd_status trace_build(sd_trace *t, const sd_trace_options *o, sd_error *e
 
 sd_trace *sd_trace_create(const sd_snapshot *s, const sd_trace_options *opts, sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(opts, SD_TRACE_OPTIONS_VERSION, "sd_trace_options", err)) return NULL;
     if (!s || !opts) {
         sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_trace_create: no snapshot");
         return NULL;

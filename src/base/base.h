@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "snapdiff/snapdiff.h"
+#include "snapdiff/common.h"
 
 #define SDP_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define SDP_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -35,6 +35,19 @@ static inline int64_t sdp_i64_sub_sat(int64_t a, int64_t b)
 sd_status sdp_fail(sd_error *err, sd_status code, uint64_t offset, const char *fmt, ...)
     SDP_PRINTF(4, 5);
 void sdp_error_set_source(sd_error *err, const char *source);
+
+/* ---- options structs that can grow (options.c) ----
+ * Every struct a caller fills starts with `unsigned version` (docs/architecture.md,
+ * "Structs that can grow"); 0, a zeroed struct, reads as 1. The sd_*_init functions fill
+ * one from its _INIT template (`tmpl`, `size` bytes) for a version this library knows,
+ * else SD_EUSAGE. While every struct is at version 1, `size` is version 1's; the struct
+ * that reaches version 2 must clear only the size of the version it is asked for. */
+sd_status sdp_options_init(void *opts, size_t size, const void *tmpl, unsigned version,
+                           unsigned newest);
+/* SD_OK when `opts` is NULL or its version is one this library knows (0..newest); else
+ * SD_EUSAGE with err naming the struct (`what`) and both versions. */
+sd_status sdp_options_check(const void *opts, unsigned newest, const char *what,
+                            sd_error *err);
 
 /* ---- arena (arena.c) ----
  * One bump allocator per loaded snapshot. Memory is counted against a budget so that a

@@ -52,7 +52,7 @@ static sd_curve_format log_format(const char *name)
 
 void cli_curve_options(const struct cli_opts *o, sd_curve_options *co)
 {
-    memset(co, 0, sizeof *co);
+    sd_curve_options_init(co, SD_CURVE_OPTIONS_VERSION);
     co->format = log_format(o->log_format);
     co->has_baseline_step = o->has_baseline_step;
     co->baseline_step = (double)o->baseline_step;

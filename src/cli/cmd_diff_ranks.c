@@ -65,7 +65,7 @@ static void run_free(ranks_run *r)
  * not open (printed, as the load would have said it). */
 static bool member_names(const char *spec, const struct cli_opts *o, char ***names, size_t *n)
 {
-    sd_input_options io = {.max_memory = o->max_memory};
+    sd_input_options io = {.version = SD_INPUT_OPTIONS_VERSION, .max_memory = o->max_memory};
     sd_error err;
     sd_error_clear(&err);
     sd_input *in = sd_input_open(spec, &io, &err);

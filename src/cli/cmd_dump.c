@@ -17,7 +17,7 @@ static int dump_bytes(const uint8_t *data, size_t len, const char *name,
     if (sd_summary_sniff(data, len)) {
         /* A baseline summary: its msgpack as JSON, once the model reads it (so a corrupt
          * one is refused here as everywhere else, not shown). */
-        sd_load_options lo = {.max_memory = opts->max_memory};
+        sd_load_options lo = {.version = SD_LOAD_OPTIONS_VERSION, .max_memory = opts->max_memory};
         sd_snapshot *s = sd_snapshot_load_buffer(data, len, name, &lo, &err);
         sd_snapshot_free(s);
         if (s && sd_render_summary_json(stdout, data, len, &err) == SD_OK) return EXIT_OK;
@@ -25,7 +25,7 @@ static int dump_bytes(const uint8_t *data, size_t len, const char *name,
         msg_sd_error(&err);
         return EXIT_TROUBLE;
     }
-    sd_pickle_options po = {.max_memory = opts->max_memory};
+    sd_pickle_options po = {.version = SD_PICKLE_OPTIONS_VERSION, .max_memory = opts->max_memory};
     sd_pickle *p = sd_pickle_parse(data, len, &po, &err);
     sd_status st = p ? SD_OK : err.code;
     if (p) {
@@ -51,7 +51,7 @@ int cmd_dump(const struct cli_opts *opts)
 {
     sd_error err;
     sd_error_clear(&err);
-    sd_input_options io = {.max_memory = opts->max_memory};
+    sd_input_options io = {.version = SD_INPUT_OPTIONS_VERSION, .max_memory = opts->max_memory};
     sd_input *in = sd_input_open(opts->files[0], &io, &err);
     if (!in) {
         msg_sd_error(&err);

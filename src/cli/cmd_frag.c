@@ -37,7 +37,10 @@ static void free_frags(sd_frag **frags, size_t n)
 /* One analysis per snapshot; on failure the error is printed and NULL returned. */
 static sd_frag **analyse_all(sd_snapshot **snaps, size_t n, const struct cli_opts *opts)
 {
-    sd_frag_options fo = {opts->gap_threshold, opts->index_threshold, opts->max_memory, false};
+    sd_frag_options fo = {.version = SD_FRAG_OPTIONS_VERSION,
+                          .gap_threshold_pct = opts->gap_threshold,
+                          .index_threshold = opts->index_threshold,
+                          .max_memory = opts->max_memory};
     sd_frag **frags = calloc(n ? n : 1, sizeof *frags);
     if (!frags) {
         msg_error("out of memory");
@@ -62,7 +65,8 @@ int cli_oom_analysis(const struct cli_opts *o, const sd_snapshot *snap, sd_frag 
 {
     *out = NULL;
     if (sd_snapshot_oom_count(snap) == 0) return EXIT_OK;
-    sd_frag_options fo = {o->gap_threshold, o->index_threshold, o->max_memory, false};
+    sd_frag_options fo = {.version = SD_FRAG_OPTIONS_VERSION, .gap_threshold_pct = o->gap_threshold,
+                          .index_threshold = o->index_threshold, .max_memory = o->max_memory};
     sd_error err;
     sd_error_clear(&err);
     *out = sd_frag_create(snap, &fo, &err);

@@ -40,7 +40,7 @@ int cmd_replay(const struct cli_opts *opts)
     struct cli_load_options lo = {.shape = CLI_LOAD_FLAT, .specs = opts->files,
                                   .n = (size_t)opts->n_files, .all = &snaps, .n_all = &n};
     if (cli_load(opts, &lo) != 0) return EXIT_TROUBLE;
-    sd_replay_options ro = {.alloc_confs = opts->alloc_conf,
+    sd_replay_options ro = {.version = SD_REPLAY_OPTIONS_VERSION, .alloc_confs = opts->alloc_conf,
                             .n_alloc_confs = (size_t)opts->n_alloc_conf,
                             .capacity = opts->capacity,
                             .memory_fraction = opts->memory_fraction,

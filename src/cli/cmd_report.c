@@ -26,7 +26,8 @@ static int analyse_frags(sd_snapshot **snaps, size_t n, const struct cli_opts *o
 {
     sd_error err;
     sd_error_clear(&err);
-    sd_frag_options fo = {o->gap_threshold, o->index_threshold, o->max_memory, false};
+    sd_frag_options fo = {.version = SD_FRAG_OPTIONS_VERSION, .gap_threshold_pct = o->gap_threshold,
+                          .index_threshold = o->index_threshold, .max_memory = o->max_memory};
     for (size_t i = 0; i < n; i++) {
         frags[i] = sd_frag_create(snaps[i], &fo, &err);
         if (!frags[i]) {
@@ -48,13 +49,13 @@ static int analyse(sd_snapshot **snaps, size_t n, const struct cli_opts *o, sd_f
     if (analyse_frags(snaps, n, o, frags) != 0) return -1;
     if (n == 2) {
         sd_diff_options d;
-        memset(&d, 0, sizeof d);
+        sd_diff_options_init(&d, SD_DIFF_OPTIONS_VERSION);
         cli_attrib_options(o, &d.attrib);
         d.max_memory = o->max_memory;
         *diff = sd_diff_create(snaps[0], snaps[1], &d, &err);
     } else {
         sd_profile_options po;
-        memset(&po, 0, sizeof po);
+        sd_profile_options_init(&po, SD_PROFILE_OPTIONS_VERSION);
         cli_attrib_options(o, &po.attrib);
         po.max_memory = o->max_memory;
         /* One file: an empty side before it, so that its stacks are the "growth" of the

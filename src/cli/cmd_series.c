@@ -150,7 +150,7 @@ static int analyse(const struct cli_opts *o, sd_groups **all, size_t n, const ui
         }
         for (size_t i = 0; i < n; i++) steps[i] = o->step_list ? o->step_list[i] : i * o->steps_between;
     }
-    sd_series_options so = {.steps = steps,
+    sd_series_options so = {.version = SD_SERIES_OPTIONS_VERSION, .steps = steps,
                             .min_slope = o->has_min_slope ? o->min_slope : SD_SERIES_DEFAULT_MIN_SLOPE,
                             .min_confidence = o->confidence >= 0 ? o->confidence
                                                                  : SD_SERIES_DEFAULT_CONFIDENCE,
@@ -443,7 +443,8 @@ static int expand_dirs(const struct cli_opts *o, char ***out, bool **folder)
         struct stat st;
         sd_input *in = NULL;
         if (stat(spec, &st) == 0 && S_ISDIR(st.st_mode)) {
-            sd_input_options io = {.max_memory = o->max_memory};
+            sd_input_options io = {.version = SD_INPUT_OPTIONS_VERSION,
+                                   .max_memory = o->max_memory};
             in = sd_input_open(spec, &io, NULL);
         }
         size_t k = in ? sd_input_count(in) : 1;

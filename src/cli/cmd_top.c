@@ -17,7 +17,7 @@
 static int top_one(const struct cli_opts *o, const sd_snapshot *snap, bool first)
 {
     sd_peak_options po;
-    memset(&po, 0, sizeof po);
+    sd_peak_options_init(&po, SD_PEAK_OPTIONS_VERSION);
     cli_attrib_options(o, &po.attrib);
     po.max_memory = o->max_memory;
     sd_error err;
@@ -38,7 +38,8 @@ static int top_one(const struct cli_opts *o, const sd_snapshot *snap, bool first
         st = sd_render_top_json_with_ooms(stdout, p, ooms, &ro, &err);
     } else {
         if (!first) fputc('\n', stdout);
-        sd_top_text_options tt = {.top = (size_t)o->top, .ooms = ooms};
+        sd_top_text_options tt = {.version = SD_TOP_TEXT_OPTIONS_VERSION, .top = (size_t)o->top,
+                                  .ooms = ooms};
         st = sd_render_top_text(stdout, p, &ro, &tt, &err);
     }
     sd_frag_free(ooms);

@@ -44,7 +44,7 @@ int cmd_trace(const struct cli_opts *o)
         return EXIT_TROUBLE;
     }
     sd_trace_options to;
-    memset(&to, 0, sizeof to);
+    sd_trace_options_init(&to, SD_TRACE_OPTIONS_VERSION);
     cli_attrib_options(o, &to.attrib);
     to.max_memory = o->max_memory;
     if (!parse_bound("since", o->since, &to.since) || !parse_bound("until", o->until, &to.until))

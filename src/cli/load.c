@@ -111,7 +111,8 @@ static sd_loaded *load(const char *const *specs, size_t n, const struct cli_opts
         msg_error("out of memory");
         return NULL;
     }
-    sd_loader_options lo = {.max_memory = opts->max_memory, .jobs = opts->jobs,
+    sd_loader_options lo = {.version = SD_LOADER_OPTIONS_VERSION,
+                            .max_memory = opts->max_memory, .jobs = opts->jobs,
                             .all_members = all_members,
                             .skip_summaries = !takes_summaries(opts->command),
                             .skip_unreadable = skips_unreadable(opts)};
@@ -213,7 +214,8 @@ static int load_stream(const char *const *specs, size_t n, const struct cli_opts
         msg_error("out of memory");
         return -1;
     }
-    sd_loader_options lo = {.max_memory = opts->max_memory, .jobs = opts->jobs,
+    sd_loader_options lo = {.version = SD_LOADER_OPTIONS_VERSION,
+                            .max_memory = opts->max_memory, .jobs = opts->jobs,
                             .all_members = true, .each = stream_each,
                             .opened = opened ? stream_opened : NULL, .ctx = &sc,
                             .skip_summaries = !takes_summaries(opts->command),
@@ -277,7 +279,7 @@ int cli_load(const struct cli_opts *opts, const struct cli_load_options *lo)
 
 void cli_attrib_options(const struct cli_opts *o, sd_attrib_options *a)
 {
-    memset(a, 0, sizeof *a);
+    sd_attrib_options_init(a, SD_ATTRIB_OPTIONS_VERSION);
     a->group_by = o->group_by;
     a->depth = o->depth;
     a->hide = o->hide;
@@ -290,7 +292,7 @@ void cli_attrib_options(const struct cli_opts *o, sd_attrib_options *a)
 
 void cli_diff_options(const struct cli_opts *o, sd_diff_options *d)
 {
-    memset(d, 0, sizeof *d);
+    sd_diff_options_init(d, SD_DIFF_OPTIONS_VERSION);
     cli_attrib_options(o, &d->attrib);
     d->steps = o->steps;
     d->capacity = o->capacity;

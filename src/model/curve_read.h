@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "snapdiff/snapdiff.h"
+#include "snapdiff/common.h"
 
 #define SDP_CURVE_MAX_LINE (64u << 10)
 #define SDP_CURVE_MAX_SERIES 1024

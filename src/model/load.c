@@ -230,9 +230,27 @@ static void settle(load_pool *p, size_t n_inputs)
     }
 }
 
+sd_status sd_loader_options_init(sd_loader_options *opts, unsigned version)
+{
+    static const sd_loader_options tmpl = SD_LOADER_OPTIONS_INIT;
+    return sdp_options_init(opts, sizeof *opts, &tmpl, version, SD_LOADER_OPTIONS_VERSION);
+}
+
 sd_status sd_load_all(const char *const *specs, size_t n, const sd_loader_options *opts,
                       sd_loaded *out)
 {
+    /* A struct newer than this library: every input fails with the one error. */
+    sd_error verr;
+    sd_error_clear(&verr);
+    if (sdp_options_check(opts, SD_LOADER_OPTIONS_VERSION, "sd_loader_options", &verr)) {
+        for (size_t i = 0; i < n; i++) {
+            memset(&out[i], 0, sizeof out[i]);
+            out[i].spec = specs[i];
+            out[i].status = verr.code;
+            out[i].err = verr;
+        }
+        return verr.code;
+    }
     sd_loader_options o = opts ? *opts : (sd_loader_options){0};
     unsigned jobs = o.jobs ? o.jobs : sd_loader_default_jobs();
     load_pool p = {.opts = &o, .out = out};

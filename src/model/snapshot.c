@@ -88,15 +88,25 @@ static sd_snapshot *load_impl(const uint8_t *data, size_t len, const char *sourc
     return s;
 }
 
+sd_status sd_load_options_init(sd_load_options *opts, unsigned version)
+{
+    static const sd_load_options tmpl = SD_LOAD_OPTIONS_INIT;
+    return sdp_options_init(opts, sizeof *opts, &tmpl, version, SD_LOAD_OPTIONS_VERSION);
+}
+
 sd_snapshot *sd_snapshot_load_buffer(const uint8_t *data, size_t len, const char *source,
                                      const sd_load_options *opts, sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(opts, SD_LOAD_OPTIONS_VERSION, "sd_load_options", err)) return NULL;
     return load_impl(data, len, source, opts, err, NULL);
 }
 
 sd_snapshot *sd_snapshot_load_input(sd_input *in, size_t i, const sd_load_options *opts,
                                     sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(opts, SD_LOAD_OPTIONS_VERSION, "sd_load_options", err)) return NULL;
     sd_bytes b;
     if (sd_input_read(in, i, &b, err) != SD_OK) return NULL;
     return load_impl(b.data, b.len, sd_input_name(in, i), opts, err, &b);
@@ -104,6 +114,8 @@ sd_snapshot *sd_snapshot_load_input(sd_input *in, size_t i, const sd_load_option
 
 sd_snapshot *sd_snapshot_load_file(const char *spec, const sd_load_options *opts, sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(opts, SD_LOAD_OPTIONS_VERSION, "sd_load_options", err)) return NULL;
     sd_input_options io = {.max_memory = opts ? opts->max_memory : 0};
     sd_input *in = sd_input_open(spec, &io, err);
     if (!in) return NULL;

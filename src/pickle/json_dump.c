@@ -220,6 +220,7 @@ static sd_status write_value(writer *w, const sd_value *v, int depth)
 
 sd_status sd_value_write_json(const sd_value *v, FILE *out, uint64_t max_nodes, sd_error *err)
 {
+    sd_error_clear(err);
     writer *w = malloc(sizeof *w);
     if (!w) return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
     w->out = out;

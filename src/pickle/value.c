@@ -12,9 +12,18 @@ struct sd_pickle {
     int proto;
 };
 
+sd_status sd_pickle_options_init(sd_pickle_options *opts, unsigned version)
+{
+    static const sd_pickle_options tmpl = SD_PICKLE_OPTIONS_INIT;
+    return sdp_options_init(opts, sizeof *opts, &tmpl, version, SD_PICKLE_OPTIONS_VERSION);
+}
+
 sd_pickle *sd_pickle_parse(const uint8_t *data, size_t len, const sd_pickle_options *opts,
                            sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(opts, SD_PICKLE_OPTIONS_VERSION, "sd_pickle_options", err))
+        return NULL;
     sd_pickle *p = calloc(1, sizeof *p);
     if (!p) {
         sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
@@ -40,7 +49,6 @@ const sd_value *sd_pickle_root(const sd_pickle *p) { return &p->root; }
 uint64_t sd_pickle_trailing(const sd_pickle *p) { return p->trailing; }
 int sd_pickle_protocol(const sd_pickle *p) { return p->proto; }
 uint64_t sd_pickle_value_count(const sd_pickle *p) { return p->n_values; }
-uint64_t sd_pickle_arena_bytes(const sd_pickle *p) { return p->arena.used; }
 
 sd_value_type sd_value_type_of(const sd_value *v)
 {

@@ -75,6 +75,10 @@ static void gh_member(FILE *out, const sd_check_report *r, const sd_check_member
 
 sd_status sd_render_check_github(FILE *out, const sd_check_report *r)
 {
+    if (sdp_options_check(r, SD_CHECK_REPORT_VERSION, "sd_check_report", NULL))
+        return SD_EUSAGE;
+    if (sdp_options_check(&r->render, SD_RENDER_OPTIONS_VERSION, "sd_render_options", NULL))
+        return SD_EUSAGE;
     for (size_t i = 0; i < r->n; i++) gh_member(out, r, &r->members[i]);
     if (r->pass) fprintf(out, "snapdiff check passed\n");
     return ferror(out) ? SD_EIO : SD_OK;
@@ -140,6 +144,10 @@ static void offenders_detail(const sd_check_member *m, sd_limit_id id, const cha
 
 sd_status sd_render_check_junit(FILE *out, const sd_check_report *r)
 {
+    if (sdp_options_check(r, SD_CHECK_REPORT_VERSION, "sd_check_report", NULL))
+        return SD_EUSAGE;
+    if (sdp_options_check(&r->render, SD_RENDER_OPTIONS_VERSION, "sd_render_options", NULL))
+        return SD_EUSAGE;
     size_t tests = 0, failures = 0;
     for (size_t i = 0; i < r->n; i++) {
         size_t f;

@@ -122,6 +122,10 @@ static json_t *worst_limits_json(const sd_check_report *r)
 
 sd_status sd_render_check_json(FILE *out, const sd_check_report *r)
 {
+    if (sdp_options_check(r, SD_CHECK_REPORT_VERSION, "sd_check_report", NULL))
+        return SD_EUSAGE;
+    if (sdp_options_check(&r->render, SD_RENDER_OPTIONS_VERSION, "sd_render_options", NULL))
+        return SD_EUSAGE;
     json_t *doc = json_object();
     json_object_set_new(doc, "schema", json_string("snapdiff.check/1"));
     json_object_set_new(doc, "pass", json_boolean(r->pass));

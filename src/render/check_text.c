@@ -191,6 +191,10 @@ static void member_text(FILE *out, const sd_check_report *r, const sd_check_memb
 
 sd_status sd_render_check_text(FILE *out, const sd_check_report *r)
 {
+    if (sdp_options_check(r, SD_CHECK_REPORT_VERSION, "sd_check_report", NULL))
+        return SD_EUSAGE;
+    if (sdp_options_check(&r->render, SD_RENDER_OPTIONS_VERSION, "sd_render_options", NULL))
+        return SD_EUSAGE;
     bool c = r->render.color;
     size_t failed = 0;
     for (size_t i = 0; i < r->n; i++) {

@@ -148,6 +148,9 @@ static void ooms_json(FILE *out, const sd_curve *c)
 sd_status sd_render_curve_json(FILE *out, const sd_curve *c, const sd_render_options *ro,
                                sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(ro, SD_RENDER_OPTIONS_VERSION, "sd_render_options", err))
+        return SD_EUSAGE;
     (void)ro;
     (void)err;
     fprintf(out, "{\"schema\":\"%s\",\"files\":[", SD_CURVE_SCHEMA);
@@ -284,6 +287,9 @@ static void gh_line(FILE *out, const char *level, const char *title, const char 
 sd_status sd_render_curve_github(FILE *out, const sd_curve *c, const sd_render_options *ro,
                                  sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(ro, SD_RENDER_OPTIONS_VERSION, "sd_render_options", err))
+        return SD_EUSAGE;
     (void)ro;
     (void)err;
     for (size_t i = 0; i < sd_curve_limit_count(c); i++) {

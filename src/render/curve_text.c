@@ -303,6 +303,9 @@ static void ooms_text(FILE *out, const sd_curve *c, bool color)
 sd_status sd_render_curve_text(FILE *out, const sd_curve *c, const sd_render_options *ro,
                                sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(ro, SD_RENDER_OPTIONS_VERSION, "sd_render_options", err))
+        return SD_EUSAGE;
     (void)err;
     bool color = ro && ro->color;
     const char *loc = getenv("LC_ALL");

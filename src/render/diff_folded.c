@@ -138,6 +138,7 @@ static void folded_key(void *ctx, const sd_snapshot *snap, uint32_t id, sdp_sbuf
 sd_status sd_render_diff_folded(FILE *out, const sd_profile *p, size_t from, size_t to,
                             uint64_t max_memory, sd_error *err)
 {
+    sd_error_clear(err);
     sdp_arena arena;
     sdp_arena_init(&arena, max_memory);
     sdp_stack_merge m;

@@ -34,6 +34,8 @@ sd_status sd_render_diff_ranks_summary_text(FILE *out, const sd_diff_rank *m, si
                                             const char *const *names,
                                             const sd_render_options *ro)
 {
+    if (sdp_options_check(ro, SD_RENDER_OPTIONS_VERSION, "sd_render_options", NULL))
+        return SD_EUSAGE;
     bool c = ro && ro->color;
     fprintf(out, "\n%sGrowth per %s%s\n", sdp_ansi(c, SDP_BOLD),
             n && m[0].rank >= 0 ? "rank" : "member", sdp_ansi(c, SDP_RESET));

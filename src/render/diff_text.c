@@ -810,6 +810,10 @@ static void print_stacks(const text_ctx *r)
 
 sd_status sd_render_diff_text(FILE *out, const sd_diff *d, const sd_diff_text_options *o)
 {
+    if (sdp_options_check(o, SD_DIFF_TEXT_OPTIONS_VERSION, "sd_diff_text_options", NULL))
+        return SD_EUSAGE;
+    if (sdp_options_check(o ? &o->render : NULL, SD_RENDER_OPTIONS_VERSION, "sd_render_options", NULL))
+        return SD_EUSAGE;
     const sd_profile *p = sd_diff_profile(d);
     const sd_attrib *a = sd_diff_attrib(d);
     text_ctx r = {.out = out, .color = o->render.color,

@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "snapdiff/experimental.h"   /* the map, page and bucket helpers */
 #include "snapdiff/render_frag.h"
 
 /* One file's object of the snapdiff.frag/1 document (docs/json-frag.md); with_schema

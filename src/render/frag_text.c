@@ -355,6 +355,8 @@ static void print_total(const ctx *c, const sd_frag_device *t, size_t nd)
 sd_status sd_render_frag_text(FILE *out, const sd_frag *f, bool with_map,
                               const sd_render_options *opts)
 {
+    if (sdp_options_check(opts, SD_RENDER_OPTIONS_VERSION, "sd_render_options", NULL))
+        return SD_EUSAGE;
     ctx c = {out, opts && opts->color};
     const sd_snapshot *s = sd_frag_snapshot(f);
     size_t nd = sd_frag_device_count(f);

@@ -332,6 +332,7 @@ static void tables_free(encoder *e)
 sd_status sd_render_diff_pprof(FILE *out, const sd_profile *p, size_t from, size_t to,
                            uint64_t max_memory, sd_error *err)
 {
+    sd_error_clear(err);
     sdp_arena arena;
     sdp_arena_init(&arena, max_memory);
     sdp_stack_merge m;

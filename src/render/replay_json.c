@@ -2,6 +2,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "base/base.h"
 #include "snapdiff/render_replay.h"
 
 static json_t *jint(uint64_t v) { return json_integer((json_int_t)v); }
@@ -120,6 +121,9 @@ static json_t *device_json(const sd_replay_device *d)
 sd_status sd_render_replay_json(FILE *out, const sd_replay *r, const sd_render_options *ro,
                                 sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(ro, SD_RENDER_OPTIONS_VERSION, "sd_render_options", err))
+        return SD_EUSAGE;
     (void)ro;
     (void)err;
     json_t *doc = json_object();

@@ -172,6 +172,9 @@ static void put_verdict(FILE *out, const sd_attrib *rules, const sd_snapshot *s,
 sd_status sd_render_replay_text(FILE *out, const sd_replay *r, const sd_render_options *ro,
                                 sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(ro, SD_RENDER_OPTIONS_VERSION, "sd_render_options", err))
+        return SD_EUSAGE;
     const sd_snapshot *s = sd_replay_snapshot(r);
     sd_attrib_options ao = {0};
     sd_attrib *rules = sd_attrib_create(&ao, err);

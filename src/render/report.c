@@ -834,6 +834,9 @@ static bool input_fits(const sd_report_input *in)
 
 sd_status sd_render_report(FILE *out, const sd_report_input *in, sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(in, SD_REPORT_INPUT_VERSION, "sd_report_input", err))
+        return SD_EUSAGE;
     if (!in || in->n == 0 || !input_fits(in))
         return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "report: bad arguments");
     /* The ranks and the curves are drawn by their own script (report_views.js), so that

@@ -181,6 +181,10 @@ static void totals(FILE *out, const sd_series *s, const sd_series_text_options *
 
 sd_status sd_render_series_text(FILE *out, const sd_series *s, const sd_series_text_options *o)
 {
+    if (sdp_options_check(o, SD_SERIES_TEXT_OPTIONS_VERSION, "sd_series_text_options", NULL))
+        return SD_EUSAGE;
+    if (sdp_options_check(o ? &o->render : NULL, SD_RENDER_OPTIONS_VERSION, "sd_render_options", NULL))
+        return SD_EUSAGE;
     sd_series_text_options dflt = {0};
     if (!o) o = &dflt;
     header(out, s, o->render.color);

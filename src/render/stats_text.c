@@ -44,6 +44,8 @@ static void print_stats(FILE *out, const sd_stats *st, const uint64_t *by_action
 
 sd_status sd_render_stats_text(FILE *out, const sd_snapshot *s, const sd_render_options *opts)
 {
+    if (sdp_options_check(opts, SD_RENDER_OPTIONS_VERSION, "sd_render_options", NULL))
+        return SD_EUSAGE;
     bool color = opts && opts->color;
     fprintf(out, "%s%s%s  (%s layout)\n", sdp_ansi(color, SDP_BOLD), sd_snapshot_source(s),
             sdp_ansi(color, SDP_RESET),

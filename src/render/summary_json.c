@@ -79,6 +79,7 @@ static sd_status stream(sdp_cursor *c, FILE *out, level *stack, size_t depth, sd
 
 sd_status sd_render_summary_json(FILE *out, const uint8_t *data, size_t len, sd_error *err)
 {
+    sd_error_clear(err);
     sdp_cursor c = {.base = data, .len = len};
     sdp_mp_token arr, tag, version, body;
     SDP_MP_TRY(sdp_mp_next(&c, &arr, err));

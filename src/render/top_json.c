@@ -114,6 +114,7 @@ static json_t *peak_json(const sd_peak *p, const sd_peak_device *d)
 sd_status sd_render_top_json(FILE *out, const sd_peak *x, const sd_render_options *ro,
                              sd_error *err)
 {
+    sd_error_clear(err);
     return sd_render_top_json_with_ooms(out, x, NULL, ro, err);
 }
 
@@ -127,6 +128,9 @@ static json_t *device_ooms_json(const sd_frag *f, int64_t device)
 sd_status sd_render_top_json_with_ooms(FILE *out, const sd_peak *x, const sd_frag *ooms,
                                        const sd_render_options *ro, sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(ro, SD_RENDER_OPTIONS_VERSION, "sd_render_options", err))
+        return SD_EUSAGE;
     (void)ro;
     json_t *doc = json_object(), *devs = json_array();
     json_object_set_new(doc, "schema", json_string(SD_TOP_SCHEMA));

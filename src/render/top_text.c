@@ -162,6 +162,11 @@ static void print_device(FILE *out, const sd_peak *x, const sd_peak_device *d, s
 sd_status sd_render_top_text(FILE *out, const sd_peak *x, const sd_render_options *ro,
                              const sd_top_text_options *topts, sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(ro, SD_RENDER_OPTIONS_VERSION, "sd_render_options", err))
+        return SD_EUSAGE;
+    if (sdp_options_check(topts, SD_TOP_TEXT_OPTIONS_VERSION, "sd_top_text_options", err))
+        return SD_EUSAGE;
     sd_render_options dflt = {0};
     if (!ro) ro = &dflt;
     size_t top = topts && topts->top ? topts->top : ROWS_DEFAULT;

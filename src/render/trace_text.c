@@ -213,6 +213,10 @@ static void print_step_phases(const text_ctx *r, const sd_trace_device *d)
 
 sd_status sd_render_trace_text(FILE *out, const sd_trace *t, const sd_trace_text_options *o)
 {
+    if (sdp_options_check(o, SD_TRACE_TEXT_OPTIONS_VERSION, "sd_trace_text_options", NULL))
+        return SD_EUSAGE;
+    if (sdp_options_check(o ? &o->render : NULL, SD_RENDER_OPTIONS_VERSION, "sd_render_options", NULL))
+        return SD_EUSAGE;
     text_ctx r = {.out = out, .color = o && o->render.color,
                   .top = o && o->top ? o->top : 20, .trace = t,
                   .ooms = o && o->version >= 2 ? o->ooms : NULL};

@@ -518,8 +518,16 @@ static sd_status select_member(sd_input *in, const char *spec, const char *archi
     return sdp_fail(err, SD_EIO, SD_NO_OFFSET, "no member named '%s' in %s", want, archive);
 }
 
+sd_status sd_input_options_init(sd_input_options *opts, unsigned version)
+{
+    static const sd_input_options tmpl = SD_INPUT_OPTIONS_INIT;
+    return sdp_options_init(opts, sizeof *opts, &tmpl, version, SD_INPUT_OPTIONS_VERSION);
+}
+
 sd_input *sd_input_open(const char *spec, const sd_input_options *opts, sd_error *err)
 {
+    sd_error_clear(err);
+    if (sdp_options_check(opts, SD_INPUT_OPTIONS_VERSION, "sd_input_options", err)) return NULL;
     sd_input *in = calloc(1, sizeof *in);
     if (!in) {
         sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
@@ -605,6 +613,7 @@ static sd_status maybe_gunzip(const char *name, uint64_t max, sd_bytes *b, sd_er
 
 sd_status sd_input_read(sd_input *in, size_t i, sd_bytes *out, sd_error *err)
 {
+    sd_error_clear(err);
     memset(out, 0, sizeof *out);
     if (i >= in->n_members) return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "no member %zu", i);
     const sdp_member *m = &in->members[i];
