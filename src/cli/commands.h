@@ -91,6 +91,8 @@ void cli_free_all(sd_snapshot **snaps, size_t n);
  * the diff's add --steps, --capacity and --max-memory. The strings stay borrowed. */
 void cli_attrib_options(const struct cli_opts *o, sd_attrib_options *a);
 void cli_diff_options(const struct cli_opts *o, sd_diff_options *d);
+/* --as-ranks, --as-series as the library takes them (ranks.h, sd_names_view_of). */
+sd_read_as cli_read_as(const struct cli_opts *o);
 /* diff's --max-growth (o->has_max_growth) judged on d: one limit, as check has it. */
 sd_status cli_diff_gate(const struct cli_opts *o, const sd_diff *d, sd_gate *out);
 
