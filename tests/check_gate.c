@@ -156,6 +156,14 @@ START_TEST(job_names)
     const char *two[] = {"s/step1/torch_memory_rank0_pid10.pickle", "s/step2/torch_memory_rank0_pid10.pickle"};
     ck_assert(!sd_ranks_names_are_ranks(two, 2));
     ck_assert(sd_job_names_are_steps(two, 2, NULL));
+    /* the one rule every command reads them by (sd_names_view_of): as the names say ... */
+    ck_assert_int_eq(sd_names_view_of(one, 2, SD_READ_AS_GUESS, NULL), SD_NAMES_RANKS);
+    ck_assert_int_eq(sd_names_view_of(two, 2, SD_READ_AS_GUESS, NULL), SD_NAMES_JOB);
+    const char *plain[] = {"a.pickle", "b.pickle"};
+    ck_assert_int_eq(sd_names_view_of(plain, 2, SD_READ_AS_GUESS, NULL), SD_NAMES_SERIES);
+    /* ... or as the user said */
+    ck_assert_int_eq(sd_names_view_of(two, 2, SD_READ_AS_RANKS, NULL), SD_NAMES_RANKS);
+    ck_assert_int_eq(sd_names_view_of(one, 2, SD_READ_AS_SERIES, NULL), SD_NAMES_SERIES);
 
     sd_error err;
     sd_error_clear(&err);
@@ -167,6 +175,11 @@ START_TEST(job_names)
     ck_assert(sd_job_name_read("dir/s40_r2.pkl", p, &j) && !j.oom);
     /* a name the pattern misses still reads by the frameworks' layouts */
     ck_assert(sd_job_name_read("snapshot_1.pickle", p, &j) && j.layout == SD_JOB_MEGATRON_BRIDGE);
+    /* a pattern that reads every name makes a job's folder, even of one step */
+    const char *one_step[] = {"d/s40_r0.pkl", "d/s40_r1.pkl"};
+    ck_assert(!sd_job_names_are_steps(one_step, 2, p));
+    ck_assert_int_eq(sd_names_view_of(one_step, 2, SD_READ_AS_GUESS, p), SD_NAMES_JOB);
+    ck_assert_int_ne(sd_names_view_of(one_step, 2, SD_READ_AS_GUESS, NULL), SD_NAMES_JOB);
     sd_name_pattern_free(p);
     ck_assert_ptr_null(sd_name_pattern_create("(?P<host>x)", &err));
     ck_assert_int_eq(err.code, SD_EUSAGE);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/trace_walk.h"
 #include "snapdiff/trace.h"
 
 #include "check_helpers.h"
@@ -262,6 +263,51 @@ START_TEST(options_and_errors)
 }
 END_TEST
 
+/* The walker peak.c and trace.c share (trace_walk.h): what each entry releases. */
+START_TEST(walker_state_machine)
+{
+    enum { A = 0x1000, B = 0x2000, C = 0x3000, D = 0x4000 };
+    const sd_trace_entry e[] = {
+        {.action = SD_ACT_ALLOC, .addr = A, .size = 100, .stack = 7},
+        {.action = SD_ACT_ALLOC, .addr = B, .size = 50},
+        {.action = SD_ACT_FREE_REQUESTED, .addr = A, .size = 100},   /* releases A */
+        {.action = SD_ACT_FREE_COMPLETED, .addr = A, .size = 100},   /* the same free, done */
+        {.action = SD_ACT_FREE_COMPLETED, .addr = C, .size = 30},    /* from before: early */
+        {.action = SD_ACT_ALLOC, .addr = B, .size = 70},             /* B's free unrecorded */
+        {.action = SD_ACT_FREE_REQUESTED, .addr = D, .size = 20},    /* early, then pending */
+        {.action = SD_ACT_FREE_REQUESTED, .addr = D, .size = 20},    /* early again */
+        {.action = SD_ACT_SEGMENT_ALLOC, .addr = D, .size = 4096},   /* no block */
+    };
+    const bool released[] = {0, 0, 1, 0, 0, 1, 0, 0, 0}, early[] = {0, 0, 0, 0, 1, 0, 1, 1, 0};
+    sdp_arena arena;
+    sdp_arena_init(&arena, 0);
+    sdp_trace_walk w;
+    sdp_trace_walk_init(&w, &arena);
+    ck_assert_int_eq(sdp_trace_walk_reset(&w), SD_OK);
+    for (size_t i = 0; i < SDP_ARRAY_LEN(e); i++) {
+        sdp_walk_step st;
+        ck_assert_int_eq(sdp_trace_walk_entry(&w, &e[i], i, &st), SD_OK);
+        ck_assert_msg(st.released == released[i] && st.early == early[i], "entry %zu", i);
+        if (i == 2) ck_assert(st.old.size == 100 && st.old.entry == 0 && st.old.stack == 7);
+        if (i == 5) ck_assert(st.old.size == 50 && st.old.entry == 1);
+    }
+    ck_assert_ptr_null(sdp_trace_walk_live(&w, A));
+    const sdp_addr_rec *b = sdp_trace_walk_live(&w, B);
+    ck_assert(b && b->size == 70 && b->entry == 5);
+    sdp_trace_walk_free(&w);
+    sdp_arena_free(&arena);
+
+    sd_cuda_device d = {.trace = e, .n_trace = SDP_ARRAY_LEN(e)};
+    size_t lo, hi;
+    sdp_trace_window(&d, &(sd_trace_bound){SD_BOUND_INDEX, 7}, &(sd_trace_bound){SD_BOUND_INDEX, 3},
+                     &lo, &hi);
+    ck_assert(lo == 7 && hi == 7);   /* an upper bound before the lower: empty */
+    sdp_trace_window(&d, &(sd_trace_bound){SD_BOUND_NONE, 0},
+                     &(sd_trace_bound){SD_BOUND_OFFSET, 5}, &lo, &hi);
+    ck_assert(lo == 0 && hi == 0);   /* no times: a time window is empty */
+}
+END_TEST
+
 START_TEST(no_trace_and_names)
 {
     sd_snapshot *s = sdp_test_load_ok("%s/leak/empty.pickle", SNAPDIFF_TESTDATA);
@@ -290,6 +336,7 @@ static Suite *trace_suite(void)
     tcase_add_test(tc, window_bounds);
     tcase_add_test(tc, options_and_errors);
     tcase_add_test(tc, no_trace_and_names);
+    tcase_add_test(tc, walker_state_machine);
     suite_add_tcase(s, tc);
     return s;
 }

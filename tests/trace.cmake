@@ -2,6 +2,7 @@
 # tests/truth_trace.py (fixtures in testdata/trace/), and the real corpus.
 add_executable(check_trace ${CMAKE_CURRENT_SOURCE_DIR}/check_trace.c)
 target_link_libraries(check_trace PRIVATE sdp_test_helpers)
+target_include_directories(check_trace PRIVATE ${PROJECT_SOURCE_DIR}/src)   # trace_walk.h
 add_test(NAME trace_unit COMMAND check_trace)
 set_tests_properties(trace_unit PROPERTIES LABELS unit TIMEOUT 600)
 

@@ -120,6 +120,22 @@ typedef struct sd_job_rank {
  * several ranks is sd_ranks_names_are_ranks.) */
 bool sd_job_names_are_steps(const char *const *names, size_t n, const sd_name_pattern *pattern);
 
+/* How snapshots are to be read: as their names say, or as the user said (--as-ranks,
+ * --as-series). */
+typedef enum sd_read_as { SD_READ_AS_GUESS, SD_READ_AS_RANKS, SD_READ_AS_SERIES } sd_read_as;
+typedef enum sd_names_view {
+    SD_NAMES_SERIES,    /* a time series, in the order given */
+    SD_NAMES_RANKS,     /* the ranks of one job, side by side */
+    SD_NAMES_JOB,       /* a job's folder, by step and rank */
+} sd_names_view;
+
+/* The one rule by which every command reads a folder (or the snapshots given) as ranks:
+ * `as` RANKS or SERIES as said; else a job's folder when n >= 2 names hold steps
+ * (sd_job_names_are_steps) or `pattern` reads every one of them; else the ranks of one
+ * job when sd_ranks_names_are_ranks; else a series. */
+sd_names_view sd_names_view_of(const char *const *names, size_t n, sd_read_as as,
+                               const sd_name_pattern *pattern);
+
 /* Order e[0..n) by step, then rank, the OOM dumps of a step after its snapshots; fill
  * ranks (room for n) by rank number. *grown: the index into ranks of the rank whose
  * allocated grew most between its first and last step, SD_RANK_NONE when none grew.

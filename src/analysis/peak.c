@@ -1,6 +1,6 @@
 /* peak.c - the peak of each device (peak.h, docs/peak.md).
  *
- * One replay of the whole trace per device, with trace.c's release rules, gives the
+ * One replay of the whole trace per device (trace_walk.h: the rules trace.c uses too) gives the
  * relative live bytes after each entry (allocs add, releases and frees of blocks from
  * before the trace take away), the blocks alive at the end and the frees of blocks from
  * before the trace. The blocks live when recording began are then known: the snapshot's
@@ -12,22 +12,14 @@
 
 #include "base/base.h"
 #include "diff_internal.h"
+#include "trace_walk.h"
 #include "snapdiff/category.h"
 #include "snapdiff/peak.h"
 
 #define KEY_UNSET UINT32_MAX
 #define KEY_NONE (UINT32_MAX - 1)   /* dropped by a focus pattern */
 
-enum { ADDR_NONE, ADDR_LIVE, ADDR_PENDING };
-
 #define ENTRY_NONE UINT32_MAX       /* a block never released in the trace */
-
-typedef struct addr_rec {
-    uint64_t addr, size;
-    uint32_t stack;
-    uint32_t entry;               /* the alloc that made it live */
-    uint8_t state;
-} addr_rec;
 
 typedef struct key_rec {
     const char *text;
@@ -70,9 +62,7 @@ struct sd_peak {
     size_t frames_cap, kinds_cap, fwd_cap, fwd_kinds_cap;
     sdp_sbuf key;
     /* scratch */
-    addr_rec *addrs;
-    size_t n_addrs, addrs_cap;
-    sdp_htab addr_index;
+    sdp_trace_walk walk;          /* the replay's address table */
     stack_acc *stacks;            /* per stack id */
     uint32_t *touched; size_t n_touched, touched_cap;
     uint32_t *ktouched; size_t n_ktouched, ktouched_cap;
@@ -327,115 +317,32 @@ static sd_status table_end(sd_peak *p, sd_peak_table *out)
 
 /* ---------- the replay ---------- */
 
-static uint64_t addr_hash(uint64_t a) { return sdp_hash_mix(SDP_HASH_SEED, a); }
-
-static uint64_t addr_hash_of_id(const void *ctx, uint32_t id)
-{
-    return addr_hash(((const sd_peak *)ctx)->addrs[id].addr);
-}
-
-static addr_rec *addr_find(sd_peak *p, uint64_t addr)
-{
-    uint64_t h = addr_hash(addr);
-    size_t j = sdp_htab_first(&p->addr_index, h);
-    for (; p->addr_index.slots[j]; j = sdp_htab_next(&p->addr_index, j)) {
-        addr_rec *r = &p->addrs[p->addr_index.slots[j] - 1];
-        if (r->addr == addr) return r;
-    }
-    if (p->n_addrs >= UINT32_MAX - 1 || sdp_htab_reserve_one(&p->addr_index, addr_hash_of_id, p) ||
-        sdp_grow((void **)&p->addrs, &p->addrs_cap, p->n_addrs + 1, sizeof *p->addrs, &p->arena))
-        return NULL;
-    j = sdp_htab_first(&p->addr_index, h);
-    while (p->addr_index.slots[j]) j = sdp_htab_next(&p->addr_index, j);
-    sdp_htab_put(&p->addr_index, j, (uint32_t)p->n_addrs);
-    addr_rec *r = &p->addrs[p->n_addrs++];
-    memset(r, 0, sizeof *r);
-    r->addr = addr;
-    return r;
-}
-
-static sd_status replay_reset(sd_peak *p)
-{
-    p->n_addrs = 0;
-    sdp_htab_free(&p->addr_index);
-    return sdp_htab_init(&p->addr_index, 1024, &p->arena);
-}
+/* An entry index as the per-entry tables keep it (uint32_t), ENTRY_NONE past them. */
+static uint32_t entry32(size_t i) { return i < ENTRY_NONE ? (uint32_t)i : ENTRY_NONE; }
 
 /* Live-byte arithmetic wraps (two's complement through uint64_t): a hostile size near
  * 2^63 must not be undefined behaviour, and every add is undone by its matching free. */
 static int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 static int64_t wrap_neg(uint64_t size) { return (int64_t)(0 - size); }
 
-/* One entry (index i), trace.c's rules. *delta: the change of live bytes; *early: the
+/* One entry (index i), by the walk's rules. *delta: the change of live bytes; *early: the
  * entry freed a block from before the trace; *released: the alloc entry of the block it
  * released (ENTRY_NONE when none). */
 static sd_status replay_step(sd_peak *p, const sd_trace_entry *e, size_t i, int64_t *delta,
                              bool *early, uint32_t *released)
 {
+    sdp_walk_step s;
+    if (sdp_trace_walk_entry(&p->walk, e, i, &s)) return SD_ENOMEM;
     *delta = 0;
-    *early = false;
+    *early = s.early;
     *released = ENTRY_NONE;
-    addr_rec *a;
-    switch (e->action) {
-    case SD_ACT_ALLOC:
-        if (!(a = addr_find(p, e->addr))) return SD_ENOMEM;
-        if (a->state == ADDR_LIVE) {             /* an unrecorded free */
-            *delta = wrap_neg(a->size);
-            *released = a->entry;
-        }
-        *a = (addr_rec){.addr = e->addr, .size = e->size, .stack = e->stack,
-                        .entry = i < ENTRY_NONE ? (uint32_t)i : ENTRY_NONE, .state = ADDR_LIVE};
-        *delta = wrap_add(*delta, (int64_t)e->size);
-        break;
-    case SD_ACT_FREE_REQUESTED:
-    case SD_ACT_FREE_COMPLETED:
-        if (!(a = addr_find(p, e->addr))) return SD_ENOMEM;
-        if (a->state == ADDR_LIVE) {
-            *delta = wrap_neg(a->size);
-            *released = a->entry;
-        } else if (a->state == ADDR_PENDING && e->action == SD_ACT_FREE_COMPLETED) {
-            a->state = ADDR_NONE;       /* the requested free, done */
-            break;
-        } else {                        /* a block from before the trace */
-            *delta = wrap_neg(e->size);
-            *early = true;
-        }
-        a->state = e->action == SD_ACT_FREE_REQUESTED ? ADDR_PENDING : ADDR_NONE;
-        break;
-    default:
-        break;
+    if (s.released) {
+        *delta = wrap_neg(s.old.size);
+        *released = entry32(s.old.entry);
     }
+    if (s.early) *delta = wrap_neg(e->size);
+    if (e->action == SD_ACT_ALLOC) *delta = wrap_add(*delta, (int64_t)e->size);
     return SD_OK;
-}
-
-static size_t bound_index(const sd_cuda_device *d, const sd_trace_bound *b, bool upper)
-{
-    size_t n = d->n_trace;
-    if (b->kind == SD_BOUND_NONE) return upper ? n : 0;
-    if (b->kind == SD_BOUND_INDEX)
-        return b->value < 0 ? 0 : (uint64_t)b->value > n ? n : (size_t)b->value;
-    int64_t t = b->value;
-    if (b->kind == SD_BOUND_OFFSET) {
-        size_t i = 0;
-        while (i < n && !d->trace[i].has_time) i++;
-        if (i == n) return upper ? 0 : n;
-        t = sdp_i64_add_sat(d->trace[i].time_us, b->value);
-    }
-    for (size_t i = 0; i < n; i++)
-        if (d->trace[i].has_time && d->trace[i].time_us >= t) return i;
-    return n;
-}
-
-/* The block the replay holds live at `addr` at its end, or NULL. */
-static const addr_rec *addr_live(const sd_peak *p, uint64_t addr)
-{
-    uint64_t h = addr_hash(addr);
-    for (size_t j = sdp_htab_first(&p->addr_index, h); p->addr_index.slots[j];
-         j = sdp_htab_next(&p->addr_index, j)) {
-        const addr_rec *r = &p->addrs[p->addr_index.slots[j] - 1];
-        if (r->addr == addr) return r->state == ADDR_LIVE ? r : NULL;
-    }
-    return NULL;
 }
 
 /* What the trace knows of a block allocated in it at entry `entry`. */
@@ -461,8 +368,8 @@ static sd_status end_table(sd_peak *p, const sd_cuda_device *d, sd_peak_device *
         if (bl->state != SD_BLOCK_ALLOCATED) continue;
         dv->allocated_bytes += bl->size;
         sd_block_life l = {.stack = bl->stack, .stack_is_alloc = true, .has_trace = dv->has_trace};
-        const addr_rec *r = dv->has_trace ? addr_live(p, bl->address) : NULL;
-        if (r) l = life_in_trace(ds, bl->stack, r->entry);
+        const sdp_addr_rec *r = dv->has_trace ? sdp_trace_walk_live(&p->walk, bl->address) : NULL;
+        if (r) l = life_in_trace(ds, bl->stack, entry32(r->entry));
         if (table_add(p, (size_t)(dv - p->devices), &l, bl->size, bl->requested_size))
             return SD_ENOMEM;
     }
@@ -473,13 +380,12 @@ static sd_status end_table(sd_peak *p, const sd_cuda_device *d, sd_peak_device *
 static sd_status replay_device(sd_peak *p, const sd_cuda_device *d, sd_peak_device *dv,
                                dev_state *ds, const sd_peak_options *o)
 {
-    size_t n = d->n_trace;
-    size_t lo = bound_index(d, &o->since, false), hi = bound_index(d, &o->until, true);
-    if (hi < lo) hi = lo;
+    size_t n = d->n_trace, lo, hi;
+    sdp_trace_window(d, &o->since, &o->until, &lo, &hi);
     dv->total_entries = n;
     dv->first_entry = lo;
     dv->n_entries = hi - lo;
-    if (replay_reset(p)) return SD_ENOMEM;
+    if (sdp_trace_walk_reset(&p->walk)) return SD_ENOMEM;
     if (n < ENTRY_NONE) {
         if (!sdp_arena_charge(&p->arena, (uint64_t)n * sizeof *ds->released) ||
             !(ds->released = malloc(n * sizeof *ds->released)))
@@ -526,7 +432,7 @@ static sd_status replay_device(sd_peak *p, const sd_cuda_device *d, sd_peak_devi
     for (size_t b = 0; b < d->n_blocks; b++) {
         const sd_block *bl = &d->blocks[b];
         if (bl->state != SD_BLOCK_ALLOCATED) continue;
-        if (addr_live(p, bl->address)) continue;
+        if (sdp_trace_walk_live(&p->walk, bl->address)) continue;
         if (sdp_grow((void **)&ds->leftovers, &left_cap, ds->n_leftovers + 1,
                      sizeof *ds->leftovers, &p->arena))
             return SD_ENOMEM;
@@ -568,7 +474,7 @@ static sd_status live_table(sd_peak *p, size_t i, size_t entry, sd_peak_table *o
 {
     const sd_cuda_device *d = sd_snapshot_device(p->snap, p->states[i].index);
     const dev_state *ds = &p->states[i];
-    if (replay_reset(p)) return SD_ENOMEM;
+    if (sdp_trace_walk_reset(&p->walk)) return SD_ENOMEM;
     for (size_t k = 0; k <= entry && k < d->n_trace; k++) {
         int64_t delta;
         bool early;
@@ -591,10 +497,10 @@ static sd_status live_table(sd_peak *p, size_t i, size_t entry, sd_peak_table *o
                            .free_entry = ds->early_frees[k]};
         if (table_add(p, i, &l, e->size, 0)) return SD_ENOMEM;
     }
-    for (size_t k = 0; k < p->n_addrs; k++) {
-        const addr_rec *a = &p->addrs[k];
-        if (a->state != ADDR_LIVE) continue;
-        sd_block_life l = life_in_trace(ds, a->stack, a->entry);
+    for (size_t k = 0; k < p->walk.n_addrs; k++) {
+        const sdp_addr_rec *a = &p->walk.addrs[k];
+        if (a->state != SDP_ADDR_LIVE) continue;
+        sd_block_life l = life_in_trace(ds, a->stack, entry32(a->entry));
         if (table_add(p, i, &l, a->size, 0)) return SD_ENOMEM;
     }
     return table_end(p, out);
@@ -680,6 +586,7 @@ sd_peak *sd_peak_create(const sd_snapshot *s, const sd_peak_options *opts, sd_er
     }
     p->snap = s;
     sdp_arena_init(&p->arena, opts->max_memory);
+    sdp_trace_walk_init(&p->walk, &p->arena);
     p->attrib = sd_attrib_create(&opts->attrib, err);
     if (p->attrib) p->phases = sd_phases_create(s, err);
     if (!p->attrib || !p->phases) {
@@ -699,7 +606,7 @@ void sd_peak_free(sd_peak *p)
     if (!p) return;
     sd_attrib_free(p->attrib);
     sdp_htab_free(&p->key_index);
-    sdp_htab_free(&p->addr_index);
+    sdp_trace_walk_free(&p->walk);
     sdp_sbuf_free(&p->key);
     for (size_t i = 0; i < p->n_devices; i++) {
         free(p->states[i].leftovers);
@@ -714,7 +621,6 @@ void sd_peak_free(sd_peak *p)
     free(p->kinds);
     free(p->fwd_frames);
     free(p->fwd_kinds);
-    free(p->addrs);
     free(p->touched);
     free(p->ktouched);
     sdp_arena_free(&p->arena);
@@ -754,7 +660,7 @@ sd_status sd_peak_live_series(sd_peak *p, size_t i, uint64_t *live, size_t n, sd
     if (!p || i >= p->n_devices || (n && !live))
         return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_peak_live_series: no such device");
     const sd_cuda_device *d = sd_snapshot_device(p->snap, p->states[i].index);
-    if (replay_reset(p)) return nomem(err);
+    if (sdp_trace_walk_reset(&p->walk)) return nomem(err);
     int64_t cur = (int64_t)p->devices[i].start_bytes;
     for (size_t k = 0; k < d->n_trace && k < n; k++) {
         int64_t delta;

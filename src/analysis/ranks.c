@@ -418,6 +418,27 @@ bool sd_job_names_are_steps(const char *const *names, size_t n, const sd_name_pa
     return two_steps || oom;
 }
 
+/* --name-pattern reads every name: the user said they are a job's, one step or more. */
+static bool pattern_reads_all(const char *const *names, size_t n, const sd_name_pattern *pattern)
+{
+    if (!pattern) return false;
+    for (size_t i = 0; i < n; i++) {
+        sd_job_name j;
+        if (!sd_job_name_read(names[i], pattern, &j) || j.layout != SD_JOB_PATTERN) return false;
+    }
+    return true;
+}
+
+sd_names_view sd_names_view_of(const char *const *names, size_t n, sd_read_as as,
+                               const sd_name_pattern *pattern)
+{
+    if (as == SD_READ_AS_RANKS) return SD_NAMES_RANKS;
+    if (as == SD_READ_AS_SERIES) return SD_NAMES_SERIES;
+    if (n >= 2 && (pattern_reads_all(names, n, pattern) || sd_job_names_are_steps(names, n, pattern)))
+        return SD_NAMES_JOB;
+    return sd_ranks_names_are_ranks(names, n) ? SD_NAMES_RANKS : SD_NAMES_SERIES;
+}
+
 static int by_step_rank(const void *pa, const void *pb)
 {
     const sd_job_entry *a = pa, *b = pb;

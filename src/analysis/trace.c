@@ -1,25 +1,17 @@
 /* trace.c - the replay of `device_traces` (trace.h).
  *
- * One pass per device over the window's entries: a table of addresses (one record per
- * address ever seen, its state toggled: nothing, live block, pending free) and figures per
- * stack id. Keys are computed afterwards, once per stack that allocated, so the string
+ * One pass per device over the window's entries: the walk of trace_walk.h (a table of
+ * addresses, one record per address ever seen, its state toggled: nothing, live block,
+ * pending free; the rules peak.c uses too) and figures per stack id. Keys are computed afterwards, once per stack that allocated, so the string
  * work is per distinct stack, never per entry.
  */
 #include <stdlib.h>
 
 #include "base/base.h"
 #include "analysis/diff_internal.h"
+#include "analysis/trace_walk.h"
 #include "snapdiff/peak.h"
 #include "snapdiff/trace.h"
-
-enum { ADDR_NONE, ADDR_LIVE, ADDR_PENDING };
-
-typedef struct addr_rec {
-    uint64_t addr, size;
-    size_t entry;            /* the live block's alloc */
-    uint32_t stack;
-    uint8_t state;
-} addr_rec;
 
 typedef struct stack_fig {
     uint64_t alive_bytes, alive_count, alloc_bytes, alloc_count, free_bytes, free_count;
@@ -50,9 +42,7 @@ struct sd_trace {
     trace_dev *devices;
     size_t n_devices;
     /* scratch, reused per device */
-    addr_rec *addrs;
-    size_t n_addrs, addrs_cap;
-    sdp_htab addr_index;
+    sdp_trace_walk walk;
     stack_fig *stacks;       /* per stack id */
     size_t n_stacks;
     group_rec *groups;
@@ -81,57 +71,6 @@ const char *sd_trace_phase_kind_name(sd_trace_phase_kind k)
 static sd_status nomem(sd_error *err)
 {
     return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "memory budget exhausted replaying the trace");
-}
-
-/* ---------- the address table ---------- */
-
-static uint64_t addr_hash(uint64_t a) { return sdp_hash_mix(SDP_HASH_SEED, a); }
-
-static uint64_t addr_hash_of_id(const void *ctx, uint32_t id)
-{
-    return addr_hash(((const sd_trace *)ctx)->addrs[id].addr);
-}
-
-/* The record of `addr`, created (state ADDR_NONE) when new. */
-static addr_rec *addr_find(sd_trace *t, uint64_t addr)
-{
-    uint64_t h = addr_hash(addr);
-    size_t j = sdp_htab_first(&t->addr_index, h);
-    for (; t->addr_index.slots[j]; j = sdp_htab_next(&t->addr_index, j)) {
-        addr_rec *r = &t->addrs[t->addr_index.slots[j] - 1];
-        if (r->addr == addr) return r;
-    }
-    if (t->n_addrs >= UINT32_MAX - 1 || sdp_htab_reserve_one(&t->addr_index, addr_hash_of_id, t) ||
-        sdp_grow((void **)&t->addrs, &t->addrs_cap, t->n_addrs + 1, sizeof *t->addrs, &t->arena))
-        return NULL;
-    j = sdp_htab_first(&t->addr_index, h);
-    while (t->addr_index.slots[j]) j = sdp_htab_next(&t->addr_index, j);
-    sdp_htab_put(&t->addr_index, j, (uint32_t)t->n_addrs);
-    addr_rec *r = &t->addrs[t->n_addrs++];
-    memset(r, 0, sizeof *r);
-    r->addr = addr;
-    return r;
-}
-
-/* ---------- the window ---------- */
-
-static size_t bound_index(const sd_cuda_device *d, const sd_trace_bound *b, bool upper)
-{
-    size_t n = d->n_trace;
-    if (b->kind == SD_BOUND_NONE) return upper ? n : 0;
-    if (b->kind == SD_BOUND_INDEX)
-        return b->value < 0 ? 0 : (uint64_t)b->value > n ? n : (size_t)b->value;
-    int64_t t = b->value;
-    if (b->kind == SD_BOUND_OFFSET) {
-        size_t i = 0;
-        while (i < n && !d->trace[i].has_time) i++;
-        if (i == n) return upper ? 0 : n;        /* no times: a time window is empty */
-        t = sdp_i64_add_sat(d->trace[i].time_us, b->value);
-    }
-    /* The first entry recorded at or after t (entries are oldest first). */
-    for (size_t i = 0; i < n; i++)
-        if (d->trace[i].has_time && d->trace[i].time_us >= t) return i;
-    return n;
 }
 
 /* ---------- phases ---------- */
@@ -324,9 +263,12 @@ typedef struct replay {
     uint64_t unrecorded_count, unrecorded_bytes;
 } replay;
 
-static void release(sd_trace *t, sd_trace_device *dv, replay *r, addr_rec *a)
+/* A stack id of the trace, or 0 (no stack) when the snapshot has no such stack. */
+static uint32_t stack_id(const sd_trace *t, uint32_t stack) { return stack < t->n_stacks ? stack : 0; }
+
+static void release(sd_trace *t, sd_trace_device *dv, replay *r, const sdp_addr_rec *a)
 {
-    stack_fig *f = &t->stacks[a->stack];
+    stack_fig *f = &t->stacks[stack_id(t, a->stack)];
     f->alive_bytes -= a->size;
     f->alive_count--;
     f->free_bytes += a->size;
@@ -345,19 +287,16 @@ static sd_status step(sd_trace *t, const sd_cuda_device *d, sd_trace_device *dv,
     const sd_trace_entry *e = &d->trace[i];
     uint8_t act = e->action < SD_ACT_COUNT ? e->action : SD_ACT_OTHER;
     dev_of(dv)->count[act]++;
-    addr_rec *a;
+    sdp_walk_step w;
+    if (sdp_trace_walk_entry(&t->walk, e, i, &w)) return SD_ENOMEM;
     switch (act) {
     case SD_ACT_ALLOC: {
-        if (!(a = addr_find(t, e->addr))) return SD_ENOMEM;
-        if (a->state == ADDR_LIVE) {    /* its free was not recorded */
+        if (w.released) {               /* its free was not recorded */
             r->unrecorded_count++;
-            r->unrecorded_bytes += a->size;
-            release(t, dv, r, a);
+            r->unrecorded_bytes += w.old.size;
+            release(t, dv, r, &w.old);
         }
-        uint32_t stack = e->stack < t->n_stacks ? e->stack : 0;
-        *a = (addr_rec){.addr = e->addr, .size = e->size, .entry = i, .stack = stack,
-                        .state = ADDR_LIVE};
-        stack_fig *f = &t->stacks[stack];
+        stack_fig *f = &t->stacks[stack_id(t, e->stack)];
         f->alive_bytes += e->size;
         f->alive_count++;
         f->alloc_bytes += e->size;
@@ -373,16 +312,11 @@ static sd_status step(sd_trace *t, const sd_cuda_device *d, sd_trace_device *dv,
     }
     case SD_ACT_FREE_REQUESTED:
     case SD_ACT_FREE_COMPLETED:
-        if (!(a = addr_find(t, e->addr))) return SD_ENOMEM;
-        if (a->state == ADDR_LIVE) {
-            release(t, dv, r, a);
-            a->state = act == SD_ACT_FREE_REQUESTED ? ADDR_PENDING : ADDR_NONE;
-        } else if (a->state == ADDR_PENDING && act == SD_ACT_FREE_COMPLETED) {
-            a->state = ADDR_NONE;       /* the requested free, done */
-        } else {                        /* a block from before the window */
+        if (w.released) {
+            release(t, dv, r, &w.old);
+        } else if (w.early) {           /* a block from before the window */
             dv->unknown_free_count++;
             dv->unknown_free_bytes += e->size;
-            a->state = act == SD_ACT_FREE_REQUESTED ? ADDR_PENDING : ADDR_NONE;
         }
         break;
     case SD_ACT_SEGMENT_ALLOC: case SD_ACT_SEGMENT_FREE:
@@ -465,15 +399,13 @@ static sd_status replay_device(sd_trace *t, size_t dev_index, sd_trace_device *d
     const sd_cuda_device *d = sd_snapshot_device(t->snap, dev_index);
     dv->device = d->device;
     dv->total_entries = d->n_trace;
-    size_t lo = bound_index(d, &o->since, false), hi = bound_index(d, &o->until, true);
-    if (hi < lo) hi = lo;
+    size_t lo, hi;
+    sdp_trace_window(d, &o->since, &o->until, &lo, &hi);
     dv->first_entry = lo;
     dv->n_entries = hi - lo;
 
-    t->n_addrs = 0;
-    sdp_htab_free(&t->addr_index);
     memset(t->stacks, 0, t->n_stacks * sizeof *t->stacks);
-    if (sdp_htab_init(&t->addr_index, 1024, &t->arena)) return nomem(err);
+    if (sdp_trace_walk_reset(&t->walk)) return nomem(err);
 
     /* This device's external annotations, by time. */
     size_t n_ann = 0, ann_cap = 0;
@@ -557,15 +489,15 @@ static sd_status replay_device(sd_trace *t, size_t dev_index, sd_trace_device *d
 
     /* The blocks alive at the end, by address. */
     size_t n_alive = 0;
-    for (size_t k = 0; k < t->n_addrs; k++) n_alive += t->addrs[k].state == ADDR_LIVE;
+    for (size_t k = 0; k < t->walk.n_addrs; k++) n_alive += t->walk.addrs[k].state == SDP_ADDR_LIVE;
     sd_trace_block *alive = sdp_arena_alloc(&t->arena, (n_alive ? n_alive : 1) * sizeof *alive);
     if (!alive) return nomem(err);
     n_alive = 0;
-    for (size_t k = 0; k < t->n_addrs; k++) {
-        const addr_rec *a = &t->addrs[k];
-        if (a->state != ADDR_LIVE) continue;
+    for (size_t k = 0; k < t->walk.n_addrs; k++) {
+        const sdp_addr_rec *a = &t->walk.addrs[k];
+        if (a->state != SDP_ADDR_LIVE) continue;
         alive[n_alive++] = (sd_trace_block){.addr = a->addr, .size = a->size, .entry = a->entry,
-                                            .stack = a->stack};
+                                            .stack = stack_id(t, a->stack)};
     }
     qsort(alive, n_alive, sizeof *alive, cmp_block);
     dv->alive = alive;
@@ -647,6 +579,7 @@ sd_trace *sd_trace_create(const sd_snapshot *s, const sd_trace_options *opts, sd
     }
     t->snap = s;
     sdp_arena_init(&t->arena, opts->max_memory);
+    sdp_trace_walk_init(&t->walk, &t->arena);
     if (trace_build(t, opts, err) != SD_OK) {
         sd_trace_free(t);
         return NULL;
@@ -663,9 +596,8 @@ void sd_trace_free(sd_trace *t)
     }
     sd_attrib_free(t->attrib);
     sd_peak_free(t->peak);
-    sdp_htab_free(&t->addr_index);
+    sdp_trace_walk_free(&t->walk);
     sdp_htab_free(&t->group_index);
-    free(t->addrs);
     free(t->stacks);
     free(t->groups);
     free(t->frames);

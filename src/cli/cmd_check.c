@@ -22,35 +22,17 @@
 #include "snapdiff/gate.h"
 #include "snapdiff/ranks.h"
 
-enum { CONFIG_MAX = 64 * 1024 };
+/* --config FILE's limits (options already there win) and steps. */
+struct check_config {
+    sd_limits *limits;
+    uint64_t *steps;
+};
 
-/* --config FILE into *limits (options already there win) and *steps. -1: printed. */
-static int read_config(const char *path, sd_limits *limits, uint64_t *steps)
+static sd_status parse_config(const char *text, size_t len, const char *path, void *ctx,
+                              sd_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        msg_error("%s: cannot open limits file: %s", path, strerror(errno));
-        return -1;
-    }
-    static char text[CONFIG_MAX + 1];
-    size_t len = fread(text, 1, sizeof text, f);
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        msg_error("%s: cannot read limits file", path);
-        return -1;
-    }
-    if (len > CONFIG_MAX) {
-        msg_error("%s: limits file larger than 64 KiB", path);
-        return -1;
-    }
-    sd_error err;
-    sd_error_clear(&err);
-    if (sd_limits_parse(text, len, path, limits, steps, &err) != SD_OK) {
-        msg_sd_error(&err);
-        return -1;
-    }
-    return 0;
+    struct check_config *c = ctx;
+    return sd_limits_parse(text, len, path, c->limits, c->steps, err);
 }
 
 /* --format github: `filename` as a path of the repository at `root`, when that file is
@@ -365,7 +347,8 @@ static int write_report(const struct cli_opts *o, const sd_check_report *r)
 int cmd_check(const struct cli_opts *opts)
 {
     struct cli_opts o = *opts;
-    if (o.config && read_config(o.config, o.limits, &o.steps) != 0) return EXIT_TROUBLE;
+    struct check_config config = {o.limits, &o.steps};
+    if (o.config && cli_read_config(o.config, parse_config, &config) != 0) return EXIT_TROUBLE;
     if (sd_limits_count(o.limits) == 0) {
         msg_error("check: no limits given (--max-growth SIZE, --max-group-growth SIZE, ... "
                   "or --config FILE); see 'snapdiff check --help'");

@@ -4,7 +4,6 @@
  *
  * Limits come from --max-per-step, --max-growth-pct, --max-fraction (--horizon) and from
  * --config FILE in check's `key = value` format (the command line wins). */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,30 +14,10 @@
 #include "snapdiff/curve.h"
 #include "snapdiff/render_curve.h"
 
-enum { CONFIG_MAX = 64 * 1024 };
-
-static int read_config(const char *path, sd_curve_limits *limits)
+static sd_status parse_config(const char *text, size_t len, const char *path, void *limits,
+                              sd_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        msg_error("%s: cannot open limits file: %s", path, strerror(errno));
-        return -1;
-    }
-    static char text[CONFIG_MAX + 1];
-    size_t len = fread(text, 1, sizeof text, f);
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad || len > CONFIG_MAX) {
-        msg_error("%s: %s", path, bad ? "cannot read limits file" : "limits file larger than 64 KiB");
-        return -1;
-    }
-    sd_error err;
-    sd_error_clear(&err);
-    if (sd_curve_limits_parse(text, len, path, limits, &err) != SD_OK) {
-        msg_sd_error(&err);
-        return -1;
-    }
-    return 0;
+    return sd_curve_limits_parse(text, len, path, limits, err);
 }
 
 static sd_curve_format log_format(const char *name)
@@ -108,7 +87,7 @@ int cmd_curve(const struct cli_opts *o)
     if (o->format_list) return format_list();
     sd_curve_options co;
     options_of(o, &co);
-    if (o->config && read_config(o->config, &co.limits) != 0) return EXIT_TROUBLE;
+    if (o->config && cli_read_config(o->config, parse_config, &co.limits) != 0) return EXIT_TROUBLE;
     if (co.limits.horizon && !co.limits.has_max_fraction)
         msg_note("--horizon projects for --max-fraction, which is not given");
     sd_error err;

@@ -71,13 +71,26 @@ static int analyse(sd_snapshot **snaps, size_t n, const struct cli_opts *o, sd_f
     return 0;
 }
 
-/* The snapshots are the ranks of one job, as `series` decides it (sd_ranks_names_are_ranks,
- * --as-ranks, --as-series); two files stay a diff unless --as-ranks says so. */
-static bool read_as_ranks(const struct cli_opts *o, sd_snapshot **snaps, size_t n)
+/* A job's folder, the ranks of one job or a series, by the rule `series` reads them by
+ * (ranks.h, sd_names_view_of). */
+static sd_names_view view_of(const struct cli_opts *o, sd_snapshot **snaps, size_t n,
+                             const sd_name_pattern *pattern)
 {
-    if (n < 2 || o->as == AS_SERIES) return false;
-    if (o->as == AS_RANKS) return true;
-    if (n < 3) return false;
+    const char **names = malloc((n ? n : 1) * sizeof *names);
+    if (!names) return SD_NAMES_SERIES;
+    for (size_t i = 0; i < n; i++) names[i] = sd_snapshot_source(snaps[i]);
+    sd_names_view v = sd_names_view_of(names, n, cli_read_as(o), pattern);
+    free(names);
+    return v;
+}
+
+/* The ranks page: the ranks of one job, or a job's folder with no rank followed (its OOM
+ * dumps only) whose names are ranks; two files stay a diff unless --as-ranks says so. */
+static bool read_as_ranks(const struct cli_opts *o, sd_snapshot **snaps, size_t n,
+                          sd_names_view view)
+{
+    if (n < 2 || (n < 3 && o->as != AS_RANKS)) return false;
+    if (view != SD_NAMES_JOB) return view == SD_NAMES_RANKS;
     const char **names = malloc(n * sizeof *names);
     if (!names) return false;
     for (size_t i = 0; i < n; i++) names[i] = sd_snapshot_source(snaps[i]);
@@ -144,21 +157,13 @@ static bool keep_job(job_view *jv, sd_job_entry *e, size_t n, sd_job_rank *ranks
     return true;
 }
 
-/* A job's folder of several steps (sd_job_names_are_steps, or --name-pattern): the page
- * follows one rank across its steps, in step order; the other snapshots are freed and the
- * OOM dumps named; the whole folder stays in *jv for its table. 0: *n and snaps narrowed
- * or left as they were; -1: printed. */
-static int follow_one_rank(const struct cli_opts *o, sd_snapshot **snaps, size_t *n,
+/* A job's folder (view_of): the page follows one rank across its steps, in step order; the
+ * other snapshots are freed and the OOM dumps named; the whole folder stays in *jv for its
+ * table. 0: *n and snaps narrowed or left as they were (one step, or OOM dumps only); -1:
+ * printed. */
+static int follow_one_rank(sd_snapshot **snaps, size_t *n, const sd_name_pattern *pattern,
                            job_view *jv)
 {
-    if (o->as != AS_GUESS || *n < 2) return 0;
-    sd_error err;
-    sd_error_clear(&err);
-    sd_name_pattern *pattern = NULL;
-    if (o->name_pattern && !(pattern = sd_name_pattern_create(o->name_pattern, &err))) {
-        msg_error("%s", err.text);   /* the option's error: no file to name */
-        return -1;
-    }
     const char **names = calloc(*n, sizeof *names);
     sd_job_entry *e = calloc(*n, sizeof *e);
     sd_job_rank *ranks = calloc(*n, sizeof *ranks);
@@ -169,6 +174,7 @@ static int follow_one_rank(const struct cli_opts *o, sd_snapshot **snaps, size_t
         goto done;
     }
     for (size_t i = 0; i < *n; i++) names[i] = sd_snapshot_source(snaps[i]);
+    /* one step read by --name-pattern: no steps to follow, the ranks side by side */
     if (!sd_job_names_are_steps(names, *n, pattern)) goto done;
     for (size_t i = 0; i < *n; i++) {
         e[i].source = names[i];
@@ -213,11 +219,23 @@ static int follow_one_rank(const struct cli_opts *o, sd_snapshot **snaps, size_t
     *n = w;
     free(kept);
 done:
-    sd_name_pattern_free(pattern);
     free(names);
     free(e);
     free(ranks);
     return rc;
+}
+
+/* --name-pattern compiled into *out (NULL without the option). -1: printed. */
+static int name_pattern(const struct cli_opts *o, sd_name_pattern **out)
+{
+    sd_error err;
+    sd_error_clear(&err);
+    *out = NULL;
+    if (o->name_pattern && !(*out = sd_name_pattern_create(o->name_pattern, &err))) {
+        msg_error("%s", err.text);   /* the option's error: no file to name */
+        return -1;
+    }
+    return 0;
 }
 
 static int by_rank(const void *pa, const void *pb)
@@ -352,11 +370,16 @@ int cmd_report(const struct cli_opts *opts)
     sd_diff *diff = NULL;
     sd_profile *profile = NULL;
     job_view jv = {0};
+    sd_name_pattern *pattern = NULL;
+    sd_names_view view = SD_NAMES_SERIES;
     if (!frags) msg_error("out of memory");
     else if (n == 0) msg_error("report: no snapshot in the input");
-    else if (follow_one_rank(opts, snaps, &n, &jv) != 0) {
+    else if (name_pattern(opts, &pattern) != 0) {
         /* printed */
-    } else if (read_as_ranks(opts, snaps, n)) {
+    } else if ((view = view_of(opts, snaps, n, pattern)) == SD_NAMES_JOB
+               && follow_one_rank(snaps, &n, pattern, &jv) != 0) {
+        /* printed */
+    } else if (read_as_ranks(opts, snaps, n, view)) {
         qsort(snaps, n, sizeof *snaps, by_rank);   /* as `series` lists them */
         if (analyse_frags(snaps, n, opts, frags) == 0) {
             report_job j = {snaps, n, frags, NULL, NULL, true, NULL, NULL};
@@ -366,6 +389,7 @@ int cmd_report(const struct cli_opts *opts)
         report_job j = {snaps, n, frags, diff, profile, false, NULL, &jv};
         status = render_to_output(&j, opts);
     }
+    sd_name_pattern_free(pattern);
     sd_diff_free(diff);
     sd_profile_free(profile);
     job_view_free(&jv);

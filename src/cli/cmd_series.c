@@ -185,15 +185,17 @@ static int by_rank(const void *pa, const void *pb)
     return (ra > rb) - (ra < rb);
 }
 
-static bool read_as_ranks(const struct cli_opts *o, sd_groups **all, size_t n)
+/* A job's folder, the ranks of one job or a series: --as-ranks, --as-series, or what the
+ * names say (ranks.h: the one rule, which `report` follows too). */
+static sd_names_view view_of(const struct cli_opts *o, sd_groups **all, size_t n,
+                             const sd_name_pattern *pattern)
 {
-    if (o->as != AS_GUESS) return o->as == AS_RANKS;
     const char **names = malloc((n ? n : 1) * sizeof *names);
-    if (!names) return false;
+    if (!names) return SD_NAMES_SERIES;
     for (size_t i = 0; i < n; i++) names[i] = sd_groups_source(all[i]);
-    bool ranks = sd_ranks_names_are_ranks(names, n);
+    sd_names_view v = sd_names_view_of(names, n, cli_read_as(o), pattern);
     free(names);
-    return ranks;
+    return v;
 }
 
 static void total_of(const sd_groups *g, sd_stats *st)
@@ -261,25 +263,6 @@ static int ranks_view(const struct cli_opts *o, sd_groups **all, size_t n)
 }
 
 /* ---- a job's folder by step and rank (issue 27) ---- */
-
-/* Whether the snapshots are read by step and rank: the names say so (a framework's layout,
- * two steps or an OOM dump), or --name-pattern reads every one. */
-static bool read_as_job(const struct cli_opts *o, sd_groups **all, size_t n,
-                        const sd_name_pattern *pattern)
-{
-    if (o->as != AS_GUESS || n < 2) return false;
-    const char **names = malloc(n * sizeof *names);
-    if (!names) return false;
-    bool every = true;
-    for (size_t i = 0; i < n; i++) {
-        names[i] = sd_groups_source(all[i]);
-        sd_job_name j;
-        every = every && sd_job_name_read(names[i], pattern, &j) && j.layout == SD_JOB_PATTERN;
-    }
-    bool job = (pattern && every) || sd_job_names_are_steps(names, n, pattern);
-    free(names);
-    return job;
-}
 
 static sd_groups *group_of(sd_groups **all, size_t n, const char *source)
 {
@@ -412,10 +395,11 @@ static int run_series(const struct cli_opts *opts, const char *const *files, con
             msg_error("%s", err.text);   /* the option's error: no file to name */
             sorted = -1;
         }
-        if (sorted == 0 && read_as_job(opts, all, n, pattern))
-            status = job_view(opts, all, n, pattern);
-        else if (sorted == 0)
-            status = read_as_ranks(opts, all, n) ? ranks_view(opts, all, n) : analyse(opts, all, n, NULL);
+        sd_names_view view = sorted == 0 ? view_of(opts, all, n, pattern) : SD_NAMES_SERIES;
+        if (sorted == 0)
+            status = view == SD_NAMES_JOB     ? job_view(opts, all, n, pattern)
+                     : view == SD_NAMES_RANKS ? ranks_view(opts, all, n)
+                                              : analyse(opts, all, n, NULL);
         sd_name_pattern_free(pattern);
     }
     for (size_t i = 0; i < n_in; i++) {

@@ -91,8 +91,17 @@ void cli_free_all(sd_snapshot **snaps, size_t n);
  * the diff's add --steps, --capacity and --max-memory. The strings stay borrowed. */
 void cli_attrib_options(const struct cli_opts *o, sd_attrib_options *a);
 void cli_diff_options(const struct cli_opts *o, sd_diff_options *d);
+/* --as-ranks, --as-series as the library takes them (ranks.h, sd_names_view_of). */
+sd_read_as cli_read_as(const struct cli_opts *o);
 /* diff's --max-growth (o->has_max_growth) judged on d: one limit, as check has it. */
 sd_status cli_diff_gate(const struct cli_opts *o, const sd_diff *d, sd_gate *out);
+
+/* --config FILE, read once for check and curve (config.c): at most 64 KiB of text, handed
+ * to `parse` (the library's parser, with the command's limits in ctx). 0, or -1 when the
+ * file cannot be read or parsed (printed). */
+typedef sd_status (*cli_config_parser)(const char *text, size_t len, const char *path,
+                                       void *ctx, sd_error *err);
+int cli_read_config(const char *path, cli_config_parser parse, void *ctx);
 
 /* How curve and report read training logs (cmd_curve.c): --log-format, --baseline-step,
  * --capacity, --threshold (no limits: curve adds its own); and the one warning per file

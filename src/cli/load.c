@@ -337,6 +337,12 @@ void cli_print_spread(FILE *out, sd_snapshot *const *snaps, size_t n, bool color
     free(names);
 }
 
+sd_read_as cli_read_as(const struct cli_opts *o)
+{
+    return o->as == AS_RANKS ? SD_READ_AS_RANKS : o->as == AS_SERIES ? SD_READ_AS_SERIES
+                                                                      : SD_READ_AS_GUESS;
+}
+
 sd_status cli_diff_gate(const struct cli_opts *o, const sd_diff *d, sd_gate *out)
 {
     sd_limits *limits = sd_limits_create();

@@ -1,9 +1,11 @@
 /* series_ranks.c - the ranks of one job side by side (render_series.h): a series over
- * rank files would fit trends to what is no time axis. */
+ * rank files would fit trends to what is no time axis. JSON is built with jansson. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "format.h"
+#include "render/json_frame.h"
 #include "snapdiff/render_ranks.h"
 #include "snapdiff/render_series.h"
 
@@ -56,12 +58,28 @@ sd_status sd_render_series_ranks_oom_text(FILE *out, const char *const *sources,
     return ferror(out) ? SD_EIO : SD_OK;
 }
 
-/* A rank number, or the source's name as a JSON string when it carries none. */
-static void put_rank(FILE *out, const char *source)
+/* A whole number, or null where the figure is absent (negative). */
+static json_t *int_or_null(int64_t v) { return v >= 0 ? json_integer(v) : json_null(); }
+
+/* Writes a document as every JSON view does; open_end leaves its object open after the
+ * last key and a comma, for the caller to add one more. */
+static sd_status dump_doc(FILE *out, json_t *doc, bool open_end)
+{
+    char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(doc);
+    if (!text) return SD_ENOMEM;
+    size_t len = strlen(text);
+    if (open_end && len >= 2) fprintf(out, "%.*s,\n", (int)(len - 2), text);   /* less "\n}" */
+    else fprintf(out, "%s\n", text);
+    free(text);
+    return ferror(out) ? SD_EIO : SD_OK;
+}
+
+/* A rank number, or the source's name when it carries none. */
+static json_t *rank_json(const char *source)
 {
     int64_t r = sd_rank_of_name(source);
-    if (r >= 0) fprintf(out, "%" PRId64, r);
-    else sdp_put_json_string(out, source, strlen(source));
+    return r >= 0 ? json_integer(r) : sdp_json_text(source);
 }
 
 sd_status sd_render_series_ranks_json(FILE *out, const char *const *sources,
@@ -71,19 +89,47 @@ sd_status sd_render_series_ranks_json(FILE *out, const char *const *sources,
     return sd_render_series_ranks_oom_json(out, sources, totals, NULL, n, sp);
 }
 
-/* ", \"oom\": null" or the rank's last oom entry. */
-static void put_oom(FILE *out, const sd_groups_oom *o)
+/* null, or the rank's last oom entry. */
+static json_t *oom_json(const sd_groups_oom *o)
 {
-    if (!o || !o->count) {
-        fprintf(out, ", \"oom\": null");
-        return;
-    }
-    fprintf(out, ", \"oom\": {\"count\": %" PRIu64 ", \"device\": %" PRId64 ", \"entry\": %zu",
-            o->count, o->device, o->entry);
-    fprintf(out, ", \"request_bytes\": %" PRIu64 ", \"device_free_bytes\": %" PRIu64
-            ", \"time_us\": ", o->request_bytes, o->device_free_bytes);
-    if (o->has_time) fprintf(out, "%" PRId64 "}", o->time_us);
-    else fprintf(out, "null}");
+    if (!o || !o->count) return json_null();
+    json_t *j = json_object();
+    json_object_set_new(j, "count", json_integer((json_int_t)o->count));
+    json_object_set_new(j, "device", json_integer(o->device));
+    json_object_set_new(j, "entry", json_integer((json_int_t)o->entry));
+    json_object_set_new(j, "request_bytes", json_integer((json_int_t)o->request_bytes));
+    json_object_set_new(j, "device_free_bytes", json_integer((json_int_t)o->device_free_bytes));
+    json_object_set_new(j, "time_us", o->has_time ? json_integer(o->time_us) : json_null());
+    return j;
+}
+
+static json_t *rank_row_json(const char *source, const sd_stats *t, const sd_groups_oom *oom,
+                             const sd_rank_spread *sp)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "rank", int_or_null(sd_rank_of_name(source)));
+    json_object_set_new(j, "source", sdp_json_text(source));
+    json_object_set_new(j, "allocated_bytes", json_integer((json_int_t)t->allocated_bytes));
+    json_object_set_new(j, "reserved_bytes", json_integer((json_int_t)t->reserved_bytes));
+    json_object_set_new(j, "allocated_vs_median",
+                        json_integer((json_int_t)(t->allocated_bytes - sp->allocated_median)));
+    json_object_set_new(j, "oom", oom_json(oom));
+    return j;
+}
+
+static json_t *spread_json(const char *const *sources, const sd_rank_spread *sp)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "allocated_min", json_integer((json_int_t)sp->allocated_min));
+    json_object_set_new(j, "allocated_median", json_integer((json_int_t)sp->allocated_median));
+    json_object_set_new(j, "allocated_max", json_integer((json_int_t)sp->allocated_max));
+    json_object_set_new(j, "reserved_min", json_integer((json_int_t)sp->reserved_min));
+    json_object_set_new(j, "reserved_median", json_integer((json_int_t)sp->reserved_median));
+    json_object_set_new(j, "reserved_max", json_integer((json_int_t)sp->reserved_max));
+    json_object_set_new(j, "furthest", sp->furthest == SD_RANK_NONE
+                                           ? json_null() : rank_json(sources[sp->furthest]));
+    json_object_set_new(j, "furthest_delta", json_integer((json_int_t)sp->furthest_delta));
+    return j;
 }
 
 sd_status sd_render_series_ranks_oom_json(FILE *out, const char *const *sources,
@@ -92,31 +138,15 @@ sd_status sd_render_series_ranks_oom_json(FILE *out, const char *const *sources,
 {
     size_t died = 0;
     for (size_t i = 0; ooms && i < n; i++) died += ooms[i].count > 0;
-    fprintf(out, "{\n  \"schema\": \"snapdiff.series-ranks/1\",\n  \"ranks_out_of_memory\": "
-            "%zu,\n  \"ranks\": [", died);
-    for (size_t i = 0; i < n; i++) {
-        int64_t r = sd_rank_of_name(sources[i]);
-        fprintf(out, "%s\n    {\"rank\": ", i ? "," : "");
-        if (r >= 0) fprintf(out, "%" PRId64, r);
-        else fprintf(out, "null");
-        fprintf(out, ", \"source\": ");
-        sdp_put_json_string(out, sources[i], strlen(sources[i]));
-        fprintf(out, ", \"allocated_bytes\": %" PRIu64 ", \"reserved_bytes\": %" PRIu64
-                ", \"allocated_vs_median\": %lld", totals[i].allocated_bytes,
-                totals[i].reserved_bytes,
-                (long long)(totals[i].allocated_bytes - sp->allocated_median));
-        put_oom(out, ooms ? &ooms[i] : NULL);
-        fprintf(out, "}");
-    }
-    fprintf(out, "\n  ],\n  \"spread\": {\"allocated_min\": %" PRIu64 ", \"allocated_median\": %"
-            PRIu64 ", \"allocated_max\": %" PRIu64 ", \"reserved_min\": %" PRIu64
-            ", \"reserved_median\": %" PRIu64 ", \"reserved_max\": %" PRIu64 ", \"furthest\": ",
-            sp->allocated_min, sp->allocated_median, sp->allocated_max, sp->reserved_min,
-            sp->reserved_median, sp->reserved_max);
-    if (sp->furthest == SD_RANK_NONE) fprintf(out, "null");
-    else put_rank(out, sources[sp->furthest]);
-    fprintf(out, ", \"furthest_delta\": %lld}\n}\n", (long long)sp->furthest_delta);
-    return ferror(out) ? SD_EIO : SD_OK;
+    json_t *doc = json_object();
+    json_object_set_new(doc, "schema", json_string("snapdiff.series-ranks/1"));
+    json_object_set_new(doc, "ranks_out_of_memory", json_integer((json_int_t)died));
+    json_t *rows = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(rows, rank_row_json(sources[i], &totals[i], ooms ? &ooms[i] : NULL, sp));
+    json_object_set_new(doc, "ranks", rows);
+    json_object_set_new(doc, "spread", spread_json(sources, sp));
+    return dump_doc(out, doc, false);
 }
 
 /* ---- a job's folder by step and rank ---- */
@@ -216,49 +246,47 @@ sd_status sd_render_series_job_text(FILE *out, const sd_job_entry *e, size_t n,
     return ferror(out) ? SD_EIO : SD_OK;
 }
 
-static void put_int_or_null(FILE *out, int64_t v)
+static json_t *snapshot_json(const sd_job_entry *e)
 {
-    if (v >= 0) fprintf(out, "%" PRId64, v);
-    else fprintf(out, "null");
+    json_t *j = json_object();
+    json_object_set_new(j, "step", int_or_null(e->name.step));
+    json_object_set_new(j, "rank", int_or_null(e->name.rank));
+    json_object_set_new(j, "oom", json_boolean(e->name.oom));
+    json_object_set_new(j, "source", sdp_json_text(e->source));
+    json_object_set_new(j, "allocated_bytes", json_integer((json_int_t)e->total.allocated_bytes));
+    json_object_set_new(j, "reserved_bytes", json_integer((json_int_t)e->total.reserved_bytes));
+    return j;
+}
+
+static json_t *job_rank_json(const sd_job_rank *r)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "rank", int_or_null(r->rank));
+    json_object_set_new(j, "steps", json_integer((json_int_t)r->n_steps));
+    json_object_set_new(j, "oom_dumps", json_integer((json_int_t)r->n_oom));
+    json_object_set_new(j, "first_step", int_or_null(r->first_step));
+    json_object_set_new(j, "last_step", int_or_null(r->last_step));
+    json_object_set_new(j, "first_allocated_bytes",
+                        r->n_steps ? json_integer((json_int_t)r->first_allocated) : json_null());
+    json_object_set_new(j, "last_allocated_bytes",
+                        r->n_steps ? json_integer((json_int_t)r->last_allocated) : json_null());
+    json_object_set_new(j, "change_bytes", r->n_steps > 1 ? json_integer(r->change) : json_null());
+    return j;
 }
 
 sd_status sd_render_series_job_json(FILE *out, const sd_job_entry *e, size_t n,
                                     const sd_job_rank *ranks, size_t n_ranks, size_t grown,
                                     bool open_end)
 {
-    const char *layout = layout_of(e, n);
-    fprintf(out, "{\n  \"schema\": \"snapdiff.series-job/1\",\n  \"layout\": ");
-    sdp_put_json_string(out, layout, strlen(layout));
-    fprintf(out, ",\n  \"snapshots\": [");
-    for (size_t i = 0; i < n; i++) {
-        fprintf(out, "%s\n    {\"step\": ", i ? "," : "");
-        put_int_or_null(out, e[i].name.step);
-        fprintf(out, ", \"rank\": ");
-        put_int_or_null(out, e[i].name.rank);
-        fprintf(out, ", \"oom\": %s, \"source\": ", e[i].name.oom ? "true" : "false");
-        sdp_put_json_string(out, e[i].source, strlen(e[i].source));
-        fprintf(out, ", \"allocated_bytes\": %" PRIu64 ", \"reserved_bytes\": %" PRIu64 "}",
-                e[i].total.allocated_bytes, e[i].total.reserved_bytes);
-    }
-    fprintf(out, "\n  ],\n  \"ranks\": [");
-    for (size_t i = 0; i < n_ranks; i++) {
-        const sd_job_rank *r = &ranks[i];
-        fprintf(out, "%s\n    {\"rank\": ", i ? "," : "");
-        put_int_or_null(out, r->rank);
-        fprintf(out, ", \"steps\": %zu, \"oom_dumps\": %zu, \"first_step\": ", r->n_steps, r->n_oom);
-        put_int_or_null(out, r->first_step);
-        fprintf(out, ", \"last_step\": ");
-        put_int_or_null(out, r->last_step);
-        if (r->n_steps)
-            fprintf(out, ", \"first_allocated_bytes\": %" PRIu64 ", \"last_allocated_bytes\": %"
-                    PRIu64, r->first_allocated, r->last_allocated);
-        else
-            fprintf(out, ", \"first_allocated_bytes\": null, \"last_allocated_bytes\": null");
-        if (r->n_steps > 1) fprintf(out, ", \"change_bytes\": %" PRId64 "}", r->change);
-        else fprintf(out, ", \"change_bytes\": null}");
-    }
-    fprintf(out, "\n  ],\n  \"grew_most\": ");
-    put_int_or_null(out, grown == SD_RANK_NONE ? -1 : ranks[grown].rank);
-    fprintf(out, "%s", open_end ? ",\n" : "\n}\n");
-    return ferror(out) ? SD_EIO : SD_OK;
+    json_t *doc = json_object();
+    json_object_set_new(doc, "schema", json_string("snapdiff.series-job/1"));
+    json_object_set_new(doc, "layout", sdp_json_text(layout_of(e, n)));
+    json_t *snaps = json_array();
+    for (size_t i = 0; i < n; i++) json_array_append_new(snaps, snapshot_json(&e[i]));
+    json_object_set_new(doc, "snapshots", snaps);
+    json_t *rows = json_array();
+    for (size_t i = 0; i < n_ranks; i++) json_array_append_new(rows, job_rank_json(&ranks[i]));
+    json_object_set_new(doc, "ranks", rows);
+    json_object_set_new(doc, "grew_most", int_or_null(grown == SD_RANK_NONE ? -1 : ranks[grown].rank));
+    return dump_doc(out, doc, open_end);
 }
