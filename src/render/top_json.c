@@ -34,19 +34,6 @@ json_t *sdp_peak_site_json(const sd_attrib *a, const sd_snapshot *s, uint32_t st
     return o;
 }
 
-void sdp_peak_site_text(const sd_snapshot *s, uint32_t stack, const sd_site *site, char *buf,
-                        size_t size)
-{
-    sd_site_label l;
-    if (!sd_site_label_of(s, stack, site, &l)) {
-        snprintf(buf, size, "%s", SD_NO_STACK);
-        return;
-    }
-    if (l.native) snprintf(buf, size, "%s", l.label);
-    else snprintf(buf, size, "%s:%lld %s%s", l.filename, (long long)l.line, l.name,
-                  l.backward ? " [backward]" : "");
-}
-
 static json_t *groups_json(const sd_peak *p, const sd_peak_table *t, bool requested)
 {
     json_t *arr = json_array();

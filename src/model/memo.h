@@ -1,0 +1,25 @@
+/* memo.h - what the analysis derives once from a snapshot's frames and keeps on it.
+ *
+ * The label of a site drops the directory common to the file's user frames
+ * (analysis/attrib.c, sd_frame_label_path): a property of the file that every view of it
+ * must share, so it is computed once per snapshot and kept here. The model only stores
+ * it; which frames are the user's is the analysis's rule. Safe to call from several
+ * threads: one computes and stores, the others compute for themselves meanwhile. Not
+ * installed; no pickle header behind it, so the analysis may include it.
+ */
+#ifndef SNAPDIFF_MODEL_MEMO_H
+#define SNAPDIFF_MODEL_MEMO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "snapdiff/snapshot.h"
+
+/* Every interned frame of the snapshot (its frame ids are the indices). */
+const sd_frame *sdp_snapshot_frames(const sd_snapshot *s, size_t *n);
+/* The stored label prefix. @return false when none is stored yet. */
+bool sdp_snapshot_label_prefix(const sd_snapshot *s, const char **prefix, size_t *len);
+/* Store it (prefix: a string the snapshot owns); a second store is ignored. */
+void sdp_snapshot_set_label_prefix(const sd_snapshot *s, const char *prefix, size_t len);
+
+#endif
