@@ -744,6 +744,34 @@ static size_t label_prefix(const sd_snapshot *s, const char **out)
     return len;
 }
 
+void sdp_attrib_share_labels(const sd_snapshot *const *snaps, size_t n)
+{
+    const char *p = NULL;
+    size_t len = 0;
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        if (!snaps[i]) continue;
+        const char *q;
+        size_t m = label_prefix(snaps[i], &q);
+        if (!q) continue;                 /* no user frame: nothing to agree on */
+        if (!any) {
+            p = q;
+            len = m;
+            any = true;
+            continue;
+        }
+        size_t k = 0;
+        while (k < len && k < m && p[k] == q[k]) k++;
+        len = k;
+    }
+    len = prefix_dir_len(p, len);
+    for (size_t i = 0; any && i < n; i++) {
+        const char *q;
+        if (snaps[i] && label_prefix(snaps[i], &q) != len)
+            sdp_snapshot_set_label_prefix(snaps[i], p, len);
+    }
+}
+
 const char *sd_frame_label_path(const sd_snapshot *s, const char *filename)
 {
     const char *p = sd_frame_short_path(filename);

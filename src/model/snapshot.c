@@ -249,8 +249,11 @@ void sdp_snapshot_set_label_prefix(const sd_snapshot *s, const char *prefix, siz
 {
     /* A cache on a snapshot its readers hold const: the memo is not part of the model. */
     sd_snapshot *w = (sd_snapshot *)s;
-    int empty = MEMO_EMPTY;
-    if (!atomic_compare_exchange_strong(&w->label_prefix_state, &empty, MEMO_WRITING)) return;
+    int was = MEMO_EMPTY;
+    if (!atomic_compare_exchange_strong(&w->label_prefix_state, &was, MEMO_WRITING)) {
+        was = MEMO_SET;   /* a shorter prefix shared with other files replaces a file's own */
+        if (!atomic_compare_exchange_strong(&w->label_prefix_state, &was, MEMO_WRITING)) return;
+    }
     w->label_prefix = prefix;
     w->label_prefix_len = len;
     atomic_store_explicit(&w->label_prefix_state, MEMO_SET, memory_order_release);
