@@ -323,7 +323,9 @@ static void print_compared_as(const text_ctx *r)
 {
     const sd_diff_comparison *c = sd_diff_comparison_of(r->diff);
     if (!c->two_runs) return;
-    fprintf(r->out, "compared as two runs, not one run twice: ");
+    /* Ranks of one job are never "two runs": the header already says what they are. */
+    fprintf(r->out, c->ranks ? "ranks compared at their peaks first: "
+                             : "compared as two runs, not one run twice: ");
     if (c->forced) {
         fprintf(r->out, "--at peak");
     } else {
