@@ -614,7 +614,7 @@
           ': ' + o.cause + (o.shortfall_bytes ? '; without the stranded space ' + fmtBytes(o.shortfall_bytes) +
           ' would have had to be freed' : '');
         var levers = (o.levers || []).map(function (l) {
-          return fmtBytes(l.bytes) + ' ' + l.category + (l.site ? ' at ' + l.site.filename + ':' + l.site.line : '') + ' \u2192 ' + l.lever;
+          return fmtBytes(l.bytes) + ' ' + l.category + (l.label ? ' at ' + l.label : '') + ' \u2192 ' + l.lever;
         });
         main.appendChild(el('div', {'class': 'oom-headline', id: 'sd-oom-' + fi + '-' + dev.device, 'data-line': line}, [
           el('p', {'class': 'headline', text: line}),
