@@ -9,7 +9,7 @@ under /pscratch/sd/g/gb555/torchtitan/torchtitan/ calling torch and einops insta
 autograd engine's thread. The labels are worked out here with CPython from the pickle, by
 the rule of attrib.h: a path after its last site-packages/ (or dist-packages/); a user path
 without the directory every user frame of the file shares; a C++ autograd node as
-"autograd NAME". Then top, frag, trace, diff (text and JSON), folded stacks and the HTML
+"autograd NAME". Then top, frag, trace, diff (text and JSON each), folded stacks and the HTML
 report must each show exactly those labels, and the JSON must keep the whole path in
 `site.filename`.
 """
@@ -131,6 +131,12 @@ def main():
     check(rows_with(live, sites) == set(sites), "frag: the sites live at the oom", live)
     check("at %s" % want["weights"] in frag, "frag: the levers and the oom line")
     check("/pscratch" not in frag and "torch::autograd" not in frag, "frag: no whole path")
+    doc = T.run_json(["frag", new])
+    oom = doc["devices"][0]["oom_events"][0]
+    check(oom["label"] == want["weights"] and oom["site"]["filename"] == whole["weights"],
+          "frag JSON: the oom's label, the whole path in site", oom.get("label"))
+    check(sorted(x["label"] for x in oom["live_sites"]) == sorted(sites.values()),
+          "frag JSON: live_sites labels", [x["label"] for x in oom["live_sites"]])
 
     trace = T.run(["trace", new]).stdout
     check(rows_with(trace, sites) == set(sites), "trace: every group by its label", trace)
