@@ -261,6 +261,19 @@ def part_go(snapdiff):
                   "go tool pprof -top: %s" % top.stderr[-200:])
 
 
+def as_symbol(f):
+    """A frame the profile names by its label ("autograd X", "aten::x") as a C++ symbol
+    that truth_diff.native_label reads back to that label."""
+    fn, line, name = f
+    if name == "autograd AccumulateGrad (parameter gradients)":
+        return fn, line, "torch::autograd::AccumulateGrad::apply()"
+    if name.startswith("autograd "):
+        return fn, line, "torch::autograd::generated::%s::apply()" % name[9:]
+    if name.startswith("aten::"):
+        return fn, line, "at::_ops::%s::call()" % name[6:]
+    return f
+
+
 def sites(samples):
     """{site key: bytes} by tests/truth_diff.py's rule over the profile's frames."""
     rules = truth_diff.Rules((), ())
@@ -269,7 +282,7 @@ def sites(samples):
         if frames == (("", 0, truth_diff.NO_STACK),):
             key = truth_diff.NO_STACK
         else:
-            key = truth_diff.group_key(rules, "site", 0, frames)
+            key = truth_diff.group_key(rules, "site", 0, [as_symbol(f) for f in frames])
         by_site[key] = by_site.get(key, 0) + vals[0]
     return by_site
 
