@@ -30,6 +30,16 @@ Snapshots shaped as torch 2.x writes them (testdata/make_frag_fixtures.py's Snap
                   the process's limit. The device's free memory does not count: allocator
                   free 350 MiB < 512, 2 * 350 >= 512: both.
 
+  labels_old / labels_new  one site, many views (issue 28): a torchtitan checkout on
+                  Perlmutter's scratch and torch and einops installed in a venv there.
+                  Every user frame lies under /pscratch/sd/g/gb555/torchtitan/torchtitan/
+                  (the prefix labels drop); torch and einops under .../site-packages/. OLD
+                  holds the model's weights (models/llama3/model/model.py:340 forward, via
+                  torch/nn/modules/linear.py) in a 2 GiB segment; NEW adds 600 MiB at
+                  model.py:352 forward via einops/_backends.py and 200 MiB made on the
+                  autograd engine's thread by DivBackward0 (no Python frame: "autograd
+                  DivBackward0"), then asks for 1 GiB with 200 MiB free on the device (an
+                  oom entry, so that frag names the sites live at the oom).
   ranks/step10_rank{0,1,2,3}.pickle  four ranks of one job (issue 26: how many ranks died,
                   at which entry, on what request): ranks 0 and 2 are fragmentation without
                   its oom entry; rank 1 is fragmentation (256 MiB asked at entry 8 with
@@ -143,10 +153,53 @@ def write_ranks():
     assert [x[1:] for x in ooms[3]] == [(512 * MiB, 100 * MiB)], ooms
 
 
+TT = "/pscratch/sd/g/gb555/torchtitan/torchtitan"
+SITE = "/pscratch/sd/g/gb555/ccl-bench-venv/lib/python3.11/site-packages"
+TT_MAIN = [(TT + "/train.py", "train_step", 520), (TT + "/train.py", "<module>", 700)]
+TT_CALL = [(SITE + "/torch/nn/modules/module.py", "_call_impl", 1747),
+           (SITE + "/torch/nn/modules/module.py", "_wrapped_call_impl", 1736)]
+TT_WEIGHTS = ([(SITE + "/torch/nn/modules/linear.py", "forward", 125)] + TT_CALL
+              + [(TT + "/models/llama3/model/model.py", "forward", 340)] + TT_CALL + TT_MAIN)
+TT_EINSUM = ([(SITE + "/torch/functional.py", "einsum", 407),
+              (SITE + "/einops/_backends.py", "einsum", 288),
+              (SITE + "/einops/einops.py", "einsum", 907),
+              (TT + "/models/llama3/model/model.py", "forward", 352)] + TT_CALL + TT_MAIN)
+# torch 2.x on the autograd engine's thread (stacks="all"): no Python frame at all.
+TT_DIV = [("??", "torch::unwind::unwind()", 0),
+          ("CUDACachingAllocator.cpp", "c10::cuda::CUDACachingAllocator::Native::"
+           "DeviceCachingAllocator::malloc(signed char, unsigned long, CUstream_st*)", 0),
+          ("??", "at::_ops::div_Tensor::call(at::Tensor const&, at::Tensor const&)", 0),
+          ("??", "torch::autograd::generated::DivBackward0::apply(std::vector<at::Tensor, "
+           "std::allocator<at::Tensor> >&&)", 0),
+          ("??", "torch::autograd::Engine::evaluate_function(std::shared_ptr<torch::autograd"
+           "::GraphTask>&, torch::autograd::Node*, torch::autograd::InputBuffer&, std::"
+           "shared_ptr<torch::autograd::ReadyQueue> const&)", 0),
+          ("??", "start_thread", 0)]
+
+
+def labels(new):
+    s = Snap()
+    s.record_settings()
+    A = BASE
+    if new:
+        s.segment(A, [(1200 * MiB, ALLOC, TT_WEIGHTS), (600 * MiB, ALLOC, TT_EINSUM),
+                      (200 * MiB, ALLOC, TT_DIV), (48 * MiB, FREE, None)])
+    else:
+        s.segment(A, [(1200 * MiB, ALLOC, TT_WEIGHTS), (848 * MiB, FREE, None)])
+    s.trace("segment_alloc", addr=A, size=2048 * MiB, frames=TT_WEIGHTS)
+    s.trace("alloc", addr=A, size=1200 * MiB, frames=TT_WEIGHTS)
+    if new:
+        s.trace("alloc", addr=A + 1200 * MiB, size=600 * MiB, frames=TT_EINSUM)
+        s.trace("alloc", addr=A + 1800 * MiB, size=200 * MiB, frames=TT_DIV)
+        s.trace("oom", size=GiB, device_free=200 * MiB, frames=TT_WEIGHTS)
+    return s
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     files = {"capacity_start": capacity_start(), "fragmentation": fragmentation(),
-             "both": both(), "process_limit": process_limit()}
+             "both": both(), "process_limit": process_limit(),
+             "labels_old": labels(False), "labels_new": labels(True)}
     for name, s in files.items():
         with open(os.path.join(OUT, name + ".pickle"), "wb") as f:
             pickle.dump(s.data(), f, protocol=4)

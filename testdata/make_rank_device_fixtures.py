@@ -13,6 +13,11 @@ Files (testdata/ranks_devices/):
   step100/rank{0..3}.pickle   device r
   step200/rank{0..3}.pickle   device r, rank 2 leaks (the outlier)
   same/rank{0..3}.pickle      device r, identical contents: no outlier
+  clock/rank{0,1}.pickle      step100's ranks 0 and 1, each with a trace of one `snapshot`
+                              entry: rank 1 dumped 1 ms before rank 0, as ranks of one job
+                              do (each calls _dump_snapshot on its own), so NEW's newest
+                              entry is older than OLD's; `diff` must not call them swapped
+                              or two runs (issue 28)
   expected.json               figures computed below from the data: per-rank allocated,
                               reserved, the lower median, the rank furthest from it
 """
@@ -24,6 +29,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True
+from make_leak_fixtures import T0  # noqa: E402
 from make_rank_fixtures import RANKS, LEAKY, MiB, figures, rank_snap  # noqa: E402
 
 OUT = os.path.join(HERE, "ranks_devices")
@@ -32,6 +38,14 @@ OUT = os.path.join(HERE, "ranks_devices")
 def on_device(snap, device):
     for seg in snap.segments:
         seg["device"] = device
+    return snap
+
+
+def dumped_at(snap, device, time_us):
+    """The trace entry torch's _dump_snapshot leaves when a marker is recorded
+    (CUDACachingAllocator.cpp, recordHistory: TraceEntry::SNAPSHOT), at `time_us`."""
+    snap.trace(device, {"action": "snapshot", "addr": 0, "size": 0, "stream": 0,
+                        "time_us": time_us})
     return snap
 
 
@@ -59,6 +73,8 @@ def main():
         "step200": [on_device(rank_snap(r, 200), r) for r in range(RANKS)],
         "same": [on_device(rank_snap(0, 100), r) for r in range(RANKS)],
     }
+    sets["clock"] = [dumped_at(on_device(rank_snap(r, 100), r), r, T0 + 5_000 - 1_000 * r)
+                     for r in range(2)]
     exp = {"ranks": RANKS, "leaky_rank": LEAKY, "leak_growth": 6 * MiB}
     for name, snaps in sets.items():
         os.makedirs(os.path.join(OUT, name))

@@ -9,3 +9,10 @@ add_test(NAME naming_cli
          COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_naming_cli.py
                  --bin ${SNAPDIFF_BIN} --root ${PROJECT_SOURCE_DIR})
 set_tests_properties(naming_cli PROPERTIES LABELS cli TIMEOUT 600)
+
+# One site, one label in every view (issue 28): top, frag, trace, diff text and JSON,
+# folded stacks and the HTML report against labels worked out by CPython.
+add_test(NAME site_labels
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_site_labels.py
+                 --bin ${SNAPDIFF_BIN} --root ${PROJECT_SOURCE_DIR})
+set_tests_properties(site_labels PROPERTIES LABELS cli TIMEOUT 300)

@@ -79,6 +79,25 @@ def one_run():
     check("end or peak" in p.stderr, "--at middle: a usage error naming the values", p.stderr)
 
 
+def ranks_of_one_job():
+    """Rank 0 against rank 1 of one job (testdata/ranks_devices/clock/, device 0 against
+    device 1): rank 1 dumped its snapshot 1 ms before rank 0. Ranks run side by side, so
+    that order says nothing: one statement, "ranks of one job", never "swapped" or "two
+    runs ... NEW was recorded before OLD" (issue 28)."""
+    old, new = path("ranks_devices", "clock", "rank0.pickle"), path("ranks_devices", "clock",
+                                                                     "rank1.pickle")
+    p = T.run([old, new])
+    check("compared as ranks of one job" in p.stdout, "ranks: the header says ranks", p.stdout)
+    check(LINE not in p.stdout and "recorded before" not in p.stdout,
+          "ranks: not called two runs", p.stdout)
+    check("swapped" not in p.stderr, "ranks: no swapped warning", p.stderr)
+    doc = T.run_json([old, new])
+    check(doc["compared_as"] == "one-run" and doc["compared_as_why"] == [],
+          "ranks: JSON compared_as one-run", doc["compared_as"], doc["compared_as_why"])
+    check(all(w["code"] != "swapped" for w in doc["warnings"]), "ranks: JSON warnings",
+          doc["warnings"])
+
+
 def keys_in(o, acc):
     if isinstance(o, dict):
         if isinstance(o.get("key"), str):
@@ -116,6 +135,7 @@ def main():
     two_runs(path("peak", "fp32.pickle"), path("peak", "bf16.pickle"), ["both_cover_a_step"])
     two_runs(path("peak", "fp32.pickle"), path("peak", "fp32_long.pickle"), ["both_cover_a_step"])
     one_run()
+    ranks_of_one_job()
     trace_keys_are_diff_keys()
     sys.exit(T.finish())
 

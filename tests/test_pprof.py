@@ -137,7 +137,9 @@ def stacks(snap):
     """{frames without native noise: [bytes, blocks]} of the live blocks."""
     out = {}
     for _d, _a, size, _r, _st, frames in truth_diff.live(snap):
-        key = tuple(f for f in frames if not truth_diff.is_native_noise(f))
+        # autograd nodes and ATen ops by their labels, as every view names them
+        key = tuple((f[0], f[1], (truth_diff.native_label(f) or (f[2],))[0])
+                    for f in frames if not truth_diff.is_native_noise(f))
         if not key:
             key = (("", 0, truth_diff.NO_STACK),)
         v = out.setdefault(key, [0, 0])
@@ -176,6 +178,12 @@ def part_fixtures(snapdiff):
     for name in ("churn", "move", "multidev", "legacy"):
         pairs.append((os.path.join(LEAK, name + "_old.pickle"),
                       os.path.join(LEAK, name + "_new.pickle")))
+    # autograd nodes and ATen ops on the engine's thread, named by their labels (issue 28)
+    td = os.path.dirname(LEAK)
+    pairs.append((os.path.join(td, "native", "infer.pickle"),
+                  os.path.join(td, "native", "train.pickle")))
+    pairs.append((os.path.join(td, "oom", "labels_old.pickle"),
+                  os.path.join(td, "oom", "labels_new.pickle")))
     with tempfile.TemporaryDirectory() as tmp:
         for old, new in pairs:
             so, sn = truth_diff.load(old), truth_diff.load(new)
@@ -253,6 +261,19 @@ def part_go(snapdiff):
                   "go tool pprof -top: %s" % top.stderr[-200:])
 
 
+def as_symbol(f):
+    """A frame the profile names by its label ("autograd X", "aten::x") as a C++ symbol
+    that truth_diff.native_label reads back to that label."""
+    fn, line, name = f
+    if name == "autograd AccumulateGrad (parameter gradients)":
+        return fn, line, "torch::autograd::AccumulateGrad::apply()"
+    if name.startswith("autograd "):
+        return fn, line, "torch::autograd::generated::%s::apply()" % name[9:]
+    if name.startswith("aten::"):
+        return fn, line, "at::_ops::%s::call()" % name[6:]
+    return f
+
+
 def sites(samples):
     """{site key: bytes} by tests/truth_diff.py's rule over the profile's frames."""
     rules = truth_diff.Rules((), ())
@@ -261,7 +282,7 @@ def sites(samples):
         if frames == (("", 0, truth_diff.NO_STACK),):
             key = truth_diff.NO_STACK
         else:
-            key = truth_diff.group_key(rules, "site", 0, frames)
+            key = truth_diff.group_key(rules, "site", 0, [as_symbol(f) for f in frames])
         by_site[key] = by_site.get(key, 0) + vals[0]
     return by_site
 

@@ -318,15 +318,43 @@ def key_of(k):
     return k[0] if isinstance(k, tuple) else k
 
 
-def live_truth(path):
-    """Live bytes per site key of one snapshot (CPython, tests/truth_diff.py), summed over
-    devices as the profile's keys are."""
+USER = truth_diff.Rules((), ())
+
+
+def user_dir(paths):
+    """The directory every user frame of the files shares, which the report's site labels
+    drop (docs/counting.md, "Site labels"), found by CPython in the pickles."""
+    names = set()
+
+    def walk(o):
+        if isinstance(o, dict):
+            fn = o.get("filename")
+            if isinstance(fn, str) and USER.is_user((fn, 0, o.get("name", ""))):
+                names.add(fn)
+            for v in o.values():
+                walk(v)
+        elif isinstance(o, (list, tuple)):
+            for v in o:
+                walk(v)
+    for p in paths:
+        walk(truth_diff.load(p))
+    pre = os.path.commonprefix(sorted(names)) if names else ""
+    return pre[:pre.rfind("/") + 1]
+
+
+def live_truth(path, files=None):
+    """Live bytes per site of one snapshot (CPython, tests/truth_diff.py), summed over
+    devices as the profile's keys are, by the label the report shows: the site key without
+    the directory the user frames of `files` (default: this one) share."""
     snap = truth_diff.load(path)
     t = truth_diff.compute(snap, snap)
+    pre = user_dir(files or [path])
     out = {}
     for k, g in t["groups"].items():
         if g[2] > 0:
-            out[key_of(k)] = out.get(key_of(k), 0) + g[2]
+            k = key_of(k)
+            k = k[len(pre):] if pre and k.startswith(pre) else k
+            out[k] = out.get(k, 0) + g[2]
     return out
 
 
@@ -525,7 +553,7 @@ def part_browser(snapdiff, tmp):
         groups = embedded(page, "sd-report")["series"]["groups"]
         check(ser and int(ser[0]["data-lines"]) == len(groups) > 0, "three files: %s lines for %d groups" %
               (ser and ser[0].get("data-lines"), len(groups)))
-        per_file = [live_truth(f) for f in files]
+        per_file = [live_truth(f, files) for f in files]
         for g in groups:
             want = [pf.get(g["key"], 0) for pf in per_file]
             check(g["bytes"] == want, "three files: %s bytes %s, CPython %s" % (g["key"], g["bytes"], want))

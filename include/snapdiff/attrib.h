@@ -162,6 +162,36 @@ size_t sd_attrib_leaf(const sd_frame *const *frames, size_t n);
  * torch/overrides.py): never shown as `via`. */
 bool sd_frame_is_mode_shim(const sd_frame *f);
 
+/* ---- Labels: a site as every view shows it (text, JSON `label`, HTML, folded, pprof).
+ * A path is shown after its last site-packages/ or dist-packages/; else torch's from
+ * torch/ on and Python's own after lib/pythonX.Y/; else without the directory that every
+ * user frame of the file shares (by the built-in rules; a Jupyter kernel's directory
+ * stays), computed once per snapshot. Labels are for people: the group key keeps whole
+ * paths (it matches groups across files), JSON keeps them in `site.filename`. */
+
+/* `filename` as labels show it; points into `filename`. s NULL: no prefix is dropped. */
+const char *sd_frame_label_path(const sd_snapshot *s, const char *filename);
+/* A frame: "PATH:LINE NAME" (names past 60 characters cut, "..."), or what a native frame
+ * names by itself ("autograd DivBackward0", "aten::bmm"). @return the length written. */
+size_t sd_frame_label(const sd_snapshot *s, const sd_frame *f, char *buf, size_t size);
+/* The site of `stack`: its frame's label, " [backward]" after a backward site; a native
+ * site's name; "<no stack>" without one. @return the length written. */
+size_t sd_site_text(const sd_snapshot *s, uint32_t stack, const sd_site *site, char *buf,
+                    size_t size);
+/* The site's `via` frame's label; "" (0) when it has none. */
+size_t sd_site_via_text(const sd_snapshot *s, uint32_t stack, const sd_site *site, char *buf,
+                        size_t size);
+/* A group as every view names it, by the rules' group-by: the site (and --depth callers)
+ * for site keys, the leaf frame for -g leaf, the site for -g stack, the file for -g file,
+ * "FILE NAME" for -g function, the recorded string (control characters as '?') for
+ * annotation and compile-context keys. `stack` is the group's representative stack in `s`,
+ * `site` its site (NULL: computed here), `key` its key. with_via: " via VIA" after the
+ * site, before the callers (sd_site_via_text), as the diff's tables show it; `top` and
+ * `trace` show the label without it. @return the length written. */
+size_t sd_group_label(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
+                      const sd_site *site, const char *key, bool with_via, char *buf,
+                      size_t size);
+
 /* Write the group key of the stack into buf (always NUL-terminated when size > 0).
  * @return the key's length, as snprintf does: a result >= size means it was cut. */
 size_t sd_attrib_key(const sd_attrib *a, const sd_frame *const *frames, size_t n,

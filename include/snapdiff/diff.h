@@ -198,6 +198,9 @@ typedef struct sd_diff_comparison {
     bool forced;              /* by the options (`--at`), not decided from the files */
     unsigned why;             /* SD_TWO_RUNS_* bits (0 when one run) */
     double shared_new_pct;    /* NEW's allocated bytes with a site at sites OLD also has, % */
+    bool ranks;               /* the files pair as ranks of one job (one device each, other
+                               * ordinals): never `swapped`, and the text words the
+                               * two-runs view for ranks */
 } sd_diff_comparison;
 
 /* "few_shared_sites_new", "swapped", "scripts_differ", "both_cover_a_step", "forced":

@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "analysis/diff_internal.h"
+#include "model/memo.h"
 
 struct sd_attrib {
     sd_group_by group_by;
@@ -698,4 +699,198 @@ bool sd_site_label_of(const sd_snapshot *s, uint32_t stack, const sd_site *site,
 const char *sd_site_label_name(const sd_site_label *l)
 {
     return l->native ? l->label : l->name ? l->name : "";
+}
+
+/* ---------- labels: a site as every view shows it ---------- */
+
+static bool is_path_sep(char c) { return c == '/' || c == '\\'; }
+
+/* The common part of the user files cut back to a separator. A Jupyter kernel's directory
+ * (".../ipykernel_114/") is kept: a cell is named only by a number. */
+static size_t prefix_dir_len(const char *prefix, size_t len)
+{
+    if (!prefix) return 0;
+    while (len > 0 && !is_path_sep(prefix[len - 1])) len--;
+    if (len > 1) {
+        size_t start = len - 1;
+        while (start > 0 && !is_path_sep(prefix[start - 1])) start--;
+        if (strncmp(prefix + start, "ipykernel_", 10) == 0) len = start;
+    }
+    return len > 1 ? len : 0;
+}
+
+/* The directory every user frame of the file shares ("/home/alice/proj/"), by the
+ * built-in rules (no hide/show patterns: the file's property, the same for every view
+ * and option). Computed once per snapshot and kept on it (model/memo.h). */
+static size_t label_prefix(const sd_snapshot *s, const char **out)
+{
+    size_t len = 0;
+    if (sdp_snapshot_label_prefix(s, out, &len)) return len;
+    size_t n;
+    const sd_frame *fr = sdp_snapshot_frames(s, &n);
+    const char *p = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *fn = fr[i].filename;
+        if (builtin_kind(&fr[i]) != SD_FRAME_USER || (p && len == 0)) continue;
+        if (!p) {
+            p = fn;
+            len = strlen(fn);
+            continue;
+        }
+        size_t m = 0;
+        while (m < len && fn[m] == p[m]) m++;
+        len = m;
+    }
+    len = prefix_dir_len(p, len);
+    sdp_snapshot_set_label_prefix(s, p, len);
+    *out = p;
+    return len;
+}
+
+void sdp_attrib_share_labels(const sd_snapshot *const *snaps, size_t n)
+{
+    const char *p = NULL;
+    size_t len = 0;
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        if (!snaps[i]) continue;
+        const char *q;
+        size_t m = label_prefix(snaps[i], &q);
+        if (!q) continue;                 /* no user frame: nothing to agree on */
+        if (!any) {
+            p = q;
+            len = m;
+            any = true;
+            continue;
+        }
+        size_t k = 0;
+        while (k < len && k < m && p[k] == q[k]) k++;
+        len = k;
+    }
+    len = prefix_dir_len(p, len);
+    for (size_t i = 0; any && i < n; i++) {
+        const char *q;
+        if (snaps[i] && label_prefix(snaps[i], &q) != len)
+            sdp_snapshot_set_label_prefix(snaps[i], p, len);
+    }
+}
+
+const char *sd_frame_label_path(const sd_snapshot *s, const char *filename)
+{
+    const char *p = sd_frame_short_path(filename);
+    if (p != filename || !s) return p;
+    const char *prefix;
+    size_t len = label_prefix(s, &prefix);
+    if (len && strncmp(filename, prefix, len) == 0) return filename + len;
+    return filename;
+}
+
+enum { LABEL_NAME_MAX = 60 };   /* C++ names run to kilobytes */
+
+/* snprintf's answer as a length that fits buf. */
+static size_t fitted(int n, size_t size)
+{
+    if (n < 0 || size == 0) return 0;
+    return (size_t)n < size ? (size_t)n : size - 1;
+}
+
+size_t sd_frame_label(const sd_snapshot *s, const sd_frame *f, char *buf, size_t size)
+{
+    sd_site_how how = sd_frame_native_how(f);
+    if (how != SD_SITE_FRAME) return fitted((int)sd_site_native_name(f, how, buf, size), size);
+    int n = (int)strlen(f->name);
+    const char *ell = "";
+    if (n > LABEL_NAME_MAX) {
+        n = LABEL_NAME_MAX;
+        ell = "...";
+    }
+    return fitted(snprintf(buf, size, "%s:%lld %.*s%s", sd_frame_label_path(s, f->filename),
+                           (long long)f->line, n, f->name, ell), size);
+}
+
+size_t sd_site_text(const sd_snapshot *s, uint32_t stack, const sd_site *site, char *buf,
+                    size_t size)
+{
+    const sd_frame *f = s ? sd_site_frame(s, stack, site, site->site) : NULL;
+    if (!f) return fitted(snprintf(buf, size, "%s", SD_NO_STACK), size);
+    if (site->how != SD_SITE_FRAME)
+        return fitted((int)sd_site_native_name(f, (sd_site_how)site->how, buf, size), size);
+    size_t len = sd_frame_label(s, f, buf, size);
+    if (site->backward && len + 1 < size)
+        len += fitted(snprintf(buf + len, size - len, " [backward]"), size - len);
+    return len;
+}
+
+size_t sd_site_via_text(const sd_snapshot *s, uint32_t stack, const sd_site *site, char *buf,
+                        size_t size)
+{
+    const sd_frame *v = s ? sd_site_frame(s, stack, site, site->via) : NULL;
+    if (!v) {
+        if (size) buf[0] = '\0';
+        return 0;
+    }
+    return sd_frame_label(s, v, buf, size);
+}
+
+/* The innermost frame of a stack that is not native noise: what -g leaf groups by. */
+static const sd_frame *leaf_of(const sd_snapshot *s, uint32_t stack)
+{
+    size_t n;
+    const uint32_t *ids = sd_snapshot_stack(s, stack, &n);
+    for (size_t i = 0; i < n; i++) {
+        const sd_frame *f = sd_snapshot_frame(s, ids[i]);
+        if (!sd_frame_is_native_noise(f)) return f;
+    }
+    return n ? sd_snapshot_frame(s, ids[0]) : NULL;
+}
+
+size_t sd_group_label(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
+                      const sd_site *site, const char *key, bool with_via, char *buf,
+                      size_t size)
+{
+    if (!size) return 0;
+    if (a->group_by == SD_GROUP_ANNOTATION || a->group_by == SD_GROUP_COMPILE_CONTEXT) {
+        /* The recorded string: one line, control characters shown as '?'. */
+        size_t k = 0;
+        for (const char *p = key ? key : ""; *p && k + 1 < size; p++)
+            buf[k++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
+        buf[k] = '\0';
+        return k;
+    }
+    sd_site own;
+    if (s && !site) {
+        sd_attrib_site_of_stack(a, s, stack, &own);
+        site = &own;
+    }
+    const sd_frame *f = s ? sd_site_frame(s, stack, site, site->site) : NULL;
+    if (!f) return fitted(snprintf(buf, size, "%s", SD_NO_STACK), size);
+    if (a->group_by == SD_GROUP_LEAF && leaf_of(s, stack))
+        return sd_frame_label(s, leaf_of(s, stack), buf, size);
+    if (a->group_by == SD_GROUP_FILE) {
+        if (site->how != SD_SITE_FRAME)
+            return fitted(snprintf(buf, size, "%s",
+                                   site->how == SD_SITE_ATEN ? "<aten>" : "<autograd>"), size);
+        return fitted(snprintf(buf, size, "%s", sd_frame_label_path(s, f->filename)), size);
+    }
+    if (a->group_by == SD_GROUP_FUNCTION && site->how == SD_SITE_FRAME)
+        /* The group merges every line of the function: no one line stands for it. */
+        return fitted(snprintf(buf, size, "%s %s%s", sd_frame_label_path(s, f->filename),
+                               f->name, site->backward ? " [backward]" : ""), size);
+    size_t len = sd_site_text(s, stack, site, buf, size);
+    char c[512];
+    /* via belongs to the site: it comes before the callers. */
+    if (with_via && sd_site_via_text(s, stack, site, c, sizeof c) && len + 1 < size)
+        len += fitted(snprintf(buf + len, size - len, " via %s", c), size - len);
+    if (a->group_by != SD_GROUP_SITE || site->how != SD_SITE_FRAME) return len;
+    /* --depth: the user's callers, as the key has them. */
+    int added = 0;
+    for (int32_t i = site->site + 1; added < a->depth && len + 1 < size; i++) {
+        const sd_frame *cf = sd_site_frame(s, stack, site, i);
+        if (!cf) break;
+        if (sd_attrib_classify(a, cf) != SD_FRAME_USER) continue;
+        sd_frame_label(s, cf, c, sizeof c);
+        len += fitted(snprintf(buf + len, size - len, " <- %s", c), size - len);
+        added++;
+    }
+    return len;
 }

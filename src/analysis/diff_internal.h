@@ -12,6 +12,9 @@ void sdp_sbuf_put_frame(sdp_sbuf *b, const sd_frame *f);
  * kinds[i] is sd_attrib_classify() of frames[i]; the diff caches kinds per frame id. */
 bool sdp_frame_is_python(const sd_frame *f);
 bool sdp_path_is_torch(const char *filename);
+/* The files of one comparison label their sites with one prefix: the directory their user
+ * frames share (attrib.h, labels). */
+void sdp_attrib_share_labels(const sd_snapshot *const *snaps, size_t n);
 void sdp_attrib_site_kinds(const sd_frame *const *frames, const uint8_t *kinds, size_t n,
                            sd_site *out);
 /* A stack as the attribution reads it: frames and their kinds. */

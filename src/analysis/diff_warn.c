@@ -158,6 +158,17 @@ size_t sdp_diff_warning_cap(const sd_diff *d)
     return SD_WARN_COUNT + 4 + sd_diff_device_count(d);   /* two per side at most, + devices */
 }
 
+/* The files pair as ranks of one job: a device of OLD compared with another ordinal of NEW
+ * (one device per file, diff.c). Ranks record at the same time. */
+static bool paired_as_ranks(const sd_diff *d)
+{
+    for (size_t i = 0; i < sd_diff_device_count(d); i++) {
+        const sd_diff_device *dd = sd_diff_device_at(d, i);
+        if (dd->in_old && dd->in_new && dd->device != dd->device_new) return true;
+    }
+    return false;
+}
+
 size_t sdp_diff_warnings(const sd_diff *d, const sd_snapshot *old_snap,
                          const sd_snapshot *new_snap, sd_diff_warning *out)
 {
@@ -173,9 +184,10 @@ size_t sdp_diff_warnings(const sd_diff *d, const sd_snapshot *old_snap,
     for (int side = old_snap ? 0 : 1; side < 2; side++)
         if (trace_overflowed(side ? new_snap : old_snap)) add(&l, SD_WARN_TRACE_OVERFLOWED, side);
     no_stack_warnings(d, &l, old_snap != NULL);
+    /* Ranks of one job run side by side: which dumped last says nothing of their order. */
     int64_t t_old = 0, t_new = 0;
-    if (old_snap && newest_time(old_snap, &t_old) && newest_time(new_snap, &t_new) &&
-        t_new < t_old) {
+    if (old_snap && !paired_as_ranks(d) && newest_time(old_snap, &t_old) &&
+        newest_time(new_snap, &t_new) && t_new < t_old) {
         sd_diff_warning *w = add(&l, SD_WARN_SWAPPED, -1);
         w->old_time_us = t_old;
         w->new_time_us = t_new;
@@ -302,6 +314,7 @@ void sdp_diff_compare(const sd_diff *d, const sd_snapshot *old_snap,
     memset(out, 0, sizeof *out);
     out->shared_new_pct = 100.0;
     if (!old_snap) return;
+    out->ranks = paired_as_ranks(d);
     const sd_attrib *a = sd_diff_attrib(d);
     if (sd_attrib_group_by(a) != SD_GROUP_STACK) {
         out->shared_new_pct = shared_new_pct(d);

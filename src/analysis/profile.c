@@ -333,6 +333,7 @@ sd_profile *sd_profile_create(const sd_snapshot *const *snaps, size_t n_sides,
         return NULL;
     }
     p->n_sides = n_sides;
+    sdp_attrib_share_labels(snaps, n_sides);
     sdp_arena_init(&p->arena, opts->max_memory);
     p->attrib = sd_attrib_create(&opts->attrib, err);
     if (!p->attrib || profile_build(p, snaps, err) != SD_OK) {

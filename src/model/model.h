@@ -9,6 +9,8 @@
 #ifndef SNAPDIFF_MODEL_H
 #define SNAPDIFF_MODEL_H
 
+#include <stdatomic.h>
+
 #include "pickle/value.h"
 #include "snapdiff/snapshot.h"
 
@@ -124,6 +126,11 @@ struct sd_snapshot {
     bool is_summary;               /* read from a snapdiff summary (summary_read.c) */
     const char *origin;            /* a summary's: the snapshot it was made from (arena) */
     uint64_t *trace_recorded;      /* a summary's, per device: the entries its snapshot had */
+
+    /* The directory site labels drop (memo.h): filled by the analysis on first use. */
+    _Atomic int label_prefix_state;
+    const char *label_prefix;
+    size_t label_prefix_len;
 };
 
 /* intern.c */

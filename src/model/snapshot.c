@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "model/memo.h"
 #include "model/model.h"
 #include "source/source_internal.h"
 #include "snapdiff/summary.h"
@@ -278,4 +279,37 @@ const char *sd_trace_action_name(sd_trace_action a)
         "alloc", "free_requested", "free_completed", "segment_alloc", "segment_free",
         "segment_map", "segment_unmap", "oom", "snapshot", "annotate", "other"};
     return (unsigned)a < SDP_ARRAY_LEN(names) ? names[a] : "other";
+}
+
+/* ---------- memo.h ---------- */
+
+const sd_frame *sdp_snapshot_frames(const sd_snapshot *s, size_t *n)
+{
+    *n = s->n_frames;
+    return s->frames;
+}
+
+enum { MEMO_EMPTY, MEMO_WRITING, MEMO_SET };
+
+bool sdp_snapshot_label_prefix(const sd_snapshot *s, const char **prefix, size_t *len)
+{
+    if (atomic_load_explicit(&s->label_prefix_state, memory_order_acquire) != MEMO_SET)
+        return false;
+    *prefix = s->label_prefix;
+    *len = s->label_prefix_len;
+    return true;
+}
+
+void sdp_snapshot_set_label_prefix(const sd_snapshot *s, const char *prefix, size_t len)
+{
+    /* A cache on a snapshot its readers hold const: the memo is not part of the model. */
+    sd_snapshot *w = (sd_snapshot *)s;
+    int was = MEMO_EMPTY;
+    if (!atomic_compare_exchange_strong(&w->label_prefix_state, &was, MEMO_WRITING)) {
+        was = MEMO_SET;   /* a shorter prefix shared with other files replaces a file's own */
+        if (!atomic_compare_exchange_strong(&w->label_prefix_state, &was, MEMO_WRITING)) return;
+    }
+    w->label_prefix = prefix;
+    w->label_prefix_len = len;
+    atomic_store_explicit(&w->label_prefix_state, MEMO_SET, memory_order_release);
 }

@@ -7,9 +7,9 @@
  * stack come from the profile; this file only writes stacks as text, and the merge is
  * render/stack_merge.c's (the pprof output's too).
  *
- * Paths are written as the text report shows them (display paths): user files without
- * the directory they all share, library files from their package on; the JSON keeps the
- * full paths.
+ * A frame is written "NAME (PATH:LINE)", PATH as every view labels it (attrib.h,
+ * sd_frame_label_path: library files from their package on, user files without the
+ * directory they share); the JSON keeps the full paths.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -28,62 +28,9 @@ static void put_clean(sdp_sbuf *b, const char *s)
     }
 }
 
-/* The directory all user files share ("/home/alice/proj/"), as the text report strips
- * it: here over every stack that is written. */
-typedef struct user_root { const char *prefix; size_t len; } user_root;
-
-
-static void root_add(user_root *u, const char *fn)
-{
-    if (!u->prefix) {
-        u->prefix = fn;
-        u->len = strlen(fn);
-    }
-    size_t m = 0;
-    while (m < u->len && fn[m] == u->prefix[m]) m++;
-    u->len = m;
-}
-
-static void find_user_root(const sd_profile *p, size_t side, user_root *u)
-{
-    const sd_snapshot *snap = sd_profile_snapshot(p, side);
-    const sd_attrib *a = sd_profile_attrib(p);
-    size_t n = snap ? sd_profile_stack_count(p, side) : 0;
-    for (uint32_t s = 0; s < n; s++) {
-        if (sd_profile_stack(p, side, s)->bytes == 0 ||
-            sd_profile_stack_key(p, side, s) == SD_PROFILE_NO_KEY)
-            continue;
-        size_t nf;
-        const uint32_t *ids = sd_snapshot_stack(snap, s, &nf);
-        for (size_t i = 0; i < nf; i++) {
-            const sd_frame *f = sd_snapshot_frame(snap, ids[i]);
-            if (sd_attrib_classify(a, f) == SD_FRAME_USER) root_add(u, f->filename);
-        }
-        uint32_t fwd = sd_snapshot_stack_context(snap, s)->forward_stack;
-        ids = sd_snapshot_stack(snap, fwd, &nf);
-        for (size_t i = 0; fwd && i < nf; i++) {
-            const sd_frame *f = sd_snapshot_frame(snap, ids[i]);
-            if (sd_attrib_classify(a, f) == SD_FRAME_USER) root_add(u, f->filename);
-        }
-    }
-}
-
-static void root_finish(user_root *u)
-{
-    u->len = sdp_user_prefix_len(u->prefix, u->len);
-}
-
-static const char *display_path(const sd_attrib *a, const user_root *u, const sd_frame *f)
-{
-    if (sd_attrib_classify(a, f) != SD_FRAME_USER) return sd_frame_short_path(f->filename);
-    if (u->len && strncmp(f->filename, u->prefix, u->len) == 0) return f->filename + u->len;
-    return f->filename;
-}
-
 /* Frames outermost first, native noise dropped; an autograd node or ATen op frame is
  * written by its readable name ("autograd IndexBackward0", "aten::bmm"). */
-static void put_frames(const sd_snapshot *s, const sd_attrib *a, const user_root *u,
-                       uint32_t id, sdp_sbuf *b)
+static void put_frames(const sd_snapshot *s, uint32_t id, sdp_sbuf *b)
 {
     size_t n;
     const uint32_t *ids = sd_snapshot_stack(s, id, &n);
@@ -105,7 +52,7 @@ static void put_frames(const sd_snapshot *s, const sd_attrib *a, const user_root
         if (b->len) sdp_sbuf_put(b, ";", 1);
         put_clean(b, f->name);
         sdp_sbuf_puts(b, " (");
-        put_clean(b, display_path(a, u, f));
+        put_clean(b, sd_frame_label_path(s, f->filename));
         sdp_sbuf_put(b, ":", 1);
         sdp_sbuf_put_int(b, f->line);
         sdp_sbuf_put(b, ")", 1);
@@ -114,25 +61,22 @@ static void put_frames(const sd_snapshot *s, const sd_attrib *a, const user_root
 
 /* One folded line: with forward_frames, the forward stack that made the autograd node
  * comes first, then "[backward]", then the backward stack. */
-static void stack_text(const sd_snapshot *s, const sd_attrib *a, const user_root *u,
-                       uint32_t id, sdp_sbuf *b)
+static void stack_text(const sd_snapshot *s, uint32_t id, sdp_sbuf *b)
 {
     sdp_sbuf_reset(b);
     uint32_t fwd = sd_snapshot_stack_context(s, id)->forward_stack;
     if (fwd) {
-        put_frames(s, a, u, fwd, b);
+        put_frames(s, fwd, b);
         if (b->len) sdp_sbuf_puts(b, ";[backward]");
     }
-    put_frames(s, a, u, id, b);
+    put_frames(s, id, b);
     if (!b->len) sdp_sbuf_puts(b, SD_NO_STACK);
 }
 
-typedef struct folded_ctx { const sd_attrib *attrib; const user_root *root; } folded_ctx;
-
 static void folded_key(void *ctx, const sd_snapshot *snap, uint32_t id, sdp_sbuf *b)
 {
-    const folded_ctx *c = ctx;
-    stack_text(snap, c->attrib, c->root, id, b);
+    (void)ctx;
+    stack_text(snap, id, b);
 }
 
 sd_status sd_render_diff_folded(FILE *out, const sd_profile *p, size_t from, size_t to,
@@ -144,12 +88,7 @@ sd_status sd_render_diff_folded(FILE *out, const sd_profile *p, size_t from, siz
     sdp_stack_merge m;
     sdp_merged_stack **lines = NULL;
     size_t n = 0;
-    user_root u = {0};
-    find_user_root(p, from, &u);
-    find_user_root(p, to, &u);
-    root_finish(&u);
-    folded_ctx ctx = {sd_profile_attrib(p), &u};
-    bool ok = sdp_stack_merge_growth(&m, &arena, p, from, to, folded_key, &ctx, &lines, &n);
+    bool ok = sdp_stack_merge_growth(&m, &arena, p, from, to, folded_key, NULL, &lines, &n);
     sd_status st = SD_OK;
     if (!ok) st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory for folded stacks");
     for (size_t i = 0; ok && i < n; i++)

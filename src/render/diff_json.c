@@ -18,6 +18,16 @@ static json_t *frame_json(const sd_attrib *a, const sd_frame *f)
     return o;
 }
 
+/* The group as the text names it (attrib.h, sd_group_label, with via). */
+static json_t *label_json(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
+                          const sd_site *site, const char *key)
+{
+    char buf[1400];
+    sd_group_label(a, s, stack, site, key, true, buf, sizeof buf);
+    json_t *t = json_string(buf);
+    return t ? t : json_string(key);
+}
+
 static json_t *side_json(const char *source, const sd_stats *st, const sd_frag_brief *fb)
 {
     json_t *o = json_object();
@@ -126,6 +136,8 @@ static json_t *group_json(const sd_attrib *a, const sd_diff_group *g)
 {
     json_t *o = json_object();
     json_object_set_new(o, "key", json_string(g->key));
+    json_object_set_new(o, "label", label_json(a, g->rep_snapshot, g->rep_stack, &g->rep_site,
+                                               g->key));
     json_object_set_new(o, "device", json_integer(g->device));
     json_t *site = json_null(), *via = json_null(), *stack = NULL;
     const sd_stack_context *ctx = NULL;
@@ -274,8 +286,14 @@ static json_t *peak_json(const sd_diff *d)
             const sd_peak_diff_group *g = &dv->groups[k];
             json_t *y = json_object();
             json_object_set_new(y, "key", json_string(g->key));
+            json_object_set_new(y, "label", label_json(a, g->rep_snapshot, g->rep_stack,
+                                                       &g->rep_site, g->key));
             json_object_set_new(y, "site", sdp_peak_site_json(a, g->rep_snapshot, g->rep_stack,
                                                               &g->rep_site));
+            const sd_frame *v = g->rep_snapshot ? sd_site_frame(g->rep_snapshot, g->rep_stack,
+                                                                &g->rep_site, g->rep_site.via)
+                                                : NULL;
+            json_object_set_new(y, "via", v ? frame_json(a, v) : json_null());
             json_object_set_new(y, "old_bytes", jint(g->old_bytes));
             json_object_set_new(y, "new_bytes", jint(g->new_bytes));
             json_object_set_new(y, "delta_bytes", json_integer(g->delta_bytes));

@@ -12,7 +12,7 @@
 #include "render/format.h"
 #include "render/top_render.h"
 
-enum { STACKS_SHOWN = 5, STACK_FRAMES_SHOWN = 8, NAME_MAX_SHOWN = 60, TOP_DEFAULT = 20 };
+enum { STACKS_SHOWN = 5, STACK_FRAMES_SHOWN = 8, TOP_DEFAULT = 20 };
 /* Why a group has no stack, and the fix. */
 #define NO_STACK_WHY                                                                       \
     "allocated before recording began; call "                                             \
@@ -25,9 +25,6 @@ typedef struct text_ctx {
     const sd_diff *diff;
     const sd_snapshot *old_snap, *new_snap;
     sd_group_by group_by;
-    int depth;
-    const char *user_prefix;      /* common directory of user files, stripped on display */
-    size_t user_prefix_len;
     uint64_t *label_hash;         /* -g stack: per group, its label's hash + 1 (0: not yet) */
     size_t n_label_hash;
 } text_ctx;
@@ -40,122 +37,13 @@ static const char *clr_dim(const text_ctx *r) { return sdp_ansi(r->color, SDP_DI
 static const char *clr_reset(const text_ctx *r) { return sdp_ansi(r->color, SDP_RESET); }
 
 
-/* ---------- how frames are shown ---------- */
+/* ---------- how groups are named: the analysis's labels (attrib.h) ---------- */
 
-static const char *display_path(const text_ctx *r, const sd_frame *f, sd_frame_kind kind)
-{
-    const char *fn = f->filename;
-    if (kind == SD_FRAME_USER) {
-        if (r->user_prefix_len && strncmp(fn, r->user_prefix, r->user_prefix_len) == 0)
-            return fn + r->user_prefix_len;
-        return fn;
-    }
-    return sd_frame_short_path(fn);
-}
-
-/* "path:line name", the name cut to a readable length (C++ names run to kilobytes). */
-static void frame_text(const text_ctx *r, const sd_frame *f, char *buf, size_t size)
-{
-    sd_frame_kind kind = sd_attrib_classify(sd_diff_attrib(r->diff), f);
-    int name_len = (int)strlen(f->name);
-    const char *ell = "";
-    if (name_len > NAME_MAX_SHOWN) {
-        name_len = NAME_MAX_SHOWN;
-        ell = "...";
-    }
-    snprintf(buf, size, "%s:%" PRId64 " %.*s%s", display_path(r, f, kind), f->line, name_len,
-             f->name, ell);
-}
-
-/* Frame i of the stack the site lies in (forward_frames for a backward site). */
-static const sd_frame *site_stack_frame(const sd_diff_group *g, int32_t i)
-{
-    return sd_site_frame(g->rep_snapshot, g->rep_stack, &g->rep_site, i);
-}
-
-/* The innermost frame that is not native noise: what -g leaf groups by. */
-static const sd_frame *leaf_frame(const sd_diff_group *g)
-{
-    size_t n;
-    const uint32_t *ids = sd_snapshot_stack(g->rep_snapshot, g->rep_stack, &n);
-    for (size_t i = 0; i < n; i++) {
-        const sd_frame *f = sd_snapshot_frame(g->rep_snapshot, ids[i]);
-        if (!sd_frame_is_native_noise(f)) return f;
-    }
-    return n ? sd_snapshot_frame(g->rep_snapshot, ids[0]) : NULL;
-}
-
-/* The site alone: "model.py:41 forward", "model.py:41 forward [backward]",
- * "autograd IndexBackward0". */
-static size_t site_text(const text_ctx *r, const sd_diff_group *g, char *buf, size_t size)
-{
-    const sd_site *st = &g->rep_site;
-    const sd_frame *site = site_stack_frame(g, st->site);
-    if (st->how != SD_SITE_FRAME) return sd_site_native_name(site, (sd_site_how)st->how, buf, size);
-    frame_text(r, site, buf, size);
-    size_t len = strlen(buf);
-    if (st->backward && len < size) len += (size_t)snprintf(buf + len, size - len, " [backward]");
-    return len < size ? len : size - 1;
-}
-
-/* What the table shows for a group: its site (via, callers) in short form. */
+/* What the table shows for a group: its label with via (and callers). */
 static void group_label(const text_ctx *r, const sd_diff_group *g, char *buf, size_t size)
 {
-    if (r->group_by == SD_GROUP_ANNOTATION || r->group_by == SD_GROUP_COMPILE_CONTEXT) {
-        /* The recorded string: one line, control characters shown as '?'. */
-        size_t k = 0;
-        for (const char *p = g->key; *p && k + 1 < size; p++)
-            buf[k++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
-        if (size) buf[k] = '\0';
-        return;
-    }
-    if (g->rep_site.site < 0 || !g->rep_snapshot) {
-        snprintf(buf, size, "%s", SD_NO_STACK);
-        return;
-    }
-    const sd_attrib *a = sd_diff_attrib(r->diff);
-    const sd_site *st = &g->rep_site;
-    const sd_frame *site = site_stack_frame(g, st->site);
-    if (r->group_by == SD_GROUP_LEAF && leaf_frame(g)) {
-        frame_text(r, leaf_frame(g), buf, size);
-        return;
-    }
-    if (r->group_by == SD_GROUP_FILE) {
-        if (st->how != SD_SITE_FRAME)
-            snprintf(buf, size, "%s", st->how == SD_SITE_ATEN ? "<aten>" : "<autograd>");
-        else
-            snprintf(buf, size, "%s", display_path(r, site, sd_attrib_classify(a, site)));
-        return;
-    }
-    if (r->group_by == SD_GROUP_FUNCTION) {
-        /* The group merges every line of the function: no one line (or via) stands for it. */
-        if (st->how != SD_SITE_FRAME)
-            sd_site_native_name(site, (sd_site_how)st->how, buf, size);
-        else
-            snprintf(buf, size, "%s %s%s", display_path(r, site, sd_attrib_classify(a, site)),
-                     site->name, st->backward ? " [backward]" : "");
-        return;
-    }
-    char f[512];
-    size_t len = site_text(r, g, buf, size);
-    /* via belongs to the site: it comes before the callers. */
-    if (st->via >= 0 && len < size) {
-        frame_text(r, site_stack_frame(g, st->via), f, sizeof f);
-        int m = snprintf(buf + len, size - len, " %svia %s%s", clr_dim(r), f, clr_reset(r));
-        len += m > 0 ? (size_t)m : 0;
-    }
-    if (r->group_by == SD_GROUP_SITE && r->depth > 0 && st->how == SD_SITE_FRAME) {
-        int added = 0;
-        for (int32_t i = st->site + 1; added < r->depth && len < size; i++) {
-            const sd_frame *c = site_stack_frame(g, i);
-            if (!c) break;
-            if (sd_attrib_classify(a, c) != SD_FRAME_USER) continue;
-            frame_text(r, c, f, sizeof f);
-            int m = snprintf(buf + len, size - len, " <- %s", f);
-            len += m > 0 ? (size_t)m : 0;
-            added++;
-        }
-    }
+    sd_group_label(sd_diff_attrib(r->diff), g->rep_snapshot, g->rep_stack, &g->rep_site,
+                   g->key, true, buf, size);
 }
 
 enum { LABEL_MAX = 1400, DEDUPE_SCAN = 4096 };
@@ -191,36 +79,6 @@ static void row_label(const text_ctx *r, size_t i, char *buf, size_t size)
     if (same && len < size) snprintf(buf + len, size - len, " (stack %zu)", same + 1);
 }
 
-/* The directory all user files of the shown groups share ("/home/alice/proj/"). */
-static void prefix_add(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
-                       const char **prefix, size_t *len)
-{
-    size_t n;
-    const uint32_t *ids = sd_snapshot_stack(s, stack, &n);
-    for (size_t k = 0; k < n; k++) {
-        const sd_frame *f = sd_snapshot_frame(s, ids[k]);
-        if (sd_attrib_classify(a, f) != SD_FRAME_USER) continue;
-        if (!*prefix) {
-            *prefix = f->filename;
-            *len = strlen(*prefix);
-        }
-        size_t m = 0;
-        while (m < *len && f->filename[m] == (*prefix)[m]) m++;
-        *len = m;
-    }
-}
-
-static void group_prefix_add(const sd_attrib *a, const sd_diff_group *g, const char **prefix,
-                             size_t *len)
-{
-    if (!g->rep_snapshot || g->rep_site.site < 0) return;
-    prefix_add(a, g->rep_snapshot, g->rep_stack, prefix, len);
-    if (g->rep_site.backward)
-        prefix_add(a, g->rep_snapshot,
-                   sd_snapshot_stack_context(g->rep_snapshot, g->rep_stack)->forward_stack,
-                   prefix, len);
-}
-
 /* A row of the "at the peak" table as the diff's group, for its label: the same key,
  * representative stack and site, so both tables name a site alike. */
 static sd_diff_group peak_row_as_group(const sd_peak_diff_group *pg)
@@ -232,30 +90,6 @@ static sd_diff_group peak_row_as_group(const sd_peak_diff_group *pg)
     g.rep_stack = pg->rep_stack;
     g.rep_site = pg->rep_site;
     return g;
-}
-
-/* The common directory covers the rows of both tables: one prefix for the whole output. */
-static void find_user_prefix(text_ctx *r, size_t n_shown)
-{
-    const sd_attrib *a = sd_diff_attrib(r->diff);
-    const char *prefix = NULL;
-    size_t len = 0;
-    for (size_t i = 0; i < n_shown; i++)
-        group_prefix_add(a, sd_diff_group_at(r->diff, i), &prefix, &len);
-    const sd_peak_diff *pd = sd_diff_peak(r->diff);
-    size_t n = pd ? sd_peak_diff_device_count(pd) : 0;
-    for (size_t i = 0; i < n; i++) {
-        const sd_peak_diff_device *dv = sd_peak_diff_device_at(pd, i);
-        size_t shown = 0;
-        for (size_t k = 0; k < dv->n_groups && shown < r->top; k++) {
-            if (dv->groups[k].delta_bytes == 0) continue;
-            sd_diff_group g = peak_row_as_group(&dv->groups[k]);
-            group_prefix_add(a, &g, &prefix, &len);
-            shown++;
-        }
-    }
-    r->user_prefix = prefix;
-    r->user_prefix_len = sdp_user_prefix_len(prefix, len);
 }
 
 /* ---------- text ---------- */
@@ -489,7 +323,9 @@ static void print_compared_as(const text_ctx *r)
 {
     const sd_diff_comparison *c = sd_diff_comparison_of(r->diff);
     if (!c->two_runs) return;
-    fprintf(r->out, "compared as two runs, not one run twice: ");
+    /* Ranks of one job are never "two runs": the header already says what they are. */
+    fprintf(r->out, c->ranks ? "ranks compared at their peaks first: "
+                             : "compared as two runs, not one run twice: ");
     if (c->forced) {
         fprintf(r->out, "--at peak");
     } else {
@@ -755,7 +591,7 @@ static void print_frames(const text_ctx *r, const sd_snapshot *snap, uint32_t st
             print_folded_count(r, folded, "internal");
             folded = 0;
             char t[512];
-            frame_text(r, f, t, sizeof t);
+            sd_frame_label(snap, f, t, sizeof t);
             fprintf(r->out, "        %s\n", t);
             shown++;
         }
@@ -819,10 +655,8 @@ sd_status sd_render_diff_text(FILE *out, const sd_diff *d, const sd_diff_text_op
     text_ctx r = {.out = out, .color = o->render.color,
                   .top = o->top ? o->top : TOP_DEFAULT, .diff = d,
                   .old_snap = sd_profile_snapshot(p, 0), .new_snap = sd_profile_snapshot(p, 1),
-                  .group_by = sd_attrib_group_by(a), .depth = sd_attrib_depth(a)};
+                  .group_by = sd_attrib_group_by(a)};
     if (!r.old_snap) return SD_EUSAGE;   /* a one-sided diff has folded stacks only */
-    size_t growth = sd_diff_growth_count(d);
-    find_user_prefix(&r, (growth < r.top ? growth : r.top) + sd_diff_shrink_count(d));
     if (r.group_by == SD_GROUP_STACK) {
         /* Without the cache rows are still told apart, only more slowly. */
         r.n_label_hash = sd_diff_group_count(d);

@@ -137,21 +137,6 @@ void sdp_put_json_string(FILE *out, const char *text, size_t n)
     fputc('"', out);
 }
 
-static bool is_path_sep(char c) { return c == '/' || c == '\\'; }
-
-size_t sdp_user_prefix_len(const char *prefix, size_t len)
-{
-    if (!prefix) return 0;
-    while (len > 0 && !is_path_sep(prefix[len - 1])) len--;
-    /* ".../ipykernel_114/3105878423.py": the cell's number alone says nothing. */
-    if (len > 1) {
-        size_t start = len - 1;
-        while (start > 0 && !is_path_sep(prefix[start - 1])) start--;
-        if (strncmp(prefix + start, "ipykernel_", 10) == 0) len = start;
-    }
-    return len > 1 ? len : 0;
-}
-
 /* ---- keys that fit a column without cutting a site ---- */
 
 /* Where "path" ends in "path:line rest": the ':' followed by digits and then a space or

@@ -19,11 +19,7 @@ sdp_text sdp_fmt_count_delta(int64_t n);    /* 4261 -> "+4,261", -3 -> "-3", 0 -
 sdp_text sdp_fmt_pow2(uint64_t n);      /* exact powers of two: "4 KiB", "1 GiB" */
 int64_t sdp_sdelta(uint64_t new_v, uint64_t old_v);   /* new - old, signed */
 
-sdp_text sdp_fmt_duration_us(int64_t us);
-/* The common directory of user files, cut back to a separator, as displays strip it; a
- * Jupyter kernel's directory (".../ipykernel_114/") is kept, since cells are named only by
- * a number. @return the length to strip (0: none). */
-size_t sdp_user_prefix_len(const char *prefix, size_t len);   /* "850 us", "1.5 ms", "2.0 s", "12.5 min" */
+sdp_text sdp_fmt_duration_us(int64_t us);   /* "850 us", "1.5 ms", "2.0 s", "12.5 min" */
 
 /* ANSI colours of the text renderers: the escape sequence when `on`, else "". */
 typedef enum sdp_colour {

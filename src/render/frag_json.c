@@ -115,6 +115,16 @@ static json_t *advice_replay_json(const sd_frag_device *d)
     return a;
 }
 
+/* The site as every view labels it (attrib.h, sd_site_text). */
+static json_t *label_json(const sd_snapshot *s, uint32_t stack, const sd_site *site)
+{
+    char buf[1024];
+    if (site->site < 0) return json_null();
+    sd_site_text(s, stack, site, buf, sizeof buf);
+    json_t *t = json_string(buf);
+    return t ? t : json_null();
+}
+
 /* What was live at the oom by site, named as every JSON document names a site. */
 static json_t *oom_sites_json(const sd_frag *f, const sd_frag_oom *m)
 {
@@ -124,6 +134,7 @@ static json_t *oom_sites_json(const sd_frag *f, const sd_frag_oom *m)
         json_t *o = json_object();
         json_object_set_new(o, "site", sdp_site_json(sd_frag_attrib(f), sd_frag_snapshot(f),
                                                      x->stack, &x->site));
+        json_object_set_new(o, "label", label_json(sd_frag_snapshot(f), x->stack, &x->site));
         json_object_set_new(o, "bytes", u64(x->bytes));
         json_object_set_new(o, "blocks", u64(x->blocks));
         json_array_append_new(a, o);
@@ -162,6 +173,7 @@ static void oom_arithmetic_json(json_t *o, const sd_frag *f, const sd_frag_oom *
         json_object_set_new(y, "category", json_string(sd_category_name(x->category)));
         json_object_set_new(y, "site", sdp_site_json(sd_frag_attrib(f), sd_frag_snapshot(f),
                                                      x->stack, &x->site));
+        json_object_set_new(y, "label", label_json(sd_frag_snapshot(f), x->stack, &x->site));
         json_object_set_new(y, "bytes", u64(x->bytes));
         json_object_set_new(y, "lever", json_string(sd_frag_lever_name(x->lever)));
         json_array_append_new(l, y);
@@ -210,6 +222,8 @@ static json_t *ooms_json(const sd_frag *f, const sd_snapshot *s, const sd_frag_d
                                                    : json_string(sdp_frag_oom_note_words(m).s));
         json_object_set_new(o, "cause", json_string(sd_oom_cause_name(m->cause)));
         json_object_set_new(o, "site", sdp_frame_json(sdp_frag_oom_frame(s, m, m->site.site)));
+        json_object_set_new(o, "label", sdp_frag_oom_frame(s, m, m->site.site)
+                                             ? label_json(s, m->stack, &m->site) : json_null());
         json_object_set_new(o, "stack", oom_stack_json(s, m));
         oom_figures_json(o, f, m);
         json_array_append_new(a, o);

@@ -166,13 +166,8 @@ static void print_levers(const ctx *c, const sd_snapshot *s, const sd_frag_oom *
 {
     for (size_t i = 0; i < m->n_levers; i++) {
         const sd_frag_lever *l = &m->levers[i];
-        sd_site_label lb;
-        char site[256] = "?";
-        if (sd_site_label_of(s, l->stack, &l->site, &lb)) {
-            if (lb.native) snprintf(site, sizeof site, "%s", lb.label);
-            else snprintf(site, sizeof site, "%s:%lld %s", sd_frame_short_path(lb.filename),
-                          (long long)lb.line, lb.name);
-        }
+        char site[256];
+        sd_site_text(s, l->stack, &l->site, site, sizeof site);
         fprintf(c->out, "    lever: %s %s at %s -> %s\n", B(l->bytes),
                 sd_category_name(l->category), site, sd_frag_lever_name(l->lever));
     }
@@ -227,15 +222,10 @@ static void print_oom_figures(const ctx *c, const sd_snapshot *s, const sd_frag_
             m->live_blocks, m->n_sites ? ", the largest sites:" : "");
     for (size_t i = 0; i < m->n_sites; i++) {
         const sd_frag_live_site *x = &m->sites[i];
-        sd_site_label l;
-        if (!sd_site_label_of(s, x->stack, &x->site, &l)) continue;
-        if (l.native)
-            fprintf(c->out, "      %10s  %s%s\n", B(x->bytes), l.label,
-                    l.backward ? " (backward)" : "");
-        else
-            fprintf(c->out, "      %10s  %s:%lld %s%s\n", B(x->bytes),
-                    sd_frame_short_path(l.filename), (long long)l.line, l.name,
-                    l.backward ? " (backward)" : "");
+        char site[512];
+        if (x->site.site < 0) continue;
+        sd_site_text(s, x->stack, &x->site, site, sizeof site);
+        fprintf(c->out, "      %10s  %s\n", B(x->bytes), site);
     }
 }
 

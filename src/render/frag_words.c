@@ -273,9 +273,6 @@ size_t sd_frag_oom_note(const sd_frag_oom *o, char *buf, size_t size)
     return done(&w);
 }
 
-/* C++ names run to kilobytes: a site shows this much of one. */
-#define SITE_NAME_MAX 80
-
 const sd_frame *sdp_frag_oom_frame(const sd_snapshot *s, const sd_frag_oom *o, int32_t i)
 {
     size_t n = 0;
@@ -287,12 +284,10 @@ const sd_frame *sdp_frag_oom_frame(const sd_snapshot *s, const sd_frag_oom *o, i
 size_t sd_frag_oom_site(const sd_snapshot *s, const sd_frag_oom *o, char *buf, size_t size)
 {
     words w = {buf, size, 0};
-    const sd_frame *f = sdp_frag_oom_frame(s, o, o->site.site);
-    if (f) {
-        int len = (int)strlen(f->name);
-        say(&w, "%s:%lld %.*s%s", sd_frame_short_path(f->filename), (long long)f->line,
-            len > SITE_NAME_MAX ? SITE_NAME_MAX : len, f->name,
-            len > SITE_NAME_MAX ? "..." : "");
+    char label[512];
+    if (sdp_frag_oom_frame(s, o, o->site.site)) {
+        sd_site_text(s, o->stack, &o->site, label, sizeof label);
+        say(&w, "%s", label);
     }
     return done(&w);
 }

@@ -6,7 +6,9 @@
  * one side that is the live memory; with two, the growth (to minus from) of the stacks
  * whose bytes grew. Frames go innermost first, as pprof expects; each distinct
  * (file, function) is a Function and each (function, line) a Location. Filenames are
- * written in full (pprof's -focus and source views want them).
+ * written in full (pprof's -focus and source views want them); an autograd node or ATen
+ * op frame is named by its label ("autograd DivBackward0", "aten::bmm"), as every view
+ * names it.
  *
  * The few protobuf messages are encoded by hand (field numbers from pprof's
  * proto/profile.proto) and deflated with zlib's gzip wrapper. Nothing else is needed.
@@ -47,11 +49,15 @@ static void stack_key(void *ctx, const sd_snapshot *s, uint32_t id, sdp_sbuf *b)
     for (size_t i = 0; i < n; i++) {
         const sd_frame *f = sd_snapshot_frame(s, ids[i]);
         if (sd_frame_is_native_noise(f)) continue;
+        /* An autograd node or ATen op by its label, as every view names it (attrib.h). */
+        char label[SD_SITE_LABEL_MAX];
+        sd_site_how how = sd_frame_native_how(f);
+        if (how != SD_SITE_FRAME) sd_site_native_name(f, how, label, sizeof label);
         put_field(b, f->filename);
         sdp_sbuf_put(b, "\x1f", 1);
         sdp_sbuf_put_int(b, f->line);
         sdp_sbuf_put(b, "\x1f", 1);
-        put_field(b, f->name);
+        put_field(b, how != SD_SITE_FRAME ? label : f->name);
         sdp_sbuf_put(b, "\x1e", 1);
     }
     if (!b->len) sdp_sbuf_puts(b, "\x1f" "0\x1f" SD_NO_STACK "\x1e");

@@ -28,14 +28,11 @@ static void put_choice(FILE *out, const sd_replay_choice *c)
 static void put_site(FILE *out, const sd_attrib *rules, const sd_snapshot *s, uint32_t stack)
 {
     sd_site site;
-    sd_site_label lab;
+    char label[512];
     sd_attrib_site_of_stack(rules, s, stack, &site);
-    if (!sd_site_label_of(s, stack, &site, &lab)) return;
-    if (lab.native)
-        fprintf(out, " at %s", lab.label);
-    else
-        fprintf(out, " at %s:%lld %s", sd_frame_short_path(lab.filename), (long long)lab.line,
-                lab.name);
+    if (site.site < 0) return;
+    sd_site_text(s, stack, &site, label, sizeof label);
+    fprintf(out, " at %s", label);
 }
 
 static void put_fidelity(FILE *out, const sd_replay_device *d, const sd_render_options *ro)

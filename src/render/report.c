@@ -164,30 +164,26 @@ static json_t *string_or(const char *s, const char *fallback)
     return t ? t : json_string(fallback);
 }
 
-/* The display text of a frame: "path:line name", library paths shortened. */
-static json_t *frame_text(const sd_frame *f)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s:%" PRId64 " %s", sd_frame_short_path(f->filename), f->line,
-             f->name);
-    json_t *t = json_string(buf);
-    return t ? t : json_string("(not UTF-8)");
-}
-
-/* The site of stack `id` of `s`, as the diff names it; NULL for an empty stack. */
+/* The site of stack `id` of `s` as every view names it (attrib.h); NULL for an empty
+ * stack. */
 static json_t *site_of_stack(const sd_snapshot *s, const sd_attrib *a, uint32_t id)
 {
-    size_t n = 0;
-    const uint32_t *ids = sd_snapshot_stack(s, id, &n);
-    if (!ids || n == 0) return NULL;
-    const sd_frame **frames = malloc(n * sizeof *frames);
-    if (!frames) return NULL;
-    for (size_t i = 0; i < n; i++) frames[i] = sd_snapshot_frame(s, ids[i]);
     sd_site site;
-    sd_attrib_site(a, frames, n, &site);
-    json_t *t = site.site >= 0 ? frame_text(frames[site.site]) : NULL;
-    free(frames);
-    return t;
+    char buf[1024];
+    sd_attrib_site_of_stack(a, s, id, &site);
+    if (site.site < 0) return NULL;
+    sd_site_text(s, id, &site, buf, sizeof buf);
+    return string_or(buf, "(not UTF-8)");
+}
+
+/* A group as every view names it (attrib.h, sd_group_label). */
+static json_t *key_label(const sd_profile *p, const sd_profile_key *k)
+{
+    char buf[1400];
+    if (!k->has_rep) return string_or(k->key, "?");
+    sd_group_label(sd_profile_attrib(p), sd_profile_snapshot(p, k->rep_side), k->rep_stack,
+                   &k->rep_site, k->key, false, buf, sizeof buf);
+    return string_or(buf, "?");
 }
 
 /* Live bytes by group key of one side of the profile, largest first. */
@@ -211,7 +207,7 @@ static json_t *sites_json(const sd_profile *p, size_t side)
             continue;
         }
         json_t *row = json_object();
-        json_object_set_new(row, "key", string_or(k->key, "?"));
+        json_object_set_new(row, "key", key_label(p, k));
         json_object_set_new(row, "bytes", u64(k->sides[side].bytes));
         json_object_set_new(row, "blocks", u64(k->sides[side].blocks));
         json_object_set_new(row, "requested", u64(k->sides[side].requested));
@@ -611,7 +607,7 @@ static json_t *series_json(const sd_profile *p)
                 json_array_append_new(bytes, u64(k->sides[s].bytes));
                 if (s && k->sides[s].bytes < k->sides[s - 1].bytes) growing = false;
             }
-            json_object_set_new(g, "key", string_or(k->key, "?"));
+            json_object_set_new(g, "key", key_label(p, k));
             json_object_set_new(g, "bytes", bytes);
             json_object_set_new(g, "delta_bytes",
                                 json_integer((json_int_t)k->sides[ns - 1].bytes -

@@ -35,26 +35,18 @@ json_t *sdp_peak_site_json(const sd_attrib *a, const sd_snapshot *s, uint32_t st
     return o;
 }
 
-void sdp_peak_site_text(const sd_snapshot *s, uint32_t stack, const sd_site *site, char *buf,
-                        size_t size)
-{
-    sd_site_label l;
-    if (!sd_site_label_of(s, stack, site, &l)) {
-        snprintf(buf, size, "%s", SD_NO_STACK);
-        return;
-    }
-    if (l.native) snprintf(buf, size, "%s", l.label);
-    else snprintf(buf, size, "%s:%lld %s%s", l.filename, (long long)l.line, l.name,
-                  l.backward ? " [backward]" : "");
-}
-
 static json_t *groups_json(const sd_peak *p, const sd_peak_table *t, bool requested)
 {
     json_t *arr = json_array();
     for (size_t i = 0; i < t->n_groups; i++) {
         const sd_peak_group *g = &t->groups[i];
         json_t *o = json_object();
+        char label[1400];
+        sd_group_label(sd_peak_attrib(p), sd_peak_snapshot(p), g->rep_stack, &g->rep_site,
+                       g->key, false, label, sizeof label);
+        json_t *lt = json_string(label);
         json_object_set_new(o, "key", json_string(g->key));
+        json_object_set_new(o, "label", lt ? lt : json_string(g->key));
         json_object_set_new(o, "site", sdp_peak_site_json(sd_peak_attrib(p), sd_peak_snapshot(p),
                                                           g->rep_stack, &g->rep_site));
         json_object_set_new(o, "bytes", jint(g->bytes));
@@ -100,7 +92,11 @@ static json_t *peak_json(const sd_peak *p, const sd_peak_device *d)
     json_object_set_new(o, "time_us", d->peak_has_time ? json_integer(d->peak_time_us)
                                                         : json_null());
     json_object_set_new(o, "start_bytes", jint(d->start_bytes));
+    char label[1024];
+    sd_site_text(sd_peak_snapshot(p), d->peak_stack, &d->peak_site, label, sizeof label);
+    json_t *lt = json_string(label);
     json_object_set_new(o, "key", json_string(d->peak_key));
+    json_object_set_new(o, "label", lt ? lt : json_string(d->peak_key));
     json_object_set_new(o, "site", sdp_peak_site_json(sd_peak_attrib(p), sd_peak_snapshot(p),
                                                       d->peak_stack, &d->peak_site));
     json_object_set_new(o, "blocks", jint(d->at_peak.blocks));

@@ -12,9 +12,6 @@
  * site: "backward": true). null for an empty stack. */
 json_t *sdp_peak_site_json(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
                            const sd_site *site);
-/* "FILE:LINE NAME" (or the native label) of the site, for text; "<no stack>" if none. */
-void sdp_peak_site_text(const sd_snapshot *s, uint32_t stack, const sd_site *site, char *buf,
-                        size_t size);
 /* [{category, bytes, blocks, evidence}] of a table (docs/json-top.md). */
 json_t *sdp_categories_json(const sd_peak_table *t);
 /* The peak's phase ("forward", ...) and step, or null. */

@@ -12,39 +12,17 @@
 
 enum { ROWS_DEFAULT = 20, LABEL_MAX = 512, SHOWN_OOMS = 3 };
 
-/* The directory every absolute path shown shares ("/home/alice/proj/"), dropped on display
- * as the diff drops it: a name is shortened from the left, never cut. */
-typedef struct key_prefix { const char *s; size_t len; bool any; } key_prefix;
-
-static void prefix_add(key_prefix *p, const char *key)
+/* A group as every view names it (attrib.h): the label is the analysis's. */
+static const char *row_label(const sd_peak *x, const sd_peak_group *g, char *buf, size_t size)
 {
-    if (key[0] != '/') return;
-    size_t n = strcspn(key, ":");
-    if (!p->any) {
-        p->s = key;
-        p->len = n;
-        p->any = true;
-        return;
-    }
-    size_t m = 0;
-    while (m < p->len && m < n && key[m] == p->s[m]) m++;
-    p->len = m;
-}
-
-static void prefix_of_table(key_prefix *p, const sd_peak_table *t, size_t top)
-{
-    for (size_t i = 0; i < t->n_groups && i < top; i++) prefix_add(p, t->groups[i].key);
-}
-
-static const char *shown_key(const key_prefix *p, const char *key)
-{
-    if (p->len && strncmp(key, p->s, p->len) == 0) return key + p->len;
-    return key;
+    sd_group_label(sd_peak_attrib(x), sd_peak_snapshot(x), g->rep_stack, &g->rep_site, g->key,
+                   false, buf, size);
+    return buf;
 }
 
 /* One table: bytes, blocks (and requested at the end), the key; then what was left out. */
-static void print_table(FILE *out, const sd_peak_table *t, bool requested, size_t top,
-                        const key_prefix *kp, const sd_render_options *ro)
+static void print_table(FILE *out, const sd_peak *x, const sd_peak_table *t, bool requested,
+                        size_t top, const sd_render_options *ro)
 {
     if (requested)
         fprintf(out, "    %s%11s %8s %11s  %s%s\n", sdp_ansi(ro->color, SDP_DIM), "bytes",
@@ -55,13 +33,15 @@ static void print_table(FILE *out, const sd_peak_table *t, bool requested, size_
     size_t n = t->n_groups < top ? t->n_groups : top;
     for (size_t i = 0; i < n; i++) {
         const sd_peak_group *g = &t->groups[i];
+        char label[LABEL_MAX];
+        row_label(x, g, label, sizeof label);
         if (requested)
             fprintf(out, "    %11s %8s %11s  %s\n", sdp_fmt_bytes(g->bytes).s,
                     sdp_fmt_count(g->blocks).s, sdp_fmt_bytes(g->requested).s,
-                    shown_key(kp, g->key));
+                    label);
         else
             fprintf(out, "    %11s %8s  %s\n", sdp_fmt_bytes(g->bytes).s,
-                    sdp_fmt_count(g->blocks).s, shown_key(kp, g->key));
+                    sdp_fmt_count(g->blocks).s, label);
     }
     if (t->n_groups > n) {
         uint64_t rest = 0;
@@ -118,7 +98,7 @@ void sdp_top_ooms_text(FILE *out, const sd_frag *f, int64_t device, bool color)
 }
 
 static void print_device(FILE *out, const sd_peak *x, const sd_peak_device *d, size_t top,
-                         const key_prefix *kp, const sd_render_options *ro, const sd_frag *f)
+                         const sd_render_options *ro, const sd_frag *f)
 {
     const char *b = sdp_ansi(ro->color, SDP_BOLD), *r = sdp_ansi(ro->color, SDP_RESET);
     fprintf(out, "%sdevice %lld%s: %s allocated in %s block%s\n", b, (long long)d->device, r,
@@ -130,7 +110,7 @@ static void print_device(FILE *out, const sd_peak *x, const sd_peak_device *d, s
         sdp_categories_text(out, &d->at_end, "    ");
     }
     fprintf(out, "  live at the end, by site:\n");
-    print_table(out, &d->at_end, true, top, kp, ro);
+    print_table(out, x, &d->at_end, true, top, ro);
     if (!d->has_trace) {
         fprintf(out, "  no peak: the snapshot recorded no trace for this device\n");
         return;
@@ -140,7 +120,7 @@ static void print_device(FILE *out, const sd_peak *x, const sd_peak_device *d, s
         return;
     }
     char site[LABEL_MAX];
-    sdp_peak_site_text(sd_peak_snapshot(x), d->peak_stack, &d->peak_site, site, sizeof site);
+    sd_site_text(sd_peak_snapshot(x), d->peak_stack, &d->peak_site, site, sizeof site);
     fprintf(out, "  %speak: %s%s at entry #%zu", b, sdp_fmt_bytes(d->peak_bytes).s, r,
             d->peak_entry);
     const sd_cuda_device *dev = NULL;
@@ -151,12 +131,12 @@ static void print_device(FILE *out, const sd_peak *x, const sd_peak_device *d, s
         fprintf(out, " (+%s)", sdp_fmt_duration_us(sdp_i64_sub_sat(d->peak_time_us, dev->trace[0].time_us)).s);
     char phase[64];
     sdp_peak_phase_text(d, phase, sizeof phase);
-    fprintf(out, "%s, reached by an alloc at %s\n", phase, shown_key(kp, site));
+    fprintf(out, "%s, reached by an alloc at %s\n", phase, site);
     fprintf(out, "  live at the peak, by category:\n");
     sdp_categories_text(out, &d->at_peak, "    ");
     fprintf(out, "  live at the peak, by site (%s live when recording began included):\n",
             sdp_fmt_bytes(d->start_bytes).s);
-    print_table(out, &d->at_peak, false, top, kp, ro);
+    print_table(out, x, &d->at_peak, false, top, ro);
 }
 
 sd_status sd_render_top_text(FILE *out, const sd_peak *x, const sd_render_options *ro,
@@ -172,16 +152,9 @@ sd_status sd_render_top_text(FILE *out, const sd_peak *x, const sd_render_option
     size_t top = topts && topts->top ? topts->top : ROWS_DEFAULT;
     const char *src = sd_snapshot_source(sd_peak_snapshot(x));
     fprintf(out, "%s\n", src ? src : "?");
-    key_prefix kp = {NULL, 0, false};
-    for (size_t i = 0; i < sd_peak_device_count(x); i++) {
-        const sd_peak_device *d = sd_peak_device_at(x, i);
-        prefix_of_table(&kp, &d->at_end, top);
-        if (d->has_peak) prefix_of_table(&kp, &d->at_peak, top);
-    }
-    kp.len = kp.any ? sdp_user_prefix_len(kp.s, kp.len) : 0;
     for (size_t i = 0; i < sd_peak_device_count(x); i++) {
         if (i) fputc('\n', out);
-        print_device(out, x, sd_peak_device_at(x, i), top, &kp, ro, topts ? topts->ooms : NULL);
+        print_device(out, x, sd_peak_device_at(x, i), top, ro, topts ? topts->ooms : NULL);
     }
     if (sd_peak_device_count(x) == 0) fprintf(out, "no device holds memory\n");
     sdp_host_text(out, sd_peak_snapshot(x), "");

@@ -43,7 +43,13 @@ static json_t *peak_json(const sd_attrib *a, const sd_snapshot *s, const sd_trac
     json_object_set_new(o, "entry", jint(d->peak_entry));
     json_object_set_new(o, "start_bytes", jint(d->peak_start_bytes));
     json_object_set_new(o, "time_us", time_json(d->peak_has_time, d->peak_time_us));
+    char label[1024];
+    sd_site site;
+    sd_attrib_site_of_stack(a, s, d->peak_stack, &site);
+    sd_site_text(s, d->peak_stack, &site, label, sizeof label);
+    json_t *lt = json_string(label);
     json_object_set_new(o, "key", json_string(d->peak_key));
+    json_object_set_new(o, "label", lt ? lt : json_string(d->peak_key));
     json_object_set_new(o, "site", d->peak_site ? site_json(a, s, d->peak_stack) : json_null());
     json_object_set_new(o, "stack", stack_json(s, d->peak_stack));
     json_object_set_new(o, "phase", d->peak_has_phase
@@ -99,7 +105,11 @@ static json_t *step_phase_json(const sd_trace_step_phase *p)
 static json_t *group_json(const sd_attrib *a, const sd_snapshot *s, const sd_trace_group *g)
 {
     json_t *o = json_object();
+    char label[1400];
+    sd_group_label(a, s, g->rep_stack, NULL, g->key, false, label, sizeof label);
+    json_t *lt = json_string(label);
     json_object_set_new(o, "key", json_string(g->key));
+    json_object_set_new(o, "label", lt ? lt : json_string(g->key));
     json_object_set_new(o, "site", g->site ? site_json(a, s, g->rep_stack) : json_null());
     json_object_set_new(o, "alive_bytes", jint(g->alive_bytes));
     json_object_set_new(o, "alive_count", jint(g->alive_count));

@@ -22,24 +22,23 @@ typedef struct text_ctx {
 
 static const char *c_on(const text_ctx *r, sdp_colour c) { return sdp_ansi(r->color, c); }
 
-/* "path:line name" of a frame, library paths shortened, long names cut. */
-static void frame_label(const sd_frame *f, char *buf, size_t size)
+/* The site of a stack as every view names it (attrib.h). */
+static void site_label(const text_ctx *r, uint32_t stack, char *buf, size_t size)
 {
-    int n = (int)strlen(f->name);
-    const char *ell = "";
-    if (n > 60) {
-        n = 60;
-        ell = "...";
-    }
-    snprintf(buf, size, "%s:%" PRId64 " %.*s%s", sd_frame_short_path(f->filename), f->line, n,
-             f->name, ell);
+    const sd_snapshot *s = sd_trace_snapshot(r->trace);
+    sd_site site;
+    sd_attrib_site_of_stack(sd_trace_attrib(r->trace), s, stack, &site);
+    sd_site_text(s, stack, &site, buf, size);
 }
 
-/* The key as shown: paths shortened from the left when longer than the column allows,
- * the site itself never cut (sdp_fit_key). */
-static void key_label(const char *key, char *buf, size_t size)
+/* A group as every view names it (attrib.h); callers past the column are left out
+ * (sdp_fit_key), the site is never cut. */
+static void group_label(const text_ctx *r, const sd_trace_group *g, char *buf, size_t size)
 {
-    sdp_fit_key(key, LABEL_MAX, buf, size);
+    char label[4096];
+    sd_group_label(sd_trace_attrib(r->trace), sd_trace_snapshot(r->trace), g->rep_stack, NULL,
+                   g->key, false, label, sizeof label);
+    sdp_fit_key(label, LABEL_MAX, buf, size);
 }
 
 static void print_warning(const text_ctx *r, const sd_trace_warning *w)
@@ -86,8 +85,7 @@ static void print_header(const text_ctx *r, const sd_trace_device *d)
             d->alive_count == 1 ? "" : "s", c_on(r, SDP_RESET));
     if (d->has_peak) {
         char site[256];
-        if (d->peak_site) frame_label(d->peak_site, site, sizeof site);
-        else snprintf(site, sizeof site, "%s", SD_NO_STACK);
+        site_label(r, d->peak_stack, site, sizeof site);
         fprintf(r->out, "  peak live: %s at entry #%zu", sdp_fmt_bytes(d->peak_bytes).s,
                 d->peak_entry);
         if (d->peak_has_time && d->has_span)
@@ -143,7 +141,7 @@ static void print_groups(const text_ctx *r, const sd_trace_device *d)
     for (size_t i = 0; i < shown; i++) {
         const sd_trace_group *g = &d->groups[i];
         char label[4096];
-        key_label(g->key, label, sizeof label);
+        group_label(r, g, label, sizeof label);
         bool alive = g->alive_bytes > 0;
         fprintf(r->out, "  %s%*s%s  %*s  %*s  %*s  %*s  %s\n", alive ? c_on(r, SDP_RED) : "",
                 w_ab, sdp_fmt_bytes(g->alive_bytes).s, alive ? c_on(r, SDP_RESET) : "", w_ac,

@@ -614,7 +614,7 @@
           ': ' + o.cause + (o.shortfall_bytes ? '; without the stranded space ' + fmtBytes(o.shortfall_bytes) +
           ' would have had to be freed' : '');
         var levers = (o.levers || []).map(function (l) {
-          return fmtBytes(l.bytes) + ' ' + l.category + (l.site ? ' at ' + l.site.filename + ':' + l.site.line : '') + ' \u2192 ' + l.lever;
+          return fmtBytes(l.bytes) + ' ' + l.category + (l.label ? ' at ' + l.label : '') + ' \u2192 ' + l.lever;
         });
         main.appendChild(el('div', {'class': 'oom-headline', id: 'sd-oom-' + fi + '-' + dev.device, 'data-line': line}, [
           el('p', {'class': 'headline', text: line}),
@@ -658,8 +658,7 @@
       {label: 'blocks', num: true, value: function (g) { return g.delta_blocks; },
         text: function (g) { return (g.delta_blocks > 0 ? '+' : '') + fmtCount(g.delta_blocks); }},
       {label: diff.group_by, value: function (g) { return g.key; }, text: function (g) {
-        var parts = [g.key];
-        if (g.via && g.via.filename) parts.push(el('span', {'class': 'muted', text: ' via ' + g.via.filename + ':' + g.via.line}));
+        var parts = [g.label || g.key];   /* the label the CLI shows, via included */
         if (g.pattern) parts.push(el('span', {'class': 'hint', text: 'pattern: ' + g.pattern}));
         if (g.hint) parts.push(el('span', {'class': 'hint', text: typeof g.hint === 'string' ? g.hint : JSON.stringify(g.hint)}));
         return parts;
