@@ -15,13 +15,14 @@
 #include "diff.h"
 #include "frag.h"
 #include "profile.h"
+#include "report_data.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* What the page is drawn from; growable as render.h says. */
-#define SD_REPORT_INPUT_VERSION 2
+#define SD_REPORT_INPUT_VERSION 3
 typedef struct sd_report_input {
     unsigned version;                 /* SD_REPORT_INPUT_VERSION */
     const sd_snapshot *const *snaps;  /* the inputs, in command-line order */
@@ -37,9 +38,14 @@ typedef struct sd_report_input {
                                        * order: drawn side by side (profile and diff NULL) */
     const sd_curve *curve;            /* training logs (curve.h): the page draws their
                                        * curves; snaps, frags, profile and diff unused */
+    /* Version 3. */
+    const sd_report_data *data;       /* the figures of snaps (report_data.h), computed
+                                       * before: required with snapshots (the renderer
+                                       * computes none); unused with curve */
 } sd_report_input;
 
-/* Write the page. @return SD_OK, SD_EIO (write failed), SD_ENOMEM, SD_EUSAGE. */
+/* Write the page. @return SD_OK, SD_EIO (write failed), SD_ENOMEM, SD_EUSAGE (an input
+ * without what its view needs: snapshots without data, data of other snapshots). */
 sd_status sd_render_report(FILE *out, const sd_report_input *in, sd_error *err);
 
 #ifdef __cplusplus

@@ -2,9 +2,11 @@
  *
  * load -> analyse (a frag per snapshot; two files: the diff; one or N files: a profile;
  * the ranks of one job, as `series` guesses them or --as-ranks says: side by side;
- * training logs: their curves, curve.h) -> render (render/report.c: the page draws from
- * the same JSON the other commands write) -> exit status. HTML is not written to a
- * terminal: -o FILE or a redirect.
+ * training logs: their curves, curve.h; and for snapshots the figures of report_data.h:
+ * peaks, live series, sites, totals, one file's replay under the user's settings) ->
+ * render (render/report.c only formats: the page draws from the same JSON the other
+ * commands write) -> exit status. HTML is not written to a terminal: -o FILE or a
+ * redirect.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #include "snapdiff/curve.h"
 #include "snapdiff/ranks.h"
 #include "snapdiff/render_report.h"
+#include "snapdiff/report_data.h"
 #include "snapdiff/summary.h"
 #include "snapdiff/units.h"
 
@@ -68,6 +71,33 @@ static int analyse(sd_snapshot **snaps, size_t n, const struct cli_opts *o, sd_f
         return -1;
     }
     return 0;
+}
+
+/* The what-ifs one file's page draws when no --alloc-conf is given: the two settings that
+ * most often change what a run reserves (docs/replay.md). */
+static const char *const default_what_ifs[] = {"expandable_segments:True", "max_split_size_mb:512"};
+
+/* The report's own figures (report_data.h), with the user's grouping and replay settings;
+ * on failure the error is printed and NULL returned. */
+static sd_report_data *analyse_data(sd_snapshot **snaps, size_t n, const struct cli_opts *o)
+{
+    sd_report_data_options ro = SD_REPORT_DATA_OPTIONS_INIT;
+    cli_attrib_options(o, &ro.attrib);
+    ro.max_memory = o->max_memory;
+    ro.replay = n == 1;
+    bool given = o->n_alloc_conf > 0;
+    ro.replay_options = (sd_replay_options){
+        .alloc_confs = given ? o->alloc_conf : default_what_ifs,
+        .n_alloc_confs = given ? (size_t)o->n_alloc_conf : 2,
+        .capacity = o->capacity,
+        .memory_fraction = o->memory_fraction,
+        .torch_version = o->torch_version,
+        .max_memory = o->max_memory};
+    sd_error err;
+    sd_error_clear(&err);
+    sd_report_data *d = sd_report_data_create((const sd_snapshot *const *)snaps, n, &ro, &err);
+    if (!d) msg_sd_error(&err);
+    return d;
 }
 
 /* The snapshots are the ranks of one job, as `series` decides it (sd_ranks_names_are_ranks,
@@ -192,13 +222,14 @@ typedef struct report_job {
     const sd_profile *profile;
     bool ranks;
     const sd_curve *curve;
+    const sd_report_data *data;
 } report_job;
 
 static int write_report(FILE *out, const report_job *j, const struct cli_opts *o)
 {
     sd_report_input in = {SD_REPORT_INPUT_VERSION, (const sd_snapshot *const *)j->snaps, j->n,
                            (const sd_frag *const *)j->frags, j->profile, j->diff, o->max_memory,
-                           j->ranks, j->curve};
+                           j->ranks, j->curve, j->data};
     sd_error err;
     sd_error_clear(&err);
     sd_status st = sd_render_report(out, &in, &err);
@@ -275,7 +306,7 @@ static int report_curves(const struct cli_opts *o)
         return EXIT_TROUBLE;
     }
     cli_curve_warn_bad_lines(c);
-    report_job j = {NULL, sd_curve_file_count(c), NULL, NULL, NULL, false, c};
+    report_job j = {NULL, sd_curve_file_count(c), NULL, NULL, NULL, false, c, NULL};
     int status = render_to_output(&j, o);
     sd_curve_free(c);
     return status;
@@ -290,6 +321,7 @@ int cmd_report(const struct cli_opts *opts)
     }
     int logs = inputs_are_logs(opts);
     if (logs != 0) return logs > 0 ? report_curves(opts) : EXIT_TROUBLE;
+    if (cli_check_alloc_confs(opts) != 0) return EXIT_TROUBLE;
     sd_snapshot **snaps;
     size_t n;
     struct cli_load_options lo = {.shape = CLI_LOAD_FLAT, .specs = opts->files,
@@ -299,20 +331,23 @@ int cmd_report(const struct cli_opts *opts)
     sd_frag **frags = calloc(n ? n : 1, sizeof *frags);
     sd_diff *diff = NULL;
     sd_profile *profile = NULL;
+    sd_report_data *data = NULL;
     if (!frags) msg_error("out of memory");
     else if (n == 0) msg_error("report: no snapshot in the input");
     else if (follow_one_rank(opts, snaps, &n) != 0) {
         /* printed */
     } else if (read_as_ranks(opts, snaps, n)) {
         qsort(snaps, n, sizeof *snaps, by_rank);   /* as `series` lists them */
-        if (analyse_frags(snaps, n, opts, frags) == 0) {
-            report_job j = {snaps, n, frags, NULL, NULL, true, NULL};
+        if (analyse_frags(snaps, n, opts, frags) == 0 && (data = analyse_data(snaps, n, opts))) {
+            report_job j = {snaps, n, frags, NULL, NULL, true, NULL, data};
             status = render_to_output(&j, opts);
         }
-    } else if (analyse(snaps, n, opts, frags, &diff, &profile) == 0) {
-        report_job j = {snaps, n, frags, diff, profile, false, NULL};
+    } else if (analyse(snaps, n, opts, frags, &diff, &profile) == 0 &&
+               (data = analyse_data(snaps, n, opts))) {
+        report_job j = {snaps, n, frags, diff, profile, false, NULL, data};
         status = render_to_output(&j, opts);
     }
+    sd_report_data_free(data);
     sd_diff_free(diff);
     sd_profile_free(profile);
     for (size_t i = 0; frags && i < n; i++) sd_frag_free(frags[i]);

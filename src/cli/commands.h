@@ -94,6 +94,10 @@ void cli_diff_options(const struct cli_opts *o, sd_diff_options *d);
 /* diff's --max-growth (o->has_max_growth) judged on d: one limit, as check has it. */
 sd_status cli_diff_gate(const struct cli_opts *o, const sd_diff *d, sd_gate *out);
 
+/* Every --alloc-conf parses (as --torch reads it), checked before any file is read, so
+ * that a typo is a usage error (replay, report). 0, or -1 with the error printed. */
+int cli_check_alloc_confs(const struct cli_opts *o);
+
 /* How curve and report read training logs (cmd_curve.c): --log-format, --baseline-step,
  * --capacity, --threshold (no limits: curve adds its own); and the one warning per file
  * with lines that could not be read. */
