@@ -240,12 +240,21 @@ static json_t *tree_json(const sd_profile *p, size_t from, size_t to, const char
     qsort(f.lines, f.n, sizeof *f.lines, folded_desc);
     json_t *o = json_object(), *frames = json_array(), *stacks = json_array();
     json_t *frame_ids = json_object();    /* frame text -> index into frames */
-    uint64_t total = 0, other = 0;
+    uint64_t total = 0, other = 0, rounding = 0;
+    size_t drawn = 0, n_rounding = 0;
     char *text = NULL;
+    bool growth = from != to && sd_profile_snapshot(p, from);
     for (size_t i = 0; i < f.n; i++) {
         uint64_t bytes = (uint64_t)f.lines[i]->bytes;
+        /* Growth as the diff counts it: a stack whose requested bytes did not move grew by
+         * allocator rounding only, which the diff does not call growth; it is not drawn. */
+        if (growth && f.lines[i]->requested == 0) {
+            rounding += bytes;
+            n_rounding++;
+            continue;
+        }
         total += bytes;
-        if (i >= SDP_REPORT_MAX_STACKS) {
+        if (drawn++ >= SDP_REPORT_MAX_STACKS) {
             other += bytes;
             continue;
         }
@@ -281,9 +290,11 @@ static json_t *tree_json(const sd_profile *p, size_t from, size_t to, const char
     json_object_set_new(o, "what", json_string(what));
     json_object_set_new(o, "frames", frames);
     json_object_set_new(o, "stacks", stacks);
-    json_object_set_new(o, "stacks_total", u64(f.n));
+    json_object_set_new(o, "stacks_total", u64(f.n - n_rounding));
     json_object_set_new(o, "total_bytes", u64(total));
     json_object_set_new(o, "other_bytes", u64(other));
+    json_object_set_new(o, "rounding_stacks", u64(n_rounding));
+    json_object_set_new(o, "rounding_bytes", u64(rounding));
     json_decref(frame_ids);
     sdp_folded_free(&f);
     if (*st != SD_OK) {
