@@ -96,7 +96,8 @@ sd_report_data *sd_report_data_create(const sd_snapshot *const *snaps, size_t n,
     sd_report_data_options defaults;
     sd_report_data_options_init(&defaults);
     const sd_report_data_options *o = opts ? opts : &defaults;
-    if (!snaps || n == 0 || o->version == 0 || o->version > SD_REPORT_DATA_OPTIONS_VERSION) {
+    /* version 0 (a zeroed struct) reads as version 1 (docs/architecture.md) */
+    if (!snaps || n == 0 || o->version > SD_REPORT_DATA_OPTIONS_VERSION) {
         sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "report data: bad arguments");
         return NULL;
     }
