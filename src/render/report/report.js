@@ -714,7 +714,7 @@
     var s1 = section(main, 'sd-growth', 'Growth by ' + diff.group_by,
       fmtCount(growing.length) + ' of ' + fmtCount(groups.length) + ' groups grew. Click a header to sort.');
     var max = 0;
-    groups.forEach(function (g) { max = Math.max(max, Math.abs(g.delta_bytes)); });
+    groups.forEach(function (g) { if (!roundingOnly(g)) max = Math.max(max, Math.abs(g.delta_bytes)); });
     s1.appendChild(sortableTable('sd-growth-table', [
       {label: 'growth', num: true, value: function (g) { return g.delta_bytes; }, text: function (g) { return fmtDelta(g.delta_bytes); },
         cls: function (g) { return roundingOnly(g) ? 'rounding' : g.delta_bytes > 0 ? 'grow' : g.delta_bytes < 0 ? 'shrink' : ''; }},
