@@ -74,7 +74,7 @@ static int analyse(sd_snapshot **snaps, size_t n, const struct cli_opts *o, sd_f
 }
 
 /* The what-ifs one file's page draws when no --alloc-conf is given: the two settings that
- * most often change what a run reserves (docs/replay.md). */
+ * most often change what a run reserves (docs/report.md). */
 static const char *const default_what_ifs[] = {"expandable_segments:True", "max_split_size_mb:512"};
 
 /* The report's own figures (report_data.h), with the user's grouping and replay settings;

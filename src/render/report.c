@@ -217,14 +217,15 @@ static int folded_desc(const void *pa, const void *pb)
     return strcmp(a->key, b->key);
 }
 
-/* The index of frame text `text` in `frames`, added when new. */
+/* The index of frame text `text` in `frames`, added when new (a new reference). A text
+ * that is not UTF-8 cannot be an index key: it gets an entry of its own each time. */
 static json_t *frame_id(json_t *frames, json_t *frame_ids, const char *text)
 {
     json_t *id = json_object_get(frame_ids, text);
-    if (id) return id;
+    if (id) return json_incref(id);
     json_t *t = json_string(text);
     id = u64(json_array_size(frames));
-    json_object_set_new(frame_ids, text, id);
+    if (t) json_object_set(frame_ids, text, id);
     json_array_append_new(frames, t ? t : json_string("(frame not UTF-8)"));
     return id;
 }
@@ -279,8 +280,8 @@ static json_t *tree_json(const sd_profile *p, size_t from, size_t to, const char
             s = semi + 1;
         }
         json_t *ids = json_array();
-        if (skipped) json_array_append(ids, frame_id(frames, frame_ids, "(outer frames)"));
-        for (size_t k = 0; k < np; k++) json_array_append(ids, frame_id(frames, frame_ids, parts[k]));
+        if (skipped) json_array_append_new(ids, frame_id(frames, frame_ids, "(outer frames)"));
+        for (size_t k = 0; k < np; k++) json_array_append_new(ids, frame_id(frames, frame_ids, parts[k]));
         json_t *stack = json_array();
         json_array_append_new(stack, u64(bytes));
         json_array_append_new(stack, ids);

@@ -697,7 +697,10 @@
     main.appendChild(figureBoxes([
       ['allocated, old', fmtBytes(diff.old.allocated)], ['allocated, new', fmtBytes(diff.new.allocated)],
       ['allocated growth', fmtDelta(t.allocated_delta)], ['reserved growth', fmtDelta(t.reserved_delta)],
-      ['blocks new / freed', fmtCount(t.blocks_new) + ' / ' + fmtCount(t.blocks_freed)]]));
+      ['blocks new / freed', fmtCount(t.blocks_new) + ' / ' + fmtCount(t.blocks_freed)]].concat(
+      // the CLI's "peak" row: with one pair of devices, the growth of the peak
+      diff.peak && diff.peak.devices && diff.peak.devices.length === 1
+        ? [['peak growth', fmtDelta(diff.peak.devices[0].delta_bytes)]] : [])));
     if (diff.warnings && diff.warnings.length)
       main.appendChild(el('ul', {'class': 'warnings'}, diff.warnings.map(function (w) {
         return el('li', {text: typeof w === 'string' ? w : (w.message || w.text || JSON.stringify(w))});
