@@ -30,7 +30,7 @@ _snapdiff()
         --baseline-step --threshold --max-fraction --horizon --log-format --format-list --pattern'
     local report_opts='--output -o --jobs --group-by -g --depth -d --hide --show --focus
         --gap-threshold --index-threshold --as-series --as-ranks --capacity --baseline-step
-        --threshold --log-format --name-pattern --strict'
+        --threshold --log-format --name-pattern --strict --alloc-conf --memory-fraction --torch'
     # Options whose value is the next word.
     local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root|--baseline-step|--threshold|--max-fraction|--horizon|--log-format|--alloc-conf|--memory-fraction|--torch|--at|--shard|--root|--pattern|--name-pattern'
 

@@ -118,11 +118,11 @@ complete -c snapdiff -n '__snapdiff_for check' -l fail-on-new-site -x -a '0 16Mi
 complete -c snapdiff -n '__snapdiff_for check' -l max-ooms -x -a '0 1' -d 'fail when NEW recorded more than N out-of-memory errors'
 complete -c snapdiff -n '__snapdiff_for check' -l config -r -F -d 'read limits from FILE (key = value lines)'
 complete -c snapdiff -n '__snapdiff_for check' -l repo-root -x -a '(__fish_complete_directories)' -d 'repository for --format github file= annotations'
-complete -c snapdiff -n '__snapdiff_for replay' -l memory-fraction -x -d "the run's per-process memory fraction (0..1]"
-complete -c snapdiff -n '__snapdiff_for replay' -l torch -x -a '2.5 2.8 2.9' -d 'read --alloc-conf as this torch version parses it'
+complete -c snapdiff -n '__snapdiff_for replay report' -l memory-fraction -x -d "the run's per-process memory fraction (0..1]"
+complete -c snapdiff -n '__snapdiff_for replay report' -l torch -x -a '2.5 2.8 2.9' -d 'read --alloc-conf as this torch version parses it'
 complete -c snapdiff -n '__snapdiff_for summarize' -l shard -x -a 'auto 0/2' -d "summarize only this task's share of the inputs: I/N, auto or auto/N"
 complete -c snapdiff -n '__snapdiff_for summarize' -l force -d 'summarize again inputs whose summary is newer than the input'
-complete -c snapdiff -n '__snapdiff_for replay' -l alloc-conf -x -a 'expandable_segments:True max_split_size_mb:512 garbage_collection_threshold:0.6' -d 'replay under this PYTORCH_CUDA_ALLOC_CONF too (repeatable)'
+complete -c snapdiff -n '__snapdiff_for replay report' -l alloc-conf -x -a 'expandable_segments:True max_split_size_mb:512 garbage_collection_threshold:0.6' -d 'replay under this PYTORCH_CUDA_ALLOC_CONF too (repeatable)'
 complete -c snapdiff -n '__snapdiff_for replay' -l capacity -x -a '16GiB 24GiB 40GiB 48GiB 80GiB 96GiB 141GiB' -d 'what the allocator may reserve'
 # curve.
 complete -c snapdiff -n '__snapdiff_for curve' -s j -l json -d 'write JSON (snapdiff.curve/1) instead of text'

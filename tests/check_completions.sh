@@ -72,7 +72,7 @@ bash_case "--fail-on-new-site" snapdiff check old.pickle new.pickle --fa
 bash_case "--json" snapdiff --jobs 2 stats --js
 bash_case "runs/rank0.pickle" snapdiff frag --svg runs/r
 bash_case "old.pickle" snapdiff stats o
-bash_case "--as-ranks --as-series --baseline-step --capacity --color --depth --focus --gap-threshold --group-by --help --hide --index-threshold --jobs --log-format --max-memory --name-pattern --no-color --output --quiet --show --strict --threshold --version" snapdiff report --
+bash_case "--alloc-conf --as-ranks --as-series --baseline-step --capacity --color --depth --focus --gap-threshold --group-by --help --hide --index-threshold --jobs --log-format --max-memory --memory-fraction --name-pattern --no-color --output --quiet --show --strict --threshold --torch --version" snapdiff report --
 bash_case "replay report" snapdiff rep
 bash_case "leaf" snapdiff report -o r.html -g le
 
@@ -101,7 +101,7 @@ if command -v fish >/dev/null 2>&1; then
     fish_case "github json junit text" "snapdiff check --format "
     fish_case "github json text" "snapdiff curve --format "
     fish_case "--max-group-growth --max-growth --max-growth-pct" "snapdiff check --max-g"
-    fish_case "--as-ranks --as-series --baseline-step --capacity --color --depth --focus --gap-threshold --group-by --help --hide --index-threshold --jobs --log-format --max-memory --name-pattern --no-color --output --quiet --show --strict --threshold --version" "snapdiff report --"
+    fish_case "--alloc-conf --as-ranks --as-series --baseline-step --capacity --color --depth --focus --gap-threshold --group-by --help --hide --index-threshold --jobs --log-format --max-memory --memory-fraction --name-pattern --no-color --output --quiet --show --strict --threshold --torch --version" "snapdiff report --"
 else
     echo "SKIP fish: not installed"
 fi
@@ -129,7 +129,7 @@ if command -v zsh >/dev/null 2>&1; then
             "$(zsh_complete 'snapdiff --group-by ')"
         expect zsh "snapdiff frag --" "--color --gap-threshold --help --index-threshold --jobs --json --map --max-memory --no-color --quiet --svg --version" \
             "$(zsh_complete 'snapdiff frag --')"
-        expect zsh "snapdiff report --" "--as-ranks --as-series --baseline-step --capacity --color --depth --focus --gap-threshold --group-by --help --hide --index-threshold --jobs --log-format --max-memory --name-pattern --no-color --output --quiet --show --strict --threshold --version" \
+        expect zsh "snapdiff report --" "--alloc-conf --as-ranks --as-series --baseline-step --capacity --color --depth --focus --gap-threshold --group-by --help --hide --index-threshold --jobs --log-format --max-memory --memory-fraction --name-pattern --no-color --output --quiet --show --strict --threshold --torch --version" \
             "$(zsh_complete 'snapdiff report --')"
     else
         echo "SKIP zsh completion runs: no zsh/zpty module"

@@ -4,6 +4,7 @@
 # Order: base, pickle, source, model, analysis, render, cli. A file in src/LAYER may
 # include "OTHER/x.h" only when OTHER comes no later than LAYER. Above the model nothing
 # sees the pickle reader's value tree (pickle/*.h): the model is the only reader of it.
+# Renderers (src/render) call no analysis entry point (see the end).
 # Usage: check_layers.sh SRC_DIR
 set -eu
 src=${1:?usage: check_layers.sh SRC_DIR}
@@ -112,6 +113,27 @@ for dir in "$src"/*/; do
         done
     done
 done
+# Renderers only format: no file in src/render runs an analysis. An analysis entry point is
+# a constructor defined in src/analysis (sd_*_create) or one of `runners`, which compute a
+# figure over a whole snapshot; the caller computes them before and passes the result (the
+# report: report_data.h). `allowed` lists FILE:FUNCTION exceptions still to be moved.
+runners='sd_peak_live_series sd_rank_spread_of sd_rank_spread_of_totals sd_groups_oom_of_snapshot
+    sd_attrib_site sd_stats_total'
+# replay_text.c builds the default attribution rules to name a site; issue 28's one site
+# label moves that into the analysis. stats_*.c format sd_stats_total, which only adds
+# the devices' counters up.
+allowed='replay_text.c:sd_attrib_create stats_json.c:sd_stats_total stats_text.c:sd_stats_total'
+entries=$( (awk '$1 == "analysis" && $2 ~ /_create$/ { print $2 }' "$defs"; printf '%s\n' $runners) | sort -u)
+for f in "$src"/render/*.c; do
+    [ -f "$f" ] || continue
+    for fn in $entries; do
+        grep -q "\b$fn(" "$f" || continue
+        case " $allowed " in *" $(basename "$f"):$fn "*) continue ;; esac
+        echo "check_layers: $f (render) calls $fn, an analysis entry point: renderers only format; compute it before rendering and pass the result"
+        bad=1
+    done
+done
+
 if [ "$files" -lt 20 ]; then
     echo "check_layers: only $files files under $src: is this the source tree?"
     exit 1

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "snapdiff/peak.h"
+#include "snapdiff/report_data.h"
 
 #include "check_helpers.h"
 
@@ -175,6 +176,78 @@ START_TEST(whole_run_and_no_trace)
 }
 END_TEST
 
+/* The report's figures (report_data.h) are the peak's, computed once before the page:
+ * fp32's 44 MiB peak at entry 4, its live series, its sites; the replay only for one file
+ * and only when asked; a config that does not parse is the caller's error, not the file's. */
+START_TEST(report_data_is_the_peaks)
+{
+    sd_snapshot *s = load("peak", "fp32");
+    sd_snapshot *b = load("peak", "bf16");
+    static const char *const confs[] = {"expandable_segments:True"};
+    sd_report_data_options o = SD_REPORT_DATA_OPTIONS_INIT;
+    o.replay = true;
+    o.replay_options.alloc_confs = confs;
+    o.replay_options.n_alloc_confs = 1;
+    sd_error err;
+    sd_error_clear(&err);
+    const sd_snapshot *one[1] = {s};
+    sd_report_data *d = sd_report_data_create(one, 1, &o, &err);
+    ck_assert_msg(d != NULL, "sd_report_data_create: %s", err.text);
+    ck_assert_uint_eq(sd_report_data_snapshot_count(d), 1);
+    const sd_peak_device *pd = sd_peak_device_at(sd_report_data_peak(d, 0), 0);
+    ck_assert_uint_eq(pd->peak_bytes, 44 * MiB);
+    ck_assert_uint_eq(pd->peak_entry, 4);
+    size_t n = 0;
+    const uint64_t *live = sd_report_data_live(d, 0, 0, &n);
+    ck_assert_uint_eq(n, pd->total_entries);
+    ck_assert_uint_eq(live[4], 44 * MiB);
+    ck_assert_uint_eq(live[n - 1], 16 * MiB);          /* the snapshot's live blocks */
+    ck_assert_ptr_null(sd_report_data_live(d, 0, 1, &n));
+    ck_assert_uint_eq(sd_report_data_totals(d, 0)->allocated_bytes, 16 * MiB);
+    /* the site of the peak's allocation is the peak's own */
+    const sd_site *site = sd_report_data_site(d, 0, pd->peak_stack);
+    ck_assert(site && site->site == pd->peak_site.site && site->backward == pd->peak_site.backward);
+    ck_assert_ptr_null(sd_report_data_site(d, 0, (uint32_t)sd_snapshot_stack_count(s)));
+    const sd_replay *r = sd_report_data_replay(d);
+    ck_assert(r && sd_replay_device_count(r) == 1);
+    ck_assert_uint_eq(sd_replay_device_at(r, 0)->n_configs, 2);
+    ck_assert_str_eq(sd_replay_device_at(r, 0)->configs[1].alloc_conf, "expandable_segments:True");
+    sd_report_data_free(d);
+
+    /* two files: no replay; the spread of their totals */
+    const sd_snapshot *two[2] = {s, b};
+    d = sd_report_data_create(two, 2, &o, &err);
+    ck_assert_msg(d != NULL, "sd_report_data_create: %s", err.text);
+    ck_assert_ptr_null(sd_report_data_replay(d));
+    ck_assert_uint_eq(sd_report_data_spread(d)->n, 2);
+    ck_assert_uint_eq(sd_report_data_spread(d)->allocated_max,
+                      sd_report_data_totals(d, 0)->allocated_bytes > sd_report_data_totals(d, 1)->allocated_bytes
+                          ? sd_report_data_totals(d, 0)->allocated_bytes
+                          : sd_report_data_totals(d, 1)->allocated_bytes);
+    sd_report_data_free(d);
+
+    /* errors: a config that does not parse names no file; no snapshots is a usage error */
+    static const char *const bad[] = {"bogus:1"};
+    o.replay_options.alloc_confs = bad;
+    sd_error_clear(&err);
+    ck_assert_ptr_null(sd_report_data_create(one, 1, &o, &err));
+    ck_assert_int_eq(err.code, SD_EUSAGE);
+    ck_assert_str_eq(err.source, "");
+    sd_error_clear(&err);
+    ck_assert_ptr_null(sd_report_data_create(NULL, 0, NULL, &err));
+    ck_assert_int_eq(err.code, SD_EUSAGE);
+    /* a zeroed options struct reads as version 1: no replay */
+    sd_report_data_options zero;
+    memset(&zero, 0, sizeof zero);
+    d = sd_report_data_create(one, 1, &zero, &err);
+    ck_assert(d && !sd_report_data_replay(d));
+    sd_report_data_free(d);
+    sd_report_data_free(NULL);
+    sd_snapshot_free(b);
+    sd_snapshot_free(s);
+}
+END_TEST
+
 static Suite *peak_suite(void)
 {
     Suite *s = suite_create("peak");
@@ -184,6 +257,7 @@ static Suite *peak_suite(void)
     tcase_add_test(tc, bf16_and_focus);
     tcase_add_test(tc, window_and_errors);
     tcase_add_test(tc, whole_run_and_no_trace);
+    tcase_add_test(tc, report_data_is_the_peaks);
     suite_add_tcase(s, tc);
     return s;
 }

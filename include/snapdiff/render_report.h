@@ -16,6 +16,7 @@
 #include "frag.h"
 #include "profile.h"
 #include "ranks.h"
+#include "report_data.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,6 +40,9 @@ typedef struct sd_report_input {
     const sd_curve *curve;            /* training logs (curve.h): the page draws their
                                        * curves; snaps, frags, profile and diff unused */
     /* Version 3. */
+    const sd_report_data *data;       /* the figures of snaps (report_data.h), computed
+                                       * before: required with snapshots (the renderer
+                                       * computes none); unused with curve */
     /* A job's folder by step and rank (ranks.h: sd_job_summarize's entries in step order,
      * its ranks and grown), the whole folder while snaps are the rank the page follows:
      * the page draws the steps-by-ranks table `series` prints (snapdiff.series-job/1
@@ -49,10 +53,11 @@ typedef struct sd_report_input {
     size_t n_job_ranks, job_grown;
 } sd_report_input;
 #define SD_REPORT_INPUT_INIT \
-    {SD_REPORT_INPUT_VERSION, NULL, 0, NULL, NULL, NULL, 0, false, NULL, NULL, 0, NULL, 0, 0}
+    {SD_REPORT_INPUT_VERSION, NULL, 0, NULL, NULL, NULL, 0, false, NULL, NULL, NULL, 0, NULL, 0, 0}
 sd_status sd_report_input_init(sd_report_input *opts, unsigned version);
 
-/* Write the page. @return SD_OK, SD_EIO (write failed), SD_ENOMEM, SD_EUSAGE. */
+/* Write the page. @return SD_OK, SD_EIO (write failed), SD_ENOMEM, SD_EUSAGE (an input
+ * without what its view needs: snapshots without data, data of other snapshots). */
 sd_status sd_render_report(FILE *out, const sd_report_input *in, sd_error *err);
 
 #ifdef __cplusplus

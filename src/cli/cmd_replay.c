@@ -24,17 +24,7 @@ static void warn_counts(const sd_replay *r)
 
 int cmd_replay(const struct cli_opts *opts)
 {
-    /* Every config parses before any file is read: a typo is a usage error. */
-    for (int i = 0; i < opts->n_alloc_conf; i++) {
-        sd_alloc_conf c;
-        sd_error err;
-        sd_error_clear(&err);
-        if (sd_alloc_conf_parse_torch(opts->alloc_conf[i], opts->torch_version, &c, &err) !=
-            SD_OK) {
-            msg_error("%s", err.text);
-            return EXIT_TROUBLE;
-        }
-    }
+    if (cli_check_alloc_confs(opts) != 0) return EXIT_TROUBLE;
     sd_snapshot **snaps;
     size_t n;
     struct cli_load_options lo = {.shape = CLI_LOAD_FLAT, .specs = opts->files,

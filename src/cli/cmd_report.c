@@ -2,9 +2,11 @@
  *
  * load -> analyse (a frag per snapshot; two files: the diff; one or N files: a profile;
  * the ranks of one job, as `series` guesses them or --as-ranks says: side by side;
- * training logs: their curves, curve.h) -> render (render/report.c: the page draws from
- * the same JSON the other commands write) -> exit status. HTML is not written to a
- * terminal: -o FILE or a redirect.
+ * training logs: their curves, curve.h; and for snapshots the figures of report_data.h:
+ * peaks, live series, sites, totals, one file's replay under the user's settings) ->
+ * render (render/report.c only formats: the page draws from the same JSON the other
+ * commands write) -> exit status. HTML is not written to a terminal: -o FILE or a
+ * redirect.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #include "snapdiff/curve.h"
 #include "snapdiff/ranks.h"
 #include "snapdiff/render_report.h"
+#include "snapdiff/report_data.h"
 #include "snapdiff/summary.h"
 #include "snapdiff/units.h"
 
@@ -69,6 +72,33 @@ static int analyse(sd_snapshot **snaps, size_t n, const struct cli_opts *o, sd_f
         return -1;
     }
     return 0;
+}
+
+/* The what-ifs one file's page draws when no --alloc-conf is given: the two settings that
+ * most often change what a run reserves (docs/report.md). */
+static const char *const default_what_ifs[] = {"expandable_segments:True", "max_split_size_mb:512"};
+
+/* The report's own figures (report_data.h), with the user's grouping and replay settings;
+ * on failure the error is printed and NULL returned. */
+static sd_report_data *analyse_data(sd_snapshot **snaps, size_t n, const struct cli_opts *o)
+{
+    sd_report_data_options ro = SD_REPORT_DATA_OPTIONS_INIT;
+    cli_attrib_options(o, &ro.attrib);
+    ro.max_memory = o->max_memory;
+    ro.replay = n == 1;
+    bool given = o->n_alloc_conf > 0;
+    ro.replay_options = (sd_replay_options){
+        .alloc_confs = given ? o->alloc_conf : default_what_ifs,
+        .n_alloc_confs = given ? (size_t)o->n_alloc_conf : 2,
+        .capacity = o->capacity,
+        .memory_fraction = o->memory_fraction,
+        .torch_version = o->torch_version,
+        .max_memory = o->max_memory};
+    sd_error err;
+    sd_error_clear(&err);
+    sd_report_data *d = sd_report_data_create((const sd_snapshot *const *)snaps, n, &ro, &err);
+    if (!d) msg_sd_error(&err);
+    return d;
 }
 
 /* A job's folder, the ranks of one job or a series, by the rule `series` reads them by
@@ -255,13 +285,14 @@ typedef struct report_job {
     bool ranks;
     const sd_curve *curve;
     const job_view *job;      /* a job's folder the page follows one rank of, or NULL */
+    const sd_report_data *data;
 } report_job;
 
 static int write_report(FILE *out, const report_job *j, const struct cli_opts *o)
 {
     sd_report_input in = {SD_REPORT_INPUT_VERSION, (const sd_snapshot *const *)j->snaps, j->n,
                            (const sd_frag *const *)j->frags, j->profile, j->diff, o->max_memory,
-                           j->ranks, j->curve, NULL, 0, NULL, 0, 0};
+                           j->ranks, j->curve, j->data, NULL, 0, NULL, 0, 0};
     if (j->job && j->job->n) {
         in.job = j->job->e;
         in.n_job = j->job->n;
@@ -345,7 +376,7 @@ static int report_curves(const struct cli_opts *o)
         return EXIT_TROUBLE;
     }
     cli_curve_warn_bad_lines(c);
-    report_job j = {NULL, sd_curve_file_count(c), NULL, NULL, NULL, false, c, NULL};
+    report_job j = {NULL, sd_curve_file_count(c), NULL, NULL, NULL, false, c, NULL, NULL};
     int status = render_to_output(&j, o);
     sd_curve_free(c);
     return status;
@@ -360,6 +391,7 @@ int cmd_report(const struct cli_opts *opts)
     }
     int logs = inputs_are_logs(opts);
     if (logs != 0) return logs > 0 ? report_curves(opts) : EXIT_TROUBLE;
+    if (cli_check_alloc_confs(opts) != 0) return EXIT_TROUBLE;
     sd_snapshot **snaps;
     size_t n;
     struct cli_load_options lo = {.shape = CLI_LOAD_FLAT, .specs = opts->files,
@@ -372,6 +404,7 @@ int cmd_report(const struct cli_opts *opts)
     job_view jv = {0};
     sd_name_pattern *pattern = NULL;
     sd_names_view view = SD_NAMES_SERIES;
+    sd_report_data *data = NULL;
     if (!frags) msg_error("out of memory");
     else if (n == 0) msg_error("report: no snapshot in the input");
     else if (name_pattern(opts, &pattern) != 0) {
@@ -381,15 +414,17 @@ int cmd_report(const struct cli_opts *opts)
         /* printed */
     } else if (read_as_ranks(opts, snaps, n, view)) {
         qsort(snaps, n, sizeof *snaps, by_rank);   /* as `series` lists them */
-        if (analyse_frags(snaps, n, opts, frags) == 0) {
-            report_job j = {snaps, n, frags, NULL, NULL, true, NULL, NULL};
+        if (analyse_frags(snaps, n, opts, frags) == 0 && (data = analyse_data(snaps, n, opts))) {
+            report_job j = {snaps, n, frags, NULL, NULL, true, NULL, NULL, data};
             status = render_to_output(&j, opts);
         }
-    } else if (analyse(snaps, n, opts, frags, &diff, &profile) == 0) {
-        report_job j = {snaps, n, frags, diff, profile, false, NULL, &jv};
+    } else if (analyse(snaps, n, opts, frags, &diff, &profile) == 0 &&
+               (data = analyse_data(snaps, n, opts))) {
+        report_job j = {snaps, n, frags, diff, profile, false, NULL, &jv, data};
         status = render_to_output(&j, opts);
     }
     sd_name_pattern_free(pattern);
+    sd_report_data_free(data);
     sd_diff_free(diff);
     sd_profile_free(profile);
     job_view_free(&jv);

@@ -103,6 +103,10 @@ typedef sd_status (*cli_config_parser)(const char *text, size_t len, const char 
                                        void *ctx, sd_error *err);
 int cli_read_config(const char *path, cli_config_parser parse, void *ctx);
 
+/* Every --alloc-conf parses (as --torch reads it), checked before any file is read, so
+ * that a typo is a usage error (replay, report). 0, or -1 with the error printed. */
+int cli_check_alloc_confs(const struct cli_opts *o);
+
 /* How curve and report read training logs (cmd_curve.c): --log-format, --baseline-step,
  * --capacity, --threshold (no limits: curve adds its own); and the one warning per file
  * with lines that could not be read. */

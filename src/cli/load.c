@@ -12,6 +12,7 @@
 #include "snapdiff/render_ranks.h"
 #include "snapdiff/load.h"
 #include "snapdiff/ranks.h"
+#include "snapdiff/replay.h"
 
 static void print_warnings(const sd_snapshot *s)
 {
@@ -288,6 +289,20 @@ void cli_attrib_options(const struct cli_opts *o, sd_attrib_options *a)
     a->n_show = (size_t)o->n_show;
     a->focus = o->focus;
     a->n_focus = (size_t)o->n_focus;
+}
+
+int cli_check_alloc_confs(const struct cli_opts *o)
+{
+    for (int i = 0; i < o->n_alloc_conf; i++) {
+        sd_alloc_conf c;
+        sd_error err;
+        sd_error_clear(&err);
+        if (sd_alloc_conf_parse_torch(o->alloc_conf[i], o->torch_version, &c, &err) != SD_OK) {
+            msg_error("%s", err.text);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 void cli_diff_options(const struct cli_opts *o, sd_diff_options *d)

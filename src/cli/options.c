@@ -117,12 +117,13 @@ static const struct opt_def options[] = {
     {"confidence", 0, "P", FOR_SERIES, O_CONFIDENCE,
      "trend-test confidence (0..1) needed for growing or shrinking (default 0.99)"},
     {"ascii", 0, NULL, FOR_SERIES, O_ASCII, "draw sparklines in ASCII, not Unicode blocks"},
-    {"alloc-conf", 0, "CONF", FOR_REPLAY, O_ALLOC_CONF,
-     "replay under this PYTORCH_CUDA_ALLOC_CONF too (repeatable, one config each)"},
-    {"memory-fraction", 0, "F", FOR_REPLAY, O_MEMORY_FRACTION,
+    {"alloc-conf", 0, "CONF", FOR_REPLAY | FOR_REPORT, O_ALLOC_CONF,
+     "replay under this PYTORCH_CUDA_ALLOC_CONF too (repeatable, one config each; report: "
+     "the one file's what-ifs, instead of expandable_segments:True and max_split_size_mb:512)"},
+    {"memory-fraction", 0, "F", FOR_REPLAY | FOR_REPORT, O_MEMORY_FRACTION,
      "the run's torch.cuda.set_per_process_memory_fraction (0..1]: caps what the allocator "
      "may reserve at F of the capacity and lets garbage_collection_threshold act"},
-    {"torch", 0, "VERSION", FOR_REPLAY, O_TORCH,
+    {"torch", 0, "VERSION", FOR_REPLAY | FOR_REPORT, O_TORCH,
      "read --alloc-conf as torch VERSION (e.g. 2.5) parses it: the keys it knows, its "
      "limits, its roundup_power2_divisions list (default: the newest rules)"},
     {"as-series", 0, NULL, FOR_SERIES | FOR_REPORT, O_AS_SERIES,

@@ -79,23 +79,36 @@ static void folded_key(void *ctx, const sd_snapshot *snap, uint32_t id, sdp_sbuf
     stack_text(snap, id, b);
 }
 
+sd_status sdp_folded_create(sdp_folded *f, const sd_profile *p, size_t from, size_t to,
+                            uint64_t max_memory, sd_error *err)
+{
+    memset(f, 0, sizeof *f);
+    sdp_arena_init(&f->arena, max_memory);
+    if (sdp_stack_merge_growth(&f->merge, &f->arena, p, from, to, folded_key, NULL, &f->lines,
+                               &f->n))
+        return SD_OK;
+    sdp_folded_free(f);
+    return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory for folded stacks");
+}
+
+void sdp_folded_free(sdp_folded *f)
+{
+    free(f->lines);
+    sdp_stack_merge_free(&f->merge);
+    sdp_arena_free(&f->arena);
+    memset(f, 0, sizeof *f);
+}
+
 sd_status sd_render_diff_folded(FILE *out, const sd_profile *p, size_t from, size_t to,
                             uint64_t max_memory, sd_error *err)
 {
     sd_error_clear(err);
-    sdp_arena arena;
-    sdp_arena_init(&arena, max_memory);
-    sdp_stack_merge m;
-    sdp_merged_stack **lines = NULL;
-    size_t n = 0;
-    bool ok = sdp_stack_merge_growth(&m, &arena, p, from, to, folded_key, NULL, &lines, &n);
-    sd_status st = SD_OK;
-    if (!ok) st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory for folded stacks");
-    for (size_t i = 0; ok && i < n; i++)
-        fprintf(out, "%s %" PRIu64 "\n", lines[i]->key, (uint64_t)lines[i]->bytes);
-    if (ok && ferror(out)) st = sdp_fail(err, SD_EIO, SD_NO_OFFSET, "error writing output");
-    free(lines);
-    sdp_stack_merge_free(&m);
-    sdp_arena_free(&arena);
+    sdp_folded f;
+    sd_status st = sdp_folded_create(&f, p, from, to, max_memory, err);
+    if (st != SD_OK) return st;
+    for (size_t i = 0; i < f.n; i++)
+        fprintf(out, "%s %" PRIu64 "\n", f.lines[i]->key, (uint64_t)f.lines[i]->bytes);
+    if (ferror(out)) st = sdp_fail(err, SD_EIO, SD_NO_OFFSET, "error writing output");
+    sdp_folded_free(&f);
     return st;
 }

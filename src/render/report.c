@@ -5,8 +5,10 @@
  * written as \u003c so that no text in a snapshot can end the element: the documents the
  * CLI's --json writes (rendered into memory by the same renderers), and one
  * snapdiff.report/1 document of aggregates for the pictures (report_render.h lists the
- * limits). Nothing here decides anything: figures come from the analyses; this file picks
- * the largest entries and downsamples, as a picture needs.
+ * limits). Nothing here decides or computes anything: every figure comes from the analyses
+ * the caller ran before (the diff or profile, the frags, and report_data.h's peaks, live
+ * series, sites, totals, spread and replay); this file picks the largest entries and
+ * downsamples, as a picture needs.
  */
 #define _GNU_SOURCE   /* open_memstream */
 #include <inttypes.h>
@@ -20,9 +22,6 @@
 #include "render/report_render.h"
 #include "render/top_render.h"
 #include "report_assets.h"
-#include "snapdiff/peak.h"
-#include "snapdiff/replay.h"
-#include "snapdiff/ranks.h"
 #include "snapdiff/render_curve.h"
 #include "snapdiff/render_frag.h"
 #include "snapdiff/render_series.h"
@@ -92,13 +91,12 @@ static sd_status write_ranks(FILE *out, const sd_report_input *in)
     sd_status st = SD_ENOMEM;
     if (totals && sources && ooms) {
         for (size_t i = 0; i < in->n; i++) {
-            sd_stats_total(in->snaps[i], &totals[i]);
+            totals[i] = *sd_report_data_totals(in->data, i);
             sources[i] = sd_snapshot_source(in->snaps[i]);
-            sd_groups_oom_of_snapshot(in->snaps[i], &ooms[i]);
+            ooms[i] = *sd_report_data_oom(in->data, i);
         }
-        sd_rank_spread sp;
-        sd_rank_spread_of_totals(totals, in->n, &sp);
-        st = sd_render_series_ranks_oom_json(out, sources, totals, ooms, in->n, &sp);
+        st = sd_render_series_ranks_oom_json(out, sources, totals, ooms, in->n,
+                                             sd_report_data_spread(in->data));
     }
     free(ooms);
     free(totals);
@@ -164,15 +162,14 @@ static json_t *string_or(const char *s, const char *fallback)
     return t ? t : json_string(fallback);
 }
 
-/* The site of stack `id` of `s` as every view names it (attrib.h); NULL for an empty
- * stack. */
-static json_t *site_of_stack(const sd_snapshot *s, const sd_attrib *a, uint32_t id)
+/* The site of stack `id` of snapshot `i` (report_data.h's, as the diff finds it), named as
+ * every view names it (attrib.h); NULL for an empty stack. */
+static json_t *site_of_stack(const sd_report_input *in, size_t i, uint32_t id)
 {
-    sd_site site;
+    const sd_site *site = sd_report_data_site(in->data, i, id);
+    if (!site || site->site < 0) return NULL;
     char buf[1024];
-    sd_attrib_site_of_stack(a, s, id, &site);
-    if (site.site < 0) return NULL;
-    sd_site_text(s, id, &site, buf, sizeof buf);
+    sd_site_text(in->snaps[i], id, site, buf, sizeof buf);
     return string_or(buf, "(not UTF-8)");
 }
 
@@ -226,47 +223,25 @@ static json_t *sites_json(const sd_profile *p, size_t side)
 
 /* ---- the icicle: folded stacks (the flame graph lines), the largest kept ---- */
 
-typedef struct folded_line {
-    char *text;       /* frames, outermost first, ';'-separated; cut at the value */
-    uint64_t bytes;
-} folded_line;
-
 static int folded_desc(const void *pa, const void *pb)
 {
-    const folded_line *a = pa, *b = pb;
+    const sdp_merged_stack *a = *(const sdp_merged_stack *const *)pa;
+    const sdp_merged_stack *b = *(const sdp_merged_stack *const *)pb;
     if (a->bytes != b->bytes) return a->bytes < b->bytes ? 1 : -1;
-    return strcmp(a->text, b->text);
+    return strcmp(a->key, b->key);
 }
 
-/* The lines of `buf` ("frames BYTES\n" each) split in place. */
-static folded_line *parse_folded(char *buf, size_t len, size_t *n_out)
+/* The index of frame text `text` in `frames`, added when new (a new reference). A text
+ * that is not UTF-8 cannot be an index key: it gets an entry of its own each time. */
+static json_t *frame_id(json_t *frames, json_t *frame_ids, const char *text)
 {
-    size_t n = 0, cap = 0;
-    folded_line *lines = NULL;
-    char *p = buf, *end = buf + len;
-    while (p < end) {
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        char *line_end = nl ? nl : end;
-        *line_end = '\0';
-        char *sp = strrchr(p, ' ');
-        if (sp && sp > p) {
-            *sp = '\0';
-            if (n == cap) {
-                size_t nc = cap ? cap * 2 : 256;
-                folded_line *g = realloc(lines, nc * sizeof *g);
-                if (!g) {
-                    free(lines);
-                    return NULL;
-                }
-                lines = g;
-                cap = nc;
-            }
-            lines[n++] = (folded_line){p, strtoull(sp + 1, NULL, 10)};
-        }
-        p = line_end + 1;
-    }
-    *n_out = n;
-    return lines ? lines : calloc(1, sizeof *lines);
+    json_t *id = json_object_get(frame_ids, text);
+    if (id) return json_incref(id);
+    json_t *t = json_string(text);
+    id = u64(json_array_size(frames));
+    if (t) json_object_set(frame_ids, text, id);
+    json_array_append_new(frames, t ? t : json_string("(frame not UTF-8)"));
+    return id;
 }
 
 /* {"what", "frames": [text], "stacks": [[bytes, [frame, ...outer first]]], "stacks_total",
@@ -274,38 +249,42 @@ static folded_line *parse_folded(char *buf, size_t len, size_t *n_out)
 static json_t *tree_json(const sd_profile *p, size_t from, size_t to, const char *what,
                          uint64_t max_memory, sd_status *st, sd_error *err)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    if (!mem) {
-        *st = SD_ENOMEM;
-        return NULL;
-    }
-    *st = sd_render_diff_folded(mem, p, from, to, max_memory, err);
-    if (fclose(mem) != 0 && *st == SD_OK) *st = SD_ENOMEM;
-    size_t n = 0;
-    folded_line *lines = *st == SD_OK ? parse_folded(buf, len, &n) : NULL;
-    if (!lines) {
-        if (*st == SD_OK) *st = SD_ENOMEM;
-        free(buf);
-        return NULL;
-    }
-    qsort(lines, n, sizeof *lines, folded_desc);
+    sdp_folded f;
+    *st = sdp_folded_create(&f, p, from, to, max_memory, err);
+    if (*st != SD_OK) return NULL;
+    qsort(f.lines, f.n, sizeof *f.lines, folded_desc);
     json_t *o = json_object(), *frames = json_array(), *stacks = json_array();
     json_t *frame_ids = json_object();    /* frame text -> index into frames */
-    uint64_t total = 0, other = 0;
-    for (size_t i = 0; i < n; i++) {
-        total += lines[i].bytes;
-        if (i >= SDP_REPORT_MAX_STACKS) {
-            other += lines[i].bytes;
+    uint64_t total = 0, other = 0, rounding = 0;
+    size_t drawn = 0, n_rounding = 0;
+    char *text = NULL;
+    bool growth = from != to && sd_profile_snapshot(p, from);
+    for (size_t i = 0; i < f.n; i++) {
+        uint64_t bytes = (uint64_t)f.lines[i]->bytes;
+        /* Growth as the diff counts it: a stack whose requested bytes did not move grew by
+         * allocator rounding only, which the diff does not call growth; it is not drawn. */
+        if (growth && f.lines[i]->requested == 0) {
+            rounding += bytes;
+            n_rounding++;
             continue;
         }
+        total += bytes;
+        if (drawn++ >= SDP_REPORT_MAX_STACKS) {
+            other += bytes;
+            continue;
+        }
+        free(text);
+        if (!(text = strdup(f.lines[i]->key))) {
+            *st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory for the icicle");
+            break;
+        }
+        /* The key's frames, outermost first, ';'-separated: the innermost are kept. */
         const char *parts[SDP_REPORT_MAX_DEPTH];
         size_t np = 0, skipped = 0;
-        for (char *s = lines[i].text;;) {
+        for (char *s = text;;) {
             char *semi = strchr(s, ';');
             if (semi) *semi = '\0';
-            if (np == SDP_REPORT_MAX_DEPTH) {   /* keep the innermost frames */
+            if (np == SDP_REPORT_MAX_DEPTH) {
                 memmove(parts, parts + 1, (np - 1) * sizeof *parts);
                 np--;
                 skipped++;
@@ -315,41 +294,28 @@ static json_t *tree_json(const sd_profile *p, size_t from, size_t to, const char
             s = semi + 1;
         }
         json_t *ids = json_array();
-        if (skipped) {
-            const char *more = "(outer frames)";
-            json_t *id = json_object_get(frame_ids, more);
-            if (!id) {
-                id = u64(json_array_size(frames));
-                json_object_set_new(frame_ids, more, id);
-                json_array_append_new(frames, json_string(more));
-            }
-            json_array_append(ids, id);
-        }
-        for (size_t k = 0; k < np; k++) {
-            json_t *id = json_object_get(frame_ids, parts[k]);
-            if (!id) {
-                json_t *text = json_string(parts[k]);
-                if (!text) text = json_string("(frame not UTF-8)");
-                id = u64(json_array_size(frames));
-                json_object_set_new(frame_ids, parts[k], id);
-                json_array_append_new(frames, text);
-            }
-            json_array_append(ids, id);
-        }
+        if (skipped) json_array_append_new(ids, frame_id(frames, frame_ids, "(outer frames)"));
+        for (size_t k = 0; k < np; k++) json_array_append_new(ids, frame_id(frames, frame_ids, parts[k]));
         json_t *stack = json_array();
-        json_array_append_new(stack, u64(lines[i].bytes));
+        json_array_append_new(stack, u64(bytes));
         json_array_append_new(stack, ids);
         json_array_append_new(stacks, stack);
     }
+    free(text);
     json_object_set_new(o, "what", json_string(what));
     json_object_set_new(o, "frames", frames);
     json_object_set_new(o, "stacks", stacks);
-    json_object_set_new(o, "stacks_total", u64(n));
+    json_object_set_new(o, "stacks_total", u64(f.n - n_rounding));
     json_object_set_new(o, "total_bytes", u64(total));
     json_object_set_new(o, "other_bytes", u64(other));
+    json_object_set_new(o, "rounding_stacks", u64(n_rounding));
+    json_object_set_new(o, "rounding_bytes", u64(rounding));
     json_decref(frame_ids);
-    free(lines);
-    free(buf);
+    sdp_folded_free(&f);
+    if (*st != SD_OK) {
+        json_decref(o);
+        return NULL;
+    }
     return o;
 }
 
@@ -412,18 +378,14 @@ static json_t *site_index(json_t *sites, json_t *index, json_t *text)
  * blocks live when recording began included. Each point is a bucket of entries: [first
  * entry, time_us or null, highest live, lowest live, site of the allocation that reached
  * the highest]. */
-static json_t *timeline_device(const sd_snapshot *s, const sd_attrib *a, sd_peak *pk_an,
-                               size_t di)
+static json_t *timeline_device(const sd_report_input *in, size_t si, size_t di)
 {
+    const sd_snapshot *s = in->snaps[si];
     const sd_cuda_device *dev = sd_snapshot_device(s, di);
-    const sd_peak_device *pd = sd_peak_device_at(pk_an, di);
-    size_t n = dev->n_trace;
-    if (!pd || !pd->has_peak) return NULL;
-    uint64_t *series = malloc((n ? n : 1) * sizeof *series);
-    if (!series || sd_peak_live_series(pk_an, di, series, n, NULL)) {
-        free(series);
-        return NULL;
-    }
+    const sd_peak_device *pd = sd_peak_device_at(sd_report_data_peak(in->data, si), di);
+    size_t n = 0;
+    const uint64_t *series = sd_report_data_live(in->data, si, di, &n);
+    if (!pd || !pd->has_peak || !series || n != dev->n_trace) return NULL;
     int64_t live = (int64_t)pd->start_bytes;
     size_t per = (n + SDP_REPORT_MAX_POINTS - 1) / SDP_REPORT_MAX_POINTS;
     if (per == 0) per = 1;
@@ -450,18 +412,17 @@ static json_t *timeline_device(const sd_snapshot *s, const sd_attrib *a, sd_peak
         json_array_append_new(pt, he->has_time ? json_integer(he->time_us) : json_null());
         json_array_append_new(pt, json_integer(hi));
         json_array_append_new(pt, json_integer(lo));
-        json_array_append_new(pt, hi_alloc ? site_index(sites, index, site_of_stack(s, a, he->stack))
+        json_array_append_new(pt, hi_alloc ? site_index(sites, index, site_of_stack(in, si, he->stack))
                                            : json_null());
         json_array_append_new(points, pt);
     }
-    free(series);
     const sd_trace_entry *pe = &dev->trace[pd->peak_entry];
     json_t *pk = json_object();
     json_object_set_new(pk, "entry", u64(pd->peak_entry));
     json_object_set_new(pk, "time_us", pe->has_time ? json_integer(pe->time_us) : json_null());
     json_object_set_new(pk, "bytes", u64(pd->peak_bytes));
     json_object_set_new(pk, "action", json_string(sd_trace_action_name((sd_trace_action)pe->action)));
-    json_object_set_new(pk, "site", site_index(sites, index, site_of_stack(s, a, pe->stack)));
+    json_object_set_new(pk, "site", site_index(sites, index, site_of_stack(in, si, pe->stack)));
     json_object_set_new(pk, "phase", sdp_peak_phase_json(pd));
     json_object_set_new(pk, "step", sdp_peak_step_json(pd));
     json_object_set_new(o, "device", json_integer(dev->device));
@@ -476,18 +437,13 @@ static json_t *timeline_device(const sd_snapshot *s, const sd_attrib *a, sd_peak
     return o;
 }
 
-static json_t *timelines_json(const sd_snapshot *s, const sd_attrib *a)
+static json_t *timelines_json(const sd_report_input *in, size_t si)
 {
     json_t *devs = json_array();
-    sd_peak_options po;
-    memset(&po, 0, sizeof po);
-    sd_peak *pk = sd_peak_create(s, &po, NULL);
-    if (!pk) return devs;
-    for (size_t d = 0; d < sd_snapshot_device_count(s); d++) {
-        json_t *t = timeline_device(s, a, pk, d);
+    for (size_t d = 0; d < sd_snapshot_device_count(in->snaps[si]); d++) {
+        json_t *t = timeline_device(in, si, d);
         if (t) json_array_append_new(devs, t);
     }
-    sd_peak_free(pk);
     return devs;
 }
 
@@ -506,16 +462,12 @@ static json_t *reserved_points(const sd_replay_point *pts, size_t n)
 }
 
 /* Per device with a trace: the recorded reserved bytes over the trace and the replay's under
- * the recorded settings, expandable_segments:True and max_split_size_mb:512 (replay.h's
- * bounded timelines: [last entry of a bucket, highest reserved in it]), each with its peak
- * as `snapdiff replay --json` gives it. An empty array when the file cannot be replayed. */
-static json_t *reserved_timelines_json(const sd_snapshot *s, uint64_t max_memory)
+ * the recorded settings and the caller's (report_data.h; replay.h's bounded timelines: [last
+ * entry of a bucket, highest reserved in it]), each with its peak as `snapdiff replay
+ * --json` gives it. An empty array without a replay. */
+static json_t *reserved_timelines_json(const sd_replay *r)
 {
-    static const char *const confs[] = {"expandable_segments:True", "max_split_size_mb:512"};
     json_t *devs = json_array();
-    sd_replay *r = sd_replay_create(s, &(sd_replay_options){.alloc_confs = confs,
-                                                            .n_alloc_confs = 2,
-                                                            .max_memory = max_memory}, NULL);
     if (!r) return devs;
     for (size_t i = 0; i < sd_replay_device_count(r); i++) {
         const sd_replay_device *d = sd_replay_device_at(r, i);
@@ -540,14 +492,14 @@ static json_t *reserved_timelines_json(const sd_snapshot *s, uint64_t max_memory
         json_object_set_new(o, "configs", cs);
         json_array_append_new(devs, o);
     }
-    sd_replay_free(r);
     return devs;
 }
 
 /* The site of each oom entry of each device ({"trace index": "path:line name"}), so that
  * the page can tie the frag analysis' oom events to their lines; at most 256 a device. */
-static json_t *oom_sites_json(const sd_snapshot *s, const sd_attrib *a)
+static json_t *oom_sites_json(const sd_report_input *in, size_t si)
 {
+    const sd_snapshot *s = in->snaps[si];
     json_t *devs = json_array();
     for (size_t d = 0; d < sd_snapshot_device_count(s); d++) {
         const sd_cuda_device *dev = sd_snapshot_device(s, d);
@@ -555,7 +507,7 @@ static json_t *oom_sites_json(const sd_snapshot *s, const sd_attrib *a)
         size_t kept = 0;
         for (size_t i = dev->n_trace; i-- > 0 && kept < 256;) {
             if (dev->trace[i].action != SD_ACT_OOM) continue;
-            json_t *t = site_of_stack(s, a, dev->trace[i].stack);
+            json_t *t = site_of_stack(in, si, dev->trace[i].stack);
             if (!t) continue;
             char idx[24];
             snprintf(idx, sizeof idx, "%zu", i);
@@ -643,11 +595,9 @@ static json_t *limits_json(void)
 static json_t *rank_peaks_json(const sd_report_input *in)
 {
     json_t *ranks = json_array();
-    sd_peak_options po;
-    memset(&po, 0, sizeof po);
     for (size_t i = 0; i < in->n; i++) {
         json_t *devs = json_array();
-        sd_peak *pk = sd_peak_create(in->snaps[i], &po, NULL);
+        const sd_peak *pk = sd_report_data_peak(in->data, i);
         for (size_t d = 0; pk && d < sd_snapshot_device_count(in->snaps[i]); d++) {
             const sd_peak_device *pd = sd_peak_device_at(pk, d);
             json_t *o = json_object();
@@ -659,7 +609,6 @@ static json_t *rank_peaks_json(const sd_report_input *in)
                                                   ? json_integer(pd->peak_time_us) : json_null());
             json_array_append_new(devs, o);
         }
-        sd_peak_free(pk);
         json_array_append_new(ranks, devs);
     }
     return ranks;
@@ -716,13 +665,13 @@ static json_t *report_json(const sd_report_input *in, sd_status *st, sd_error *e
     json_t *maps = json_array(), *timelines = json_array(), *ooms = json_array();
     for (size_t i = 0; i < in->n; i++) {
         json_array_append_new(maps, segment_maps_json(in->frags[i]));
-        json_array_append_new(timelines, timelines_json(in->snaps[i], a));
-        json_array_append_new(ooms, oom_sites_json(in->snaps[i], a));
+        json_array_append_new(timelines, timelines_json(in, i));
+        json_array_append_new(ooms, oom_sites_json(in, i));
     }
     json_object_set_new(o, "segment_maps", maps);
     json_object_set_new(o, "timelines", timelines);
     if (!in->diff && in->n == 1 && sd_snapshot_device_count(in->snaps[0])) {
-        json_t *rt = reserved_timelines_json(in->snaps[0], in->max_memory);
+        json_t *rt = reserved_timelines_json(sd_report_data_replay(in->data));
         if (json_array_size(rt)) json_object_set_new(o, "reserved_timelines", rt);
         else json_decref(rt);
     }
@@ -823,7 +772,11 @@ static void write_title(FILE *out, const sd_report_input *in)
 static bool input_fits(const sd_report_input *in)
 {
     if (curve_of(in)) return in->n == sd_curve_file_count(curve_of(in));
-    if (!in->frags || !in->snaps) return false;
+    if (!in->frags || !in->snaps || in->version < 3 || !in->data ||
+        sd_report_data_snapshot_count(in->data) != in->n)
+        return false;
+    for (size_t i = 0; i < in->n; i++)   /* the data are these snapshots' */
+        if (sd_peak_snapshot(sd_report_data_peak(in->data, i)) != in->snaps[i]) return false;
     if (is_ranks(in)) return !in->diff && in->n >= 2;
     return (in->diff || in->profile) && (!in->diff || in->n == 2);
 }

@@ -16,7 +16,7 @@ static uint64_t entry_hash(const void *ctx, uint32_t id)
 }
 
 static bool merge_add(sdp_stack_merge *m, const char *key, size_t len, int64_t bytes,
-                      int64_t blocks)
+                      int64_t blocks, int64_t requested)
 {
     uint64_t h = key_hash(key, len);
     for (size_t j = sdp_htab_first(&m->index, h); m->index.slots[j];
@@ -25,6 +25,7 @@ static bool merge_add(sdp_stack_merge *m, const char *key, size_t len, int64_t b
         if (e->hash == h && e->len == len && memcmp(e->key, key, len) == 0) {
             e->bytes += bytes;
             e->blocks += blocks;
+            e->requested += requested;
             return true;
         }
     }
@@ -33,7 +34,7 @@ static bool merge_add(sdp_stack_merge *m, const char *key, size_t len, int64_t b
         return false;
     const char *copy = sdp_arena_strndup(m->arena, key, len);
     if (!copy) return false;
-    m->e[m->n] = (sdp_merged_stack){copy, len, h, bytes, blocks};
+    m->e[m->n] = (sdp_merged_stack){copy, len, h, bytes, blocks, requested};
     size_t j = sdp_htab_first(&m->index, h);   /* the table may have grown */
     while (m->index.slots[j]) j = sdp_htab_next(&m->index, j);
     sdp_htab_put(&m->index, j, (uint32_t)m->n++);
@@ -51,7 +52,7 @@ static bool add_side(sdp_stack_merge *m, const sd_profile *p, size_t side, int64
         key(ctx, snap, s, b);
         if (b->failed ||
             !merge_add(m, sdp_sbuf_str(b), b->len, sign * (int64_t)f->bytes,
-                       sign * (int64_t)f->blocks))
+                       sign * (int64_t)f->blocks, sign * (int64_t)f->requested))
             return false;
     }
     return true;

@@ -18,6 +18,8 @@ typedef struct sdp_merged_stack {
     size_t len;
     uint64_t hash;
     int64_t bytes, blocks;   /* to minus from */
+    int64_t requested;       /* requested bytes, to minus from: 0 with bytes that moved is
+                              * allocator rounding only (sd_diff_group_changed's rule) */
 } sdp_merged_stack;
 
 typedef struct sdp_stack_merge {

@@ -6,8 +6,8 @@
  * draws; every figure comes from snapdiff's analyses. No network: nothing is fetched.
  *
  * Any script error is written into #sd-errors and counted in body[data-sd-errors], so
- * that a headless browser test can read it from the DOM; #sd-status says "drawn" when
- * everything was drawn.
+ * that a headless browser test can read it from the DOM; #sd-status (hidden: no reader
+ * needs it) has data-status "drawn" when everything was drawn.
  */
 (function () {
   'use strict';
@@ -109,6 +109,17 @@
   function figureBoxes(items) {
     return el('div', {'class': 'figures'}, items.map(function (it) {
       return el('div', {'class': 'figure'}, [el('b', {text: it[1]}), el('span', {text: it[0]})]);
+    }));
+  }
+
+  /* A chart's key: one entry per kind of mark drawn. Each mark carries data-legend, its
+   * entry the same name, so that a test can tell that no line is left unexplained. */
+  var legendCount = 0;
+  function legendFor(svg, items) {
+    var id = 'sd-legend-' + (++legendCount);
+    svg.setAttribute('data-legend-id', id);
+    return el('p', {'class': 'legend', id: id}, items.map(function (it) {
+      return el('span', {'data-legend': it[0]}, [el('i', {style: 'background: ' + it[1]}), it[0]]);
     }));
   }
 
@@ -380,13 +391,14 @@
       hi += (i ? 'L' : 'M') + X(p[0]).toFixed(1) + ',' + Y(p[2]).toFixed(1);
       lo = 'L' + X(p[0]).toFixed(1) + ',' + Y(p[3]).toFixed(1) + lo;
     });
-    svg.appendChild(sv('path', {d: hi + lo + 'Z', fill: 'rgba(47,111,179,0.25)', stroke: 'none'}));
-    svg.appendChild(sv('path', {'class': 'line', d: hi, stroke: 'var(--alloc)'}));
+    svg.appendChild(sv('path', {d: hi + lo + 'Z', fill: 'rgba(47,111,179,0.25)', stroke: 'none',
+      'data-legend': 'lowest to highest of each point'}));
+    svg.appendChild(sv('path', {'class': 'line', d: hi, stroke: 'var(--alloc)', 'data-legend': 'live bytes (highest of each point)'}));
     var pk = tl.peak;
     var peakSite = pk.site === null ? '' : tl.sites[pk.site];
     // " in the backward of step 2": the peak's phase and step, as the CLI says them
     var peakPhase = pk.phase ? ' in the ' + pk.phase + (pk.step ? ' of step ' + pk.step : '') : '';
-    svg.appendChild(sv('circle', {'class': 'peak', cx: X(pk.entry).toFixed(1), cy: Y(pk.bytes).toFixed(1), r: 4},
+    svg.appendChild(sv('circle', {'class': 'peak', cx: X(pk.entry).toFixed(1), cy: Y(pk.bytes).toFixed(1), r: 4, 'data-legend': 'peak'},
       [sv('title', {text: 'peak ' + fmtBytes(pk.bytes) + ' at entry ' + pk.entry + peakPhase + (peakSite ? '\n' + peakSite : '')})]));
     svg.appendChild(sv('text', {x: Math.min(X(pk.entry) + 6, W - 200).toFixed(1), y: Math.max(Y(pk.bytes) + 4, 14).toFixed(1),
       text: 'peak ' + fmtBytes(pk.bytes) + peakPhase}));
@@ -416,10 +428,13 @@
       fmtCount(pk.entry) + peakPhase + (peakSite ? ', after an allocation at ' + peakSite : '') + '. Hover for the allocation site.',
       id: 'sd-timeline-note-' + tl.device, 'data-peak-phase': peakPhase.trim()}));
     container.appendChild(svg);
+    container.appendChild(legendFor(svg, [['live bytes (highest of each point)', 'var(--alloc)'],
+      ['lowest to highest of each point', 'rgba(47,111,179,0.25)'], ['peak', 'var(--grow)']]));
   }
 
   /* ---- N files: per-group lines ---- */
 
+  var SERIES_GREW = 'grew at every step and ended higher', SERIES_OTHER = 'other groups';
   function seriesChart(container, series, files) {
     var W = 1000, H = 300, L = 80, B = 40, ns = files.length, maxY = 1;
     series.groups.forEach(function (g) { g.bytes.forEach(function (b) { maxY = Math.max(maxY, b); }); });
@@ -439,11 +454,13 @@
     var ordered = series.groups.slice().sort(function (a, b) { return (a.growing ? 1 : 0) - (b.growing ? 1 : 0); });
     ordered.forEach(function (g) {
       var d = g.bytes.map(function (b, i) { return (i ? 'L' : 'M') + X(i).toFixed(1) + ',' + Y(b).toFixed(1); }).join('');
-      var path = sv('path', {'class': 'line ' + (g.growing ? 'growing' : 'other'), d: d, 'data-key': g.key},
+      var path = sv('path', {'class': 'line ' + (g.growing ? 'growing' : 'other'), d: d, 'data-key': g.key,
+        'data-legend': g.growing ? SERIES_GREW : SERIES_OTHER},
         [sv('title', {text: g.key + '\n' + g.bytes.map(fmtBytes).join(' \u2192 ')})]);
       svg.appendChild(path);
     });
     container.appendChild(svg);
+    container.appendChild(legendFor(svg, [[SERIES_GREW, 'var(--grow)'], [SERIES_OTHER, '#9aa3b5']]));
   }
 
   /* ---- the pages ---- */
@@ -523,7 +540,7 @@
       var d = '';
       ln.points.forEach(function (p, j) { d += (j ? 'L' : 'M') + X(p[0]).toFixed(1) + ',' + Y(p[1]).toFixed(1); });
       if (d) svg.appendChild(sv('path', {'class': 'line', d: d, fill: 'none', stroke: RESERVED_COLOURS[i % RESERVED_COLOURS.length],
-        'data-config': ln.name}, [sv('title', {text: ln.name + ': peak reserved ' + fmtBytes(ln.peak)})]));
+        'data-config': ln.name, 'data-legend': ln.name}, [sv('title', {text: ln.name + ': peak reserved ' + fmtBytes(ln.peak)})]));
     });
     svg.appendChild(sv('line', {'class': 'axis', x1: L, x2: W - 10, y1: H, y2: H}));
     svg.appendChild(sv('text', {x: L, y: H + 16, text: 'trace entry 0'}));
@@ -538,6 +555,9 @@
       '. The replay assumes the program makes the same requests in the same order; memory outside the caching ' +
       'allocator is not modelled.'}));
     container.appendChild(svg);
+    container.appendChild(legendFor(svg, lines.map(function (ln, i) {
+      return [ln.name, RESERVED_COLOURS[i % RESERVED_COLOURS.length]];
+    })));
   }
 
   function drawTimelines(main, rep, fileIndex) {
@@ -599,6 +619,55 @@
     });
   }
 
+  /* "at the peak" as the CLI diff prints it (diff JSON's peak): each side's peak with its
+   * entry and phase, then what was live at the two peaks by group, the largest change first
+   * (the CLI's 20 rows), the rest summed, and whether the groups add up to the peak delta. */
+  var PEAK_ROWS = 20;
+  function peakLine(dev, n) {
+    var where = '';
+    if (dev.device_old !== dev.device_new) where = ' (OLD device ' + dev.device_old + ', NEW device ' + dev.device_new + ')';
+    else if (n > 1) where = ' (device ' + dev.device_new + ')';
+    function side(name, p) {
+      return name + ' ' + fmtBytes(p.bytes) + ' at entry #' + p.entry + (p.phase ? ' (' + p.phase + ')' : '');
+    }
+    return 'at the peak' + where + ': ' + side('OLD', dev.old) + ', ' + side('NEW', dev.new) + ' (' + fmtDelta(dev.delta_bytes) + ')';
+  }
+
+  function drawPeakCompared(main, diff) {
+    var devs = diff.peak && diff.peak.devices ? diff.peak.devices : [];
+    if (!devs.length) return;
+    var s = section(main, 'sd-peak', 'At the peak',
+      'Each file at its peak (the most allocated at once in its trace), and what was live then by ' + diff.group_by +
+      ', the largest change first: what `snapdiff diff` prints under "at the peak".');
+    devs.forEach(function (dev) {
+      var line = peakLine(dev, devs.length);
+      s.appendChild(el('p', {'class': 'headline', id: 'sd-peak-line-' + dev.device_new, 'data-line': line, text: line}));
+      var changed = dev.groups.filter(function (g) { return g.delta_bytes !== 0; });
+      var sum = dev.groups.reduce(function (a, g) { return a + g.delta_bytes; }, 0);
+      var t = el('table', {id: 'sd-peak-table-' + dev.device_new});
+      t.appendChild(el('tr', null, ['old', 'new', 'delta', diff.group_by].map(function (h, i) {
+        return el('th', {'class': i < 3 ? 'num' : '', text: h});
+      })));
+      changed.slice(0, PEAK_ROWS).forEach(function (g) {
+        t.appendChild(el('tr', {'data-key': g.key}, [
+          el('td', {'class': 'num', text: fmtBytes(g.old_bytes)}),
+          el('td', {'class': 'num', text: fmtBytes(g.new_bytes)}),
+          el('td', {'class': 'num ' + (g.delta_bytes > 0 ? 'grow' : 'shrink'), text: fmtDelta(g.delta_bytes)}),
+          el('td', {'class': 'key', text: g.key})]));
+      });
+      if (changed.length > PEAK_ROWS) {
+        var rest = changed.slice(PEAK_ROWS).reduce(function (a, g) { return a + g.delta_bytes; }, 0);
+        var more = changed.length - PEAK_ROWS;
+        t.appendChild(el('tr', {'class': 'other'}, [el('td'), el('td'), el('td', {'class': 'num', text: fmtDelta(rest)}),
+          el('td', {text: '... ' + fmtCount(more) + ' more changed group' + (more === 1 ? '' : 's')})]));
+      }
+      s.appendChild(t);
+      s.appendChild(el('p', {'class': 'note', text: sum === dev.delta_bytes
+        ? '(the groups add up to the peak delta, ' + fmtDelta(dev.delta_bytes) + ')'
+        : '(focus: the groups hold ' + fmtDelta(sum) + ' of the peak delta ' + fmtDelta(dev.delta_bytes) + ')'}));
+    });
+  }
+
   /* The oom first (issue 26): each file's last oom event, as frag analysed it. */
   function drawOomHeadline(main, frag, rep) {
     fragFiles(frag).forEach(function (ff, fi) {
@@ -628,12 +697,16 @@
     main.appendChild(figureBoxes([
       ['allocated, old', fmtBytes(diff.old.allocated)], ['allocated, new', fmtBytes(diff.new.allocated)],
       ['allocated growth', fmtDelta(t.allocated_delta)], ['reserved growth', fmtDelta(t.reserved_delta)],
-      ['blocks new / freed', fmtCount(t.blocks_new) + ' / ' + fmtCount(t.blocks_freed)]]));
+      ['blocks new / freed', fmtCount(t.blocks_new) + ' / ' + fmtCount(t.blocks_freed)]].concat(
+      // the CLI's "peak" row: with one pair of devices, the growth of the peak
+      diff.peak && diff.peak.devices && diff.peak.devices.length === 1
+        ? [['peak growth', fmtDelta(diff.peak.devices[0].delta_bytes)]] : [])));
     if (diff.warnings && diff.warnings.length)
       main.appendChild(el('ul', {'class': 'warnings'}, diff.warnings.map(function (w) {
         return el('li', {text: typeof w === 'string' ? w : (w.message || w.text || JSON.stringify(w))});
       })));
     drawPeakPhases(main, diff);
+    drawPeakCompared(main, diff);
     var groups = diff.groups || [];
     // grew as the diff text counts it (sd_diff_group_changed): a rounding-only change
     // (block bytes moved, requested bytes did not) is neither growth nor shrinkage
@@ -644,7 +717,7 @@
     var s1 = section(main, 'sd-growth', 'Growth by ' + diff.group_by,
       fmtCount(growing.length) + ' of ' + fmtCount(groups.length) + ' groups grew. Click a header to sort.');
     var max = 0;
-    groups.forEach(function (g) { max = Math.max(max, Math.abs(g.delta_bytes)); });
+    groups.forEach(function (g) { if (!roundingOnly(g)) max = Math.max(max, Math.abs(g.delta_bytes)); });
     s1.appendChild(sortableTable('sd-growth-table', [
       {label: 'growth', num: true, value: function (g) { return g.delta_bytes; }, text: function (g) { return fmtDelta(g.delta_bytes); },
         cls: function (g) { return roundingOnly(g) ? 'rounding' : g.delta_bytes > 0 ? 'grow' : g.delta_bytes < 0 ? 'shrink' : ''; }},
@@ -668,12 +741,23 @@
       'Stacks whose live bytes grew from the old snapshot to the new one; width is the growth.');
     if (rep.tree.stacks.length) icicle(s2, rep.tree, 'growth');
     else s2.appendChild(el('p', {'class': 'note', text: 'No stack grew.'}));
+    roundingNote(s2, rep.tree);
 
     var s3 = section(main, 'sd-frag-section', 'Fragmentation of each side');
     fragFiles(frag).forEach(function (ff, i) {
       s3.appendChild(el('p', null, [(i ? 'new ' : 'old ') + shortName(ff.file) + ': ',
         el('span', {'class': 'verdict ' + ff.total.verdict, text: ff.total.verdict}), ' ' + ff.total.explanation]));
     });
+  }
+
+  /* Stacks whose block bytes moved while their requested bytes did not grew by allocator
+   * rounding only: the diff does not call that growth, and the icicle does not draw it. */
+  function roundingNote(s, tree) {
+    if (!tree.rounding_stacks) return;
+    s.appendChild(el('p', {'class': 'note', id: 'sd-tree-rounding', 'data-bytes': String(tree.rounding_bytes),
+      text: fmtCount(tree.rounding_stacks) + ' stack' + (tree.rounding_stacks === 1 ? '' : 's') + ' changed by ' +
+        fmtBytes(tree.rounding_bytes) + ' of allocator rounding only (the same requested bytes in larger blocks): ' +
+        'not growth, and not drawn.'}));
   }
 
   function drawSeries(main, stats, rep) {
@@ -700,6 +784,7 @@
     var s2 = section(main, 'sd-tree', 'Growth by stack, first to last snapshot (icicle)');
     if (rep.tree.stacks.length) icicle(s2, rep.tree, 'growth');
     else s2.appendChild(el('p', {'class': 'note', text: 'No stack grew.'}));
+    roundingNote(s2, rep.tree);
   }
 
   /* A job's folder (snapdiff.series-job/1, what `series --json` writes over it): the page
@@ -808,7 +893,6 @@
     }
     document.body.setAttribute('data-sd-errors', String(errors.length));
     status.setAttribute('data-status', errors.length ? 'failed' : 'drawn');
-    status.textContent = errors.length ? 'failed' : 'drawn';
     /* How long drawing took, and the page's whole load (parse + draw), in ms. */
     status.setAttribute('data-draw-ms', String(Math.round(performance.now() - t0)));
     status.setAttribute('data-load-ms', String(Math.round(performance.now())));

@@ -8,7 +8,7 @@
  * rank's peak, peak.h); curves: sd-curve (snapdiff.curve/1, what `curve --json` writes) and
  * sd-report (mode "curve": per series the bounded points of the curve and the floors the
  * slope is fitted to). This script lays out and draws; every figure is from those
- * documents. Errors go to #sd-errors and body[data-sd-errors]; #sd-status says "drawn".
+ * documents. Errors go to #sd-errors and body[data-sd-errors]; #sd-status (hidden) has data-status "drawn".
  */
 (function () {
   'use strict';
@@ -115,23 +115,38 @@
       var y = 10 + i * rowH * 1.5;
       svg.appendChild(sv('text', {x: L - 6, y: y + 13, 'text-anchor': 'end', text: rankName(r)}));
       svg.appendChild(sv('rect', {x: L, y: y, width: Math.max(0, X(r.reserved_bytes) - L).toFixed(1), height: rowH - 4,
-        fill: 'var(--free)', 'data-rank': String(r.rank)}, [sv('title', {text: 'reserved ' + fmtBytes(r.reserved_bytes)})]));
+        fill: 'var(--free)', 'data-rank': String(r.rank), 'data-legend': 'reserved'},
+        [sv('title', {text: 'reserved ' + fmtBytes(r.reserved_bytes)})]));
       svg.appendChild(sv('rect', {'class': 'allocated', x: L, y: y + 3, width: Math.max(0, X(r.allocated_bytes) - L).toFixed(1),
-        height: rowH - 10, fill: 'var(--alloc)', 'data-rank': String(r.rank), 'data-bytes': String(r.allocated_bytes)},
+        height: rowH - 10, fill: 'var(--alloc)', 'data-rank': String(r.rank), 'data-bytes': String(r.allocated_bytes),
+        'data-legend': 'allocated'},
         [sv('title', {text: 'allocated ' + fmtBytes(r.allocated_bytes)})]));
       if (peaks[i] !== null)
         svg.appendChild(sv('line', {'class': 'peak', x1: X(peaks[i]).toFixed(1), x2: X(peaks[i]).toFixed(1), y1: y - 2,
-          y2: y + rowH - 2, stroke: 'var(--grow)', 'stroke-width': 3}, [sv('title', {text: 'peak ' + fmtBytes(peaks[i])})]));
+          y2: y + rowH - 2, stroke: 'var(--grow)', 'stroke-width': 3, 'data-legend': 'peak (with a trace)'},
+          [sv('title', {text: 'peak ' + fmtBytes(peaks[i])})]));
     });
     svg.appendChild(sv('line', {'class': 'median', x1: X(median).toFixed(1), x2: X(median).toFixed(1), y1: 4, y2: H - 20,
-      stroke: 'var(--accent)', 'stroke-dasharray': '4 3'}));
-    svg.appendChild(sv('text', {x: X(median).toFixed(1), y: H - 6, 'text-anchor': 'middle', text: 'median allocated ' + fmtBytes(median)}));
+      stroke: 'var(--accent)', 'stroke-dasharray': '4 3', 'data-legend': 'median allocated'}));
+    /* The label runs away from the nearer edge, so that none of it falls outside the chart
+     * (centred on a median near the right edge, "median allocated 33.0 GiB" was cut off). */
+    var right = X(median) > W / 2;
+    svg.appendChild(sv('text', {'class': 'median-label', x: (X(median) + (right ? -4 : 4)).toFixed(1), y: H - 6,
+      'text-anchor': right ? 'end' : 'start', text: 'median allocated ' + fmtBytes(median)}));
     container.appendChild(svg);
-    container.appendChild(el('p', {'class': 'legend'}, [
-      el('span', null, [el('i', {style: 'background: var(--alloc)'}), 'allocated']),
-      el('span', null, [el('i', {style: 'background: var(--free)'}), 'reserved']),
-      el('span', null, [el('i', {style: 'background: var(--grow)'}), 'peak (with a trace)']),
-      el('span', null, [el('i', {style: 'background: var(--accent)'}), 'median allocated'])]));
+    container.appendChild(legendFor(svg, [['allocated', 'var(--alloc)'], ['reserved', 'var(--free)'],
+      ['peak (with a trace)', 'var(--grow)'], ['median allocated', 'var(--accent)']]));
+  }
+
+  /* A chart's key: one entry per kind of mark drawn; each mark carries data-legend, its
+   * entry the same name (report.js has the same for its charts). */
+  var legendCount = 0;
+  function legendFor(svg, items) {
+    var id = 'sd-legend-' + (++legendCount);
+    svg.setAttribute('data-legend-id', id);
+    return el('p', {'class': 'legend', id: id}, items.map(function (it) {
+      return el('span', {'data-legend': it[0]}, [el('i', {style: 'background: ' + it[1]}), it[0]]);
+    }));
   }
 
   function drawRanks(main, doc, frag, rep) {
@@ -148,11 +163,14 @@
       ['reserved, min to max', fmtBytes(sp.reserved_min) + ' to ' + fmtBytes(sp.reserved_max)],
       ['furthest from the median', far ? rankName(far) + ' ' + fmtDelta(sp.furthest_delta) : 'none']]));
     var died = ranks.filter(function (r) { return r.oom; });
+    /* What the ranks say first, as `series` puts it first: any OOM, then the outlier. */
+    var top = el('div', {id: 'sd-ranks-top'});
+    main.insertBefore(top, main.firstChild);
     if (died.length) {
       // the oom first (issue 26): how many ranks died, at which entry, on what request
       var line = 'Out of memory: ' + died.length + ' of ' + ranks.length + ' rank' + (ranks.length === 1 ? '' : 's') +
         ' recorded an oom entry';
-      main.appendChild(el('div', {'class': 'oom-headline', id: 'sd-ranks-oom', 'data-line': line}, [
+      top.appendChild(el('div', {'class': 'oom-headline', id: 'sd-ranks-oom', 'data-line': line}, [
         el('p', {'class': 'headline', text: line}),
         el('ul', null, died.map(function (r) {
           var o = r.oom;
@@ -167,7 +185,7 @@
       'a time series): per rank its allocated and reserved bytes over its devices, as snapdiff series shows them, ' +
       'and its peak (the most allocated at once in the trace; with several devices their peaks added up) where ' +
       'every device of the rank holds a trace.');
-    var outlier = el('p', {id: 'sd-ranks-outlier'});
+    var outlier = el('p', {id: 'sd-ranks-outlier', 'class': 'headline'});
     if (far) {
       outlier.appendChild(document.createTextNode('Furthest from the median: ' + rankName(far) + ', allocated ' +
         fmtBytes(far.allocated_bytes) + ' (' + fmtDelta(sp.furthest_delta) + ' vs the median ' +
@@ -175,7 +193,7 @@
     } else {
       outlier.textContent = 'No outlier: every rank allocates the same (' + fmtBytes(sp.allocated_median) + ').';
     }
-    s.appendChild(outlier);
+    top.appendChild(outlier);
     ranksChart(s, ranks, peaks, sp.allocated_median);
     s.appendChild(table('sd-ranks-table', [['rank'], ['allocated', true], ['reserved', true], ['peak', true],
       ['vs median', true], ['fragmentation'], ['file', false, 'key']], ranks.map(function (r, i) {
@@ -229,36 +247,42 @@
       top += (i ? 'L' : 'M') + X(p[0]).toFixed(1) + ',' + Y(p[2]).toFixed(1);
       bottom = 'L' + X(p[0]).toFixed(1) + ',' + Y(p[1]).toFixed(1) + bottom;
     });
+    var keys = [];
+    function mark(name, colour) { keys.push([name, colour]); return name; }
     if (top) svg.appendChild(sv('path', {'class': 'curve', d: top + bottom + 'Z', fill: 'var(--alloc)', 'fill-opacity': 0.35,
-      stroke: 'var(--alloc)', 'stroke-width': 1}, [sv('title', {text: sr.measure + ' per ' + xUnit(sr) + ' (lowest to highest)'})]));
+      stroke: 'var(--alloc)', 'stroke-width': 1, 'data-legend': mark(sr.measure + ' (lowest to highest)', 'var(--alloc)')}, [sv('title', {text: sr.measure + ' per ' + xUnit(sr) + ' (lowest to highest)'})]));
     var fl = '';
     pts.floors.forEach(function (f, i) { fl += (i ? 'L' : 'M') + X(f[0]).toFixed(1) + ',' + Y(f[1]).toFixed(1); });
-    if (fl) svg.appendChild(sv('path', {'class': 'floor', d: fl, fill: 'none', stroke: 'var(--grow)', 'stroke-width': 2},
+    if (fl) svg.appendChild(sv('path', {'class': 'floor', d: fl, fill: 'none', stroke: 'var(--grow)', 'stroke-width': 2,
+      'data-legend': mark('lower edge (floor of each window)', 'var(--grow)')},
       [sv('title', {text: 'lower edge (floor of each window)'})]));
     if (sr.baseline && sr.baseline.x !== null) {
       svg.appendChild(sv('line', {'class': 'baseline', x1: X(sr.baseline.x).toFixed(1), x2: X(sr.baseline.x).toFixed(1), y1: 8, y2: H,
-        stroke: 'var(--muted)', 'stroke-dasharray': '3 3'}, [sv('title', {text: 'baseline after warm-up: ' + xUnit(sr) + ' ' +
+        stroke: 'var(--muted)', 'stroke-dasharray': '3 3', 'data-legend': mark('baseline after warm-up', 'var(--muted)')},
+        [sv('title', {text: 'baseline after warm-up: ' + xUnit(sr) + ' ' +
         fmtCount(sr.baseline.x) + ', ' + fmtBytes(sr.baseline.bytes)})]));
       svg.appendChild(sv('circle', {'class': 'baseline-point', cx: X(sr.baseline.x).toFixed(1), cy: Y(sr.baseline.bytes).toFixed(1),
-        r: 4, fill: 'var(--fg)'}, [sv('title', {text: 'baseline ' + fmtBytes(sr.baseline.bytes)})]));
+        r: 4, fill: 'var(--fg)', 'data-legend': 'baseline after warm-up'}, [sv('title', {text: 'baseline ' + fmtBytes(sr.baseline.bytes)})]));
     }
     [[cap, 'capacity', 'capacity'], [thr, 'threshold', 'threshold ' + Math.round(100 * sr.threshold_fraction) + '%']]
       .forEach(function (c) {
         if (!c[0] || c[0] > maxY) return;
         svg.appendChild(sv('line', {'class': c[1], x1: L, x2: W - R, y1: Y(c[0]).toFixed(1), y2: Y(c[0]).toFixed(1),
-          stroke: c[1] === 'capacity' ? 'var(--grow)' : 'var(--pending)', 'stroke-dasharray': '6 3'}));
+          stroke: c[1] === 'capacity' ? 'var(--grow)' : 'var(--pending)', 'stroke-dasharray': '6 3',
+          'data-legend': mark(c[1], c[1] === 'capacity' ? 'var(--grow)' : 'var(--pending)')}));
         svg.appendChild(sv('text', {x: W - R, y: (Y(c[0]) - 3).toFixed(1), 'text-anchor': 'end', text: c[2] + ' ' + fmtBytes(c[0])}));
       });
     if (proj)
       svg.appendChild(sv('path', {'class': 'projection', d: 'M' + X(x1).toFixed(1) + ',' + Y(proj.start).toFixed(1) + 'L' +
         X(proj.x).toFixed(1) + ',' + Y(cap).toFixed(1), stroke: 'var(--grow)', 'stroke-dasharray': '2 3', fill: 'none',
-        'stroke-width': 2}, [sv('title', {text: 'projected: the peak reaches the capacity in ' + fmtCount(sr.steps_to_capacity) +
+        'stroke-width': 2, 'data-legend': mark('projection at the floor\'s slope', 'var(--grow)')}, [sv('title', {text: 'projected: the peak reaches the capacity in ' + fmtCount(sr.steps_to_capacity) +
         ' ' + xUnit(sr) + (sr.x === 'second' ? '' : 's')})]));
     svg.appendChild(sv('line', {'class': 'axis', x1: L, x2: W - R, y1: H, y2: H}));
     svg.appendChild(sv('text', {x: L, y: H + 16, text: xUnit(sr) + ' ' + fmtCount(x0)}));
     svg.appendChild(sv('text', {x: W - R, y: H + 16, 'text-anchor': 'end', text: xUnit(sr) + ' ' + fmtCount(xEnd) +
       (proj ? ' (projected)' : '')}));
     container.appendChild(svg);
+    container.appendChild(legendFor(svg, keys));
   }
 
   function seriesName(sr) {
@@ -346,7 +370,6 @@
     }
     document.body.setAttribute('data-sd-errors', String(errors.length));
     status.setAttribute('data-status', errors.length ? 'failed' : 'drawn');
-    status.textContent = errors.length ? 'failed' : 'drawn';
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', run);

@@ -1,0 +1,192 @@
+/* report_data.c - the report's figures, computed before the page is written
+ * (report_data.h). Each comes from the analysis that defines it: peak.c (peak, live
+ * series), attrib.c (sites), stats.c and groups.c (totals, OOM), ranks.c (spread),
+ * replay.c (the allocator under other settings). This file only calls them once per
+ * snapshot and keeps the results.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "snapdiff/report_data.h"
+
+typedef struct report_snap {
+    sd_peak *peak;
+    uint64_t **live;        /* per device: live bytes after each entry, or NULL */
+    size_t *n_live;
+    sd_site *sites;         /* per stack id */
+    size_t n_sites;
+    sd_stats totals;
+    sd_groups_oom oom;
+} report_snap;
+
+struct sd_report_data {
+    report_snap *snaps;
+    size_t n;
+    sd_rank_spread spread;
+    sd_replay *replay;
+};
+
+void sd_report_data_options_init(sd_report_data_options *o)
+{
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->version = SD_REPORT_DATA_OPTIONS_VERSION;
+}
+
+/* The live series of every device with a peak. */
+static sd_status live_series(const sd_snapshot *s, report_snap *r, sd_error *err)
+{
+    size_t nd = sd_snapshot_device_count(s);
+    r->live = calloc(nd ? nd : 1, sizeof *r->live);
+    r->n_live = calloc(nd ? nd : 1, sizeof *r->n_live);
+    if (!r->live || !r->n_live) return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+    for (size_t d = 0; d < nd; d++) {
+        const sd_peak_device *pd = sd_peak_device_at(r->peak, d);
+        size_t n = sd_snapshot_device(s, d)->n_trace;
+        if (!pd || !pd->has_peak || n == 0) continue;
+        r->live[d] = malloc(n * sizeof *r->live[d]);
+        if (!r->live[d]) return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        sd_status st = sd_peak_live_series(r->peak, d, r->live[d], n, err);
+        if (st != SD_OK) return st;
+        r->n_live[d] = n;
+    }
+    return SD_OK;
+}
+
+/* The site of every stack, with the peak's grouping options. */
+static sd_status stack_sites(const sd_snapshot *s, report_snap *r, sd_error *err)
+{
+    size_t n = sd_snapshot_stack_count(s);
+    r->sites = calloc(n ? n : 1, sizeof *r->sites);
+    if (!r->sites) return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+    const sd_attrib *a = sd_peak_attrib(r->peak);
+    for (size_t i = 0; i < n; i++) sd_attrib_site_of_stack(a, s, (uint32_t)i, &r->sites[i]);
+    r->n_sites = n;
+    return SD_OK;
+}
+
+static sd_status snap_data(const sd_snapshot *s, const sd_report_data_options *o, report_snap *r,
+                           sd_error *err)
+{
+    sd_peak_options po;
+    memset(&po, 0, sizeof po);
+    po.attrib = o->attrib;
+    po.max_memory = o->max_memory;
+    r->peak = sd_peak_create(s, &po, err);
+    if (!r->peak) return err ? err->code : SD_ENOMEM;
+    sd_status st = live_series(s, r, err);
+    if (st == SD_OK) st = stack_sites(s, r, err);
+    sd_stats_total(s, &r->totals);
+    sd_groups_oom_of_snapshot(s, &r->oom);
+    return st;
+}
+
+/* The source of the failing snapshot in err, unless the analysis named one. */
+static void name_source(sd_error *err, const sd_snapshot *s)
+{
+    if (err && !err->source[0])
+        snprintf(err->source, sizeof err->source, "%s", sd_snapshot_source(s));
+}
+
+sd_report_data *sd_report_data_create(const sd_snapshot *const *snaps, size_t n,
+                                      const sd_report_data_options *opts, sd_error *err)
+{
+    sd_report_data_options defaults;
+    sd_report_data_options_init(&defaults);
+    const sd_report_data_options *o = opts ? opts : &defaults;
+    /* version 0 (a zeroed struct) reads as version 1 (docs/architecture.md) */
+    if (!snaps || n == 0 || o->version > SD_REPORT_DATA_OPTIONS_VERSION) {
+        sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "report data: bad arguments");
+        return NULL;
+    }
+    sd_report_data *d = calloc(1, sizeof *d);
+    sd_stats *totals = calloc(n, sizeof *totals);
+    if (!d || !totals || !(d->snaps = calloc(n, sizeof *d->snaps))) {
+        sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        goto fail;
+    }
+    d->n = n;
+    for (size_t i = 0; i < n; i++) {
+        if (snap_data(snaps[i], o, &d->snaps[i], err) != SD_OK) {
+            name_source(err, snaps[i]);
+            goto fail;
+        }
+        totals[i] = d->snaps[i].totals;
+    }
+    sd_rank_spread_of_totals(totals, n, &d->spread);
+    /* A summary keeps only part of the trace: it has no replay, and says so nowhere else
+     * on the page than by drawing none. */
+    if (o->replay && n == 1 && !sd_snapshot_is_summary(snaps[0])) {
+        d->replay = sd_replay_create(snaps[0], &o->replay_options, err);
+        if (!d->replay) {
+            /* a config that does not parse is the option's error, not the file's */
+            if (!err || err->code != SD_EUSAGE) name_source(err, snaps[0]);
+            goto fail;
+        }
+    }
+    free(totals);
+    return d;
+fail:
+    free(totals);
+    sd_report_data_free(d);
+    return NULL;
+}
+
+void sd_report_data_free(sd_report_data *d)
+{
+    if (!d) return;
+    for (size_t i = 0; d->snaps && i < d->n; i++) {
+        report_snap *r = &d->snaps[i];
+        size_t nd = r->peak ? sd_snapshot_device_count(sd_peak_snapshot(r->peak)) : 0;
+        for (size_t k = 0; r->live && k < nd; k++) free(r->live[k]);
+        free(r->live);
+        free(r->n_live);
+        free(r->sites);
+        sd_peak_free(r->peak);
+    }
+    free(d->snaps);
+    sd_replay_free(d->replay);
+    free(d);
+}
+
+size_t sd_report_data_snapshot_count(const sd_report_data *d) { return d ? d->n : 0; }
+
+const sd_peak *sd_report_data_peak(const sd_report_data *d, size_t i)
+{
+    return d && i < d->n ? d->snaps[i].peak : NULL;
+}
+
+const uint64_t *sd_report_data_live(const sd_report_data *d, size_t i, size_t dev, size_t *n)
+{
+    *n = 0;
+    if (!d || i >= d->n || !d->snaps[i].live) return NULL;
+    const report_snap *r = &d->snaps[i];
+    if (dev >= sd_snapshot_device_count(sd_peak_snapshot(r->peak))) return NULL;
+    *n = r->n_live[dev];
+    return r->live[dev];
+}
+
+const sd_site *sd_report_data_site(const sd_report_data *d, size_t i, uint32_t stack)
+{
+    if (!d || i >= d->n || stack >= d->snaps[i].n_sites) return NULL;
+    return &d->snaps[i].sites[stack];
+}
+
+const sd_stats *sd_report_data_totals(const sd_report_data *d, size_t i)
+{
+    return d && i < d->n ? &d->snaps[i].totals : NULL;
+}
+
+const sd_groups_oom *sd_report_data_oom(const sd_report_data *d, size_t i)
+{
+    return d && i < d->n ? &d->snaps[i].oom : NULL;
+}
+
+const sd_rank_spread *sd_report_data_spread(const sd_report_data *d)
+{
+    return d ? &d->spread : NULL;
+}
+
+const sd_replay *sd_report_data_replay(const sd_report_data *d) { return d ? d->replay : NULL; }
