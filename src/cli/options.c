@@ -416,7 +416,7 @@ static void print_global_help(FILE *out)
     fprintf(out,
             "\nExit status: 0 success, 1 a check failed, 2 error (bad input, usage).\n"
             "Sizes accept B, KiB, MiB, GiB (binary) and KB, MB, GB (decimal).\n"
-            "See snapdiff(1) for the JSON schemas and the fragmentation verdict rules.\n");
+            "Definitions: docs/counting.md; JSON schemas: docs/json-*.md (snapdiff(1) lists them).\n");
 }
 
 /* `snapdiff CMD --help`: its usage, what it does, only the options that apply to it, and
