@@ -38,3 +38,7 @@ set_tests_properties(docs_sync docs_sync_selftest docs_man_examples docs_readme_
 add_test(NAME docs_generated
          COMMAND $<TARGET_FILE:snapdiff_gendocs> --check ${PROJECT_SOURCE_DIR})
 set_tests_properties(docs_generated PROPERTIES LABELS docs TIMEOUT 60)
+add_test(NAME docs_generated_selftest
+         COMMAND ${SNAPDIFF_SH} ${CMAKE_CURRENT_SOURCE_DIR}/check_gendocs_selftest.sh
+                 $<TARGET_FILE:snapdiff_gendocs> ${PROJECT_SOURCE_DIR})
+set_tests_properties(docs_generated_selftest PROPERTIES LABELS docs TIMEOUT 60)
