@@ -96,7 +96,7 @@ _snapdiff()
         if [[ " $commands help " == *" $w "* ]]; then
             cmd=$w
         else
-            cmd=diff
+            cmd='diff'
         fi
         break
     done
