@@ -9,7 +9,9 @@
  * is hand-written (the prose, the shells' logic). The output depends on the table only,
  * so running it twice changes nothing. `cmake --build build --target docs` runs it;
  * --check writes nothing and exits 1 naming each file that differs (ctest docs_generated).
- * Exit 2: a file is missing, has no markers, or cannot be written.
+ * Exit 2: a file is missing, has no markers, or cannot be written; or a word the
+ * completions would offer for a value (option_values in options.c) is one the parser
+ * refuses for that command.
  *
  * Built from options.c itself, not from `snapdiff --help`'s text: no parsing back.
  */
@@ -528,6 +530,42 @@ static int splice(const char *src, const char *rel, const struct text *gen, bool
     return rc;
 }
 
+/* Every word the completions offer for a value is one the parser takes for that command:
+ * `snapdiff CMD --OPT=WORD` must not be refused as a bad value (apply_option's
+ * "--OPT: 'WORD' is not ..."). Other complaints (no files given) are not about the word.
+ * Returns the number of words refused. */
+static int check_values(void)
+{
+    int refused = 0;
+    for (size_t i = 0; i < cli_option_count(); i++) {
+        struct cli_option_info o = option(i);
+        for (size_t c = 0; c < cli_command_count(); c++) {
+            enum cli_command cmd = cli_command_at(c);
+            const char *words;
+            if (!applies(i, cmd) || value_kind(i, cmd, &words) != VALUE_WORDS) continue;
+            char list[512];
+            snprintf(list, sizeof list, "%s", words);
+            for (char *w = strtok(list, " "); w; w = strtok(NULL, " ")) {
+                char arg[256], bad[256], err[512];
+                snprintf(arg, sizeof arg, "--%s=%s", o.long_name, w);
+                snprintf(bad, sizeof bad, "--%s: '", o.long_name);
+                char *argv[] = {"snapdiff", (char *)cli_command_name(cmd), arg, NULL};
+                struct cli_opts opts;
+                err[0] = '\0';
+                enum opt_result r = cli_parse(3, argv, &opts, err, sizeof err);
+                cli_opts_release(&opts);
+                if (r == OPT_ERROR && strncmp(err, bad, strlen(bad)) == 0) {
+                    fprintf(stderr, "snapdiff-gendocs: the completions offer '%s' for "
+                            "%s --%s, which the parser refuses: %s\n", w,
+                            cli_command_name(cmd), o.long_name, err);
+                    refused++;
+                }
+            }
+        }
+    }
+    return refused;
+}
+
 int main(int argc, char **argv)
 {
     bool check = argc == 3 && strcmp(argv[1], "--check") == 0;
@@ -545,6 +583,7 @@ int main(int argc, char **argv)
         {"completions/_snapdiff", gen_zsh},
         {"completions/snapdiff.fish", gen_fish},
     };
+    if (check_values() > 0) return 2;   /* fix option_values in options.c first */
     int worst = 0;
     for (size_t k = 0; k < sizeof targets / sizeof targets[0]; k++) {
         struct text t = {0};
