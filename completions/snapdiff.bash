@@ -1,7 +1,70 @@
 # bash completion for snapdiff(1)                                    -*- shell-script -*-
 #
 # Install as /usr/share/bash-completion/completions/snapdiff (cmake --install does), or
-# source it from ~/.bashrc. Kept in sync with `snapdiff --help` by tests/check_docs_sync.sh.
+# source it from ~/.bashrc. The block between BEGIN and END GENERATED is written from the
+# option table in src/cli/options.c by snapdiff-gendocs (`cmake --build build --target
+# docs`); the rest, how the line is read, is by hand.
+
+# BEGIN GENERATED
+# The commands, in --help's order.
+_snapdiff_commands()
+{
+    echo 'diff stats frag trace series check dump summarize top report replay curve mcp'
+}
+
+# The options of COMMAND (before a command is given: all of them).
+_snapdiff_options()
+{
+    case $1 in
+        diff) echo '--help -h --version -V --json -j --format -f --output -o --no-color --color --max-memory --quiet -q --jobs --group-by -g --depth -d --hide --show --focus --top -n --steps --capacity --max-growth --at' ;;
+        stats) echo '--help -h --version -V --json -j --no-color --color --max-memory --quiet -q --jobs' ;;
+        frag) echo '--help -h --version -V --json -j --no-color --color --max-memory --quiet -q --jobs --gap-threshold --index-threshold --map --svg' ;;
+        trace) echo '--help -h --version -V --json -j --no-color --color --max-memory --quiet -q --jobs --group-by -g --depth -d --hide --show --focus --top -n --since --until' ;;
+        series) echo '--help -h --version -V --json -j --no-color --color --max-memory --quiet -q --jobs --group-by -g --depth -d --hide --show --focus --top -n --steps --capacity --sort --steps-between --min-slope --confidence --ascii --as-series --as-ranks --name-pattern --strict' ;;
+        check) echo '--help -h --version -V --json -j --format -f --output -o --no-color --color --max-memory --quiet -q --jobs --group-by -g --depth -d --hide --show --focus --top -n --steps --max-growth --max-growth-pct --max-group-growth --max-per-step --max-reserved --max-frag-index --fail-on-new-site --max-ooms --config --repo-root --strict' ;;
+        dump) echo '--help -h --version -V --no-color --color --max-memory --quiet -q' ;;
+        summarize) echo '--help -h --version -V --output -o --no-color --color --max-memory --quiet -q --jobs --shard --force' ;;
+        top) echo '--help -h --version -V --json -j --format -f --no-color --color --max-memory --quiet -q --jobs --group-by -g --depth -d --hide --show --focus --top -n' ;;
+        report) echo '--help -h --version -V --output -o --no-color --color --max-memory --quiet -q --jobs --group-by -g --depth -d --hide --show --focus --capacity --gap-threshold --index-threshold --as-series --as-ranks --name-pattern --strict --baseline-step --threshold --log-format' ;;
+        replay) echo '--help -h --version -V --json -j --no-color --color --max-memory --quiet -q --jobs --capacity --alloc-conf --memory-fraction --torch' ;;
+        curve) echo '--help -h --version -V --json -j --format -f --no-color --color --max-memory --quiet -q --capacity --max-growth-pct --max-per-step --config --baseline-step --threshold --max-fraction --horizon --log-format --pattern --format-list' ;;
+        mcp) echo '--help -h --version -V --no-color --color --max-memory --quiet -q --root' ;;
+        *) echo '--help -h --version -V --json -j --format -f --output -o --no-color --color --max-memory --quiet -q --jobs --group-by -g --depth -d --hide --show --focus --top -n --steps --capacity --max-growth --max-growth-pct --max-group-growth --max-per-step --max-reserved --max-frag-index --fail-on-new-site --max-ooms --config --repo-root --gap-threshold --index-threshold --map --svg --since --until --sort --steps-between --min-slope --confidence --ascii --alloc-conf --memory-fraction --torch --as-series --as-ranks --name-pattern --strict --at --baseline-step --threshold --max-fraction --horizon --log-format --pattern --format-list --shard --force --root' ;;
+    esac
+}
+
+# Does OPTION take a value (the next word, or after '=')?
+_snapdiff_takes_value()
+{
+    case $1 in
+        --format|-f|--output|-o|--max-memory|--jobs|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--alloc-conf|--memory-fraction|--torch|--name-pattern|--at|--baseline-step|--threshold|--max-fraction|--horizon|--log-format|--pattern|--shard|--root) return 0 ;;
+    esac
+    return 1
+}
+
+# What COMMAND's OPTION takes: 'words W...', files, dirs, or anything (nothing).
+_snapdiff_value()
+{
+    case $2 in
+        --format|-f)
+            case $1 in
+                check) echo 'words text json github junit' ;;
+                curve) echo 'words text json github' ;;
+                *) echo 'words text json folded pprof' ;;
+            esac ;;
+        --output|-o) echo files ;;
+        --group-by|-g) echo 'words site leaf stack file function annotation compile-context' ;;
+        --config) echo files ;;
+        --repo-root) echo dirs ;;
+        --svg) echo files ;;
+        --sort) echo 'words name time' ;;
+        --at) echo 'words end peak' ;;
+        --log-format) echo 'words text jsonl csv nvidia-smi' ;;
+        --shard) echo 'words auto' ;;
+        --root) echo dirs ;;
+    esac
+}
+# END GENERATED
 
 _snapdiff()
 {
@@ -11,28 +74,32 @@ _snapdiff()
     local -a words=("${COMP_WORDS[@]}")
     local cword=$COMP_CWORD
     COMPREPLY=()
+    local commands
+    commands=$(_snapdiff_commands)
 
-    local commands='diff stats frag series trace check report summarize dump top replay curve mcp help'
-    local common='--help -h --version -V --no-color --color --max-memory --quiet -q'
-    local json='--json -j --jobs'   # diff, stats, frag, series, trace, check
-    local diff_opts='--format -f --output -o --group-by -g --depth -d --hide --show --focus
-        --top -n --steps --capacity --max-growth'
-    local frag_opts='--gap-threshold --index-threshold --map --svg'
-    local trace_opts='--group-by -g --depth -d --hide --show --focus --top -n --since --until'
-    local series_opts='--group-by -g --depth -d --hide --show --focus --top -n --steps --capacity
-        --sort --steps-between --min-slope --confidence --ascii --as-series --as-ranks
-        --name-pattern --strict'
-    local check_only='--max-growth-pct --max-group-growth --max-per-step --max-reserved
-        --max-frag-index --fail-on-new-site --max-ooms --config --repo-root --strict'
-    local check_opts="--format -f --output -o --group-by -g --depth -d --hide --show --focus --top -n
-        --steps --max-growth $check_only"
-    local curve_opts='--json -j --format -f --capacity --max-per-step --max-growth-pct --config
-        --baseline-step --threshold --max-fraction --horizon --log-format --format-list --pattern'
-    local report_opts='--output -o --jobs --group-by -g --depth -d --hide --show --focus
-        --gap-threshold --index-threshold --as-series --as-ranks --capacity --baseline-step
-        --threshold --log-format --name-pattern --strict --alloc-conf --memory-fraction --torch'
-    # Options whose value is the next word.
-    local takes_value='--format|-f|--output|-o|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-memory|--jobs|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root|--baseline-step|--threshold|--max-fraction|--horizon|--log-format|--alloc-conf|--memory-fraction|--torch|--at|--shard|--root|--pattern|--name-pattern'
+    # Which command is this? The first word that is not an option (nor an option's value);
+    # any other word than a command means `snapdiff OLD NEW`, a diff.
+    local i w cmd='' seen_files=0
+    for ((i = 1; i < cword; i++)); do
+        w=${words[i]}
+        if [[ $w == -- ]]; then
+            seen_files=1
+            break
+        fi
+        if [[ $w == -* ]]; then
+            if [[ $w != *=* ]] && _snapdiff_takes_value "$w"; then
+                ((i++))                                  # its value
+                [[ ${words[i]} == = ]] && ((i++))        # "--top" "=" "5"
+            fi
+            continue
+        fi
+        if [[ " $commands help " == *" $w "* ]]; then
+            cmd=$w
+        else
+            cmd='diff'
+        fi
+        break
+    done
 
     # Values: "--opt VALUE" and "--opt=VALUE" (split at '=' or not).
     local opt=$prev value=$cur prefix=''
@@ -43,109 +110,30 @@ _snapdiff()
     elif [[ $cur == --*=* ]]; then
         opt=${cur%%=*} value=${cur#*=} prefix=${cur%%=*}=
     fi
-    case $opt in
-        --group-by|-g)
-            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'site leaf stack file function annotation compile-context' -- "$value")
-            return ;;
-        --log-format)
-            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'text jsonl csv nvidia-smi' -- "$value")
-            return ;;
-        --baseline-step|--threshold|--max-fraction|--horizon)
-            return ;;
-        --sort)
-            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'name time' -- "$value")
-            return ;;
-        --format|-f)
-            local formats='text json folded pprof'
-            [[ " ${words[*]} " == *" check "* ]] && formats='text json github junit'
-            [[ " ${words[*]} " == *" curve "* ]] && formats='text json github'
-            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "$formats" -- "$value")
-            return ;;
-        --at)
-            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'end peak' -- "$value")
-            return ;;
-        --shard)
-            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W 'auto 0/2' -- "$value")
-            return ;;
-        --config)
-            compopt -o filenames 2>/dev/null
-            mapfile -t COMPREPLY < <(compgen -P "$prefix" -f -- "$value")
-            return ;;
-        --repo-root|--root)
-            compopt -o filenames 2>/dev/null
-            mapfile -t COMPREPLY < <(compgen -P "$prefix" -d -- "$value")
-            return ;;
-        --max-group-growth|--max-per-step|--max-reserved|--fail-on-new-site)
-            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W '0 64MiB 256MiB 1GiB' -- "$value")
-            return ;;
-        --max-growth-pct|--max-frag-index)
-            return ;;
-        --max-ooms)
-            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W '0 1' -- "$value")
-            return ;;
-        --svg|--output|-o)
-            compopt -o filenames 2>/dev/null
-            mapfile -t COMPREPLY < <(compgen -P "$prefix" -f -- "$value")
-            return ;;
-        --min-slope)
-            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W '64KiB 256KiB 1MiB 16MiB' -- "$value")
-            return ;;
-        --max-memory|--capacity|--max-growth)
-            mapfile -t COMPREPLY < <(compgen -P "$prefix" -W '8GiB 16GiB 24GiB 40GiB 48GiB 80GiB 96GiB 141GiB' -- "$value")
-            return ;;
-        --depth|-d|--top|-n|--steps|--jobs|--gap-threshold|--index-threshold|--hide|--show|--focus|--since|--until|--steps-between|--confidence)
-            # A number or a regular expression: nothing sensible to offer.
-            return ;;
-    esac
-
-    # Which command is this? The first word that is not an option (nor an option's value).
-    local i w cmd='' seen_files=0
-    for ((i = 1; i < cword; i++)); do
-        w=${words[i]}
-        if [[ $w == -- ]]; then
-            seen_files=1
-            break
-        fi
-        if [[ $w == -* ]]; then
-            if [[ $w != *=* && $w =~ ^($takes_value)$ ]]; then
-                ((i++))                                  # its value
-                [[ ${words[i]} == = ]] && ((i++))        # "--top" "=" "5"
-            fi
-            continue
-        fi
-        case $w in
-            diff|stats|frag|series|trace|check|report|summarize|dump|top|replay|curve|mcp|help) cmd=$w ;;
-            *) cmd='diff' ;;   # snapdiff OLD NEW
+    if [[ $seen_files -eq 0 ]] && _snapdiff_takes_value "$opt"; then
+        local what
+        what=$(_snapdiff_value "$cmd" "$opt")
+        case $what in
+            words\ *)
+                mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "${what#words }" -- "$value") ;;
+            files)
+                compopt -o filenames 2>/dev/null
+                mapfile -t COMPREPLY < <(compgen -P "$prefix" -f -- "$value") ;;
+            dirs)
+                compopt -o filenames 2>/dev/null
+                mapfile -t COMPREPLY < <(compgen -P "$prefix" -d -- "$value") ;;
         esac
-        break
-    done
+        return   # a number, a size, a pattern: nothing sensible to offer
+    fi
 
     # snapdiff help COMMAND: the command names, no files (help is never a file name).
     if [[ $cmd == help ]]; then
-        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W 'diff stats frag series trace check report summarize dump top replay curve mcp' -- "$cur")
+        [[ $cur == -* ]] || mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")
         return
     fi
 
     if [[ $cur == -* && $seen_files -eq 0 ]]; then
-        local opts
-        case $cmd in
-            '') opts="$common $json $diff_opts $frag_opts --since --until --sort --steps-between --min-slope --confidence --ascii --as-series --as-ranks $check_only" ;;
-            '') opts="$common $json $diff_opts $frag_opts --since --until --sort --steps-between --min-slope --confidence --ascii $check_only --baseline-step --threshold --max-fraction --horizon --log-format --format-list --pattern" ;;
-            diff) opts="$common $json $diff_opts --at" ;;
-            stats) opts="$common $json" ;;
-            frag) opts="$common $json $frag_opts" ;;
-            trace) opts="$common $json $trace_opts" ;;
-            series) opts="$common $json $series_opts" ;;
-            check) opts="$common $json $check_opts" ;;
-            dump) opts="$common" ;;
-            report) opts="$common $report_opts" ;;
-            summarize) opts="$common --output -o --jobs --shard --force" ;;
-            top) opts="$common $json --format -f --group-by -g --depth -d --hide --show --focus --top -n --jobs" ;;
-            replay) opts="$common --json -j --jobs --alloc-conf --capacity --memory-fraction --torch" ;;
-            curve) opts="$common $curve_opts" ;;
-            mcp) opts="$common --root" ;;
-        esac
-        mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "$(_snapdiff_options "$cmd")" -- "$cur")
         return
     fi
 
@@ -153,7 +141,7 @@ _snapdiff()
     compopt -o filenames 2>/dev/null
     mapfile -t COMPREPLY < <(compgen -f -- "$cur")
     if [[ -z $cmd ]]; then
-        mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -W "$commands" -- "$cur")
+        mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -W "$commands help" -- "$cur")
     fi
 } &&
     complete -F _snapdiff snapdiff

@@ -11,6 +11,9 @@
 # and it fails on long options that the man page or a completion script names but --help
 # does not know (stale docs); and README.md, a guide that links to the reference, must stay
 # at most 600 lines. Builds nothing. Exit 2: cannot run at all.
+# The man page's OPTIONS and the completions' lists are generated from the table
+# (src/cli/gendocs/, ctest docs_generated); this still checks them, the hand-written
+# rest of the man page (COMMANDS, SYNOPSIS) and docs/reference.md against --help.
 set -u
 
 bin=${1:?usage: check_docs_sync.sh SNAPDIFF_BIN [SOURCE_DIR]}

@@ -33,3 +33,12 @@ add_test(NAME docs_pattern_table_selftest
 set_tests_properties(docs_sync docs_sync_selftest docs_man_examples docs_readme_example
                      docs_completions docs_pattern_table docs_pattern_table_selftest
                      PROPERTIES LABELS docs TIMEOUT 300)
+# The generated parts of the man page and the completions are what the option table gives
+# now (src/cli/gendocs/gendocs.c); when not: run `cmake --build build --target docs`.
+add_test(NAME docs_generated
+         COMMAND $<TARGET_FILE:snapdiff_gendocs> --check ${PROJECT_SOURCE_DIR})
+set_tests_properties(docs_generated PROPERTIES LABELS docs TIMEOUT 60)
+add_test(NAME docs_generated_selftest
+         COMMAND ${SNAPDIFF_SH} ${CMAKE_CURRENT_SOURCE_DIR}/check_gendocs_selftest.sh
+                 $<TARGET_FILE:snapdiff_gendocs> ${PROJECT_SOURCE_DIR})
+set_tests_properties(docs_generated_selftest PROPERTIES LABELS docs TIMEOUT 60)

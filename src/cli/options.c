@@ -1,7 +1,10 @@
 /* options.c - the one option table, the parser, and --help generated from both.
  *
- * Adding an option: add a row here and a case in apply_option(); the docs-sync test then
- * fails until man/snapdiff.1, docs/reference.md and the three completion scripts name it too.
+ * Adding an option: add a row here and a case in apply_option() (and a row in
+ * option_values when its value is one of a few words), then run `cmake --build build
+ * --target docs`: snapdiff-gendocs (src/cli/gendocs/) writes the man page's OPTIONS and
+ * the three completion scripts from this table. docs/reference.md is by hand; the
+ * docs-sync test fails until it names the option too.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -245,7 +248,7 @@ void cli_option_at(size_t i, struct cli_option_info *out)
 {
     const struct opt_def *o = &options[i];
     *out = (struct cli_option_info){
-        .long_name = o->long_name, .arg = o->arg, .commands = o->commands, .help = o->help,
+        .long_name = o->long_name, .short_name = o->short_name, .arg = o->arg, .commands = o->commands, .help = o->help,
         .repeatable = o->id == O_HIDE || o->id == O_SHOW || o->id == O_FOCUS ||
                       o->id == O_ALLOC_CONF || o->id == O_ROOT};
 }
@@ -414,7 +417,7 @@ static void print_global_help(FILE *out)
     fprintf(out,
             "\nExit status: 0 success, 1 a check failed, 2 error (bad input, usage).\n"
             "Sizes accept B, KiB, MiB, GiB (binary) and KB, MB, GB (decimal).\n"
-            "See snapdiff(1) for the JSON schemas and the fragmentation verdict rules.\n");
+            "Definitions: docs/counting.md; JSON schemas: docs/json-*.md (snapdiff(1) lists them).\n");
 }
 
 /* `snapdiff CMD --help`: its usage, what it does, only the options that apply to it, and
@@ -432,6 +435,54 @@ static void print_command_help(FILE *out, size_t c)
             "Exit status: 0 success, 1 a check failed, 2 error (bad input, usage).\n"
             "See 'snapdiff --help' for the other commands, snapdiff(1) for the details.\n",
             commands[c].example);
+}
+
+size_t cli_command_count(void) { return sizeof commands / sizeof commands[0]; }
+
+enum cli_command cli_command_at(size_t i) { return commands[i].cmd; }
+
+void cli_option_help_for(size_t i, enum cli_command cmd, char *buf, size_t size)
+{
+    if (cmd == CMD_NONE) snprintf(buf, size, "%s", options[i].help);
+    else own_help(options[i].help, cmd, buf, size);
+}
+
+/* The words a value may be, where they are a few fixed words: what the completions
+ * offer. Per command where they differ: the first row naming the command wins. They are
+ * what apply_option and cli_parse accept for that command; --group-by's come from the
+ * library. An option added without a row here completes no words, only paths for FILE
+ * and DIR (src/cli/gendocs/gendocs.c). */
+static const struct {
+    const char *long_name;
+    unsigned commands;
+    const char *words;
+} option_values[] = {
+    {"format", FOR_CHECK, "text json github junit"},
+    {"format", FOR_CURVE, "text json github"},
+    {"format", FOR_ALL, "text json folded pprof"},
+    {"log-format", FOR_ALL, "text jsonl csv nvidia-smi"},
+    {"sort", FOR_ALL, "name time"},
+    {"at", FOR_ALL, "end peak"},
+    {"shard", FOR_ALL, "auto"},
+};
+
+const char *cli_option_values(size_t i, enum cli_command cmd)
+{
+    const struct opt_def *o = &options[i];
+    if (o->id == O_GROUP_BY) {   /* sd_group_by_name's table, space-separated */
+        static char keys[160];
+        size_t k = 0;
+        for (int g = 0; g < SD_GROUP_BY_COUNT && k < sizeof keys; g++)
+            k += (size_t)snprintf(keys + k, sizeof keys - k, "%s%s", g ? " " : "",
+                                  sd_group_by_name((sd_group_by)g));
+        return keys;
+    }
+    unsigned bit = 1u << (cmd == CMD_NONE ? CMD_DIFF : cmd);   /* before a command: a diff */
+    for (size_t v = 0; v < sizeof option_values / sizeof option_values[0]; v++)
+        if (strcmp(option_values[v].long_name, o->long_name) == 0 &&
+            (option_values[v].commands & bit))
+            return option_values[v].words;
+    return NULL;
 }
 
 void cli_print_help(FILE *out, enum cli_command cmd)

@@ -1,7 +1,9 @@
 /* options.h - the one option table of the CLI, and the parsed result.
  *
- * --help, the man page and the completions all follow this table; tests/check_docs_sync.sh
- * fails when any of them drifts from `snapdiff --help`.
+ * --help is printed from this table; the man page's OPTIONS and the completions are
+ * written from it by snapdiff-gendocs (src/cli/gendocs/, `cmake --build build --target
+ * docs`; ctest docs_generated fails when they are stale); tests/check_docs_sync.sh fails
+ * when any of them, or docs/reference.md, drifts from `snapdiff --help`.
  */
 #ifndef SNAPDIFF_CLI_OPTIONS_H
 #define SNAPDIFF_CLI_OPTIONS_H
@@ -131,6 +133,7 @@ const char *cli_command_usage(enum cli_command cmd);
  * names, arguments and help as --help. */
 struct cli_option_info {
     const char *long_name;
+    char short_name;         /* 0: none */
     const char *arg;         /* NULL: a flag; else the argument's name (N, SIZE, ...) */
     unsigned commands;       /* FOR_* bits */
     bool repeatable;         /* --hide, --show, --focus, --alloc-conf, --root */
@@ -138,5 +141,16 @@ struct cli_option_info {
 };
 size_t cli_option_count(void);
 void cli_option_at(size_t i, struct cli_option_info *out);
+
+/* For the generated docs (src/cli/gendocs/): the man page's OPTIONS and the completions. */
+/* The commands in the order --help lists them (not the enum's). */
+size_t cli_command_count(void);
+enum cli_command cli_command_at(size_t i);
+/* Option i's help as `snapdiff CMD --help` shows it (the parts about other commands left
+ * out); CMD_NONE: the whole help. */
+void cli_option_help_for(size_t i, enum cli_command cmd, char *buf, size_t size);
+/* The words option i's value may be under command cmd ("text json folded pprof"), for the
+ * completions; NULL when it takes no value or any value (a size, a number, a path). */
+const char *cli_option_values(size_t i, enum cli_command cmd);
 
 #endif
