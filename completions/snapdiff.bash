@@ -25,7 +25,7 @@ _snapdiff_options()
         dump) echo '--help -h --version -V --no-color --color --max-memory --quiet -q' ;;
         summarize) echo '--help -h --version -V --output -o --no-color --color --max-memory --quiet -q --jobs --shard --force' ;;
         top) echo '--help -h --version -V --json -j --format -f --no-color --color --max-memory --quiet -q --jobs --group-by -g --depth -d --hide --show --focus --top -n' ;;
-        report) echo '--help -h --version -V --output -o --no-color --color --max-memory --quiet -q --jobs --group-by -g --depth -d --hide --show --focus --capacity --gap-threshold --index-threshold --as-series --as-ranks --name-pattern --strict --baseline-step --threshold --log-format' ;;
+        report) echo '--help -h --version -V --output -o --no-color --color --max-memory --quiet -q --jobs --group-by -g --depth -d --hide --show --focus --capacity --gap-threshold --index-threshold --alloc-conf --memory-fraction --torch --as-series --as-ranks --name-pattern --strict --baseline-step --threshold --log-format' ;;
         replay) echo '--help -h --version -V --json -j --no-color --color --max-memory --quiet -q --jobs --capacity --alloc-conf --memory-fraction --torch' ;;
         curve) echo '--help -h --version -V --json -j --format -f --no-color --color --max-memory --quiet -q --capacity --max-growth-pct --max-per-step --config --baseline-step --threshold --max-fraction --horizon --log-format --pattern --format-list' ;;
         mcp) echo '--help -h --version -V --no-color --color --max-memory --quiet -q --root' ;;
