@@ -63,10 +63,14 @@ typedef enum sd_trace_warning_code {
     SD_TRACE_STARTS_MID_RUN,  /* frees of blocks allocated before the window */
     SD_TRACE_UNRECORDED_FREE, /* an alloc at an address whose block was never freed */
     SD_TRACE_NO_TIMES,        /* the entries carry no time_us: no span, rates or time bounds */
+    SD_TRACE_FREES_MISSING,   /* blocks the trace leaves alive at its end that the snapshot
+                               * shows free: their frees were not recorded (skip_actions,
+                               * which torch 2.11 does not write down, or lost) */
     SD_TRACE_WARNING_COUNT
 } sd_trace_warning_code;
 
-/* "ring-buffer-overflowed", "starts-mid-run", "unrecorded-free", "no-times". */
+/* "ring-buffer-overflowed", "starts-mid-run", "unrecorded-free", "no-times",
+ * "frees-missing". */
 const char *sd_trace_warning_name(sd_trace_warning_code c);
 
 typedef struct sd_trace_warning {

@@ -59,6 +59,13 @@ static void print_warning(const text_ctx *r, const sd_trace_warning *w)
                 " lost those frees; counted as freed\n", sdp_fmt_count(w->count).s,
                 w->count == 1 ? "" : "s", sdp_fmt_bytes(w->bytes).s);
         break;
+    case SD_TRACE_FREES_MISSING:
+        fprintf(r->out, "%s block%s (%s) the trace leaves alive %s free in the snapshot: %s "
+                "not recorded (skip_actions, which torch 2.11 writes down nowhere, or lost); "
+                "what was never freed is not known from this trace\n",
+                sdp_fmt_count(w->count).s, w->count == 1 ? "" : "s", sdp_fmt_bytes(w->bytes).s,
+                w->count == 1 ? "is" : "are", w->count == 1 ? "its free was" : "their frees were");
+        break;
     case SD_TRACE_NO_TIMES:
         fprintf(r->out, "the entries carry no time_us (torch < 2.2): no time span or rates\n");
         break;

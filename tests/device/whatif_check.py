@@ -141,6 +141,12 @@ def check_recordings(binary, where):
             # frees not recorded: the replay cannot follow the run and must say so
             check(stem + " (skip_actions: no frees)", not fi["trusted"],
                   "not trusted: %s" % fi["untrusted_why"])
+            # torch wrote nothing that says so: trace must find the missing frees itself
+            tr = subprocess.run([binary, "trace", "--json", "-q",
+                                 os.path.join(where, stem + ".pickle")], capture_output=True,
+                                text=True)
+            codes = [w["code"] for w in json.loads(tr.stdout)["devices"][0]["warnings"]]
+            check(stem + " (trace)", "frees-missing" in codes, "trace warnings %s" % codes)
             continue
         # one figure, one definition: stranded at the end is frag's stranded_free_bytes
         fr = subprocess.run([binary, "frag", "--json", "-q", os.path.join(where, stem + ".pickle")],
