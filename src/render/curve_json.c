@@ -278,8 +278,6 @@ sd_status sd_render_curve_json(FILE *out, const sd_curve *c, const sd_render_opt
     sd_error_clear(err);
     if (sdp_options_check(ro, SD_RENDER_OPTIONS_VERSION, "sd_render_options", err))
         return SD_EUSAGE;
-    (void)ro;
-    (void)err;
     json_t *doc = curve_json(c);
     int rc = doc ? json_dumpf(doc, out, CURVE_JSON_FLAGS) : -1;
     json_decref(doc);
@@ -312,8 +310,6 @@ sd_status sd_render_curve_github(FILE *out, const sd_curve *c, const sd_render_o
     sd_error_clear(err);
     if (sdp_options_check(ro, SD_RENDER_OPTIONS_VERSION, "sd_render_options", err))
         return SD_EUSAGE;
-    (void)ro;
-    (void)err;
     for (size_t i = 0; i < sd_curve_limit_count(c); i++) {
         const sd_curve_limit_result *l = sd_curve_limit_at(c, i);
         if (l->pass) continue;

@@ -124,8 +124,6 @@ sd_status sd_render_replay_json(FILE *out, const sd_replay *r, const sd_render_o
     sd_error_clear(err);
     if (sdp_options_check(ro, SD_RENDER_OPTIONS_VERSION, "sd_render_options", err))
         return SD_EUSAGE;
-    (void)ro;
-    (void)err;
     json_t *doc = json_object();
     json_object_set_new(doc, "schema", json_string(SD_REPLAY_SCHEMA));
     json_object_set_new(doc, "source", json_string(sd_snapshot_source(sd_replay_snapshot(r))));

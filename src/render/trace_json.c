@@ -63,22 +63,29 @@ static json_t *peak_json(const sd_attrib *a, const sd_snapshot *s, const sd_trac
     return o;
 }
 
+/* The window figures a phase and a step's phase share, under the same names
+ * (sd_trace_phase and sd_trace_step_phase name their fields alike). */
+#define PUT_WINDOW(o, p)                                                                  \
+    do {                                                                                  \
+        json_object_set_new(o, "first_entry", jint((p)->first_entry));                    \
+        json_object_set_new(o, "entries", jint((p)->n_entries));                          \
+        json_object_set_new(o, "start_us", time_json((p)->has_time, (p)->start_us));      \
+        json_object_set_new(o, "end_us", time_json((p)->has_time, (p)->end_us));          \
+        json_object_set_new(o, "live_start", jint((p)->live_start));                      \
+        json_object_set_new(o, "live_end", jint((p)->live_end));                          \
+        json_object_set_new(o, "growth", json_integer((p)->growth));                      \
+        json_object_set_new(o, "alloc_count", jint((p)->alloc_count));                    \
+        json_object_set_new(o, "alloc_bytes", jint((p)->alloc_bytes));                    \
+        json_object_set_new(o, "free_count", jint((p)->free_count));                      \
+        json_object_set_new(o, "free_bytes", jint((p)->free_bytes));                      \
+    } while (0)
+
 static json_t *phase_json(const sd_trace_phase *p)
 {
     json_t *o = json_object();
     json_object_set_new(o, "kind", json_string(sd_trace_phase_kind_name(p->kind)));
     json_object_set_new(o, "name", p->name ? json_string(p->name) : json_null());
-    json_object_set_new(o, "first_entry", jint(p->first_entry));
-    json_object_set_new(o, "entries", jint(p->n_entries));
-    json_object_set_new(o, "start_us", time_json(p->has_time, p->start_us));
-    json_object_set_new(o, "end_us", time_json(p->has_time, p->end_us));
-    json_object_set_new(o, "live_start", jint(p->live_start));
-    json_object_set_new(o, "live_end", jint(p->live_end));
-    json_object_set_new(o, "growth", json_integer(p->growth));
-    json_object_set_new(o, "alloc_count", jint(p->alloc_count));
-    json_object_set_new(o, "alloc_bytes", jint(p->alloc_bytes));
-    json_object_set_new(o, "free_count", jint(p->free_count));
-    json_object_set_new(o, "free_bytes", jint(p->free_bytes));
+    PUT_WINDOW(o, p);
     return o;
 }
 
@@ -87,17 +94,7 @@ static json_t *step_phase_json(const sd_trace_step_phase *p)
     json_t *o = json_object();
     json_object_set_new(o, "phase", json_string(sd_step_phase_name(p->phase)));
     json_object_set_new(o, "step", p->step ? jint(p->step) : json_null());
-    json_object_set_new(o, "first_entry", jint(p->first_entry));
-    json_object_set_new(o, "entries", jint(p->n_entries));
-    json_object_set_new(o, "start_us", time_json(p->has_time, p->start_us));
-    json_object_set_new(o, "end_us", time_json(p->has_time, p->end_us));
-    json_object_set_new(o, "live_start", jint(p->live_start));
-    json_object_set_new(o, "live_end", jint(p->live_end));
-    json_object_set_new(o, "growth", json_integer(p->growth));
-    json_object_set_new(o, "alloc_count", jint(p->alloc_count));
-    json_object_set_new(o, "alloc_bytes", jint(p->alloc_bytes));
-    json_object_set_new(o, "free_count", jint(p->free_count));
-    json_object_set_new(o, "free_bytes", jint(p->free_bytes));
+    PUT_WINDOW(o, p);
     json_object_set_new(o, "peak", json_boolean(p->has_peak));
     return o;
 }
