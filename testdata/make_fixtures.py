@@ -132,6 +132,37 @@ def v2_14(skip=()):
     snap["device_traces"][0].insert(1, {
         "action": "annotate", "addr": 0, "size": 0, "stream": 0, "time_us": t0 + 20,
         "compile_context": "", "user_metadata": '{"step": 3}', "pool_id": (0, 0)})
+    # Per-entry pool_id (PR #177717): _memory_snapshot_pickled() writes each TraceEntry's
+    # mempool as a tuple, the pool the allocator served the request from
+    # (CUDACachingAllocator.cpp, DeviceCachingAllocator::record_trace is handed the
+    # block's pool owner id). A CUDA graph's private pool: the segment at BASE + 32 MiB,
+    # segment_pool_id (1, 7), made and used while capturing; a MemPool's (0, 3) on device
+    # 1. The oom entry names no pool: an absent key is unknown, never (0, 0).
+    G = (1, 7)
+    tr0 = snap["device_traces"][0]
+    tr0[3:3] = [
+        {"action": "segment_alloc", "addr": BASE + 32 * MiB, "size": 2 * MiB,
+         "stream": 0x55D0C0DE1230, "time_us": t0 + 60, "compile_context": "",
+         "user_metadata": "", "pool_id": G},
+        {"action": "alloc", "addr": BASE + 32 * MiB, "size": 2 * MiB,
+         "stream": 0x55D0C0DE1230, "time_us": t0 + 61, "compile_context": "",
+         "user_metadata": "", "frames": STACK_A, "pool_id": G},
+        {"action": "alloc", "addr": BASE + 33 * MiB, "size": 512 * 1024 - 3,
+         "stream": 0x55D0C0DE1230, "time_us": t0 + 62, "compile_context": "",
+         "user_metadata": "", "frames": STACK_A, "pool_id": G},
+        {"action": "free_requested", "addr": BASE + 33 * MiB, "size": 512 * 1024 - 3,
+         "stream": 0x55D0C0DE1230, "time_us": t0 + 63, "compile_context": "",
+         "user_metadata": "", "pool_id": G},
+    ]
+    del [e for e in tr0 if e["action"] == "oom"][0]["pool_id"]
+    snap["device_traces"][1].append(
+        {"action": "alloc", "addr": BASE + (1 << 34) + 1024, "size": 4096, "stream": 0,
+         "time_us": t0 + 8, "compile_context": "", "user_metadata": "", "frames": STACK_B,
+         "pool_id": (0, 3)})
+    snap["device_traces"][1].append(
+        {"action": "free_requested", "addr": BASE + (1 << 34) + 1024, "size": 4096,
+         "stream": 0, "time_us": t0 + 9, "compile_context": "", "user_metadata": "",
+         "pool_id": (0, 3)})
     HOST = 0x7F2200000000
 
     def host_seg(addr, size, state, req, frames):
