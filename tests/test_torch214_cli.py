@@ -161,6 +161,75 @@ def part_skip():
           "nothing skipped (skip_actions []): no warning", p.stderr)
 
 
+def pools_truth(trace):
+    """Per pool_id, over a device's whole trace: entries, allocs, their bytes, segment
+    bytes (segment_alloc, segment_map), and the blocks allocated in it still live at its
+    end (released by the first free_requested or free_completed). None when no entry
+    records a pool_id."""
+    pools, live, without = {}, {}, 0
+    for e in trace:
+        pid = e.get("pool_id")
+        if e["action"] == "alloc":
+            live[e["addr"]] = (e["size"], pid)
+        elif e["action"] in ("free_requested", "free_completed"):
+            live.pop(e["addr"], None)
+        if pid is None:
+            without += 1
+            continue
+        p = pools.setdefault(tuple(pid), {"pool_id": list(pid), "private": tuple(pid) != (0, 0),
+                                          "entries": 0, "alloc_count": 0, "alloc_bytes": 0,
+                                          "segment_bytes": 0, "alive_count": 0,
+                                          "alive_bytes": 0})
+        p["entries"] += 1
+        if e["action"] == "alloc":
+            p["alloc_count"] += 1
+            p["alloc_bytes"] += e["size"]
+        elif e["action"] in ("segment_alloc", "segment_map"):
+            p["segment_bytes"] += e["size"]
+    for size, pid in live.values():
+        if pid is not None:
+            pools[tuple(pid)]["alive_count"] += 1
+            pools[tuple(pid)]["alive_bytes"] += size
+    return (list(pools.values()) or None), without
+
+
+def part_pools(tmp):
+    """pool_id per trace entry: trace --json's per-pool figures against CPython's; absent
+    means unknown (null), never the default pool; a malformed one is one error, exit 2."""
+    snap = truth_stats.load(HOST)
+    doc = run_json(["trace", HOST])
+    if doc:
+        for d in doc["devices"]:
+            want, without = pools_truth(snap["device_traces"][d["device"]])
+            check(d.get("pools") == want, "trace --json pools, device %d" % d["device"],
+                  (d.get("pools"), want))
+            check(d.get("entries_without_pool_id") == without,
+                  "trace --json entries_without_pool_id, device %d" % d["device"])
+        check(any(p["private"] and p["alive_bytes"] for d in doc["devices"]
+                  for p in d["pools"] or []), "fixture: a private pool holds live bytes")
+    old = run_json(["trace", OLD])
+    check(old and all(d["pools"] is None for d in old["devices"]),
+          "trace --json: pools null without pool_id")
+    out = run(["trace", HOST]).stdout
+    check("(1, 7) private" in out and "1 entry records no pool_id" in out,
+          "trace text: the private pool's row", out[:1500])
+    p = run(["replay", HOST])
+    check("does not add up" not in p.stderr, "replay: the pools add up", p.stderr)
+    import pickle
+    for bad, what in (((1,), "should be a pair of integers"), ((1, "x"), "should be an integer"),
+                      (7, "should be a pair of integers")):
+        s = truth_stats.load(HOST)
+        s["device_traces"][0][2]["pool_id"] = bad
+        path = os.path.join(tmp, "badpool.pickle")
+        with open(path, "wb") as f:
+            pickle.dump(s, f, protocol=4)
+        r = run(["stats", path], rc=2)
+        lines = r.stderr.strip().splitlines()
+        check(len(lines) == 1 and path in lines[0] and "offset" in lines[0] and
+              "'pool_id' " + what in lines[0], "malformed pool_id %r: one clear error" % (bad,),
+              r.stderr)
+
+
 def part_report(tmp):
     out = os.path.join(tmp, "host.html")
     run(["report", HOST, "-o", out])
@@ -182,6 +251,7 @@ def main():
     part_annotate()
     with tempfile.TemporaryDirectory() as tmp:
         part_report(tmp)
+        part_pools(tmp)
     sys.exit(T.finish("torch214_cli"))
 
 

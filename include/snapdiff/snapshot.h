@@ -234,8 +234,6 @@ enum { SD_SNAPSHOT_MAX_POOLS = 65535 };
 size_t sd_snapshot_pool_count(const sd_snapshot *s);
 /* Pool i's id into id[2]. @return false (id untouched) when i is out of range. */
 bool sd_snapshot_pool(const sd_snapshot *s, size_t i, int64_t id[2]);
-/* The pool id entry e records into id[2]. @return false when it records none. */
-bool sd_snapshot_trace_pool(const sd_snapshot *s, const sd_trace_entry *e, int64_t id[2]);
 
 /* Things that were inconsistent but did not stop the load ("segment 0x... at offset N:
  * blocks sum to X, total_size says Y"); also the note about bytes after STOP. */

@@ -219,11 +219,6 @@ bool sd_snapshot_pool(const sd_snapshot *s, size_t i, int64_t id[2])
     return true;
 }
 
-bool sd_snapshot_trace_pool(const sd_snapshot *s, const sd_trace_entry *e, int64_t id[2])
-{
-    return e->pool && sd_snapshot_pool(s, e->pool - 1u, id);
-}
-
 bool sd_snapshot_skipped_actions(const sd_snapshot *s, uint32_t *mask)
 {
     if (mask) *mask = s->has_skip ? s->skip_mask : 0;
