@@ -11,7 +11,11 @@ testdata/basic/v2_14_host.pickle and v2_14_skip.pickle (testdata/make_fixtures.p
   * the annotate entry is counted as annotate, never as an alloc or a free;
   * skip_actions: stats and trace --json say which actions were skipped and which figures
     that makes unreliable (the table in truth_stats.py); text prints it as a warning;
-    a snapshot that does not record skip_actions says null, never [].
+    a snapshot that does not record skip_actions says null, never [];
+  * pool_id per trace entry: trace's per-pool figures as CPython counts them, null when no
+    entry records one; a malformed pool_id is one error line, exit 2;
+  * diff and series show the host section (old/new/delta; per snapshot), never in a
+    device figure or total.
 """
 import copy
 import json
@@ -230,6 +234,89 @@ def part_pools(tmp):
               r.stderr)
 
 
+def grown_host(tmp):
+    """HOST with one more pinned host segment, live (a second run that pinned more)."""
+    import pickle
+    snap = truth_stats.load(HOST)
+    seg = copy.deepcopy(snap["host_segments"][2])
+    seg["address"] += 64 << 20
+    seg["blocks"][0]["address"] = seg["address"]
+    snap["host_segments"].append(seg)
+    path = os.path.join(tmp, "host_grown.pickle")
+    with open(path, "wb") as f:
+        pickle.dump(snap, f, protocol=4)
+    return path, snap
+
+
+def host_side(h):
+    """CPython's host figures as the diff's sides name them; zeros when absent."""
+    keys = ("allocated", "reserved", "active", "requested", "pending_free")
+    return {k: (h[k + "_bytes"] if h else 0) for k in keys}
+
+
+def part_diff_series(tmp):
+    """diff and series: the host section old/new/delta, in no device figure or total."""
+    grown, gsnap = grown_host(tmp)
+    cases = ((OLD, HOST, truth_stats.load(OLD), truth_stats.load(HOST)),
+             (HOST, grown, truth_stats.load(HOST), gsnap),
+             (OLD, OLD, truth_stats.load(OLD), truth_stats.load(OLD)))
+    for old, new, so, sn in cases:
+        what = "diff %s %s" % (os.path.basename(old), os.path.basename(new))
+        doc = run_json(["diff", old, new])
+        if not doc:
+            continue
+        ho, hn = host_truth(so), host_truth(sn)
+        if ho is None and hn is None:
+            check(doc.get("host", "absent") is None, what + " --json: host null without host keys")
+            check("pinned host" not in run(["diff", old, new, "--no-color"]).stdout,
+                  what + " text: no host rows")
+            continue
+        h = doc.get("host") or {}
+        want_o, want_n = host_side(ho), host_side(hn)
+        check(h.get("in_old") == (ho is not None) and h.get("in_new") == (hn is not None),
+              what + " --json: host in_old, in_new", h)
+        check(h.get("old") == want_o and h.get("new") == want_n, what + " --json: host sides",
+              (h.get("old"), h.get("new"), want_o, want_n))
+        check(all(h.get(k + "_delta") == want_n[k] - want_o[k] for k in want_o),
+              what + " --json: host deltas", h)
+        # the device totals are the devices' alone
+        wt_o, wt_n = truth_stats.stats(so)["total"], truth_stats.stats(sn)["total"]
+        check(doc["old"]["reserved"] == wt_o["reserved_bytes"] and
+              doc["new"]["reserved"] == wt_n["reserved_bytes"] and
+              doc["totals"]["allocated_delta"] == wt_n["allocated_bytes"] - wt_o["allocated_bytes"],
+              what + " --json: totals without host memory")
+        out = run(["diff", old, new, "--no-color"]).stdout
+        m = re.search(r"  pinned host memory.*\n  allocated +(\S+ \S+) +(\S+ \S+) +(\S+ \S+)\n"
+                      r"  reserved +(\S+ \S+) +(\S+ \S+) +(\S+ \S+)", out)
+        check(m is not None, what + " text: the host rows", out[:900])
+        if m:
+            mib = lambda v: "%.1f MiB" % (v / (1 << 20)) if v else "0 B"
+            check(m.group(2) == mib(want_n["allocated"]) and m.group(5) == mib(want_n["reserved"]),
+                  what + " text: host new figures", m.groups())
+    # series: each snapshot's host figures (null where it has none); totals without them
+    files = [OLD, HOST, grown]
+    snaps = [truth_stats.load(OLD), truth_stats.load(HOST), gsnap]
+    doc = run_json(["series"] + files)
+    if doc:
+        for s, snap in zip(doc["snapshots"], snaps):
+            h = host_truth(snap)
+            want = None if h is None else {"allocated": h["allocated_bytes"],
+                                           "reserved": h["reserved_bytes"]}
+            check(s.get("host", "absent") == want, "series --json host of %s" % s["source"],
+                  (s.get("host"), want))
+            check(s["reserved"] == truth_stats.stats(snap)["total"]["reserved_bytes"],
+                  "series --json reserved of %s: devices only" % s["source"])
+    out = run(["series"] + files + ["--no-color"]).stdout
+    hl, gh = host_truth(snaps[1]), host_truth(gsnap)
+    line = "pinned host memory (host_segments: in neither figure above): allocated %.1f MiB -> " \
+           "%.1f MiB, reserved %.1f MiB -> %.1f MiB (in 2 of 3 snapshots)" % (
+               hl["allocated_bytes"] / (1 << 20), gh["allocated_bytes"] / (1 << 20),
+               hl["reserved_bytes"] / (1 << 20), gh["reserved_bytes"] / (1 << 20))
+    check(line in out, "series text: the host line", out[:800])
+    old = run_json(["series", OLD, OLD, OLD])
+    check(old and all(s["host"] is None for s in old["snapshots"]), "series --json: host null")
+
+
 def part_report(tmp):
     out = os.path.join(tmp, "host.html")
     run(["report", HOST, "-o", out])
@@ -252,6 +339,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         part_report(tmp)
         part_pools(tmp)
+        part_diff_series(tmp)
     sys.exit(T.finish("torch214_cli"))
 
 
