@@ -287,6 +287,15 @@ def part_hostile(root, tmp):
     body = dict(env[2])
     del body["devices"]
     cases["no_devices"] = msgpack_truth.encode([env[0], 1, body])
+    body = dict(env[2])
+    body["host"] = 5
+    cases["host_type"] = msgpack_truth.encode([env[0], 1, body])
+    body = dict(env[2])
+    body["host"] = {"segments": []}
+    cases["host_no_blocks"] = msgpack_truth.encode([env[0], 1, body])
+    body = dict(env[2])
+    body["skip_actions"] = [1, 99]
+    cases["skip_range"] = msgpack_truth.encode([env[0], 1, body])
     # A declared count of 2^32 - 1 strings in a few bytes: refused before any allocation.
     cases["huge_count"] = b"\x93" + msgpack_truth.encode(env[0]) + b"\x01\x81" + \
         msgpack_truth.encode("strings") + b"\xdd\xff\xff\xff\xff"
