@@ -220,6 +220,22 @@ def part_pools(tmp):
     p = run(["replay", HOST])
     check("does not add up" not in p.stderr, "replay: the pools add up", p.stderr)
     import pickle
+    # replay: device 1's MemPool (0, 3) makes a segment and gives it back, so no segment
+    # of the snapshot names the pool: only the entries' pool_id keeps the 4 KiB alloc out
+    # of the default pool's cached block, where the allocator did not put it.
+    bare = truth_stats.load(HOST)
+    for dev in bare["device_traces"]:
+        for e in dev:
+            e.pop("pool_id", None)
+    bare_path = os.path.join(tmp, "nopool.pickle")
+    with open(bare_path, "wb") as f:
+        pickle.dump(bare, f, protocol=4)
+    fid = lambda path: (run_json(["replay", path]) or {"devices": [{}, {}]})["devices"][1].get("fidelity", {})
+    with_pool, without = fid(HOST), fid(bare_path)
+    check(with_pool.get("placements_matched") == with_pool.get("placements_checked") == 2 and
+          without.get("placements_matched") == 1,
+          "replay: the MemPool alloc placed by its pool_id (2 of 2), inferred without it (1 of 2)",
+          (with_pool, without))
     for bad, what in (((1,), "should be a pair of integers"), ((1, "x"), "should be an integer"),
                       (7, "should be a pair of integers")):
         s = truth_stats.load(HOST)
