@@ -103,6 +103,17 @@ static void print_total_row(const text_ctx *r, const char *label, uint64_t old_v
             *col ? clr_reset(r) : "");
 }
 
+/* Pinned host memory: rows of their own, in no figure above them. */
+static void print_host(const text_ctx *r)
+{
+    const sd_diff_host *h = sd_diff_host_of(r->diff);
+    if (!h) return;
+    fprintf(r->out, "  pinned host memory (host_segments: in no device figure or total)%s\n",
+            !h->in_old ? ", OLD has none" : !h->in_new ? ", NEW has none" : "");
+    print_total_row(r, "allocated", h->old_stats.allocated_bytes, h->new_stats.allocated_bytes);
+    print_total_row(r, "reserved", h->old_stats.reserved_bytes, h->new_stats.reserved_bytes);
+}
+
 static void print_devices(const text_ctx *r)
 {
     size_t nd = sd_diff_device_count(r->diff);
@@ -370,6 +381,7 @@ static void print_header(const text_ctx *r)
     print_peak_rows(r);
     fprintf(r->out, "  live blocks: %s kept, %s new, %s freed\n", sdp_fmt_count(t->blocks.kept).s,
             sdp_fmt_count(t->blocks.added).s, sdp_fmt_count(t->blocks.freed).s);
+    print_host(r);
     print_devices(r);
     print_frag_line(r);
     print_steps(r);

@@ -122,6 +122,34 @@ static void print_header(const text_ctx *r, const sd_trace_device *d)
     for (size_t i = 0; i < d->n_warnings; i++) print_warning(r, &d->warnings[i]);
 }
 
+/* By the pool_id the entries record; only when one names a private pool (the default
+ * pool alone says nothing the header does not). */
+static void print_pools(const text_ctx *r, const sd_trace_device *d)
+{
+    bool private = false;
+    for (size_t i = 0; i < d->n_pools; i++)
+        private |= d->pools[i].pool_id[0] || d->pools[i].pool_id[1];
+    if (!private) return;
+    fprintf(r->out, "\n  by pool (the entries' pool_id; private: a CUDA graph's or a MemPool's)\n");
+    fprintf(r->out, "  %-22s  %7s  %6s  %11s  %11s  %11s\n", "pool", "entries", "allocs",
+            "allocated", "segments", "alive");
+    for (size_t i = 0; i < d->n_pools; i++) {
+        const sd_trace_pool *p = &d->pools[i];
+        char name[64];
+        bool priv = p->pool_id[0] || p->pool_id[1];
+        snprintf(name, sizeof name, "(%" PRId64 ", %" PRId64 ")%s", p->pool_id[0], p->pool_id[1],
+                 priv ? " private" : " default");
+        fprintf(r->out, "  %-22s  %7s  %6s  %11s  %11s  %11s\n", name,
+                sdp_fmt_count(p->entries).s, sdp_fmt_count(p->alloc_count).s,
+                sdp_fmt_bytes(p->alloc_bytes).s, sdp_fmt_bytes(p->segment_bytes).s,
+                sdp_fmt_bytes(p->alive_bytes).s);
+    }
+    if (d->no_pool_entries)
+        fprintf(r->out, "  %s entr%s record%s no pool_id (in no row)\n",
+                sdp_fmt_count(d->no_pool_entries).s, d->no_pool_entries == 1 ? "y" : "ies",
+                d->no_pool_entries == 1 ? "s" : "");
+}
+
 static int width_of(const char *s, int w) { int n = (int)strlen(s); return n > w ? n : w; }
 
 static void print_groups(const text_ctx *r, const sd_trace_device *d)
@@ -235,6 +263,7 @@ sd_status sd_render_trace_text(FILE *out, const sd_trace *t, const sd_trace_text
         const sd_trace_device *d = sd_trace_device_at(t, i);
         if (i) fprintf(out, "\n");
         print_header(&r, d);
+        print_pools(&r, d);
         print_step_phases(&r, d);
         print_groups(&r, d);
         print_phases(&r, d);
