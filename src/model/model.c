@@ -217,6 +217,17 @@ sd_status sdp_model_get_pair(sd_snapshot *s, const sd_value *dict, const sd_valu
     return SD_OK;
 }
 
+static uint64_t pool_hash(const int64_t id[2])
+{
+    return sdp_hash_mix(sdp_hash_mix(SDP_HASH_SEED, (uint64_t)id[0]), (uint64_t)id[1]);
+}
+
+static uint64_t pool_hash_id(const void *ctx, uint32_t id)
+{
+    const sd_snapshot *s = ctx;
+    return pool_hash(s->pools[id]);
+}
+
 sd_status sdp_model_pool_of(sd_snapshot *s, const int64_t id[2], uint16_t *pool)
 {
     size_t last = s->last_pool;
@@ -224,12 +235,17 @@ sd_status sdp_model_pool_of(sd_snapshot *s, const int64_t id[2], uint16_t *pool)
         *pool = (uint16_t)last;
         return SD_OK;
     }
-    /* A run has few pools (one per captured graph or MemPool): a scan is enough. */
-    for (size_t i = 0; i < s->n_pools; i++)
-        if (s->pools[i][0] == id[0] && s->pools[i][1] == id[1]) {
-            *pool = s->last_pool = (uint16_t)(i + 1);
+    /* A run has few pools (one per captured graph or MemPool), but a hostile file may name
+     * 65,535 of them in turn: looked up by hash, never by a scan per entry. */
+    sdp_htab *t = &s->pool_index;
+    size_t j = sdp_htab_first(t, pool_hash(id));
+    for (; t->slots[j]; j = sdp_htab_next(t, j)) {
+        const int64_t *p = s->pools[t->slots[j] - 1];
+        if (p[0] == id[0] && p[1] == id[1]) {
+            *pool = s->last_pool = (uint16_t)t->slots[j];
             return SD_OK;
         }
+    }
     *pool = 0;
     if (s->n_pools >= SD_SNAPSHOT_MAX_POOLS) {
         if (!s->pools_full)
@@ -244,8 +260,12 @@ sd_status sdp_model_pool_of(sd_snapshot *s, const int64_t id[2], uint16_t *pool)
                         "memory budget exhausted building the model");
     s->pools[s->n_pools][0] = id[0];
     s->pools[s->n_pools][1] = id[1];
+    sdp_htab_put(t, j, (uint32_t)s->n_pools);
     *pool = s->last_pool = (uint16_t)++s->n_pools;
-    return SD_OK;
+    return sdp_htab_reserve_one(t, pool_hash_id, s)
+               ? sdp_fail(s->load->err, SD_ENOMEM, s->load->ctx_offset,
+                          "memory budget exhausted building the model")
+               : SD_OK;
 }
 
 static sd_status read_pool_id(sd_snapshot *s, const sd_value *seg, const sd_value *x,

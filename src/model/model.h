@@ -112,6 +112,7 @@ struct sd_snapshot {
     size_t n_pools, pools_cap;
     uint16_t last_pool;            /* the last entry's pool: most entries share one */
     bool pools_full;               /* SD_SNAPSHOT_MAX_POOLS reached (warned) */
+    sdp_htab pool_index;           /* pool id -> index in pools, while loading */
 
     sd_allocator_settings settings;
     sd_annotation *annotations;    /* external_annotations, in the arena */

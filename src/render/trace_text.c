@@ -10,7 +10,7 @@
 #include "render/top_render.h"
 #include "render/trace_render.h"
 
-enum { LABEL_MAX = 110, PHASES_SHOWN_MIN = 20 };
+enum { LABEL_MAX = 110, ROWS_SHOWN_MIN = 20 };
 
 typedef struct text_ctx {
     FILE *out;
@@ -133,7 +133,11 @@ static void print_pools(const text_ctx *r, const sd_trace_device *d)
     fprintf(r->out, "\n  by pool (the entries' pool_id; private: a CUDA graph's or a MemPool's)\n");
     fprintf(r->out, "  %-22s  %7s  %6s  %11s  %11s  %11s\n", "pool", "entries", "allocs",
             "allocated", "segments", "alive");
-    for (size_t i = 0; i < d->n_pools; i++) {
+    /* A run has a pool per captured graph or MemPool; a file naming thousands is cut as
+     * the phases are. */
+    size_t limit = r->top > ROWS_SHOWN_MIN ? r->top : ROWS_SHOWN_MIN;
+    size_t shown = d->n_pools < limit ? d->n_pools : limit;
+    for (size_t i = 0; i < shown; i++) {
         const sd_trace_pool *p = &d->pools[i];
         char name[64];
         bool priv = p->pool_id[0] || p->pool_id[1];
@@ -144,6 +148,9 @@ static void print_pools(const text_ctx *r, const sd_trace_device *d)
                 sdp_fmt_bytes(p->alloc_bytes).s, sdp_fmt_bytes(p->segment_bytes).s,
                 sdp_fmt_bytes(p->alive_bytes).s);
     }
+    if (shown < d->n_pools)
+        fprintf(r->out, "  %s(%s more pools; --json lists them all)%s\n", c_on(r, SDP_DIM),
+                sdp_fmt_count(d->n_pools - shown).s, c_on(r, SDP_RESET));
     if (d->no_pool_entries)
         fprintf(r->out, "  %s entr%s record%s no pool_id (in no row)\n",
                 sdp_fmt_count(d->no_pool_entries).s, d->no_pool_entries == 1 ? "y" : "ies",
@@ -192,7 +199,7 @@ static void print_groups(const text_ctx *r, const sd_trace_device *d)
 static void print_phases(const text_ctx *r, const sd_trace_device *d)
 {
     if (d->n_phases < 2) return;
-    size_t limit = r->top > PHASES_SHOWN_MIN ? r->top : PHASES_SHOWN_MIN;
+    size_t limit = r->top > ROWS_SHOWN_MIN ? r->top : ROWS_SHOWN_MIN;
     size_t shown = d->n_phases < limit ? d->n_phases : limit;
     fprintf(r->out, "\n  %sphases%s (split at snapshot and annotate entries and annotations):"
             " live-bytes growth\n", c_on(r, SDP_BOLD), c_on(r, SDP_RESET));
@@ -219,7 +226,7 @@ static void print_step_phases(const text_ctx *r, const sd_trace_device *d)
 {
     if (d->n_step_phases < 2 && !(d->n_step_phases == 1 && d->step_phases[0].phase != SD_IN_OTHER))
         return;
-    size_t limit = r->top > PHASES_SHOWN_MIN ? r->top : PHASES_SHOWN_MIN;
+    size_t limit = r->top > ROWS_SHOWN_MIN ? r->top : ROWS_SHOWN_MIN;
     size_t shown = d->n_step_phases < limit ? d->n_step_phases : limit;
     fprintf(r->out, "\n  %stimeline by phase%s (forward, backward, optimizer step; "
             "docs/categories.md): live-bytes growth\n", c_on(r, SDP_BOLD), c_on(r, SDP_RESET));
