@@ -292,9 +292,10 @@ def grown_host(tmp):
 
 
 def host_side(h):
-    """CPython's host figures as the diff's sides name them; zeros when absent."""
+    """CPython's host figures as the diff's sides name them; None (unknown, not zero) when
+    the file recorded no host memory."""
     keys = ("allocated", "reserved", "active", "requested", "pending_free")
-    return {k: (h[k + "_bytes"] if h else 0) for k in keys}
+    return {k: h[k + "_bytes"] for k in keys} if h else None
 
 
 def part_diff_series(tmp):
@@ -320,8 +321,9 @@ def part_diff_series(tmp):
               what + " --json: host in_old, in_new", h)
         check(h.get("old") == want_o and h.get("new") == want_n, what + " --json: host sides",
               (h.get("old"), h.get("new"), want_o, want_n))
-        check(all(h.get(k + "_delta") == want_n[k] - want_o[k] for k in want_o),
-              what + " --json: host deltas", h)
+        keys = ("allocated", "reserved", "active", "requested", "pending_free")
+        check(all(h.get(k + "_delta") == (want_n[k] - want_o[k] if want_o and want_n else None)
+                  for k in keys), what + " --json: host deltas (null when a side did not record it)", h)
         # the device totals are the devices' alone
         wt_o, wt_n = truth_stats.stats(so)["total"], truth_stats.stats(sn)["total"]
         check(doc["old"]["reserved"] == wt_o["reserved_bytes"] and
@@ -329,13 +331,19 @@ def part_diff_series(tmp):
               doc["totals"]["allocated_delta"] == wt_n["allocated_bytes"] - wt_o["allocated_bytes"],
               what + " --json: totals without host memory")
         out = run(["diff", old, new, "--no-color"]).stdout
-        m = re.search(r"  pinned host memory.*\n  allocated +(\S+ \S+) +(\S+ \S+) +(\S+ \S+)\n"
-                      r"  reserved +(\S+ \S+) +(\S+ \S+) +(\S+ \S+)", out)
+        fig = r"(-|\S+ \S+)"
+        m = re.search(r"  pinned host memory.*\n  allocated +%s +%s +%s\n"
+                      r"  reserved +%s +%s +%s" % ((fig,) * 6), out)
         check(m is not None, what + " text: the host rows", out[:900])
         if m:
-            mib = lambda v: "%.1f MiB" % (v / (1 << 20)) if v else "0 B"
-            check(m.group(2) == mib(want_n["allocated"]) and m.group(5) == mib(want_n["reserved"]),
-                  what + " text: host new figures", m.groups())
+            mib = lambda v: "-" if v is None else "%.1f MiB" % (v / (1 << 20)) if v else "0 B"
+            al = lambda side: side and side["allocated"]
+            rs = lambda side: side and side["reserved"]
+            check(m.group(1) == mib(al(want_o)) and m.group(2) == mib(al(want_n)) and
+                  m.group(4) == mib(rs(want_o)) and m.group(5) == mib(rs(want_n)),
+                  what + " text: host figures, '-' for a side that did not record it", m.groups())
+            check((m.group(3) == "-") == (want_o is None or want_n is None),
+                  what + " text: no host change when a side did not record it", m.groups())
     # series: each snapshot's host figures (null where it has none); totals without them
     files = [OLD, HOST, grown]
     snaps = [truth_stats.load(OLD), truth_stats.load(HOST), gsnap]

@@ -65,7 +65,9 @@ static void deltas_json(json_t *o, const sd_stats_delta *d, const sd_diff_counts
     json_object_set_new(o, "blocks_kept", jint(c->kept));
 }
 
-/* Pinned host memory, in no device figure nor in totals; null when neither side has it. */
+/* Pinned host memory, in no device figure nor in totals; null when neither side has it.
+ * A side without a host section did not record it (an older torch, or
+ * record_pinned_host_memory off): its figures and the deltas are unknown, not zero. */
 static json_t *host_json(const sd_diff *d)
 {
     const sd_diff_host *h = sd_diff_host_of(d);
@@ -73,9 +75,16 @@ static json_t *host_json(const sd_diff *d)
     json_t *o = json_object();
     json_object_set_new(o, "in_old", json_boolean(h->in_old));
     json_object_set_new(o, "in_new", json_boolean(h->in_new));
-    json_object_set_new(o, "old", side_json(NULL, &h->old_stats, NULL));
-    json_object_set_new(o, "new", side_json(NULL, &h->new_stats, NULL));
-    stats_deltas_json(o, &h->delta);
+    json_object_set_new(o, "old", h->in_old ? side_json(NULL, &h->old_stats, NULL) : json_null());
+    json_object_set_new(o, "new", h->in_new ? side_json(NULL, &h->new_stats, NULL) : json_null());
+    if (h->in_old && h->in_new) {
+        stats_deltas_json(o, &h->delta);
+    } else {
+        static const char *const keys[] = {"allocated_delta", "reserved_delta", "active_delta",
+                                           "requested_delta", "pending_free_delta"};
+        for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+            json_object_set_new(o, keys[i], json_null());
+    }
     return o;
 }
 
