@@ -522,8 +522,7 @@ static json_t *oom_sites_json(const sd_report_input *in, size_t si)
 /* ---- N files: per-group bytes over the files ---- */
 
 /* Groups that grew from the first file to the last (the most first), then the largest in
- * any file, SDP_REPORT_MAX_SERIES in all. `growing`: never shrank from one file to the
- * next and ended higher than it started. */
+ * any file, SDP_REPORT_MAX_SERIES in all. `growing`: the profile's grew_every_side. */
 static json_t *series_json(const sd_profile *p)
 {
     size_t nk = sd_profile_key_count(p), ns = sd_profile_side_count(p);
@@ -554,17 +553,13 @@ static json_t *series_json(const sd_profile *p)
             picked++;
             const sd_profile_key *k = sd_profile_key_at(p, r[j].index);
             json_t *g = json_object(), *bytes = json_array();
-            bool growing = k->sides[ns - 1].bytes > k->sides[0].bytes;
-            for (size_t s = 0; s < ns; s++) {
-                json_array_append_new(bytes, u64(k->sides[s].bytes));
-                if (s && k->sides[s].bytes < k->sides[s - 1].bytes) growing = false;
-            }
+            for (size_t s = 0; s < ns; s++) json_array_append_new(bytes, u64(k->sides[s].bytes));
             json_object_set_new(g, "key", key_label(p, k));
             json_object_set_new(g, "bytes", bytes);
             json_object_set_new(g, "delta_bytes",
                                 json_integer((json_int_t)k->sides[ns - 1].bytes -
                                              (json_int_t)k->sides[0].bytes));
-            json_object_set_new(g, "growing", json_boolean(growing));
+            json_object_set_new(g, "growing", json_boolean(k->grew_every_side));
             json_array_append_new(groups, g);
         }
     }
