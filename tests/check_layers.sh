@@ -114,7 +114,8 @@ for dir in "$src"/*/; do
     done
 done
 # Renderers only format: no file in src/render runs an analysis. An analysis entry point is
-# a constructor defined in src/analysis (sd_*_create) or one of `runners`, which compute a
+# a constructor defined in src/analysis (sd_*_create), a private function of the analysis
+# (sdp_*, but for the _free ones), or one of `runners`, which compute a
 # figure over a whole snapshot; the caller computes them before and passes the result (the
 # report: report_data.h). `allowed` lists FILE:FUNCTION exceptions still to be moved.
 runners='sd_peak_live_series sd_rank_spread_of sd_rank_spread_of_totals sd_groups_oom_of_snapshot
@@ -123,7 +124,16 @@ runners='sd_peak_live_series sd_rank_spread_of sd_rank_spread_of_totals sd_group
 # label moves that into the analysis. stats_*.c format sd_stats_total, which only adds
 # the devices' counters up.
 allowed='replay_text.c:sd_attrib_create stats_json.c:sd_stats_total stats_text.c:sd_stats_total'
-entries=$( (awk '$1 == "analysis" && $2 ~ /_create$/ { print $2 }' "$defs"; printf '%s\n' $runners) | sort -u)
+# The analysis's private functions (sdp_, defined in src/analysis) compute too: the stack
+# merge, the folded stacks. diff_folded.c and pprof.c still merge a profile's stacks when
+# called (their public signatures take the profile); the report's icicle is computed before
+# (report_data.h, sd_report_data_stacks).
+private=$(for f in "$src"/analysis/*.c; do
+    grep -v ';[[:space:]]*$' "$f" | grep -v '^static' | grep -o '^[a-z][^=;]*[ *]sdp_[a-z0-9_]*(' |
+        sed 's/.*\(sdp_[a-z0-9_]*\)($/\1/' | grep -v '_free$' || true
+done | sort -u)
+allowed="$allowed diff_folded.c:sdp_folded_create pprof.c:sdp_stack_merge_growth"
+entries=$( (awk '$1 == "analysis" && $2 ~ /_create$/ { print $2 }' "$defs"; printf '%s\n' $runners $private) | sort -u)
 for f in "$src"/render/*.c; do
     [ -f "$f" ] || continue
     for fn in $entries; do

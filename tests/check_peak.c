@@ -212,7 +212,34 @@ START_TEST(report_data_is_the_peaks)
     ck_assert(r && sd_replay_device_count(r) == 1);
     ck_assert_uint_eq(sd_replay_device_at(r, 0)->n_configs, 2);
     ck_assert_str_eq(sd_replay_device_at(r, 0)->configs[1].alloc_conf, "expandable_segments:True");
+    size_t n_stacks = 1;
+    ck_assert_ptr_null(sd_report_data_stacks(d, &n_stacks));   /* no profile: no icicle */
+    ck_assert_uint_eq(n_stacks, 0);
     sd_report_data_free(d);
+
+    /* with a profile of {nothing, the file}: the icicle is its live stacks, 16 MiB in all,
+     * the largest first, none "rounding only" (there is no OLD) */
+    const sd_snapshot *empty_then_s[2] = {NULL, s};
+    sd_profile_options po = SD_PROFILE_OPTIONS_INIT;
+    sd_profile *prof = sd_profile_create(empty_then_s, 2, &po, &err);
+    ck_assert_msg(prof != NULL, "sd_profile_create: %s", err.text);
+    o.replay = false;
+    o.profile = prof;
+    d = sd_report_data_create(one, 1, &o, &err);
+    ck_assert_msg(d != NULL, "sd_report_data_create: %s", err.text);
+    const sd_report_stack *st = sd_report_data_stacks(d, &n_stacks);
+    ck_assert(st && n_stacks > 0);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n_stacks; i++) {
+        sum += st[i].bytes;
+        ck_assert(!st[i].rounding_only && st[i].n_frames > 0 && st[i].frames[0][0]);
+        if (i) ck_assert_uint_ge(st[i - 1].bytes, st[i].bytes);
+    }
+    ck_assert_uint_eq(sum, 16 * MiB);
+    sd_report_data_free(d);
+    sd_profile_free(prof);
+    o.profile = NULL;
+    o.replay = true;
 
     /* two files: no replay; the spread of their totals */
     const sd_snapshot *two[2] = {s, b};

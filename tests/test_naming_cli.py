@@ -117,6 +117,10 @@ def part_groupings():
     check(len(rows) == len(set(rows)), "-g stack rows are distinct: %s" % rows)
     check("autograd IndexBackward0" in rows and "autograd IndexBackward0 (stack 2)" in rows,
           "-g stack: the two IndexBackward0 stacks: %s" % rows)
+    # top -g stack: the same rule (attrib.h, sd_group_label_distinct) in its tables.
+    top = run(["top", path("train"), "-g", "stack"]).stdout
+    check("  autograd IndexBackward0\n" in top and "  autograd IndexBackward0 (stack 2)\n" in top,
+          "top -g stack: the two IndexBackward0 stacks apart: %s" % top)
     # -g file: native code groups by what it is.
     keys = [g["key"] for g in run_json([path("infer"), path("train"), "-g", "file"])["groups"]]
     check("<autograd>" in keys and "<aten>" in keys, "-g file: %s" % keys)

@@ -9,7 +9,7 @@ under /pscratch/sd/g/gb555/torchtitan/torchtitan/ calling torch and einops insta
 autograd engine's thread. The labels are worked out here with CPython from the pickle, by
 the rule of attrib.h: a path after its last site-packages/ (or dist-packages/); a user path
 without the directory every user frame of the file shares; a C++ autograd node as
-"autograd NAME". Then top, frag, trace, diff (text and JSON each), folded stacks and the HTML
+"autograd NAME". Then top, frag, trace, series, check, diff (text and JSON each), folded stacks and the HTML
 report must each show exactly those labels, and the JSON must keep the whole path in
 `site.filename`.
 """
@@ -99,6 +99,13 @@ def rows_with(text, labels):
     return {k for k, v in labels.items() if any(ln.rstrip().endswith(v) for ln in lines)}
 
 
+def columns_with(text, labels):
+    """The labels that are some line's whole last column (after two spaces): a whole path
+    that merely ends with a label does not count."""
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    return {k for k, v in labels.items() if any(ln.endswith("  " + v) for ln in lines)}
+
+
 def main():
     global ROOT
     ap = argparse.ArgumentParser()
@@ -145,6 +152,18 @@ def main():
     doc = T.run_json(["trace", new])
     check(sorted(g["label"] for g in doc["devices"][0]["groups"]) == sorted(sites.values()),
           "trace JSON: label")
+
+    # series and check: the group column by the label, as top has it (no via).
+    series = T.run(["series", old, new, new]).stdout
+    check(columns_with(series, sites) == set(sites), "series: every group by its label", series)
+    check("/pscratch" not in series and "torch::autograd" not in series,
+          "series: no whole path, no C++")
+    grew = {k: sites[k] for k in ("einsum", "div")}
+    res = T.run(["check", old, new, "--max-growth", "1"], rc=1)
+    check(columns_with(res.stdout, grew) == set(grew),
+          "check: the groups behind the failure by their label", res.stdout)
+    check("/pscratch" not in res.stdout and "torch::autograd" not in res.stdout,
+          "check: no whole path, no C++")
 
     # diff: the rows name the site and its via; JSON's label is the row as the text has it.
     row = "%s via %s" % (want["einsum"], want["via"])

@@ -192,6 +192,18 @@ size_t sd_group_label(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
                       const sd_site *site, const char *key, bool with_via, char *buf,
                       size_t size);
 
+/* A table's row names made distinct. With -g stack, different stacks can share a label
+ * (they differ where the label does not look: torch internals, callers); a row whose label
+ * an earlier row of the table has gets " (stack 2)", " (stack 3)"... in table order, so
+ * that two stacks never print as one. Other groupings' labels are distinct already.
+ * label_at(ctx, j, ...) writes row j's label (sd_group_label); up to the 4096 rows before
+ * `row` are compared. hashes[0..n_hashes), zeroed by the caller, may cache the rows' label
+ * hashes across calls (NULL: none). @return the length written into buf. */
+typedef void (*sd_row_label_fn)(void *ctx, size_t row, char *buf, size_t size);
+size_t sd_group_label_distinct(const sd_attrib *a, sd_row_label_fn label_at, void *ctx,
+                               size_t row, uint64_t *hashes, size_t n_hashes, char *buf,
+                               size_t size);
+
 /* Write the group key of the stack into buf (always NUL-terminated when size > 0).
  * @return the key's length, as snprintf does: a result >= size means it was cut. */
 size_t sd_attrib_key(const sd_attrib *a, const sd_frame *const *frames, size_t n,

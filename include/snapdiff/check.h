@@ -28,6 +28,9 @@ typedef struct sd_check_offender {
     bool has_site;
     char *site_file;          /* the representative stack's site frame (owned) */
     int64_t site_line;
+    char *label;              /* the group as every view names it (attrib.h,
+                               * sd_group_label without via; owned); the key without a
+                               * representative stack */
 } sd_check_offender;
 
 typedef struct sd_check_member {

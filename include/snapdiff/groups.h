@@ -41,6 +41,9 @@ typedef struct sd_group_row {
     bool has_rep;
     uint32_t rep_stack;       /* the representative stack: a stack id of the snapshot the
                                * table was made from (meaningful only beside it) */
+    const char *label;        /* the group as every view names it (attrib.h, sd_group_label
+                               * without via), made while the snapshot was at hand; the key
+                               * when the group has no representative stack */
 } sd_group_row;
 
 typedef struct sd_group_device {

@@ -46,6 +46,9 @@ typedef struct sd_profile_key {
     size_t rep_side;
     uint32_t rep_stack;                 /* a stack id of side rep_side */
     sd_site rep_site;                   /* its site and via */
+    /* Grew at every step: its bytes never fell from one side to the next, and the last
+     * side holds more than the first (the report's series marks such a group). */
+    bool grew_every_side;
 } sd_profile_key;
 
 #define SD_PROFILE_OPTIONS_VERSION 1

@@ -844,6 +844,41 @@ static const sd_frame *leaf_of(const sd_snapshot *s, uint32_t stack)
     return n ? sd_snapshot_frame(s, ids[0]) : NULL;
 }
 
+enum { DISTINCT_LABEL_MAX = 1400, DISTINCT_SCAN = 4096 };
+
+/* The hash of row j's label (+ 1: 0 means not yet computed), cached when it can be. */
+static uint64_t row_label_hash(sd_row_label_fn label_at, void *ctx, size_t j, uint64_t *hashes,
+                               size_t n_hashes)
+{
+    if (j < n_hashes && hashes[j]) return hashes[j];
+    char buf[DISTINCT_LABEL_MAX];
+    label_at(ctx, j, buf, sizeof buf);
+    uint64_t h = sdp_hash_bytes(SDP_HASH_SEED, buf, strlen(buf)) | 1;
+    if (j < n_hashes) hashes[j] = h;
+    return h;
+}
+
+size_t sd_group_label_distinct(const sd_attrib *a, sd_row_label_fn label_at, void *ctx,
+                               size_t row, uint64_t *hashes, size_t n_hashes, char *buf,
+                               size_t size)
+{
+    if (!size) return 0;
+    label_at(ctx, row, buf, size);
+    size_t len = strlen(buf);
+    if (!a || a->group_by != SD_GROUP_STACK) return len;
+    size_t same = 0;
+    uint64_t mine = row_label_hash(label_at, ctx, row, hashes, n_hashes);
+    char other[DISTINCT_LABEL_MAX];
+    for (size_t j = row > DISTINCT_SCAN ? row - DISTINCT_SCAN : 0; j < row; j++) {
+        if (row_label_hash(label_at, ctx, j, hashes, n_hashes) != mine) continue;
+        label_at(ctx, j, other, sizeof other);
+        same += strcmp(other, buf) == 0;
+    }
+    if (same && len + 1 < size)
+        len += fitted(snprintf(buf + len, size - len, " (stack %zu)", same + 1), size - len);
+    return len;
+}
+
 size_t sd_group_label(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
                       const sd_site *site, const char *key, bool with_via, char *buf,
                       size_t size)

@@ -29,6 +29,16 @@ static const sd_frame *site_frame(const sd_diff_group *g)
                                         : NULL;
 }
 
+/* The group as every view names it, made while its snapshot is at hand. */
+static char *label_of(const sd_diff *d, const sd_diff_group *g, bool *failed)
+{
+    if (!g->rep_snapshot) return dup_or_null(g->key, failed);
+    char buf[SD_SITE_LABEL_MAX * 8];
+    sd_group_label(sd_diff_attrib(d), g->rep_snapshot, g->rep_stack, &g->rep_site, g->key,
+                   false, buf, sizeof buf);
+    return dup_or_null(buf, failed);
+}
+
 sd_status sd_check_member_take(sd_check_member *m, const sd_diff *d)
 {
     size_t n = m->gate.n_offenders;
@@ -40,6 +50,7 @@ sd_status sd_check_member_take(sd_check_member *m, const sd_diff *d)
         sd_check_offender *o = &m->offenders[i];
         o->limit = m->gate.offenders[i].limit;
         o->key = dup_or_null(g->key, &failed);
+        o->label = label_of(d, g, &failed);
         o->old_bytes = g->old_bytes;
         o->new_bytes = g->new_bytes;
         o->delta_bytes = g->delta_bytes;
@@ -60,6 +71,7 @@ void sd_check_member_release(sd_check_member *m)
     for (size_t i = 0; m->offenders && i < m->gate.n_offenders; i++) {
         free(m->offenders[i].key);
         free(m->offenders[i].site_file);
+        free(m->offenders[i].label);
     }
     free(m->offenders);
     m->offenders = NULL;

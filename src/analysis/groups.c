@@ -71,6 +71,17 @@ static bool rep_frames(sdp_arena *a, const sd_snapshot *s, const sd_profile_key 
     return true;
 }
 
+/* The group's label (attrib.h), copied: a table outlives its snapshot. */
+static const char *row_label(sdp_arena *a, const sd_snapshot *s, const sd_profile *p,
+                             const sd_profile_key *k)
+{
+    if (!k->has_rep) return copy(a, k->key);
+    char buf[SD_SITE_LABEL_MAX * 8];
+    size_t n = sd_group_label(sd_profile_attrib(p), s, k->rep_stack, &k->rep_site, k->key,
+                              false, buf, sizeof buf);
+    return sdp_arena_strndup(a, buf, n < sizeof buf ? n : sizeof buf - 1);
+}
+
 /* Per device, per key: the figures, then the rows of the cells that hold a block. */
 static sd_status fill_rows(sd_groups *g, const sd_snapshot *s, const sd_profile *p,
                            sd_error *err)
@@ -113,7 +124,9 @@ static sd_status fill_rows(sd_groups *g, const sd_snapshot *s, const sd_profile 
             r->bytes = c->bytes;
             r->blocks = c->blocks;
             r->requested = c->requested;
-            if (!r->key || !rep_frames(&g->arena, s, pk, r)) st = nomem(err);
+            if (!r->key || !rep_frames(&g->arena, s, pk, r) ||
+                !(r->label = row_label(&g->arena, s, p, pk)))
+                st = nomem(err);
         }
     free(cells);
     sdp_arena_uncharge(&g->arena, (uint64_t)nk * nd * sizeof *cells);

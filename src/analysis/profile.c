@@ -295,6 +295,18 @@ static sd_status pick_representatives(sd_profile *p, sd_error *err)
     return SD_OK;
 }
 
+/* Each key's grew_every_side (profile.h). */
+static void mark_steady_growth(sd_profile *p)
+{
+    size_t last = p->n_sides - 1;
+    for (size_t i = 0; i < p->n_keys; i++) {
+        sd_profile_key *k = &p->keys[i].pub;
+        bool grew = k->sides[last].bytes > k->sides[0].bytes;
+        for (size_t w = 1; w <= last && grew; w++) grew = k->sides[w].bytes >= k->sides[w - 1].bytes;
+        k->grew_every_side = grew;
+    }
+}
+
 /* ---------- public ---------- */
 
 static sd_status profile_build(sd_profile *p, const sd_snapshot *const *snaps,
@@ -310,7 +322,9 @@ static sd_status profile_build(sd_profile *p, const sd_snapshot *const *snaps,
         sd_status st = key_side(p, w, err);
         if (st) return st;
     }
-    return pick_representatives(p, err);
+    sd_status st = pick_representatives(p, err);
+    if (st == SD_OK) mark_steady_growth(p);
+    return st;
 }
 
 sd_profile *sd_profile_create(const sd_snapshot *const *snaps, size_t n_sides,

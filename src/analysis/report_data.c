@@ -1,13 +1,14 @@
 /* report_data.c - the report's figures, computed before the page is written
  * (report_data.h). Each comes from the analysis that defines it: peak.c (peak, live
  * series), attrib.c (sites), stats.c and groups.c (totals, OOM), ranks.c (spread),
- * replay.c (the allocator under other settings). This file only calls them once per
- * snapshot and keeps the results.
+ * replay.c (the allocator under other settings), folded.c (the icicle's stacks). This
+ * file only calls them once per snapshot and keeps the results.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/folded.h"
 #include "base/base.h"
 #include "snapdiff/report_data.h"
 
@@ -26,6 +27,10 @@ struct sd_report_data {
     size_t n;
     sd_rank_spread spread;
     sd_replay *replay;
+    bool has_stacks;
+    sd_report_stack *stacks;
+    size_t n_stacks;
+    sdp_arena stack_arena;  /* the stacks' frames */
 };
 
 void sd_report_data_options_init(sd_report_data_options *o)
@@ -83,6 +88,59 @@ static sd_status snap_data(const sd_snapshot *s, const sd_report_data_options *o
     return st;
 }
 
+static int stack_desc(const void *pa, const void *pb)
+{
+    const sdp_merged_stack *a = *(const sdp_merged_stack *const *)pa;
+    const sdp_merged_stack *b = *(const sdp_merged_stack *const *)pb;
+    if (a->bytes != b->bytes) return a->bytes < b->bytes ? 1 : -1;
+    return strcmp(a->key, b->key);
+}
+
+/* A folded line's frames, split at ';', into the data's arena; NULL when out of memory. */
+static const char **split_frames(sdp_arena *a, const char *key, size_t len, size_t *n)
+{
+    size_t parts = 1;
+    for (size_t i = 0; i < len; i++) parts += key[i] == ';';
+    const char **out = sdp_arena_alloc(a, parts * sizeof *out);
+    if (!out) return NULL;
+    *n = 0;
+    for (const char *s = key, *end = key + len;;) {
+        const char *semi = memchr(s, ';', (size_t)(end - s));
+        size_t k = semi ? (size_t)(semi - s) : (size_t)(end - s);
+        if (!(out[(*n)++] = sdp_arena_strndup(a, s, k))) return NULL;
+        if (!semi) break;
+        s = semi + 1;
+    }
+    return out;
+}
+
+/* The icicle: the profile's folded stacks that grew, the most bytes first. */
+static sd_status icicle_stacks(sd_report_data *d, const sd_profile *p, uint64_t max_memory,
+                               sd_error *err)
+{
+    size_t last = sd_profile_side_count(p) - 1;
+    sdp_folded f;
+    sd_status st = sdp_folded_create(&f, p, 0, last, max_memory, err);
+    if (st != SD_OK) return st;
+    qsort(f.lines, f.n, sizeof *f.lines, stack_desc);
+    bool growth = last > 0 && sd_profile_snapshot(p, 0);
+    sdp_arena_init(&d->stack_arena, max_memory);
+    d->stacks = calloc(f.n ? f.n : 1, sizeof *d->stacks);
+    if (!d->stacks) st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory for the icicle");
+    for (size_t i = 0; st == SD_OK && i < f.n; i++) {
+        const sdp_merged_stack *m = f.lines[i];
+        sd_report_stack *s = &d->stacks[i];
+        s->frames = split_frames(&d->stack_arena, m->key, m->len, &s->n_frames);
+        if (!s->frames) st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory for the icicle");
+        s->bytes = (uint64_t)m->bytes;
+        s->rounding_only = growth && m->requested == 0;
+    }
+    d->n_stacks = st == SD_OK ? f.n : 0;
+    d->has_stacks = st == SD_OK;
+    sdp_folded_free(&f);
+    return st;
+}
+
 /* The source of the failing snapshot in err, unless the analysis named one. */
 static void name_source(sd_error *err, const sd_snapshot *s)
 {
@@ -126,6 +184,8 @@ sd_report_data *sd_report_data_create(const sd_snapshot *const *snaps, size_t n,
             goto fail;
         }
     }
+    const sd_profile *p = o->version >= 2 ? o->profile : NULL;
+    if (p && icicle_stacks(d, p, o->max_memory, err) != SD_OK) goto fail;
     free(totals);
     return d;
 fail:
@@ -148,6 +208,8 @@ void sd_report_data_free(sd_report_data *d)
     }
     free(d->snaps);
     sd_replay_free(d->replay);
+    free(d->stacks);
+    sdp_arena_free(&d->stack_arena);
     free(d);
 }
 
@@ -187,6 +249,12 @@ const sd_groups_oom *sd_report_data_oom(const sd_report_data *d, size_t i)
 const sd_rank_spread *sd_report_data_spread(const sd_report_data *d)
 {
     return d ? &d->spread : NULL;
+}
+
+const sd_report_stack *sd_report_data_stacks(const sd_report_data *d, size_t *n)
+{
+    *n = d && d->has_stacks ? d->n_stacks : 0;
+    return d && d->has_stacks ? d->stacks : NULL;
 }
 
 const sd_replay *sd_report_data_replay(const sd_report_data *d) { return d ? d->replay : NULL; }

@@ -79,10 +79,13 @@ static int analyse(sd_snapshot **snaps, size_t n, const struct cli_opts *o, sd_f
 static const char *const default_what_ifs[] = {"expandable_segments:True", "max_split_size_mb:512"};
 
 /* The report's own figures (report_data.h), with the user's grouping and replay settings;
- * on failure the error is printed and NULL returned. */
-static sd_report_data *analyse_data(sd_snapshot **snaps, size_t n, const struct cli_opts *o)
+ * and the icicle's stacks of `profile` (NULL: none); on failure the error is printed and
+ * NULL returned. */
+static sd_report_data *analyse_data(sd_snapshot **snaps, size_t n, const struct cli_opts *o,
+                                    const sd_profile *profile)
 {
     sd_report_data_options ro = SD_REPORT_DATA_OPTIONS_INIT;
+    ro.profile = profile;
     cli_attrib_options(o, &ro.attrib);
     ro.max_memory = o->max_memory;
     ro.replay = n == 1;
@@ -414,12 +417,12 @@ int cmd_report(const struct cli_opts *opts)
         /* printed */
     } else if (read_as_ranks(opts, snaps, n, view)) {
         qsort(snaps, n, sizeof *snaps, by_rank);   /* as `series` lists them */
-        if (analyse_frags(snaps, n, opts, frags) == 0 && (data = analyse_data(snaps, n, opts))) {
+        if (analyse_frags(snaps, n, opts, frags) == 0 && (data = analyse_data(snaps, n, opts, NULL))) {
             report_job j = {snaps, n, frags, NULL, NULL, true, NULL, NULL, data};
             status = render_to_output(&j, opts);
         }
     } else if (analyse(snaps, n, opts, frags, &diff, &profile) == 0 &&
-               (data = analyse_data(snaps, n, opts))) {
+               (data = analyse_data(snaps, n, opts, diff ? sd_diff_profile(diff) : profile))) {
         report_job j = {snaps, n, frags, diff, profile, false, NULL, &jv, data};
         status = render_to_output(&j, opts);
     }

@@ -64,11 +64,11 @@ static void gh_member(FILE *out, const sd_check_report *r, const sd_check_member
         char path[1024];
         bool here = g->has_site && r->locate &&
                     r->locate(r->locate_ctx, g->site_file, path, sizeof path);
-        int klen = (int)strlen(g->key);
+        int klen = (int)strlen(g->label);
         snprintf(msg, sizeof msg, "%s allocated here (now %s) behind --%s: %.*s%s",
                  sdp_fmt_delta(g->delta_bytes).s, sdp_fmt_bytes(g->new_bytes).s,
                  sd_limit_name(g->limit), klen > KEY_SHOWN ? KEY_SHOWN : klen,
-                 g->key, klen > KEY_SHOWN ? "..." : "");
+                 g->label, klen > KEY_SHOWN ? "..." : "");
         gh_line(out, "error", here ? path : NULL, here ? g->site_line : 0, title, msg);
     }
 }
@@ -138,7 +138,7 @@ static void offenders_detail(const sd_check_member *m, sd_limit_id id, const cha
         const sd_check_offender *g = &m->offenders[i];
         k += (size_t)snprintf(buf + k, size - k, "\n%s (now %s) at %.*s",
                               sdp_fmt_delta(g->delta_bytes).s, sdp_fmt_bytes(g->new_bytes).s,
-                              KEY_SHOWN, g->key);
+                              KEY_SHOWN, g->label);
     }
 }
 

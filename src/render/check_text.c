@@ -155,7 +155,7 @@ static void offenders_text(FILE *out, const sd_check_report *r, const sd_check_m
         char key[4096];
         fprintf(out, "%s  %12s  %12s  %-16s  %s\n", indent, sdp_fmt_delta(g->delta_bytes).s,
                 sdp_fmt_bytes(g->new_bytes).s, sd_limit_name(g->limit),
-                sdp_fit_key(g->key, KEY_SHOWN, key, sizeof key));
+                sdp_fit_key(g->label, KEY_SHOWN, key, sizeof key));
         /* The diff's pattern and fix under the site, as `snapdiff OLD NEW` shows it. */
         const char *code = sd_pattern_code(g->pattern);
         if (code && g->delta_bytes > 0)
@@ -227,7 +227,7 @@ sd_status sd_render_check_text(FILE *out, const sd_check_report *r)
                         const sd_check_offender *g = &m->offenders[0];
                         char key[4096];
                         fprintf(out, " (%s at %s)", sdp_fmt_delta(g->delta_bytes).s,
-                                sdp_fit_key(g->key, KEY_SHOWN, key, sizeof key));
+                                sdp_fit_key(g->label, KEY_SHOWN, key, sizeof key));
                     } else if (m->missing != SD_MEMBER_PAIRED) {
                         fprintf(out, " (%s)", m->missing == SD_MEMBER_NO_NEW ? "missing from NEW"
                                                                               : "not in OLD");

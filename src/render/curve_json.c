@@ -278,12 +278,7 @@ sd_status sd_render_curve_json(FILE *out, const sd_curve *c, const sd_render_opt
     sd_error_clear(err);
     if (sdp_options_check(ro, SD_RENDER_OPTIONS_VERSION, "sd_render_options", err))
         return SD_EUSAGE;
-    json_t *doc = curve_json(c);
-    int rc = doc ? json_dumpf(doc, out, CURVE_JSON_FLAGS) : -1;
-    json_decref(doc);
-    if (rc != 0) return SD_ENOMEM;
-    fputc('\n', out);
-    return ferror(out) ? SD_EIO : SD_OK;
+    return sdp_json_write(out, curve_json(c), CURVE_JSON_FLAGS);
 }
 
 /* GitHub's workflow-command escaping of the message: %, CR, LF. */

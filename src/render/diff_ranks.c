@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "render/format.h"
+#include "render/json_frame.h"
 #include "snapdiff/render_ranks.h"
 
 const char *sd_member_missing_text(sd_member_missing m)
@@ -51,34 +52,48 @@ sd_status sd_render_diff_ranks_summary_text(FILE *out, const sd_diff_rank *m, si
     return written(out);
 }
 
+/* The document's members are streamed one at a time (one model per loading thread): the
+ * document and each member are built with jansson, and each member's "diff" (the pair's
+ * snapdiff.diff/1 document, rendered before) is written where jansson left its null. */
 sd_status sd_render_diff_ranks_json_begin(FILE *out)
 {
-    fprintf(out, "{\n  \"schema\": \"" SD_DIFF_RANKS_SCHEMA "\",\n  \"members\": [");
+    json_t *doc = json_object();
+    json_object_set_new(doc, "schema", json_string(SD_DIFF_RANKS_SCHEMA));
+    json_object_set_new(doc, "members", json_null());
+    sd_status st = sdp_json_write_open(out, doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (st != SD_OK) return st;
+    fputc('[', out);
     return written(out);
+}
+
+static json_t *missing_json(sd_member_missing m)
+{
+    return m == SD_MEMBER_PAIRED ? json_null()
+           : json_string(m == SD_MEMBER_NO_OLD ? "old" : "new");
 }
 
 sd_status sd_render_diff_rank_json(FILE *out, const sd_diff_rank *m, size_t i)
 {
-    fprintf(out, "%s\n    {\"member\": ", i == 0 ? "" : ",");
-    sdp_put_json_string(out, m->name, strlen(m->name));
-    if (m->rank >= 0) fprintf(out, ", \"rank\": %" PRId64, m->rank);
-    else fprintf(out, ", \"rank\": null");
-    fprintf(out, ", \"old_member\": ");
-    if (m->old_name) sdp_put_json_string(out, m->old_name, strlen(m->old_name));
-    else fprintf(out, "null");
-    fprintf(out, ", \"missing\": %s, \"diff\": ",
-            m->missing == SD_MEMBER_PAIRED ? "null"
-            : m->missing == SD_MEMBER_NO_OLD ? "\"old\"" : "\"new\"");
-    if (m->missing != SD_MEMBER_PAIRED) fprintf(out, "null}");
-    else {
-        if (m->report) fwrite(m->report, 1, m->report_len, out);
-        fprintf(out, "    }");
+    json_t *j = json_object();
+    json_object_set_new(j, "member", sdp_json_text(m->name));
+    json_object_set_new(j, "rank", m->rank >= 0 ? json_integer(m->rank) : json_null());
+    json_object_set_new(j, "old_member", sdp_json_text(m->old_name));
+    json_object_set_new(j, "missing", missing_json(m->missing));
+    json_object_set_new(j, "diff", json_null());
+    fprintf(out, "%s\n    ", i == 0 ? "" : ",");
+    sd_status st = sdp_json_write_open(out, j, JSON_PRESERVE_ORDER);   /* on one line */
+    if (st != SD_OK) return st;
+    if (m->missing == SD_MEMBER_PAIRED && m->report) {
+        fwrite(m->report, 1, m->report_len, out);
+        fputs("    }", out);
+    } else {
+        fputs("null}", out);
     }
     return written(out);
 }
 
 sd_status sd_render_diff_ranks_json_end(FILE *out)
 {
-    fprintf(out, "\n  ]\n}\n");
+    fprintf(out, "\n  ]\n}\n");   /* the members' list, then the document begun above */
     return written(out);
 }

@@ -3,7 +3,6 @@
 #ifndef SNAPDIFF_RENDER_DIFF_RENDER_H
 #define SNAPDIFF_RENDER_DIFF_RENDER_H
 
-#include "render/stack_merge.h"
 #include "snapdiff/render_diff.h"
 
 /* The one-line hint (the fix) of a pattern, for text and JSON; NULL for SD_PATTERN_NONE
@@ -17,19 +16,5 @@ const char *sdp_pattern_hint(sd_pattern p);
 struct json_t;
 struct json_t *sdp_site_json(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
                              const sd_site *site);
-
-/* The folded stacks of side `to` minus side `from` as data, for the folded output and the
- * report's icicle: lines[0..n) are the stacks whose bytes grew, sorted by text, each key
- * its frames outermost first, separated by ';' (no frame text holds one). The lines are
- * the merge table's: free them with sdp_folded_free. @return SD_OK or SD_ENOMEM. */
-typedef struct sdp_folded {
-    sdp_arena arena;
-    sdp_stack_merge merge;
-    sdp_merged_stack **lines;
-    size_t n;
-} sdp_folded;
-sd_status sdp_folded_create(sdp_folded *f, const sd_profile *p, size_t from, size_t to,
-                            uint64_t max_memory, sd_error *err);
-void sdp_folded_free(sdp_folded *f);
 
 #endif

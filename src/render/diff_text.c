@@ -46,37 +46,19 @@ static void group_label(const text_ctx *r, const sd_diff_group *g, char *buf, si
                    g->key, true, buf, size);
 }
 
-enum { LABEL_MAX = 1400, DEDUPE_SCAN = 4096 };
+enum { LABEL_MAX = 1400 };
 
-/* The hash of group j's label (+ 1, so that 0 means "not computed"), cached. */
-static uint64_t label_hash_of(const text_ctx *r, size_t j)
+static void label_of_row(void *ctx, size_t j, char *buf, size_t size)
 {
-    if (j < r->n_label_hash && r->label_hash[j]) return r->label_hash[j];
-    char buf[LABEL_MAX];
-    group_label(r, sd_diff_group_at(r->diff, j), buf, sizeof buf);
-    uint64_t h = sdp_hash_bytes(SDP_HASH_SEED, buf, strlen(buf)) | 1;
-    if (j < r->n_label_hash) r->label_hash[j] = h;
-    return h;
+    const text_ctx *r = ctx;
+    group_label(r, sd_diff_group_at(r->diff, j), buf, size);
 }
 
-/* The label of row i. With -g stack, stacks that differ only where the label does not
- * look (torch internals, callers) would print as identical rows: the later ones get
- * "(stack 2)", "(stack 3)"... in table order. */
+/* The label of row i, distinct from the earlier rows' (attrib.h: -g stack's "(stack 2)"). */
 static void row_label(const text_ctx *r, size_t i, char *buf, size_t size)
 {
-    group_label(r, sd_diff_group_at(r->diff, i), buf, size);
-    if (r->group_by != SD_GROUP_STACK) return;
-    size_t same = 0;
-    uint64_t mine = label_hash_of(r, i);
-    char other[LABEL_MAX];
-    size_t from = i > DEDUPE_SCAN ? i - DEDUPE_SCAN : 0;
-    for (size_t j = from; j < i; j++) {
-        if (label_hash_of(r, j) != mine) continue;
-        group_label(r, sd_diff_group_at(r->diff, j), other, sizeof other);
-        same += strcmp(other, buf) == 0;
-    }
-    size_t len = strlen(buf);
-    if (same && len < size) snprintf(buf + len, size - len, " (stack %zu)", same + 1);
+    sd_group_label_distinct(sd_diff_attrib(r->diff), label_of_row, (void *)r, i, r->label_hash,
+                            r->n_label_hash, buf, size);
 }
 
 /* A row of the "at the peak" table as the diff's group, for its label: the same key,

@@ -54,3 +54,36 @@ json_t *sdp_json_textn(const char *s, size_t n)
     if (!t) t = replaced_text(s, n, true);
     return t;
 }
+
+/* The text of doc (taken), or NULL when out of memory. */
+static char *dumped(json_t *doc, size_t flags)
+{
+    char *text = doc ? json_dumps(doc, flags) : NULL;
+    json_decref(doc);
+    return text;
+}
+
+sd_status sdp_json_write(FILE *out, json_t *doc, size_t flags)
+{
+    char *text = dumped(doc, flags);
+    if (!text) return SD_ENOMEM;
+    fprintf(out, "%s\n", text);
+    free(text);
+    return ferror(out) ? SD_EIO : SD_OK;
+}
+
+sd_status sdp_json_write_open(FILE *out, json_t *doc, size_t flags)
+{
+    char *text = dumped(doc, flags);
+    if (!text) return SD_ENOMEM;
+    /* the last "null", then only the object's closing: white space and '}' */
+    char *last = NULL;
+    for (char *at = strstr(text, "null"); at; at = strstr(at + 1, "null")) last = at;
+    if (!last || last[4 + strspn(last + 4, " \n")] != '}') {
+        free(text);
+        return SD_EUSAGE;
+    }
+    fwrite(text, 1, (size_t)(last - text), out);
+    free(text);
+    return ferror(out) ? SD_EIO : SD_OK;
+}

@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "snapdiff/snapshot.h"
 
@@ -16,5 +17,15 @@ json_t *sdp_frame_json(const sd_frame *f);
 json_t *sdp_json_text(const char *s);
 /* The same for n bytes that may hold NULs (a summary's msgpack strings). */
 json_t *sdp_json_textn(const char *s, size_t n);
+
+/* Writes a whole document as every JSON view does: jansson with `flags` (JSON_INDENT(2) |
+ * JSON_PRESERVE_ORDER unless the schema says otherwise), then a newline. Takes `doc` (NULL:
+ * out of memory). @return SD_OK, SD_ENOMEM or SD_EIO. */
+sd_status sdp_json_write(FILE *out, json_t *doc, size_t flags);
+
+/* Writes `doc` (taken) as sdp_json_write would, but stops before the value of its last key,
+ * which must be null: the caller streams that value itself (a list of members rendered one
+ * at a time) and closes the object. No newline. */
+sd_status sdp_json_write_open(FILE *out, json_t *doc, size_t flags);
 
 #endif

@@ -19,9 +19,9 @@
 
 #include "base/base.h"
 #include "render/diff_render.h"
-#include "render/stack_merge.h"
+#include "analysis/stack_merge.h"
 
-/* ---- merged stacks (render/stack_merge.c) ----
+/* ---- merged stacks (analysis/stack_merge.c) ----
  * A stack's key is its frames, innermost first, each "FILE\x1fLINE\x1fNAME\x1e": the key
  * is both what merges stacks and, parsed back, the frames the sample points at. */
 

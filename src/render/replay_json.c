@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "base/base.h"
+#include "render/json_frame.h"
 #include "snapdiff/render_replay.h"
 
 static json_t *jint(uint64_t v) { return json_integer((json_int_t)v); }
@@ -135,9 +136,5 @@ sd_status sd_render_replay_json(FILE *out, const sd_replay *r, const sd_render_o
     for (size_t i = 0; i < sd_replay_device_count(r); i++)
         json_array_append_new(devs, device_json(sd_replay_device_at(r, i)));
     json_object_set_new(doc, "devices", devs);
-    int rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    fputc('\n', out);
-    json_decref(doc);
-    if (rc != 0) return SD_ENOMEM;
-    return ferror(out) ? SD_EIO : SD_OK;
+    return sdp_json_write(out, doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 }

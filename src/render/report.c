@@ -223,14 +223,6 @@ static json_t *sites_json(const sd_profile *p, size_t side)
 
 /* ---- the icicle: folded stacks (the flame graph lines), the largest kept ---- */
 
-static int folded_desc(const void *pa, const void *pb)
-{
-    const sdp_merged_stack *a = *(const sdp_merged_stack *const *)pa;
-    const sdp_merged_stack *b = *(const sdp_merged_stack *const *)pb;
-    if (a->bytes != b->bytes) return a->bytes < b->bytes ? 1 : -1;
-    return strcmp(a->key, b->key);
-}
-
 /* The index of frame text `text` in `frames`, added when new (a new reference). A text
  * that is not UTF-8 cannot be an index key: it gets an entry of its own each time. */
 static json_t *frame_id(json_t *frames, json_t *frame_ids, const char *text)
@@ -245,77 +237,46 @@ static json_t *frame_id(json_t *frames, json_t *frame_ids, const char *text)
 }
 
 /* {"what", "frames": [text], "stacks": [[bytes, [frame, ...outer first]]], "stacks_total",
- * "other_bytes", "total_bytes"} from the folded stacks of side `to` minus side `from`. */
-static json_t *tree_json(const sd_profile *p, size_t from, size_t to, const char *what,
-                         uint64_t max_memory, sd_status *st, sd_error *err)
+ * "other_bytes", "total_bytes"} from the icicle's stacks (report_data.h, the largest
+ * first): growth by allocator rounding only is counted, not drawn; the innermost frames
+ * of a deep stack are kept. */
+static json_t *tree_json(const sd_report_stack *st, size_t n, const char *what)
 {
-    sdp_folded f;
-    *st = sdp_folded_create(&f, p, from, to, max_memory, err);
-    if (*st != SD_OK) return NULL;
-    qsort(f.lines, f.n, sizeof *f.lines, folded_desc);
     json_t *o = json_object(), *frames = json_array(), *stacks = json_array();
     json_t *frame_ids = json_object();    /* frame text -> index into frames */
     uint64_t total = 0, other = 0, rounding = 0;
     size_t drawn = 0, n_rounding = 0;
-    char *text = NULL;
-    bool growth = from != to && sd_profile_snapshot(p, from);
-    for (size_t i = 0; i < f.n; i++) {
-        uint64_t bytes = (uint64_t)f.lines[i]->bytes;
-        /* Growth as the diff counts it: a stack whose requested bytes did not move grew by
-         * allocator rounding only, which the diff does not call growth; it is not drawn. */
-        if (growth && f.lines[i]->requested == 0) {
-            rounding += bytes;
+    for (size_t i = 0; i < n; i++) {
+        if (st[i].rounding_only) {
+            rounding += st[i].bytes;
             n_rounding++;
             continue;
         }
-        total += bytes;
+        total += st[i].bytes;
         if (drawn++ >= SDP_REPORT_MAX_STACKS) {
-            other += bytes;
+            other += st[i].bytes;
             continue;
         }
-        free(text);
-        if (!(text = strdup(f.lines[i]->key))) {
-            *st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory for the icicle");
-            break;
-        }
-        /* The key's frames, outermost first, ';'-separated: the innermost are kept. */
-        const char *parts[SDP_REPORT_MAX_DEPTH];
-        size_t np = 0, skipped = 0;
-        for (char *s = text;;) {
-            char *semi = strchr(s, ';');
-            if (semi) *semi = '\0';
-            if (np == SDP_REPORT_MAX_DEPTH) {
-                memmove(parts, parts + 1, (np - 1) * sizeof *parts);
-                np--;
-                skipped++;
-            }
-            parts[np++] = s;
-            if (!semi) break;
-            s = semi + 1;
-        }
+        size_t skipped = st[i].n_frames > SDP_REPORT_MAX_DEPTH
+                             ? st[i].n_frames - SDP_REPORT_MAX_DEPTH : 0;
         json_t *ids = json_array();
         if (skipped) json_array_append_new(ids, frame_id(frames, frame_ids, "(outer frames)"));
-        for (size_t k = 0; k < np; k++) json_array_append_new(ids, frame_id(frames, frame_ids, parts[k]));
+        for (size_t k = skipped; k < st[i].n_frames; k++)
+            json_array_append_new(ids, frame_id(frames, frame_ids, st[i].frames[k]));
         json_t *stack = json_array();
-        json_array_append_new(stack, u64(bytes));
+        json_array_append_new(stack, u64(st[i].bytes));
         json_array_append_new(stack, ids);
         json_array_append_new(stacks, stack);
     }
-    free(text);
     json_object_set_new(o, "what", json_string(what));
     json_object_set_new(o, "frames", frames);
     json_object_set_new(o, "stacks", stacks);
-    json_object_set_new(o, "stacks_total", u64(f.n - n_rounding));
+    json_object_set_new(o, "stacks_total", u64(n - n_rounding));
     json_object_set_new(o, "total_bytes", u64(total));
     json_object_set_new(o, "other_bytes", u64(other));
     json_object_set_new(o, "rounding_stacks", u64(n_rounding));
     json_object_set_new(o, "rounding_bytes", u64(rounding));
     json_decref(frame_ids);
-    sdp_folded_free(&f);
-    if (*st != SD_OK) {
-        json_decref(o);
-        return NULL;
-    }
     return o;
 }
 
@@ -522,8 +483,7 @@ static json_t *oom_sites_json(const sd_report_input *in, size_t si)
 /* ---- N files: per-group bytes over the files ---- */
 
 /* Groups that grew from the first file to the last (the most first), then the largest in
- * any file, SDP_REPORT_MAX_SERIES in all. `growing`: never shrank from one file to the
- * next and ended higher than it started. */
+ * any file, SDP_REPORT_MAX_SERIES in all. `growing`: the profile's grew_every_side. */
 static json_t *series_json(const sd_profile *p)
 {
     size_t nk = sd_profile_key_count(p), ns = sd_profile_side_count(p);
@@ -554,17 +514,13 @@ static json_t *series_json(const sd_profile *p)
             picked++;
             const sd_profile_key *k = sd_profile_key_at(p, r[j].index);
             json_t *g = json_object(), *bytes = json_array();
-            bool growing = k->sides[ns - 1].bytes > k->sides[0].bytes;
-            for (size_t s = 0; s < ns; s++) {
-                json_array_append_new(bytes, u64(k->sides[s].bytes));
-                if (s && k->sides[s].bytes < k->sides[s - 1].bytes) growing = false;
-            }
+            for (size_t s = 0; s < ns; s++) json_array_append_new(bytes, u64(k->sides[s].bytes));
             json_object_set_new(g, "key", key_label(p, k));
             json_object_set_new(g, "bytes", bytes);
             json_object_set_new(g, "delta_bytes",
                                 json_integer((json_int_t)k->sides[ns - 1].bytes -
                                              (json_int_t)k->sides[0].bytes));
-            json_object_set_new(g, "growing", json_boolean(growing));
+            json_object_set_new(g, "growing", json_boolean(k->grew_every_side));
             json_array_append_new(groups, g);
         }
     }
@@ -637,7 +593,7 @@ static json_t *ranks_report_json(const sd_report_input *in)
 }
 
 /* The snapdiff.report/1 document. */
-static json_t *report_json(const sd_report_input *in, sd_status *st, sd_error *err)
+static json_t *report_json(const sd_report_input *in)
 {
     const char *mode = in->diff ? "diff" : in->n == 1 ? "single" : "series";
     const sd_profile *p = in->diff ? sd_diff_profile(in->diff) : in->profile;
@@ -655,13 +611,10 @@ static json_t *report_json(const sd_report_input *in, sd_status *st, sd_error *e
     size_t last = sd_profile_side_count(p) - 1;
     if (!in->diff && in->n == 1) json_object_set_new(o, "sites", sites_json(p, last));
     if (in->n > 2) json_object_set_new(o, "series", series_json(p));
-    json_t *tree = tree_json(p, 0, last, in->diff || in->n > 2 ? "growth" : "live",
-                             in->max_memory, st, err);
-    if (!tree) {
-        json_decref(o);
-        return NULL;
-    }
-    json_object_set_new(o, "tree", tree);
+    size_t n_stacks;
+    const sd_report_stack *stacks = sd_report_data_stacks(in->data, &n_stacks);
+    json_object_set_new(o, "tree", tree_json(stacks, n_stacks,
+                                             in->diff || in->n > 2 ? "growth" : "live"));
     json_t *maps = json_array(), *timelines = json_array(), *ooms = json_array();
     for (size_t i = 0; i < in->n; i++) {
         json_array_append_new(maps, segment_maps_json(in->frags[i]));
@@ -728,7 +681,7 @@ static json_t *curve_report_json(const sd_curve *c, sd_status *st)
 
 /* ---- the page ----------------------------------------------------------------------- */
 
-static sd_status write_data(FILE *out, const sd_report_input *in, sd_error *err)
+static sd_status write_data(FILE *out, const sd_report_input *in)
 {
     sd_status st = SD_OK;
     json_t *doc;
@@ -742,7 +695,7 @@ static sd_status write_data(FILE *out, const sd_report_input *in, sd_error *err)
         if (st == SD_OK && is_ranks(in)) st = embed_doc(out, "sd-ranks", write_ranks, in);
         if (st == SD_OK && job_of(in)) st = embed_doc(out, "sd-job", write_job, in);
         if (st != SD_OK) return st;
-        doc = is_ranks(in) ? ranks_report_json(in) : report_json(in, &st, err);
+        doc = is_ranks(in) ? ranks_report_json(in) : report_json(in);
     }
     if (!doc) return st == SD_OK ? SD_ENOMEM : st;
     char *text = json_dumps(doc, JSON_COMPACT);
@@ -778,7 +731,9 @@ static bool input_fits(const sd_report_input *in)
     for (size_t i = 0; i < in->n; i++)   /* the data are these snapshots' */
         if (sd_peak_snapshot(sd_report_data_peak(in->data, i)) != in->snaps[i]) return false;
     if (is_ranks(in)) return !in->diff && in->n >= 2;
-    return (in->diff || in->profile) && (!in->diff || in->n == 2);
+    size_t n_stacks;   /* the icicle is the data's (made with the profile) */
+    return (in->diff || in->profile) && (!in->diff || in->n == 2) &&
+           sd_report_data_stacks(in->data, &n_stacks);
 }
 
 sd_status sd_render_report(FILE *out, const sd_report_input *in, sd_error *err)
@@ -807,7 +762,7 @@ sd_status sd_render_report(FILE *out, const sd_report_input *in, sd_error *err)
         else if (len == 6 && memcmp(name, "SCRIPT", 6) == 0)
             fwrite(sdp_report_js, 1, sizeof sdp_report_js, out);
         else if (len == 4 && memcmp(name, "DATA", 4) == 0)
-            st = write_data(out, in, err);
+            st = write_data(out, in);
         else if (len == 5 && memcmp(name, "TITLE", 5) == 0)
             write_title(out, in);
         else

@@ -65,11 +65,13 @@ static json_t *int_or_null(int64_t v) { return v >= 0 ? json_integer(v) : json_n
  * last key and a comma, for the caller to add one more. */
 static sd_status dump_doc(FILE *out, json_t *doc, bool open_end)
 {
-    char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER;
+    if (!open_end) return sdp_json_write(out, doc, flags);
+    char *text = doc ? json_dumps(doc, flags) : NULL;
     json_decref(doc);
     if (!text) return SD_ENOMEM;
     size_t len = strlen(text);
-    if (open_end && len >= 2) fprintf(out, "%.*s,\n", (int)(len - 2), text);   /* less "\n}" */
+    if (len >= 2) fprintf(out, "%.*s,\n", (int)(len - 2), text);   /* less "\n}" */
     else fprintf(out, "%s\n", text);
     free(text);
     return ferror(out) ? SD_EIO : SD_OK;

@@ -155,7 +155,8 @@ static void group_table(FILE *out, const sd_series *s, const sd_series_text_opti
                 sdp_fmt_bytes(g->bytes[n - 1]).s, spark);
         if (devs) fprintf(out, "%3" PRId64 " ", g->device);
         char key[4096];
-        fprintf(out, "%s\n", sdp_fit_key(g->key, KEY_SHOWN, key, sizeof key));
+        fprintf(out, "%s\n", sdp_fit_key(g->rep ? g->rep->label : g->key, KEY_SHOWN, key,
+                                          sizeof key));
     }
     if (shown < ng)
         fprintf(out, "  %s... %zu more groups (--top N to show more, --json for all)%s\n",

@@ -12,11 +12,26 @@
 
 enum { ROWS_DEFAULT = 20, LABEL_MAX = 512, SHOWN_OOMS = 3 };
 
-/* A group as every view names it (attrib.h): the label is the analysis's. */
-static const char *row_label(const sd_peak *x, const sd_peak_group *g, char *buf, size_t size)
+typedef struct table_rows {
+    const sd_peak *peak;
+    const sd_peak_table *table;
+} table_rows;
+
+/* Row j of a table as every view names its group (attrib.h): the label is the analysis's. */
+static void label_of_row(void *ctx, size_t j, char *buf, size_t size)
 {
-    sd_group_label(sd_peak_attrib(x), sd_peak_snapshot(x), g->rep_stack, &g->rep_site, g->key,
-                   false, buf, size);
+    const table_rows *t = ctx;
+    const sd_peak_group *g = &t->table->groups[j];
+    sd_group_label(sd_peak_attrib(t->peak), sd_peak_snapshot(t->peak), g->rep_stack,
+                   &g->rep_site, g->key, false, buf, size);
+}
+
+/* Row i's label, distinct from the earlier rows' (attrib.h: -g stack's "(stack 2)"). */
+static const char *row_label(const sd_peak *x, const sd_peak_table *t, size_t i, char *buf,
+                             size_t size)
+{
+    table_rows rows = {x, t};
+    sd_group_label_distinct(sd_peak_attrib(x), label_of_row, &rows, i, NULL, 0, buf, size);
     return buf;
 }
 
@@ -34,7 +49,7 @@ static void print_table(FILE *out, const sd_peak *x, const sd_peak_table *t, boo
     for (size_t i = 0; i < n; i++) {
         const sd_peak_group *g = &t->groups[i];
         char label[LABEL_MAX];
-        row_label(x, g, label, sizeof label);
+        row_label(x, t, i, label, sizeof label);
         if (requested)
             fprintf(out, "    %11s %8s %11s  %s\n", sdp_fmt_bytes(g->bytes).s,
                     sdp_fmt_count(g->blocks).s, sdp_fmt_bytes(g->requested).s,

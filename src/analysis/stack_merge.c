@@ -1,8 +1,8 @@
-/* stack_merge.c - the stack-merge table of the folded and pprof renderers. */
+/* stack_merge.c - the stack-merge table of the folded stacks and the pprof output. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "render/stack_merge.h"
+#include "analysis/stack_merge.h"
 
 static uint64_t key_hash(const char *s, size_t n)
 {

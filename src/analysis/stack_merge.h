@@ -1,5 +1,6 @@
 /* stack_merge.h - one table that merges a profile's stacks by the text of their key, for
- * the folded and the pprof renderers (render-private).
+ * the folded stacks (analysis/folded.h: the folded output and the report's icicle) and the
+ * pprof output (private to libsnapdiff).
  *
  * Both outputs drop frames (native noise) and so collapse different interned stacks into
  * one: what merges them is the key each renderer writes for a stack (the folded line, the
@@ -7,8 +8,8 @@
  * stacks of the profile that hold bytes and have a group key, and hands back the keys
  * whose bytes grew, sorted by key text.
  */
-#ifndef SNAPDIFF_RENDER_STACK_MERGE_H
-#define SNAPDIFF_RENDER_STACK_MERGE_H
+#ifndef SNAPDIFF_ANALYSIS_STACK_MERGE_H
+#define SNAPDIFF_ANALYSIS_STACK_MERGE_H
 
 #include "base/base.h"
 #include "snapdiff/profile.h"
