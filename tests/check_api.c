@@ -168,7 +168,7 @@ START_TEST(options_init_knows_its_versions)
 }
 END_TEST
 
-/* Every _init (all 21 structs a caller fills): the newest version fills the struct and
+/* Every _init (all 22 structs a caller fills): the newest version fills the struct and
  * sets its version, 0 and newest + 1 are refused; every _INIT carries its version. */
 #define CHECK_INIT(type, V)                                                             \
     do {                                                                                \
@@ -205,6 +205,7 @@ START_TEST(every_options_init)
     CHECK_INIT(sd_report_input, SD_REPORT_INPUT);
     CHECK_INIT(sd_series_text_options, SD_SERIES_TEXT_OPTIONS);
     CHECK_INIT(sd_trace_text_options, SD_TRACE_TEXT_OPTIONS);
+    CHECK_INIT(sd_report_data_options, SD_REPORT_DATA_OPTIONS);
 }
 END_TEST
 

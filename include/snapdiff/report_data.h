@@ -46,7 +46,7 @@ typedef struct sd_report_data_options {
     const sd_profile *profile;
 } sd_report_data_options;
 #define SD_REPORT_DATA_OPTIONS_INIT {SD_REPORT_DATA_OPTIONS_VERSION, {0}, 0, false, {0}, NULL}
-void sd_report_data_options_init(sd_report_data_options *o);
+sd_status sd_report_data_options_init(sd_report_data_options *o, unsigned version);
 
 typedef struct sd_report_data sd_report_data;
 

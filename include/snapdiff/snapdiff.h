@@ -41,6 +41,7 @@
 #include "render_top.h"
 #include "render_trace.h"
 #include "replay.h"
+#include "report_data.h"
 #include "series.h"
 #include "snapshot.h"
 #include "source.h"

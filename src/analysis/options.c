@@ -8,6 +8,7 @@
 #include "snapdiff/peak.h"
 #include "snapdiff/profile.h"
 #include "snapdiff/replay.h"
+#include "snapdiff/report_data.h"
 #include "snapdiff/series.h"
 #include "snapdiff/trace.h"
 
@@ -69,4 +70,10 @@ sd_status sd_trace_options_init(sd_trace_options *opts, unsigned version)
 {
     static const sd_trace_options tmpl = SD_TRACE_OPTIONS_INIT;
     return sdp_options_init(opts, sizeof *opts, &tmpl, version, SD_TRACE_OPTIONS_VERSION);
+}
+
+sd_status sd_report_data_options_init(sd_report_data_options *opts, unsigned version)
+{
+    static const sd_report_data_options tmpl = SD_REPORT_DATA_OPTIONS_INIT;
+    return sdp_options_init(opts, sizeof *opts, &tmpl, version, SD_REPORT_DATA_OPTIONS_VERSION);
 }

@@ -33,12 +33,6 @@ struct sd_report_data {
     sdp_arena stack_arena;  /* the stacks' frames */
 };
 
-void sd_report_data_options_init(sd_report_data_options *o)
-{
-    if (!o) return;
-    memset(o, 0, sizeof *o);
-    o->version = SD_REPORT_DATA_OPTIONS_VERSION;
-}
 
 /* The live series of every device with a peak. */
 static sd_status live_series(const sd_snapshot *s, report_snap *r, sd_error *err)
@@ -152,7 +146,7 @@ sd_report_data *sd_report_data_create(const sd_snapshot *const *snaps, size_t n,
                                       const sd_report_data_options *opts, sd_error *err)
 {
     sd_report_data_options defaults;
-    sd_report_data_options_init(&defaults);
+    sd_report_data_options_init(&defaults, SD_REPORT_DATA_OPTIONS_VERSION);
     const sd_report_data_options *o = opts ? opts : &defaults;
     /* version 0 (a zeroed struct) reads as version 1 (docs/architecture.md) */
     if (!snaps || n == 0 || o->version > SD_REPORT_DATA_OPTIONS_VERSION) {
