@@ -158,12 +158,20 @@ def main():
     check(columns_with(series, sites) == set(sites), "series: every group by its label", series)
     check("/pscratch" not in series and "torch::autograd" not in series,
           "series: no whole path, no C++")
+    doc = T.run_json(["series", old, new, new])
+    check(sorted(g["label"] for g in doc["groups"]) == sorted(sites.values()),
+          "series JSON: label", [g.get("label") for g in doc["groups"]])
     grew = {k: sites[k] for k in ("einsum", "div")}
     res = T.run(["check", old, new, "--max-growth", "1"], rc=1)
     check(columns_with(res.stdout, grew) == set(grew),
           "check: the groups behind the failure by their label", res.stdout)
     check("/pscratch" not in res.stdout and "torch::autograd" not in res.stdout,
           "check: no whole path, no C++")
+    res = T.run(["check", old, new, "--max-growth", "1", "--json"], rc=1)
+    offenders = json.loads(res.stdout)["offenders"]
+    check(offenders and {o["label"] for o in offenders} <= set(grew.values()) and
+          {o["label"] for o in offenders} & set(grew.values()),
+          "check JSON: the offenders' label", [o.get("label") for o in offenders])
 
     # diff: the rows name the site and its via; JSON's label is the row as the text has it.
     row = "%s via %s" % (want["einsum"], want["via"])

@@ -50,6 +50,7 @@ static void offenders_into(json_t *a, const sd_check_member *m, bool name_member
         if (name_member) json_object_set_new(o, "member", json_string(m->name));
         json_object_set_new(o, "limit", json_string(sd_limit_name(g->limit)));
         json_object_set_new(o, "key", json_string(g->key));
+        json_object_set_new(o, "label", json_string(g->label ? g->label : g->key));
         json_object_set_new(o, "old_bytes", json_integer((json_int_t)g->old_bytes));
         json_object_set_new(o, "new_bytes", json_integer((json_int_t)g->new_bytes));
         json_object_set_new(o, "delta_bytes", json_integer(g->delta_bytes));

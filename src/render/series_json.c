@@ -30,6 +30,8 @@ static json_t *group_json(const sd_series_group *g, size_t n)
 {
     json_t *o = json_object();
     json_object_set_new(o, "key", json_string(g->key));
+    /* the row as the text names it (attrib.h, sd_group_label) */
+    json_object_set_new(o, "label", json_string(g->rep && g->rep->label ? g->rep->label : g->key));
     json_object_set_new(o, "device", json_integer(g->device));
     json_object_set_new(o, "site", frame_json(g->rep && g->rep->has_site, g->rep ? &g->rep->site : NULL));
     json_object_set_new(o, "via", frame_json(g->rep && g->rep->has_via, g->rep ? &g->rep->via : NULL));
