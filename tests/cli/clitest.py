@@ -1,8 +1,9 @@
-"""The pieces every CLI test script (tests/test_*.py) shares: count checks, run snapdiff,
+"""The pieces every CLI test script (tests/cli/test_*.py) shares: count checks, run snapdiff,
 find the shared real snapshots, skip, and report the totals.
 
     sys.dont_write_bytecode = True   # no __pycache__ in the source tree
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    HERE = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:0] = [HERE, os.path.join(HERE, "..", "truth")]  # clitest, truth_*
     import clitest  # noqa: E402
 
     T = clitest.Suite()                  # at module level; T.bin = the binary, once known
@@ -20,7 +21,7 @@ find the shared real snapshots, skip, and report the totals.
                                          shared_dir()/real-snapshots; where it is not a
                                          folder, skip() saying so (or None, when told not to)
     clitest.skip(message)                prints "SKIP: message" and exits 77 (ctest's
-                                         SKIP_RETURN_CODE in tests/*.cmake)
+                                         SKIP_RETURN_CODE in tests/*/*.cmake)
     sys.exit(T.finish())                 prints "N checks, M failed"; 1 on a failure or when
                                          no check ran at all, else 0
 
@@ -39,7 +40,7 @@ import threading
 SKIP = 77
 _SUITE = object()   # "the suite's default" for run()'s rc, where None means "no check"
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 class Suite:

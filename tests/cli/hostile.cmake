@@ -1,4 +1,4 @@
-# Hostile inputs: tests/hostile/make_cases.py generates the corpus at test time into the
+# Hostile inputs: tests/cli/hostile/make_cases.py generates the corpus at test time into the
 # build tree; run_cases.py runs `snapdiff stats` and `snapdiff dump` on every case with
 # time, memory and output bounds (see its docstring). One ctest per group so that they run
 # in parallel; the slow groups carry the label "slow".
@@ -12,7 +12,7 @@ if(SNAPDIFF_SANITIZE)
 endif()
 foreach(group pickle refuse limits source zip model trunc flip replay)
   add_test(NAME hostile_${group}
-           COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/hostile/run_cases.py
+           COMMAND ${PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/hostile/run_cases.py
                    --bin ${SNAPDIFF_BIN} --dir ${SNAPDIFF_HOSTILE_DIR}/${group} --group ${group}
                    --timeout-scale ${SNAPDIFF_HOSTILE_SCALE})
   set_tests_properties(hostile_${group} PROPERTIES LABELS "hostile" TIMEOUT 900)

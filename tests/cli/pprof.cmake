@@ -2,6 +2,6 @@
 # compared with CPython's figures; read back by `go tool pprof`; every real snapshot.
 foreach(part fixtures go real)
   add_test(NAME pprof_${part}
-           COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_pprof.py ${SNAPDIFF_BIN} ${part})
+           COMMAND ${PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/test_pprof.py ${SNAPDIFF_BIN} ${part})
   set_tests_properties(pprof_${part} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)
 endforeach()

@@ -1,16 +1,16 @@
 # snapdiff replay (issue 20): on every real snapshot with a trace, placements matched
-# >= 99.5% and the recorded-settings peak equal to tests/truth_replay.py's.
+# >= 99.5% and the recorded-settings peak equal to tests/truth/truth_replay.py's.
 add_test(NAME replay_cli_real
-         COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_replay_cli.py
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/test_replay_cli.py
                  ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR} real)
 set_tests_properties(replay_cli_real PROPERTIES SKIP_RETURN_CODE 77
                      ENVIRONMENT "SNAPDIFF_SHARED=${SNAPDIFF_SHARED}")
 # The hand-worked fixtures of testdata/make_replay_fixtures.py (expected.json).
 add_test(NAME replay_cli_fixtures
-         COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/test_replay_cli.py
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/test_replay_cli.py
                  ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR} fixtures)
-# The model's rules, one by one (tests/check_replay.c).
-add_executable(check_replay ${CMAKE_CURRENT_SOURCE_DIR}/check_replay.c)
+# The model's rules, one by one (tests/unit/check_replay.c).
+add_executable(check_replay ${CMAKE_CURRENT_SOURCE_DIR}/unit/check_replay.c)
 target_link_libraries(check_replay PRIVATE sdp_test_helpers)
 target_include_directories(check_replay PRIVATE ${PROJECT_SOURCE_DIR}/src)
 add_test(NAME replay_unit COMMAND check_replay)

@@ -5,6 +5,6 @@
 # without Slurm or without the real snapshots. RUN_SERIAL: the scheduler's timing, not the
 # suite's load, should decide its wall time.
 add_test(NAME slurm_recipe
-         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test_slurm.sh ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR})
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_slurm.sh ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR})
 set_tests_properties(slurm_recipe PROPERTIES LABELS "slurm;full" TIMEOUT 300
                      SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Categories, phases and steps (issue 26, docs/categories.md) in `snapdiff top --json`,
-against hand-worked figures and tests/truth_category.py.
+against hand-worked figures and tests/truth/truth_category.py.
 
     test_category_cli.py --bin SNAPDIFF --root REPO PART
 
@@ -14,7 +14,7 @@ PART is one of:
             phase by category against the oracle, on the fixtures and on consecutive real
             snapshots with a trace
   oom       frag --json on testdata/oom/ and testdata/frag/: each oom's arithmetic (R, D,
-            W, S, the shortfall R - D - W, the live share) against tests/truth_frag.py, its
+            W, S, the shortfall R - D - W, the live share) against tests/truth/truth_frag.py, its
             categories adding up to what was live, its levers (one per cut-able category,
             largest first, the standard lever); fragmentation.pickle by hand (a 236 MiB
             shortfall: 256 MiB asked, 20 MiB free on the device, nothing wholly free)
@@ -27,7 +27,8 @@ import os
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "truth")]  # clitest, truth_*
 import clitest  # noqa: E402
 import truth_category  # noqa: E402
 import truth_diff  # noqa: E402

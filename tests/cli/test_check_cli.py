@@ -4,8 +4,8 @@
     test_check_cli.py --bin SNAPDIFF --root REPO PART
 
 Fixtures: testdata/make_rank_fixtures.py (a 4-rank job, rank 2 leaks 6 MiB at a new site).
-Every expected figure is computed here from the pickles with CPython (tests/truth_stats.py
-reads archives members, tests/truth_diff.py groups by site), never copied from snapdiff.
+Every expected figure is computed here from the pickles with CPython (tests/truth/truth_stats.py
+reads archives members, tests/truth/truth_diff.py groups by site), never copied from snapdiff.
 
 PART is one of:
   limits   every limit passes at exactly its measure and fails one unit below, exit 0 / 1,
@@ -33,7 +33,8 @@ import xml.etree.ElementTree as ET
 import zipfile
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "truth")]  # clitest, truth_*
 import clitest  # noqa: E402
 import truth_diff  # noqa: E402
 import truth_stats  # noqa: E402

@@ -3,9 +3,9 @@
 
     python3 test_cli.py SNAPDIFF
 
-Expected figures come from tests/truth_stats.py (CPython) on the same files; the one
-golden text (tests/golden/stats_v2_6_full.txt) was read line by line against the fixture
-script's numbers when it was made (see tests/golden/README).
+Expected figures come from tests/truth/truth_stats.py (CPython) on the same files; the one
+golden text (tests/cli/golden/stats_v2_6_full.txt) was read line by line against the fixture
+script's numbers when it was made (see tests/cli/golden/README).
 """
 import gzip
 import json
@@ -17,9 +17,9 @@ import tempfile
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
-sys.path.insert(0, HERE)
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "truth")]  # clitest, truth_*
 import clitest  # noqa: E402
 import truth_stats  # noqa: E402
 

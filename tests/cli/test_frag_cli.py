@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Behaviour tests of `snapdiff frag` (issue 4).
 
-    test_frag_cli.py SNAPDIFF REPO real       # every real snapshot vs tests/truth_frag.py
+    test_frag_cli.py SNAPDIFF REPO real       # every real snapshot vs tests/truth/truth_frag.py
     test_frag_cli.py SNAPDIFF REPO fixtures   # testdata/frag/* vs truth, verdicts, advice
     test_frag_cli.py SNAPDIFF REPO output     # text, --map, --svg, several files, errors
 
@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 
 BIN, REPO, MODE = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
-sys.path.insert(0, os.path.join(REPO, "tests"))
+sys.path[:0] = [os.path.join(REPO, "tests", "cli"), os.path.join(REPO, "tests", "truth")]
 import clitest  # noqa: E402
 import truth_frag  # noqa: E402
 

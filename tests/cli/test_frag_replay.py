@@ -5,7 +5,7 @@ explanation quote are those `snapdiff replay --json` measures for the same file.
     test_frag_replay.py --bin SNAPDIFF --root REPO fixtures   # testdata/oom, testdata/frag
     test_frag_replay.py --bin SNAPDIFF --root REPO real       # every real snapshot
 
-The replay's model is checked against CPython by its own tests (tests/truth_replay.py,
+The replay's model is checked against CPython by its own tests (tests/truth/truth_replay.py,
 test_replay_cli.py); here the quotes are checked against the replay they quote, and the
 advice against the rule: a setting only where the replay shows it helps. Exit 0 pass, 1 fail,
 77 skipped.

@@ -446,7 +446,7 @@ def part_roots(root):
 # ---------- hostile corpus ----------
 
 def part_hostile(root):
-    """The hostile corpus (tests/hostile/make_cases.py) through the server: every case
+    """The hostile corpus (tests/cli/hostile/make_cases.py) through the server: every case
     gives the CLI's answer (the same one line, as a tool error), in bounded time, no code
     runs, and the server survives all of them."""
     tmp = tempfile.mkdtemp(prefix="snapdiff-mcp-hostile-")

@@ -4,7 +4,7 @@
     test_naming_cli.py --bin SNAPDIFF --root REPO
 
 Expected keys and bytes come from testdata/native/expected.json (worked out by hand in
-testdata/make_native_fixtures.py) and, for every group-by key, from tests/truth_diff.py,
+testdata/make_native_fixtures.py) and, for every group-by key, from tests/truth/truth_diff.py,
 an independent CPython implementation of the same site rule.
 """
 import argparse
@@ -14,7 +14,8 @@ import re
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "truth")]  # clitest, truth_*
 import clitest  # noqa: E402
 import truth_diff  # noqa: E402
 

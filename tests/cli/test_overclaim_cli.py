@@ -5,7 +5,7 @@
     test_overclaim_cli.py SNAPDIFF REPO frag   # testdata/overclaim single snapshots
     test_overclaim_cli.py SNAPDIFF REPO diff   # testdata/overclaim pairs: one test per code
 
-Expected values come from tests/truth_frag.py and tests/truth_diff.py (CPython's pickle)
+Expected values come from tests/truth/truth_frag.py and tests/truth/truth_diff.py (CPython's pickle)
 and from the arithmetic written beside each fixture in testdata/make_overclaim_fixtures.py.
 """
 import json
@@ -16,7 +16,7 @@ import tempfile
 
 BIN, REPO, MODE = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
-sys.path.insert(0, os.path.join(REPO, "tests"))
+sys.path[:0] = [os.path.join(REPO, "tests", "cli"), os.path.join(REPO, "tests", "truth")]
 import clitest  # noqa: E402
 import truth_diff  # noqa: E402
 import truth_frag  # noqa: E402

@@ -11,7 +11,7 @@ that naming rules may change) and checks:
   JSON  every group has `pattern` and `hint`; a growing group's pattern is the expected
         code (or null), with a hint exactly when there is a code; groups that did not grow
         have none; totals.pattern/hint are the diff-level finding; the growing deltas
-        agree with tests/truth_diff.py (CPython's own reading of the pickles).
+        agree with tests/truth/truth_diff.py (CPython's own reading of the pickles).
   text  under each growing group with a pattern, one line "[code] hint" (the JSON's hint)
         starting at the label column; none under the others; the diff-level finding as
         "[code] reserved ..., allocated ...: hint".
@@ -23,7 +23,8 @@ import re
 import sys
 
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "truth")]  # clitest, truth_*
 import clitest  # noqa: E402
 import truth_diff  # noqa: E402
 
@@ -71,7 +72,7 @@ def check_json(pair, exp, doc, old, new):
     check(tot["reserved_delta"] == exp["reserved_delta"], pair + ": reserved delta")
     # The deltas the groups are found by are CPython's too.
     check(truth_growing(old, new) == sorted((w["delta_bytes"] for w in want), reverse=True),
-          pair + ": the growing deltas differ from tests/truth_diff.py")
+          pair + ": the growing deltas differ from tests/truth/truth_diff.py")
 
 
 HINT_LINE = re.compile(r"^( +)\[([a-z-]+)\] (.*)$")

@@ -11,7 +11,7 @@
             `-top` runs (skipped, exit 77, where Go's pprof is not installed)
   real      every snapshot in ../shared/real-snapshots (SNAPDIFF_SHARED): live profile vs
             CPython; and for pairs of them, the site that grew most by the profile's own
-            frames (tests/truth_diff.py's rule) is the JSON report's top group
+            frames (tests/truth/truth_diff.py's rule) is the JSON report's top group
 """
 import gzip
 import json
@@ -23,12 +23,12 @@ import sys
 import tempfile
 
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "truth")]  # clitest, truth_*
 import clitest  # noqa: E402
 import truth_diff  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 EXAMPLE = os.path.join(ROOT, "testdata", "example")
 LEAK = os.path.join(ROOT, "testdata", "leak")
 T = clitest.Suite(rc=None, text=False, timeout=600)
@@ -275,7 +275,7 @@ def as_symbol(f):
 
 
 def sites(samples):
-    """{site key: bytes} by tests/truth_diff.py's rule over the profile's frames."""
+    """{site key: bytes} by tests/truth/truth_diff.py's rule over the profile's frames."""
     rules = truth_diff.Rules((), ())
     by_site = {}
     for frames, vals in samples.items():

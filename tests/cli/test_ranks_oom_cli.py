@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Ranks and OOMs that users can trust (issue 19).
 
-    test_issue19_cli.py --bin SNAPDIFF --root REPO oom      # testdata/oom vs tests/truth_frag.py
-    test_issue19_cli.py --bin SNAPDIFF --root REPO gate     # check --max-ooms in every output
-    test_issue19_cli.py --bin SNAPDIFF --root REPO ranks    # one-device files of other ordinals
-    test_issue19_cli.py --bin SNAPDIFF --root REPO real     # real one-device files, pairwise
+    test_ranks_oom_cli.py --bin SNAPDIFF --root REPO oom      # testdata/oom vs tests/truth/truth_frag.py
+    test_ranks_oom_cli.py --bin SNAPDIFF --root REPO gate     # check --max-ooms in every output
+    test_ranks_oom_cli.py --bin SNAPDIFF --root REPO ranks    # one-device files of other ordinals
+    test_ranks_oom_cli.py --bin SNAPDIFF --root REPO real     # real one-device files, pairwise
 
-Expected figures come from CPython (tests/truth_frag.py, testdata/ranks_devices/expected.json
+Expected figures come from CPython (tests/truth/truth_frag.py, testdata/ranks_devices/expected.json
 written by testdata/make_rank_device_fixtures.py). Exit 0 pass, 1 fail, 77 skipped.
 """
 import argparse
@@ -19,7 +19,8 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "truth")]  # clitest, truth_*
 import clitest  # noqa: E402
 import truth_frag  # noqa: E402
 

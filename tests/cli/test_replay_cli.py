@@ -1,13 +1,13 @@
 """test_replay_cli.py - snapdiff replay on every real snapshot with a trace: placements
 matched >= 99.5% per file, and the recorded-settings simulated peak reserved equal to the
-recorded peak computed independently by tests/truth_replay.py. A known exception would be
+recorded peak computed independently by tests/truth/truth_replay.py. A known exception would be
 listed in PEAK_EXCEPTIONS with its reason, and checked to still differ (so a fix is noticed).
 
     python3 test_replay_cli.py SNAPDIFF SOURCE_DIR real
 """
 import json, os, pickle, subprocess, sys
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "truth"))
 import truth_replay  # noqa: E402
 
 # File -> why its free-running peak under the recorded settings differs from the recording.

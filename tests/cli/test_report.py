@@ -12,7 +12,7 @@
   browser  headless Chromium renders the example (one file, two files, three files) and
            fixtures with oom events and traces; the page reports "drawn" and no script
            error (its own error box and Chromium's console log); the tables hold the groups
-           CPython's pickle finds (tests/truth_diff.py), the icicle's total is the live
+           CPython's pickle finds (tests/truth/truth_diff.py), the icicle's total is the live
            bytes (one file) or the folded growth (two files), the fragmentation part shows
            the verdicts of `snapdiff frag --json`
   real     every snapshot in ../shared/real-snapshots (SNAPDIFF_SHARED), in batches of
@@ -33,13 +33,13 @@ import sys
 import tempfile
 
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "truth")]  # clitest, truth_*
 import clitest  # noqa: E402
 import truth_diff  # noqa: E402
 import truth_stats  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 EXAMPLE = os.path.join(ROOT, "testdata", "example")
 FRAG = os.path.join(ROOT, "testdata", "frag")
 LEAK = os.path.join(ROOT, "testdata", "leak")
@@ -414,7 +414,7 @@ def check_rounding_not_growth(snapdiff, tmp):
 
 
 def key_of(k):
-    """A group of tests/truth_diff.py: a key, or (key, device) with per-device groups."""
+    """A group of tests/truth/truth_diff.py: a key, or (key, device) with per-device groups."""
     return k[0] if isinstance(k, tuple) else k
 
 
@@ -443,7 +443,7 @@ def user_dir(paths):
 
 
 def live_truth(path, files=None):
-    """Live bytes per site of one snapshot (CPython, tests/truth_diff.py), summed over
+    """Live bytes per site of one snapshot (CPython, tests/truth/truth_diff.py), summed over
     devices as the profile's keys are, by the label the report shows: the site key without
     the directory the user frames of `files` (default: this one) share."""
     snap = truth_diff.load(path)

@@ -6,7 +6,7 @@
   ranks  a folder of rank files is drawn as ranks side by side (not as a time series): the
          embedded sd-ranks document is byte for byte what `series --json` writes over the
          same folder, and its figures are CPython's (testdata/ranks_devices/expected.json,
-         written by make_ranks_devices.py); each rank's peak is tests/truth_peak.py's
+         written by make_ranks_devices.py); each rank's peak is tests/truth/truth_peak.py's
          replay of the same pickle; identical ranks have no outlier; --as-series and
          --as-ranks decide instead of the guess; the pages of one, two and N snapshots keep
          their own script. In Chromium (when it runs here): the page draws, the table holds
@@ -27,7 +27,8 @@ import shutil
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "truth")]  # clitest, truth_*
 import test_report as tr  # noqa: E402
 import truth_diff  # noqa: E402
 import truth_peak  # noqa: E402

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Behaviour tests of `snapdiff series` against tests/truth_series.py (issue 10).
+"""Behaviour tests of `snapdiff series` against tests/truth/truth_series.py (issue 10).
 
     test_series_cli.py --bin SNAPDIFF --root REPO PART
 
@@ -21,7 +21,8 @@ import os
 import sys
 
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "truth")]  # clitest, truth_*
 import clitest  # noqa: E402
 import truth_series  # noqa: E402
 

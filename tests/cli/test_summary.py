@@ -9,8 +9,8 @@ PART is one of:
             summary in place of the snapshot give the same output as with the snapshot
             (text and JSON; the summary's name aside), as OLD against every partner of
             its folder and as NEW; `dump` of the summary equals an independent decoder's
-            view of its bytes (tests/msgpack_truth.py), and the digest's per-device totals
-            equal CPython's (tests/truth_stats.py); stats, frag, trace and report refuse a
+            view of its bytes (tests/truth/msgpack_truth.py), and the digest's per-device totals
+            equal CPython's (tests/truth/truth_stats.py); stats, frag, trace and report refuse a
             summary (exit 2, one line); the 4-rank archive summarized into a directory
             gates exactly as the archive
   hostile   a newer format version, truncations, flipped bytes, absurd counts, wrong
@@ -31,7 +31,8 @@ import sys
 import tempfile
 
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "truth")]  # clitest, truth_*
 import clitest  # noqa: E402
 import msgpack_truth  # noqa: E402
 import truth_stats  # noqa: E402

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Behaviour tests of `snapdiff top FILE...` (and `snapdiff FILE`) against tests/truth_peak.py
+"""Behaviour tests of `snapdiff top FILE...` (and `snapdiff FILE`) against tests/truth/truth_peak.py
 and hand-worked figures.
 
     test_top_cli.py --bin SNAPDIFF --root REPO PART
@@ -20,7 +20,8 @@ import os
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "truth")]  # clitest, truth_*
 import clitest  # noqa: E402
 import truth_diff  # noqa: E402
 import truth_peak  # noqa: E402

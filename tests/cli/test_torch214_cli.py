@@ -5,7 +5,7 @@
 
 testdata/basic/v2_14_host.pickle and v2_14_skip.pickle (testdata/make_fixtures.py, v2_14):
   * pinned host memory (host_segments, host_traces) is its own section in stats, top and
-    the report, with tests/truth_stats.py's figures, and no device figure or total moves
+    the report, with tests/truth/truth_stats.py's figures, and no device figure or total moves
     (the devices equal those of the same snapshot without the host keys, computed by
     CPython);
   * the annotate entry is counted as annotate, never as an alloc or a free;
@@ -20,7 +20,8 @@ import re
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "truth")]  # clitest, truth_*
 import clitest  # noqa: E402
 import truth_stats  # noqa: E402
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Behaviour tests of `snapdiff trace FILE` against tests/truth_trace.py and hand-worked figures.
+"""Behaviour tests of `snapdiff trace FILE` against tests/truth/truth_trace.py and hand-worked figures.
 
     test_trace_cli.py --bin SNAPDIFF --root REPO PART
 
@@ -21,7 +21,8 @@ import os
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "truth")]  # clitest, truth_*
 import clitest  # noqa: E402
 import truth_diff  # noqa: E402
 import truth_peak  # noqa: E402
@@ -134,7 +135,7 @@ def part_fixtures():
         check(d["alive_bytes"] == e["alive_bytes"] and d["alive_count"] == e["alive_count"],
               "midrun: alive")
         # expected.json's peak is the window's own allocations (hand-worked); the peak
-        # counts the blocks from before the window as well (tests/truth_peak.py).
+        # counts the blocks from before the window as well (tests/truth/truth_peak.py).
         check(d["window_peak_bytes"] == e["peak_bytes"], "midrun: window's own peak")
         tp = truth_peak.compute(truth_diff.load(fixture("midrun")))["devices"][0]
         check(d["peak_bytes"] == tp["peak_bytes"] and d["peak"]["entry"] == tp["peak_entry"],

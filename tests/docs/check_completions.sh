@@ -9,7 +9,7 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd) || exit 2
-src=$(cd "${1:-$here/..}" && pwd) || exit 2
+src=$(cd "${1:-$here/../..}" && pwd) || exit 2
 comp=$src/completions
 work=$(mktemp -d) || exit 2
 trap 'rm -rf "$work"' EXIT
@@ -111,7 +111,7 @@ if command -v zsh >/dev/null 2>&1; then
     got=$(zsh -c 'autoload -U compinit; compinit -u -D; source "$1"; print -r -- $_comps[snapdiff]' \
           _ "$comp/_snapdiff" 2>&1)
     expect zsh "source _snapdiff after compinit" "_snapdiff" "$got"
-    # Real completion needs a terminal: tests/zsh_complete.zsh drives one through zpty.
+    # Real completion needs a terminal: tests/docs/zsh_complete.zsh drives one through zpty.
     zsh_complete() {   # LINE
         timeout 120 zsh -f "$here/zsh_complete.zsh" "$comp" "$1" | sort -u | tr '\n' ' ' |
             sed 's/ $//'

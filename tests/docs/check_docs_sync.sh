@@ -17,7 +17,7 @@
 set -u
 
 bin=${1:?usage: check_docs_sync.sh SNAPDIFF_BIN [SOURCE_DIR]}
-src=${2:-$(cd "$(dirname "$0")/.." && pwd)}
+src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 man=$src/man/snapdiff.1
 bash_c=$src/completions/snapdiff.bash
 zsh_c=$src/completions/_snapdiff

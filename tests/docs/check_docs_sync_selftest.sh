@@ -1,7 +1,7 @@
 #!/bin/sh
 # check_docs_sync_selftest.sh SNAPDIFF_BIN [SOURCE_DIR]
 #
-# Proves that tests/check_docs_sync.sh catches drift, so that its passing means something:
+# Proves that tests/docs/check_docs_sync.sh catches drift, so that its passing means something:
 # against a fake `snapdiff --help` with one option and one command added and one option
 # removed, it must fail and name each of them (missing from every document, or stale);
 # the fake prints that global help for `snapdiff stats --help` too, which must be named;
@@ -9,7 +9,7 @@
 set -u
 
 bin=${1:?usage: check_docs_sync_selftest.sh SNAPDIFF_BIN [SOURCE_DIR]}
-src=${2:-$(cd "$(dirname "$0")/.." && pwd)}
+src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT

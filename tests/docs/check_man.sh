@@ -15,7 +15,7 @@
 set -u
 
 bin=${1:?usage: check_man.sh SNAPDIFF_BIN [SOURCE_DIR [BUILT_MAN]]}
-src=${2:-$(cd "$(dirname "$0")/.." && pwd)}
+src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 built=${3:-}
 man=$src/man/snapdiff.1
 case $bin in /*) ;; *) bin=$PWD/$bin ;; esac

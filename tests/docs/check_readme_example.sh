@@ -11,7 +11,7 @@
 set -u
 
 bin=${1:?usage: check_readme_example.sh SNAPDIFF_BIN [SOURCE_DIR]}
-src=${2:-$(cd "$(dirname "$0")/.." && pwd)}
+src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 

@@ -78,7 +78,7 @@ for dir in "$src"/*/; do
     layer=$(basename "$dir")
     mine=$(rank "$layer")
     if [ "$mine" -lt 0 ]; then
-        echo "check_layers: $dir is not a known layer (add it to tests/check_layers.sh)"
+        echo "check_layers: $dir is not a known layer (add it to tests/lib/check_layers.sh)"
         bad=1
         continue
     fi

@@ -8,22 +8,22 @@ endif()
 
 # Every function a public header declares is defined and exported, and nothing else is.
 add_test(NAME lib_symbols_shared
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_symbols.sh --shared
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_symbols.sh --shared
                  $<TARGET_FILE:snapdiff_shared> ${PROJECT_SOURCE_DIR}/include)
 
 # The tool is a client of its own library (issue 22): it links the static archive, yet
 # calls no sdp_ internal.
 add_test(NAME cli_public_api_only
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_symbols.sh --client
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_symbols.sh --client
                  $<TARGET_OBJECTS:snapdiff>
          COMMAND_EXPAND_LISTS)
 
 add_test(NAME lib_headers_alone
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_headers.sh ${CMAKE_C_COMPILER}
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_headers.sh ${CMAKE_C_COMPILER}
                  ${PROJECT_SOURCE_DIR}/include -I${PROJECT_BINARY_DIR}/include)
 
 add_test(NAME lib_install_pkgconfig
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_install.sh ${CMAKE_COMMAND}
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_install.sh ${CMAKE_COMMAND}
                  ${PKG_CONFIG_EXECUTABLE} ${CMAKE_C_COMPILER} ${PYTHON3} ${PROJECT_BINARY_DIR}
                  ${PROJECT_SOURCE_DIR}/docs/library.md
                  ${PROJECT_SOURCE_DIR}/testdata/basic/v2_6_full.pickle
@@ -31,5 +31,5 @@ add_test(NAME lib_install_pkgconfig
 
 set_tests_properties(lib_symbols_shared cli_public_api_only lib_headers_alone lib_install_pkgconfig
                      PROPERTIES LABELS lib)
-# Installs from the build tree, as deb_package's cpack does (tests/package.cmake).
+# Installs from the build tree, as deb_package's cpack does (tests/lib/package.cmake).
 set_tests_properties(lib_install_pkgconfig PROPERTIES RESOURCE_LOCK build_install)

@@ -5,11 +5,11 @@
 # build: its binaries need the sanitizer runtime.
 if(NOT SNAPDIFF_SANITIZE)
   add_test(NAME deb_package
-           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_deb.sh ${PROJECT_BINARY_DIR}
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_deb.sh ${PROJECT_BINARY_DIR}
                    ${CMAKE_C_COMPILER} ${PROJECT_SOURCE_DIR}/testdata/basic/v2_6_full.pickle
                    ${PROJECT_VERSION} ${SNAPDIFF_SOVERSION})
   add_test(NAME deb_lintian
-           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_deb.sh ${PROJECT_BINARY_DIR}
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_deb.sh ${PROJECT_BINARY_DIR}
                    ${CMAKE_C_COMPILER} ${PROJECT_SOURCE_DIR}/testdata/basic/v2_6_full.pickle
                    ${PROJECT_VERSION} ${SNAPDIFF_SOVERSION} lintian)
   # build_install: cpack installs from the build tree, which writes src/snapdiff.pc for

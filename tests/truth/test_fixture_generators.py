@@ -3,7 +3,7 @@
 
     python3 test_fixture_generators.py SOURCE_DIR
 
-Copies testdata/ and tests/ (the generators import the truth scripts from tests/) into a
+Copies testdata/ and tests/ (the generators import the truth scripts from tests/truth/) into a
 temporary folder, runs each testdata/make_*.py there, and compares every file under the
 copied testdata/ with the committed one: a generator that fails, writes a different byte,
 or leaves a file behind that is not committed fails the test. Exit 0 pass, 1 fail.

@@ -407,7 +407,7 @@ def site_bytes(live):
 
 
 def oom_site(e):
-    """The line that asked: the diff's site rule (tests/truth_diff.py) over the entry's
+    """The line that asked: the diff's site rule (tests/truth/truth_diff.py) over the entry's
     frames, and the frames without PyTorch's noise."""
     import truth_diff
     frames = truth_diff.frames_of(e)
@@ -517,7 +517,7 @@ SEVERITY = {"compact": 0, "full": 1, "fragmented": 2}
 
 def live_at_ooms(path, per_dev):
     """What was live after each of the last OOM_REPLAY_LIMIT oom entries by the one peak rule
-    (tests/truth_peak.py's replay: the blocks live before recording began count), by the
+    (tests/truth/truth_peak.py's replay: the blocks live before recording began count), by the
     diff's site key; blocks with no frames count in live_bytes but name no site. Older oom
     entries: None (not computed)."""
     import truth_diff

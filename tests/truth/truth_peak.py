@@ -9,7 +9,7 @@ in the trace that were allocated before it, at the free's size, under <no stack>
 frames are not its site), plus the trace's allocations; the peak is the largest live total after an `alloc` (first on ties). Prints JSON
 {"devices": [{"device", "start_bytes", "peak_bytes", "peak_entry", "window_alloc_bytes",
 "allocated_bytes", "groups": {key: [bytes, blocks]} at the peak, "end": {key: [bytes, blocks]}}]}.
-Shares no code with the C implementation; keys are tests/truth_diff.py's.
+Shares no code with the C implementation; keys are tests/truth/truth_diff.py's.
 """
 import argparse
 import json

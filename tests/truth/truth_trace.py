@@ -7,11 +7,11 @@
 Loads the file with pickle.load (test data only: never run it on untrusted files) and
 prints JSON per device (index in device_traces, devices with entries only): entries,
 alive_bytes, alive_count, alloc/free counts and bytes, unknown frees, window_peak_bytes
-(the most bytes allocated in the window live at once; the peak is tests/truth_peak.py's) and
+(the most bytes allocated in the window live at once; the peak is tests/truth/truth_peak.py's) and
 its entry, the alive blocks [[addr, size], ...] by address, every group
 {key: [alive_bytes, alive_count, alloc_count, alloc_bytes, free_count]} and the group
 order. It shares no code with the C implementation; it follows docs/json-trace.md. The
-group key is tests/truth_diff.py's (the same rule as the diff).
+group key is tests/truth/truth_diff.py's (the same rule as the diff).
 """
 import argparse
 import json

@@ -313,7 +313,7 @@ END_TEST
 /* ---------------- model ---------------- */
 
 /* Fixture bytes straight from CPython, so the expectations are Python's own: pickled at
- * build time by tests/make_unit_fixtures.py (the function of the same name there). */
+ * build time by tests/unit/make_unit_fixtures.py (the function of the same name there). */
 static sd_snapshot *load_fixture(const char *name, sd_error *err)
 {
     char path[1024];
@@ -419,7 +419,7 @@ END_TEST
 /* ---------------- inputs ---------------- */
 
 /* Raw deflate of `chunks` MiB of zeros, made from one repeated full-flush block so that
- * 10 GiB of output costs ~10 MB and milliseconds to build (as tests/hostile does). */
+ * 10 GiB of output costs ~10 MB and milliseconds to build (as tests/cli/hostile does). */
 static uint8_t *deflate_zeros(size_t chunks, size_t *len)
 {
     static uint8_t zeros[1 << 20];

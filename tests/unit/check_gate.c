@@ -1,5 +1,5 @@
 /* check_gate.c - unit tests of the gate's limits file and value parsing (gate.h) and of
- * rank pairing and spread (ranks.h). The CLI behaviour is tests/test_check_cli.py. */
+ * rank pairing and spread (ranks.h). The CLI behaviour is tests/cli/test_check_cli.py. */
 #include <string.h>
 
 #include "check_helpers.h"

@@ -1,10 +1,10 @@
-/* check_helpers.h - what every Check unit test shares (tests/check_helpers.c, linked as
+/* check_helpers.h - what every Check unit test shares (tests/unit/check_helpers.c, linked as
  * the static library sdp_test_helpers): loading fixtures, temporary files, and a main()
  * whose timeouts hold on a loaded machine.
  *
  * Fixture folders come from the build as string macros:
  *   SNAPDIFF_TESTDATA       the source tree's testdata/
- *   SNAPDIFF_UNIT_FIXTURES  the pickles tests/make_unit_fixtures.py writes at build time */
+ *   SNAPDIFF_UNIT_FIXTURES  the pickles tests/unit/make_unit_fixtures.py writes at build time */
 #ifndef SNAPDIFF_CHECK_HELPERS_H
 #define SNAPDIFF_CHECK_HELPERS_H
 

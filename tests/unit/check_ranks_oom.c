@@ -1,7 +1,7 @@
-/* check_issue19.c - unit tests of issue 19's library parts: two one-device snapshots of
+/* check_ranks_oom.c - unit tests of issue 19's library parts: two one-device snapshots of
  * other ordinals diff as one device (diff.h), identical ranks have no outlier (ranks.h),
  * the max-ooms limit (gate.h), the oom figures and verdicts on testdata/oom/ (frag.h;
- * expected values from testdata/make_oom_fixtures.py, checked there by tests/truth_frag.py)
+ * expected values from testdata/make_oom_fixtures.py, checked there by tests/truth/truth_frag.py)
  * and keys fitted to a column without cutting a site (render/format.h). */
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* check_series.c - unit tests of the group table (groups.h) and the series (series.h):
- * Theil-Sen and Mann-Kendall against values tests/truth_series.py computed (its own
+ * Theil-Sen and Mann-Kendall against values tests/truth/truth_series.py computed (its own
  * implementation: statistics.median over the pairwise slopes, collections.Counter for the
  * ties, math.erfc), the verdict rules, and the series of testdata/series/ fixtures. */
 #include <check.h>
