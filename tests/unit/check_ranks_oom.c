@@ -196,8 +196,8 @@ END_TEST
 
 static Suite *make(void)
 {
-    Suite *s = suite_create("issue19");
-    TCase *tc = tcase_create("issue19");
+    Suite *s = suite_create("ranks_oom");
+    TCase *tc = tcase_create("ranks_oom");
     tcase_add_test(tc, one_device_files_pair_whatever_their_ordinals);
     tcase_add_test(tc, same_ordinals_are_not_relabelled);
     tcase_add_test(tc, identical_ranks_have_no_outlier);
