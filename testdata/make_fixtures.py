@@ -132,6 +132,38 @@ def v2_14(skip=()):
     snap["device_traces"][0].insert(1, {
         "action": "annotate", "addr": 0, "size": 0, "stream": 0, "time_us": t0 + 20,
         "compile_context": "", "user_metadata": '{"step": 3}', "pool_id": (0, 0)})
+    # Per-entry pool_id (PR #177717): _memory_snapshot_pickled() writes each TraceEntry's
+    # mempool as a tuple, the pool the allocator served the request from
+    # (CUDACachingAllocator.cpp, DeviceCachingAllocator::record_trace is handed the
+    # block's pool owner id). A CUDA graph's private pool: the segment at BASE + 32 MiB,
+    # segment_pool_id (1, 7), made and used while capturing; a MemPool's (0, 3) on device
+    # 1. The oom entry names no pool: an absent key is unknown, never (0, 0).
+    G = (1, 7)
+    GS = 0x55D0C0DE1230
+
+    def ent(action, addr, size, t, pool, stream=0, frames=None):
+        e = {"action": action, "addr": addr, "size": size, "stream": stream, "time_us": t,
+             "compile_context": "", "user_metadata": ""}
+        if frames is not None:
+            e["frames"] = frames
+        e["pool_id"] = pool
+        return e
+
+    tr0 = snap["device_traces"][0]
+    tr0[3:3] = [
+        ent("segment_alloc", BASE + 32 * MiB, 2 * MiB, t0 + 60, G, GS),
+        ent("alloc", BASE + 32 * MiB, 3 * MiB // 2 - 3, t0 + 61, G, GS, STACK_A),
+        ent("free_requested", BASE + 32 * MiB, 3 * MiB // 2 - 3, t0 + 62, G, GS),
+        ent("alloc", BASE + 32 * MiB, 2 * MiB, t0 + 63, G, GS, STACK_A),
+    ]
+    del [e for e in tr0 if e["action"] == "oom"][0]["pool_id"]
+    M = BASE + (1 << 34) + 2 * MiB   # the MemPool's segment, made and given back
+    snap["device_traces"][1] += [
+        ent("segment_alloc", M, 2 * MiB, t0 + 8, (0, 3)),
+        ent("alloc", M, 4096, t0 + 9, (0, 3), frames=STACK_B),
+        ent("free_requested", M, 4096, t0 + 10, (0, 3)),
+        ent("segment_free", M, 2 * MiB, t0 + 11, (0, 3)),
+    ]
     HOST = 0x7F2200000000
 
     def host_seg(addr, size, state, req, frames):

@@ -127,6 +127,14 @@ typedef struct sd_diff_totals {
     int64_t peak_delta;
 } sd_diff_totals;
 
+/* Pinned host memory (snapshot.h, sd_snapshot_host_memory) of each side: its own section,
+ * never in a device's figures nor in the totals. */
+typedef struct sd_diff_host {
+    bool in_old, in_new;                /* the side has a host section */
+    sd_stats old_stats, new_stats;      /* zeros on a side without one; device -1 */
+    sd_stats_delta delta;               /* new_stats - old_stats */
+} sd_diff_host;
+
 typedef struct sd_diff_group {
     const char *key;
     int64_t device;           /* groups are per (key, device): a site on three GPUs is three
@@ -214,6 +222,8 @@ sd_diff *sd_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap
 void sd_diff_free(sd_diff *d);
 
 const sd_diff_totals *sd_diff_totals_of(const sd_diff *d);
+/* The pinned host memory of both sides; NULL when neither has a host section. */
+const sd_diff_host *sd_diff_host_of(const sd_diff *d);
 size_t sd_diff_device_count(const sd_diff *d);          /* union of both, by ordinal */
 const sd_diff_device *sd_diff_device_at(const sd_diff *d, size_t i);
 

@@ -78,6 +78,9 @@ void sd_groups_oom_of_snapshot(const sd_snapshot *s, sd_groups_oom *out);
 
 size_t sd_groups_device_count(const sd_groups *g);
 const sd_group_device *sd_groups_device(const sd_groups *g, size_t i);
+/* The snapshot's pinned host memory (sd_snapshot_host_memory; device -1): in no device
+ * above. NULL when the snapshot has none. */
+const sd_group_device *sd_groups_host(const sd_groups *g);
 
 size_t sd_groups_row_count(const sd_groups *g);
 const sd_group_row *sd_groups_row(const sd_groups *g, size_t i);

@@ -90,6 +90,10 @@ typedef struct sd_series_snapshot {
     bool has_step; uint64_t step;
     uint64_t allocated, reserved;   /* over every device */
     sd_groups_oom oom;              /* its oom entries (groups.h; count 0: none) */
+    /* Added in 0.3 (the library owns this struct): its pinned host memory, in neither
+     * figure above (sd_groups_host); zeros when !has_host. */
+    bool has_host;
+    uint64_t host_allocated, host_reserved;
 } sd_series_snapshot;
 
 typedef struct sd_series_floor {

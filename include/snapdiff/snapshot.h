@@ -75,6 +75,10 @@ typedef struct sd_trace_entry {
     uint32_t stack;          /* the entry's frames (0 when it recorded none) */
     uint8_t action;          /* sd_trace_action */
     bool has_time;
+    /* The entry's own pool_id (torch main 2026, PR #177717): 0 when it records none
+     * (unknown, not the default pool); else 1 + its index for sd_snapshot_pool. Added in
+     * 0.3's padding: the struct's size and every other field's offset are unchanged. */
+    uint16_t pool;
 } sd_trace_entry;
 
 typedef struct sd_cuda_device {
@@ -221,6 +225,15 @@ bool sd_snapshot_skipped_actions(const sd_snapshot *s, uint32_t *mask);
  * Figures read from the segments and blocks are never among them.
  * @return how many there are. */
 size_t sd_skip_unreliable_figures(uint32_t mask, const char **figures, size_t cap);
+
+/* The distinct pool ids trace entries record (`pool_id`: (0, 0) is the default pool, any
+ * other a CUDA graph's or a MemPool's private pool), in the order first met; an entry's
+ * `pool` is 1 + an index here. Past SD_SNAPSHOT_MAX_POOLS distinct ids an entry's pool
+ * reads as unknown (a load warning says so). */
+enum { SD_SNAPSHOT_MAX_POOLS = 65535 };
+size_t sd_snapshot_pool_count(const sd_snapshot *s);
+/* Pool i's id into id[2]. @return false (id untouched) when i is out of range. */
+bool sd_snapshot_pool(const sd_snapshot *s, size_t i, int64_t id[2]);
 
 /* Things that were inconsistent but did not stop the load ("segment 0x... at offset N:
  * blocks sum to X, total_size says Y"); also the note about bytes after STOP. */

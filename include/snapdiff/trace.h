@@ -134,6 +134,17 @@ typedef struct sd_trace_block {
     uint32_t stack;
 } sd_trace_block;
 
+/* The window's entries of one pool, by the pool_id each entry records (torch main 2026,
+ * PR #177717): (0, 0) is the default pool, any other a private pool (a CUDA graph's or a
+ * MemPool's). Entries that record no pool_id are in none (no_pool_entries). */
+typedef struct sd_trace_pool {
+    int64_t pool_id[2];
+    uint64_t entries;
+    uint64_t alloc_count, alloc_bytes;     /* alloc entries, their requested bytes */
+    uint64_t segment_bytes;                /* segment_alloc and segment_map bytes */
+    uint64_t alive_count, alive_bytes;     /* of `alive`: blocks live at the window's end */
+} sd_trace_pool;
+
 typedef struct sd_trace_device {
     int64_t device;
     size_t total_entries;     /* entries in the device's trace */
@@ -175,6 +186,11 @@ typedef struct sd_trace_device {
     /* The window's entries grouped by phase and step, in order (one run, phase other, when
      * the trace shows no phase). */
     const sd_trace_step_phase *step_phases; size_t n_step_phases;
+    /* Added in 0.3 (the library owns this struct; fields only appended): the window's
+     * entries per pool_id, in the order the snapshot first names each pool; none when no
+     * entry of the window records a pool_id. */
+    const sd_trace_pool *pools; size_t n_pools;
+    uint64_t no_pool_entries;         /* the window's entries that record no pool_id */
 } sd_trace_device;
 
 typedef struct sd_trace sd_trace;

@@ -26,6 +26,7 @@ struct sd_diff {
     sd_diff_device *devices;
     size_t n_devices, devices_cap;
     sd_diff_totals totals;
+    sd_diff_host host;             /* valid when host.in_old || host.in_new */
     sd_diff_warning *warnings;     /* diff_warn.c */
     size_t n_warnings;
     sd_diff_comparison comparison; /* diff_warn.c */
@@ -367,6 +368,20 @@ static void decide(sd_diff *d)
     else t->outlook = SD_OUTLOOK_NO_CAPACITY;
 }
 
+/* The host sections, apart from every device figure. */
+static void compute_host(sd_diff *d)
+{
+    sd_diff_host *h = &d->host;
+    const sd_cuda_device *oh = d->snaps[0] ? sd_snapshot_host_memory(d->snaps[0]) : NULL;
+    const sd_cuda_device *nh = sd_snapshot_host_memory(d->snaps[1]);
+    h->in_old = oh != NULL;
+    h->in_new = nh != NULL;
+    if (oh) sd_stats_device(oh, &h->old_stats);
+    if (nh) sd_stats_device(nh, &h->new_stats);
+    h->old_stats.device = h->new_stats.device = -1;
+    h->delta = stats_delta(&h->old_stats, &h->new_stats);
+}
+
 static void compute_totals(sd_diff *d, const sd_diff_options *o)
 {
     sd_diff_totals *t = &d->totals;
@@ -390,6 +405,7 @@ static void compute_totals(sd_diff *d, const sd_diff_options *o)
         }
     }
     t->delta = stats_delta(&t->old_stats, &t->new_stats);
+    compute_host(d);
     t->new_ooms = sd_snapshot_oom_count(d->snaps[1]);
     if (d->snaps[0]) sd_frag_brief_of(d->snaps[0], &t->old_frag);
     sd_frag_brief_of(d->snaps[1], &t->new_frag);
@@ -511,6 +527,11 @@ void sd_diff_free(sd_diff *d)
     free(d->warnings);
     sdp_arena_free(&d->arena);
     free(d);
+}
+
+const sd_diff_host *sd_diff_host_of(const sd_diff *d)
+{
+    return d->host.in_old || d->host.in_new ? &d->host : NULL;
 }
 
 const sd_diff_totals *sd_diff_totals_of(const sd_diff *d) { return &d->totals; }

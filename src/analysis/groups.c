@@ -21,6 +21,8 @@ struct sd_groups {
     sd_group_row *rows;
     size_t n_rows;
     sd_groups_oom oom;
+    bool has_host;
+    sd_group_device host;       /* pinned host memory, when has_host */
 };
 
 static sd_status nomem(sd_error *err)
@@ -119,8 +121,22 @@ static sd_status fill_rows(sd_groups *g, const sd_snapshot *s, const sd_profile 
     return st;
 }
 
+static sd_group_device group_device_of(const sd_stats *st)
+{
+    return (sd_group_device){.device = st->device, .allocated = st->allocated_bytes,
+                             .reserved = st->reserved_bytes, .requested = st->requested_bytes};
+}
+
 static sd_status fill_devices(sd_groups *g, const sd_snapshot *s, sd_error *err)
 {
+    const sd_cuda_device *host = sd_snapshot_host_memory(s);
+    if (host) {
+        sd_stats st;
+        sd_stats_device(host, &st);
+        g->has_host = true;
+        g->host = group_device_of(&st);
+        g->host.device = -1;
+    }
     g->n_devices = sd_snapshot_device_count(s);
     if (!g->n_devices) return SD_OK;
     g->devices = sdp_arena_alloc(&g->arena, g->n_devices * sizeof *g->devices);
@@ -128,9 +144,7 @@ static sd_status fill_devices(sd_groups *g, const sd_snapshot *s, sd_error *err)
     for (size_t d = 0; d < g->n_devices; d++) {
         sd_stats st;
         sd_stats_device(sd_snapshot_device(s, d), &st);
-        g->devices[d] = (sd_group_device){.device = st.device, .allocated = st.allocated_bytes,
-                                          .reserved = st.reserved_bytes,
-                                          .requested = st.requested_bytes};
+        g->devices[d] = group_device_of(&st);
         if (st.has_time && (!g->has_time || st.last_time_us > g->last_time_us)) {
             g->has_time = true;
             g->last_time_us = st.last_time_us;
@@ -218,6 +232,11 @@ size_t sd_groups_device_count(const sd_groups *g) { return g->n_devices; }
 const sd_group_device *sd_groups_device(const sd_groups *g, size_t i)
 {
     return i < g->n_devices ? &g->devices[i] : NULL;
+}
+
+const sd_group_device *sd_groups_host(const sd_groups *g)
+{
+    return g->has_host ? &g->host : NULL;
 }
 
 size_t sd_groups_row_count(const sd_groups *g) { return g->n_rows; }

@@ -96,35 +96,75 @@ static bool push(void **p, size_t *n, size_t *cap, const void *item, size_t elem
     return true;
 }
 
-/* Private pools: index 0 is the default pool, then one per distinct segment_pool_id. */
+/* Private pools: index 0 is the default pool, then one per distinct segment_pool_id or
+ * pool_id an entry records. by_entry maps an entry's pool (sd_trace_entry.pool) to its
+ * index here; NO_POOL when the entry names none and its pool is inferred. */
+enum { NO_POOL = UINT16_MAX, MAX_PRIVATE_POOLS = 1000 };
+
 typedef struct pools {
     int64_t (*ids)[2];
     size_t n;
+    uint16_t *by_entry;        /* [sd_snapshot_pool_count + 1] */
 } pools;
 
-static uint16_t pool_index(pools *p, const sd_segment *g)
+static uint16_t pool_index_of(const pools *p, const int64_t id[2])
 {
-    if (!g->has_pool_id || (g->pool_id[0] == 0 && g->pool_id[1] == 0)) return 0;
+    if (id[0] == 0 && id[1] == 0) return 0;
     for (size_t i = 1; i < p->n; i++)
-        if (p->ids[i][0] == g->pool_id[0] && p->ids[i][1] == g->pool_id[1]) return (uint16_t)i;
+        if (p->ids[i][0] == id[0] && p->ids[i][1] == id[1]) return (uint16_t)i;
     return 0;
 }
 
-static bool collect_pools(const sd_cuda_device *d, pools *p)
+static uint16_t pool_index(const pools *p, const sd_segment *g)
 {
-    p->ids = malloc((d->n_segments + 1) * sizeof *p->ids);
-    if (!p->ids) return false;
+    return g->has_pool_id ? pool_index_of(p, g->pool_id) : 0;
+}
+
+/* The pool the entry records, or NO_POOL. */
+static uint16_t entry_pool(const pools *p, const sd_trace_entry *e)
+{
+    return p->by_entry[e->pool];
+}
+
+static void add_pool(pools *p, const int64_t id[2])
+{
+    if ((id[0] || id[1]) && pool_index_of(p, id) == 0 && p->n < MAX_PRIVATE_POOLS) {
+        p->ids[p->n][0] = id[0];
+        p->ids[p->n][1] = id[1];
+        p->n++;
+    }
+}
+
+static bool collect_pools(const sd_snapshot *s, const sd_cuda_device *d, pools *p)
+{
+    size_t ns = sd_snapshot_pool_count(s);
+    p->ids = malloc((d->n_segments + ns + 1) * sizeof *p->ids);
+    p->by_entry = malloc((ns + 1) * sizeof *p->by_entry);
+    if (!p->ids || !p->by_entry) {
+        free(p->ids);
+        free(p->by_entry);
+        return false;
+    }
     p->n = 1;
     p->ids[0][0] = p->ids[0][1] = 0;
-    for (size_t i = 0; i < d->n_segments && p->n < 1000; i++) {
-        const sd_segment *g = &d->segments[i];
-        if (pool_index(p, g) == 0 && g->has_pool_id && (g->pool_id[0] || g->pool_id[1])) {
-            p->ids[p->n][0] = g->pool_id[0];
-            p->ids[p->n][1] = g->pool_id[1];
-            p->n++;
-        }
+    for (size_t i = 0; i < d->n_segments; i++)
+        if (d->segments[i].has_pool_id) add_pool(p, d->segments[i].pool_id);
+    p->by_entry[0] = NO_POOL;
+    for (size_t i = 0; i < ns; i++) {
+        int64_t id[2];
+        sd_snapshot_pool(s, i, id);
+        add_pool(p, id);
+        uint16_t k = pool_index_of(p, id);
+        /* a private pool past the cap is inferred, never put in the default one */
+        p->by_entry[i + 1] = k || (id[0] == 0 && id[1] == 0) ? k : NO_POOL;
     }
     return true;
+}
+
+static void pools_free(pools *p)
+{
+    free(p->ids);
+    free(p->by_entry);
 }
 
 /* The snapshot's segment at addr (segments are sorted by address), or NULL. */
@@ -395,7 +435,9 @@ static sd_status rebuild_start(const sd_cuda_device *d, pools *pl, const sd_allo
                 /* another device's segment: not ours (counted when the replay meets it) */
             } else if (sdp_amap_get(&seen_seg, e->addr) == SDP_NIL) {
                 const sd_segment *g = end_segment_at(d, e->addr);
-                start_seg s = {e->addr, e->size, e->stream, g ? pool_index(pl, g) : 0, false};
+                uint16_t pool = entry_pool(pl, e);
+                if (pool == NO_POOL) pool = g ? pool_index(pl, g) : 0;
+                start_seg s = {e->addr, e->size, e->stream, pool, false};
                 ok = sdp_amap_put(&seen_seg, e->addr, 2) &&
                      push((void **)&st->segs, &st->nsegs, &cap_s, &s, sizeof s);
             }
@@ -653,6 +695,9 @@ static void fid_alloc(fid *f, size_t i, const sd_trace_entry *e)
         uint32_t x = sdp_amap_get(&m->by_addr, e->addr);
         if (x != SDP_NIL) pp = m->b[x].pool / 2;
     }
+    /* The entry's own pool_id, when it records one, over the pool inferred from where the
+     * block landed. */
+    if (entry_pool(f->pl, e) != NO_POOL) pp = entry_pool(f->pl, e);
     if (f->alloc_pp) f->alloc_pp[i] = pp;
     uint16_t pool = (uint16_t)(pp * 2 + small);
     uint32_t y = sdp_rsim_get_free_block(m, pool, e->stream, size, false);
@@ -716,8 +761,10 @@ static bool fidelity(fid *f, const start_state *st, const sd_alloc_conf *rec)
             else sdp_rsim_free_block(&f->m, x);
         } else if (e->action == SD_ACT_SEGMENT_ALLOC || e->action == SD_ACT_SEGMENT_MAP) {
             const sd_segment *g = end_segment_at(d, e->addr);
-            pending p = {e->addr, e->size, e->stream, (uint16_t)((g ? pool_index(f->pl, g) : 0) * 2 +
-                         (e->size <= SDP_KSMALL_BUFFER)),
+            uint16_t pp = entry_pool(f->pl, e);
+            if (pp == NO_POOL) pp = g ? pool_index(f->pl, g) : 0;
+            pending p = {e->addr, e->size, e->stream,
+                         (uint16_t)(pp * 2 + (e->size <= SDP_KSMALL_BUFFER)),
                          e->action == SD_ACT_SEGMENT_MAP};
             if (!push((void **)&f->pend, &f->npend, &f->cap_pend, &p, sizeof p)) return false;
         } else if (e->action == SD_ACT_SEGMENT_FREE) {
@@ -1014,7 +1061,7 @@ static sd_status replay_device(sd_replay *r, const sd_cuda_device *d, const sd_r
     out->entries = d->n_trace;
     if (ring_wrapped(r->snap)) out->warnings[SD_REPLAY_RING_WRAPPED] = 1;
     pools pl;
-    if (!collect_pools(d, &pl)) return SD_ENOMEM;
+    if (!collect_pools(r->snap, d, &pl)) return SD_ENOMEM;
     start_state st;
     sdp_amap others = {0};
     sd_status status = other_segments(r->snap, d, &others)
@@ -1022,7 +1069,7 @@ static sd_status replay_device(sd_replay *r, const sd_cuda_device *d, const sd_r
         : SD_ENOMEM;
     sdp_amap_free(&others);
     if (status != SD_OK) {
-        free(pl.ids);
+        pools_free(&pl);
         return status;
     }
     fid f = {.d = d, .pl = &pl, .out = out};
@@ -1076,7 +1123,7 @@ static sd_status replay_device(sd_replay *r, const sd_cuda_device *d, const sd_r
     judge_trust(out, out->capacity_source != SD_REPLAY_CAPACITY_GIVEN &&
                          !(o && o->memory_fraction > 0));
     free(f.alloc_pp);
-    free(pl.ids);
+    pools_free(&pl);
     start_state_free(&st);
     return status;
 }

@@ -359,6 +359,12 @@ static void fill_snapshots(sd_series *se, const sd_groups *const *tables)
             s->allocated += sd_groups_device(tables[i], d)->allocated;
             s->reserved += sd_groups_device(tables[i], d)->reserved;
         }
+        const sd_group_device *h = sd_groups_host(tables[i]);
+        if (h) {
+            s->has_host = true;
+            s->host_allocated = h->allocated;
+            s->host_reserved = h->reserved;
+        }
     }
 }
 

@@ -88,10 +88,15 @@ static void mark_stack(writer *w, uint32_t id)
 
 static void mark_trace_entry(writer *w, const sd_trace_entry *e) { mark_stack(w, e->stack); }
 
-static void mark_device(writer *w, size_t d, const sd_cuda_device *dev)
+static void mark_layout(writer *w, const sd_cuda_device *dev)
 {
     for (size_t i = 0; i < dev->n_segments; i++) mark_stack(w, dev->segments[i].stack);
     for (size_t i = 0; i < dev->n_blocks; i++) mark_stack(w, dev->blocks[i].stack);
+}
+
+static void mark_device(writer *w, size_t d, const sd_cuda_device *dev)
+{
+    mark_layout(w, dev);
     if (w->newest[d] < dev->n_trace) mark_trace_entry(w, &dev->trace[w->newest[d]]);
     for (size_t i = w->trace_from[d]; i < dev->n_trace; i++) mark_trace_entry(w, &dev->trace[i]);
 }
@@ -227,11 +232,9 @@ static void pack_trace_entry(writer *w, const sd_trace_entry *e)
     u64(w, new_stack(w, e->stack));
 }
 
-static void pack_device(writer *w, size_t d, const sd_cuda_device *dev)
+/* segments and blocks: a device's, and the pinned host memory's. */
+static void pack_layout(writer *w, const sd_cuda_device *dev)
 {
-    map(w, 5);
-    key(w, "device");
-    i64(w, dev->device);
     key(w, "segments");   /* [address, total_size, stream, pool_id or nil, flags, stack,
                            *  first_block, n_blocks]; flags: 1 small, 2 expandable */
     arr(w, dev->n_segments);
@@ -265,6 +268,14 @@ static void pack_device(writer *w, size_t d, const sd_cuda_device *dev)
         u64(w, b->segment);
         u64(w, new_stack(w, b->stack));
     }
+}
+
+static void pack_device(writer *w, size_t d, const sd_cuda_device *dev)
+{
+    map(w, 5);
+    key(w, "device");
+    i64(w, dev->device);
+    pack_layout(w, dev);
     key(w, "trace_entries");   /* in the snapshot; `trace` keeps only some */
     u64(w, sd_snapshot_trace_recorded(w->s, d));
     key(w, "trace");
@@ -344,6 +355,37 @@ static void pack_annotations(writer *w)
     key(w, "warnings");
     arr(w, n);
     for (size_t i = 0; i < n; i++) str(w, sd_snapshot_warning(w->s, i));
+}
+
+/* Pinned host memory: its segments and blocks (what a diff compares), not its trace,
+ * which nothing that reads a summary replays. nil when the snapshot has none. */
+static void pack_host(writer *w)
+{
+    const sd_cuda_device *h = sd_snapshot_host_memory(w->s);
+    key(w, "host");
+    if (!h) {
+        nil(w);
+        return;
+    }
+    map(w, 2);
+    pack_layout(w, h);
+}
+
+/* The actions the recording skipped, by action code (as a trace entry's); nil when the
+ * snapshot does not say. */
+static void pack_skip_actions(writer *w)
+{
+    uint32_t mask = 0;
+    key(w, "skip_actions");
+    if (!sd_snapshot_skipped_actions(w->s, &mask)) {
+        nil(w);
+        return;
+    }
+    size_t n = 0;
+    for (unsigned a = 0; a < SD_ACT_COUNT; a++) n += (mask >> a) & 1u;
+    arr(w, n);
+    for (unsigned a = 0; a < SD_ACT_COUNT; a++)
+        if ((mask >> a) & 1u) u64(w, a);
 }
 
 /* ---------- the digest ---------- */
@@ -451,7 +493,7 @@ static sd_status pack_all(writer *w, const char *writer_name)
     arr(w, 3);
     str(w, SD_SUMMARY_MAGIC);
     u64(w, SD_SUMMARY_VERSION);
-    map(w, 12);
+    map(w, 14);
     key(w, "writer");
     str(w, writer_name ? writer_name : "libsnapdiff");
     key(w, "source");
@@ -469,6 +511,8 @@ static sd_status pack_all(writer *w, const char *writer_name)
     for (size_t d = 0; d < nd; d++) pack_device(w, d, sd_snapshot_device(s, d));
     pack_settings(w);
     pack_annotations(w);             /* annotations, warnings */
+    pack_host(w);
+    pack_skip_actions(w);
     return SD_OK;
 }
 
@@ -496,6 +540,7 @@ static sd_status prepare(writer *w)
         keep_trace(w, d, sd_snapshot_device(s, d));
         mark_device(w, d, sd_snapshot_device(s, d));
     }
+    if (sd_snapshot_host_memory(s)) mark_layout(w, sd_snapshot_host_memory(s));
     return number_kept(w);
 }
 

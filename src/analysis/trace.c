@@ -424,6 +424,60 @@ static bool frees_missing(const sd_cuda_device *d, const sd_trace_block *alive, 
     return false;
 }
 
+/* The window's entries per pool_id they record (sd_trace_pool), and the live blocks' by
+ * the pool of the alloc that made them. */
+static sd_status tally_pools(sd_trace *t, const sd_cuda_device *d, sd_trace_device *dv,
+                             size_t lo, size_t hi)
+{
+    size_t ns = sd_snapshot_pool_count(t->snap);
+    if (!ns) {
+        dv->no_pool_entries = hi - lo;
+        return SD_OK;
+    }
+    sd_trace_pool *by = calloc(ns, sizeof *by);
+    if (!by) return SD_ENOMEM;
+    for (size_t i = lo; i < hi; i++) {
+        const sd_trace_entry *e = &d->trace[i];
+        if (!e->pool) {
+            dv->no_pool_entries++;
+            continue;
+        }
+        sd_trace_pool *p = &by[e->pool - 1];
+        p->entries++;
+        if (e->action == SD_ACT_ALLOC) {
+            p->alloc_count++;
+            p->alloc_bytes += e->size;
+        } else if (e->action == SD_ACT_SEGMENT_ALLOC || e->action == SD_ACT_SEGMENT_MAP) {
+            p->segment_bytes += e->size;
+        }
+    }
+    for (size_t k = 0; k < dv->n_alive; k++) {
+        size_t at = dv->alive[k].entry;
+        uint16_t pool = at < d->n_trace ? d->trace[at].pool : 0;
+        if (!pool) continue;
+        by[pool - 1].alive_count++;
+        by[pool - 1].alive_bytes += dv->alive[k].size;
+    }
+    size_t n = 0;
+    for (size_t k = 0; k < ns; k++) n += by[k].entries != 0;
+    sd_trace_pool *out = n ? sdp_arena_alloc(&t->arena, n * sizeof *out) : NULL;
+    if (n && !out) {
+        free(by);
+        return SD_ENOMEM;
+    }
+    n = 0;
+    for (size_t k = 0; k < ns; k++) {
+        if (!by[k].entries) continue;
+        out[n] = by[k];
+        sd_snapshot_pool(t->snap, k, out[n].pool_id);
+        n++;
+    }
+    free(by);
+    dv->pools = out;
+    dv->n_pools = n;
+    return SD_OK;
+}
+
 static sd_status replay_device(sd_trace *t, size_t dev_index, sd_trace_device *dv,
                                const sd_trace_options *o, sd_error *err)
 {
@@ -533,6 +587,7 @@ static sd_status replay_device(sd_trace *t, size_t dev_index, sd_trace_device *d
     qsort(alive, n_alive, sizeof *alive, cmp_block);
     dv->alive = alive;
     dv->n_alive = dv->alive_count = n_alive;
+    if (tally_pools(t, d, dv, lo, hi)) return nomem(err);
 
     /* Warnings. */
     sd_trace_warning *w = sdp_arena_alloc(&t->arena, SD_TRACE_WARNING_COUNT * sizeof *w);

@@ -190,6 +190,7 @@ sd_status sdp_intern_init(sd_snapshot *s)
     sdp_arena *budget = &L(s)->pickle;
     if (sdp_htab_init(&s->string_index, 512, budget) || sdp_htab_init(&s->frame_index, 512, budget) ||
         sdp_htab_init(&s->stack_index, 512, budget) || sdp_htab_init(&s->ctx_index, 16, budget) ||
+        sdp_htab_init(&s->pool_index, 16, budget) ||
         sdp_htab_init(&L(s)->list_index, 512, budget) ||
         grow(s, (void **)&s->stack_start, &s->stacks_cap, 2, sizeof *s->stack_start))
         return sdp_fail(L(s)->err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
@@ -215,8 +216,9 @@ void sdp_intern_free(sd_snapshot *s)
 void sdp_intern_drop_indexes(sd_snapshot *s)
 {
     s->string_index.budget = s->frame_index.budget = s->stack_index.budget = NULL;
-    s->ctx_index.budget = NULL;
+    s->ctx_index.budget = s->pool_index.budget = NULL;
     sdp_htab_free(&s->ctx_index);
+    sdp_htab_free(&s->pool_index);
     sdp_htab_free(&s->string_index);
     sdp_htab_free(&s->frame_index);
     sdp_htab_free(&s->stack_index);

@@ -203,19 +203,77 @@ static sd_status read_block(sd_snapshot *s, const sd_value *v, sd_block *b, bool
 
 /* ---------- segments ---------- */
 
+sd_status sdp_model_get_pair(sd_snapshot *s, const sd_value *dict, const sd_value *v,
+                             const char *key, int64_t out[2])
+{
+    const sdp_cont *c = sdp_cont_of(*v);
+    if (!c || c->type == SDP_DICT || c->n != 2)
+        return sdp_model_fail(s, dict, "'%s' should be a pair of integers", key);
+    SDP_TRY_MODEL(sdp_model_items(s, c));
+    for (int i = 0; i < 2; i++) {
+        sd_status st = sdp_model_get_int(s, dict, &c->items[i], key, &out[i]);
+        if (st) return st;
+    }
+    return SD_OK;
+}
+
+static uint64_t pool_hash(const int64_t id[2])
+{
+    return sdp_hash_mix(sdp_hash_mix(SDP_HASH_SEED, (uint64_t)id[0]), (uint64_t)id[1]);
+}
+
+static uint64_t pool_hash_id(const void *ctx, uint32_t id)
+{
+    const sd_snapshot *s = ctx;
+    return pool_hash(s->pools[id]);
+}
+
+sd_status sdp_model_pool_of(sd_snapshot *s, const int64_t id[2], uint16_t *pool)
+{
+    size_t last = s->last_pool;
+    if (last && s->pools[last - 1][0] == id[0] && s->pools[last - 1][1] == id[1]) {
+        *pool = (uint16_t)last;
+        return SD_OK;
+    }
+    /* A run has few pools (one per captured graph or MemPool), but a hostile file may name
+     * 65,535 of them in turn: looked up by hash, never by a scan per entry. */
+    sdp_htab *t = &s->pool_index;
+    size_t j = sdp_htab_first(t, pool_hash(id));
+    for (; t->slots[j]; j = sdp_htab_next(t, j)) {
+        const int64_t *p = s->pools[t->slots[j] - 1];
+        if (p[0] == id[0] && p[1] == id[1]) {
+            *pool = s->last_pool = (uint16_t)t->slots[j];
+            return SD_OK;
+        }
+    }
+    *pool = 0;
+    if (s->n_pools >= SD_SNAPSHOT_MAX_POOLS) {
+        if (!s->pools_full)
+            sdp_model_warn(s, "trace entries name more than %d pool ids: the pool of an entry "
+                           "naming a later one reads as unknown", SD_SNAPSHOT_MAX_POOLS);
+        s->pools_full = true;
+        return SD_OK;
+    }
+    if (sdp_grow((void **)&s->pools, &s->pools_cap, s->n_pools + 1, sizeof *s->pools,
+                 &s->load->pickle) != SD_OK)
+        return sdp_fail(s->load->err, SD_ENOMEM, s->load->ctx_offset,
+                        "memory budget exhausted building the model");
+    s->pools[s->n_pools][0] = id[0];
+    s->pools[s->n_pools][1] = id[1];
+    sdp_htab_put(t, j, (uint32_t)s->n_pools);
+    *pool = s->last_pool = (uint16_t)++s->n_pools;
+    return sdp_htab_reserve_one(t, pool_hash_id, s)
+               ? sdp_fail(s->load->err, SD_ENOMEM, s->load->ctx_offset,
+                          "memory budget exhausted building the model")
+               : SD_OK;
+}
+
 static sd_status read_pool_id(sd_snapshot *s, const sd_value *seg, const sd_value *x,
                               sd_segment *out)
 {
-    const sdp_cont *c = sdp_cont_of(*x);
-    if (!c || c->type == SDP_DICT || c->n != 2)
-        return sdp_model_fail(s, seg, "'segment_pool_id' should be a pair of integers");
-    SDP_TRY_MODEL(sdp_model_items(s, c));
-    for (int i = 0; i < 2; i++) {
-        sd_status st = sdp_model_get_int(s, seg, &c->items[i], "segment_pool_id", &out->pool_id[i]);
-        if (st) return st;
-    }
-    out->has_pool_id = true;
-    return SD_OK;
+    sd_status st = sdp_model_get_pair(s, seg, x, "segment_pool_id", out->pool_id);
+    if (!st) out->has_pool_id = true;
+    return st;
 }
 
 static sd_status read_segment(sd_snapshot *s, const sd_value *v, sdp_raw_segment *r)

@@ -108,6 +108,12 @@ struct sd_snapshot {
     size_t n_records, records_cap;
     sdp_region records_region;     /* a big input's records grow here, never moved */
 
+    int64_t (*pools)[2];           /* pool ids trace entries name (malloc), first met first */
+    size_t n_pools, pools_cap;
+    uint16_t last_pool;            /* the last entry's pool: most entries share one */
+    bool pools_full;               /* SD_SNAPSHOT_MAX_POOLS reached (warned) */
+    sdp_htab pool_index;           /* pool id -> index in pools, while loading */
+
     sd_allocator_settings settings;
     sd_annotation *annotations;    /* external_annotations, in the arena */
     size_t n_annotations;
@@ -182,6 +188,13 @@ sd_status sdp_model_add_context(sd_snapshot *s, const sd_value *forward, const s
                                 const sd_value *cctx, uint32_t *stack);
 const sd_value *sdp_model_need_dict(sd_snapshot *s, const sd_value *v, const char *what,
                                     sd_status *st);
+/* A value that must be a pair of integers (segment_pool_id, a trace entry's pool_id): an
+ * error naming key and dict (NULL: the container being read) when it is not. */
+sd_status sdp_model_get_pair(sd_snapshot *s, const sd_value *dict, const sd_value *v,
+                             const char *key, int64_t out[2]);
+/* The entry pool index (1 + index into s->pools) of a pool id, added when new; 0 past
+ * SD_SNAPSHOT_MAX_POOLS ids (warned once). */
+sd_status sdp_model_pool_of(sd_snapshot *s, const int64_t id[2], uint16_t *pool);
 sd_status sdp_model_build(sd_snapshot *s);
 /* Model memory during a load: from the model's arena, charged to the load's budget. */
 void *sdp_model_alloc(sd_snapshot *s, size_t size);

@@ -139,6 +139,7 @@ void sd_snapshot_free(sd_snapshot *s)
     load_end(s);
     sdp_intern_free(s);
     sdp_model_free_records(s);
+    free(s->pools);
     sdp_arena_free(&s->arena);
     free(s->source);
     free(s);
@@ -203,6 +204,19 @@ const sd_allocator_settings *sd_snapshot_allocator_settings(const sd_snapshot *s
 const sd_cuda_device *sd_snapshot_host_memory(const sd_snapshot *s)
 {
     return s->has_host ? &s->host : NULL;
+}
+
+/* pool went into the padding after has_time: a 0.3 caller's stride must not change. */
+_Static_assert(sizeof(sd_trace_entry) == 40, "sd_trace_entry keeps its 0.3 size");
+
+size_t sd_snapshot_pool_count(const sd_snapshot *s) { return s->n_pools; }
+
+bool sd_snapshot_pool(const sd_snapshot *s, size_t i, int64_t id[2])
+{
+    if (i >= s->n_pools) return false;
+    id[0] = s->pools[i][0];
+    id[1] = s->pools[i][1];
+    return true;
 }
 
 bool sd_snapshot_skipped_actions(const sd_snapshot *s, uint32_t *mask)

@@ -28,10 +28,10 @@ typedef struct reader {
 
 /* The sections of the body: where each value starts (0 = absent). */
 enum { SEC_STRINGS, SEC_FRAMES, SEC_STACKS, SEC_CONTEXTS, SEC_DEVICES, SEC_SETTINGS,
-       SEC_ANNOTATIONS, SEC_WARNINGS, SEC_LEGACY, SEC_COUNT };
+       SEC_ANNOTATIONS, SEC_WARNINGS, SEC_HOST, SEC_SKIP, SEC_LEGACY, SEC_COUNT };
 static const char *const section_names[SEC_COUNT] = {
     "strings", "frames", "stacks", "contexts", "devices", "settings", "annotations",
-    "warnings", "legacy_list"};
+    "warnings", "host", "skip_actions", "legacy_list"};
 
 /* ---------- tokens with expectations ---------- */
 
@@ -344,21 +344,22 @@ static sd_status read_trace(reader *r, sd_cuda_device *d)
     return SD_OK;
 }
 
-static sd_status read_device(reader *r, sd_cuda_device *d, uint64_t *trace_first,
-                             uint64_t *recorded)
+/* A device, or (host) the pinned host memory: segments and blocks alone, device -1. */
+static sd_status read_layout(reader *r, sd_cuda_device *d, uint64_t *trace_first,
+                             uint64_t *recorded, bool host)
 {
     uint64_t n;
     sdp_mp_token t;
     size_t at = r->cur.pos;
-    TRY(expect(r, &t, SDP_MP_MAP, "a device"));
+    TRY(expect(r, &t, SDP_MP_MAP, host ? "'host'" : "a device"));
     n = t.u;
-    bool seen[4] = {false, false, false, false};
+    bool seen[4] = {host, false, false, false};
     uint64_t claimed = 0;
     *trace_first = r->s->n_records;
     for (uint64_t i = 0; i < n; i++) {
         TRY(expect(r, &t, SDP_MP_STR, "a device's key"));
         #define IS(lit) (t.len == sizeof(lit) - 1 && memcmp(t.p, lit, t.len) == 0)
-        if (IS("device")) {
+        if (IS("device") && !host) {
             TRY(int_of(r, "'device'", &d->device));
             seen[0] = true;
         } else if (IS("segments")) {
@@ -368,9 +369,9 @@ static sd_status read_device(reader *r, sd_cuda_device *d, uint64_t *trace_first
             if (!seen[1]) return corrupt(r, t.offset, "a device's 'blocks' come before its 'segments'");
             TRY(read_blocks(r, d, claimed));
             seen[2] = true;
-        } else if (IS("trace_entries")) {
+        } else if (IS("trace_entries") && !host) {
             TRY(uint_of(r, "'trace_entries'", recorded));
-        } else if (IS("trace")) {
+        } else if (IS("trace") && !host) {   /* the host's trace is never kept */
             *trace_first = r->s->n_records;
             TRY(read_trace(r, d));
             seen[3] = true;
@@ -379,12 +380,23 @@ static sd_status read_device(reader *r, sd_cuda_device *d, uint64_t *trace_first
         }
         #undef IS
     }
+    if (host) {
+        if (!seen[1] || !seen[2]) return corrupt(r, at, "'host' should have 'segments' and 'blocks'");
+        d->device = -1;
+        return SD_OK;
+    }
     if (!seen[0] || !seen[1] || !seen[2])
         return corrupt(r, at, "a device should have 'device', 'segments' and 'blocks'");
     if (*recorded < d->n_trace) *recorded = d->n_trace;   /* absent: at least those kept */
     if (d->device < 0 || d->device > 4095)
         return corrupt(r, at, "device ordinal %" PRId64 " is outside 0..4095", d->device);
     return SD_OK;
+}
+
+static sd_status read_device(reader *r, sd_cuda_device *d, uint64_t *trace_first,
+                             uint64_t *recorded)
+{
+    return read_layout(r, d, trace_first, recorded, false);
 }
 
 static sd_status read_devices(reader *r)
@@ -576,6 +588,43 @@ static sd_status read_warnings(reader *r)
     return SD_OK;
 }
 
+/* 'host': nil (no pinned host memory) or its segments and blocks. */
+static sd_status read_host(reader *r)
+{
+    sdp_mp_token t;
+    size_t at = r->cur.pos;
+    TRY(sdp_mp_next(&r->cur, &t, r->err));
+    if (t.type == SDP_MP_NIL) return SD_OK;
+    r->cur.pos = at;
+    uint64_t first, recorded = 0;
+    TRY(read_layout(r, &r->s->host, &first, &recorded, true));
+    r->s->has_host = true;
+    return SD_OK;
+}
+
+/* 'skip_actions': nil (not recorded) or the skipped actions' codes. */
+static sd_status read_skip_actions(reader *r)
+{
+    sdp_mp_token t;
+    size_t at = r->cur.pos;
+    TRY(sdp_mp_next(&r->cur, &t, r->err));
+    if (t.type == SDP_MP_NIL) return SD_OK;
+    r->cur.pos = at;
+    uint64_t n;
+    TRY(array_of(r, "'skip_actions'", 0, &n));
+    uint32_t mask = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t a;
+        size_t here = r->cur.pos;
+        TRY(uint_of(r, "a skipped action", &a));
+        if (a >= SD_ACT_COUNT) return corrupt(r, here, "skipped action %" PRIu64 " is unknown", a);
+        mask |= 1u << a;
+    }
+    r->s->has_skip = true;
+    r->s->skip_mask = mask;
+    return SD_OK;
+}
+
 /* ---------- the envelope ---------- */
 
 /* ["snapdiff.summary", VERSION, {body}]: the cursor is left on the body's map. */
@@ -622,7 +671,7 @@ sd_status sdp_summary_build(sd_snapshot *s, const uint8_t *data, size_t len, sd_
             return corrupt(&r, 0, "the summary has no '%s'", section_names[sec]);
     static sd_status (*const readers[SEC_LEGACY])(reader *) = {
         read_strings, read_frames, read_stacks, read_contexts, read_devices, read_settings,
-        read_annotations, read_warnings};
+        read_annotations, read_warnings, read_host, read_skip_actions};
     for (int sec = 0; sec < SEC_LEGACY; sec++) {
         if (!at[sec]) continue;
         r.cur.pos = at[sec];

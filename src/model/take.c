@@ -286,14 +286,15 @@ uint8_t sdp_take_action_of(const sd_value *x)
 /* Each trace-entry shape is decoded once into a layout: the field each key position fills.
  * Taking a record is then a switch per value, with no string compares. */
 enum { F_OTHER, F_ACTION, F_ADDR, F_SIZE, F_STREAM, F_DEVICE_FREE, F_TIME, F_FRAMES,
-       F_FORWARD, F_META, F_CCTX };
+       F_FORWARD, F_META, F_CCTX, F_POOL };
 
 static uint8_t field_of(const sd_value *k)
 {
     static const struct { const char *key; uint8_t field; } fields[] = {
         {"action", F_ACTION}, {"addr", F_ADDR}, {"size", F_SIZE}, {"stream", F_STREAM},
         {"device_free", F_DEVICE_FREE}, {"time_us", F_TIME}, {"frames", F_FRAMES},
-        {"forward_frames", F_FORWARD}, {"user_metadata", F_META}, {"compile_context", F_CCTX}};
+        {"forward_frames", F_FORWARD}, {"user_metadata", F_META}, {"compile_context", F_CCTX},
+        {"pool_id", F_POOL}};
     for (size_t i = 0; i < SDP_ARRAY_LEN(fields); i++)
         if (sdp_str_eq(*k, fields[i].key, strlen(fields[i].key))) return fields[i].field;
     return F_OTHER;
@@ -353,6 +354,15 @@ typedef struct taking {
     const sd_value *forward, *meta, *cctx;   /* context, applied once the frames are known */
 } taking;
 
+/* pool_id: a pair of integers, kept as an index into the snapshot's pool table (most
+ * entries of a trace name the same few pools). */
+static sd_status take_pool(sd_snapshot *s, const sd_value *x, sd_trace_entry *e)
+{
+    int64_t id[2];
+    sd_status st = sdp_model_get_pair(s, NULL, x, "pool_id", id);
+    return st ? st : sdp_model_pool_of(s, id, &e->pool);
+}
+
 static sd_status take_field(sd_snapshot *s, uint8_t field, const sd_value *x, taking *t)
 {
     sd_trace_entry *e = t->e;
@@ -371,6 +381,7 @@ static sd_status take_field(sd_snapshot *s, uint8_t field, const sd_value *x, ta
     case F_FORWARD: t->forward = x; return SD_OK;
     case F_META: t->meta = x; return SD_OK;
     case F_CCTX: t->cctx = x; return SD_OK;
+    case F_POOL: return take_pool(s, x, e);
     case F_OTHER: return SD_OK;
     default: break;
     }

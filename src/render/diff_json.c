@@ -48,16 +48,44 @@ static json_t *side_json(const char *source, const sd_stats *st, const sd_frag_b
     return o;
 }
 
-static void deltas_json(json_t *o, const sd_stats_delta *d, const sd_diff_counts *c)
+static void stats_deltas_json(json_t *o, const sd_stats_delta *d)
 {
     json_object_set_new(o, "allocated_delta", json_integer(d->allocated));
     json_object_set_new(o, "reserved_delta", json_integer(d->reserved));
     json_object_set_new(o, "active_delta", json_integer(d->active));
     json_object_set_new(o, "requested_delta", json_integer(d->requested));
     json_object_set_new(o, "pending_free_delta", json_integer(d->pending_free));
+}
+
+static void deltas_json(json_t *o, const sd_stats_delta *d, const sd_diff_counts *c)
+{
+    stats_deltas_json(o, d);
     json_object_set_new(o, "blocks_new", jint(c->added));
     json_object_set_new(o, "blocks_freed", jint(c->freed));
     json_object_set_new(o, "blocks_kept", jint(c->kept));
+}
+
+/* Pinned host memory, in no device figure nor in totals; null when neither side has it.
+ * A side without a host section did not record it (an older torch, or
+ * record_pinned_host_memory off): its figures and the deltas are unknown, not zero. */
+static json_t *host_json(const sd_diff *d)
+{
+    const sd_diff_host *h = sd_diff_host_of(d);
+    if (!h) return json_null();
+    json_t *o = json_object();
+    json_object_set_new(o, "in_old", json_boolean(h->in_old));
+    json_object_set_new(o, "in_new", json_boolean(h->in_new));
+    json_object_set_new(o, "old", h->in_old ? side_json(NULL, &h->old_stats, NULL) : json_null());
+    json_object_set_new(o, "new", h->in_new ? side_json(NULL, &h->new_stats, NULL) : json_null());
+    if (h->in_old && h->in_new) {
+        stats_deltas_json(o, &h->delta);
+    } else {
+        static const char *const keys[] = {"allocated_delta", "reserved_delta", "active_delta",
+                                           "requested_delta", "pending_free_delta"};
+        for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+            json_object_set_new(o, keys[i], json_null());
+    }
+    return o;
 }
 
 static const char *capacity_source_name(sd_capacity_source s)
@@ -336,6 +364,7 @@ static json_t *diff_json(const sd_diff *d)
     json_object_set_new(tot, "reserved_with_peak",
                         t->reserved_with_peak ? json_integer(t->peak_delta) : json_null());
     json_object_set_new(doc, "totals", tot);
+    json_object_set_new(doc, "host", host_json(d));
     json_object_set_new(doc, "warnings", warnings_json(d));
     json_t *devs = json_array();
     for (size_t i = 0; i < sd_diff_device_count(d); i++)

@@ -103,6 +103,31 @@ static void print_total_row(const text_ctx *r, const char *label, uint64_t old_v
             *col ? clr_reset(r) : "");
 }
 
+/* A host row when only one side recorded host memory: "-" for the other and the change. */
+static void print_host_one_side(const text_ctx *r, const char *label, bool in_old, uint64_t v)
+{
+    sdp_text b = sdp_fmt_bytes(v);
+    fprintf(r->out, "  %-13s %11s %11s  %11s\n", label, in_old ? b.s : "-", in_old ? "-" : b.s, "-");
+}
+
+/* Pinned host memory: rows of their own, in no figure above them. */
+static void print_host(const text_ctx *r)
+{
+    const sd_diff_host *h = sd_diff_host_of(r->diff);
+    if (!h) return;
+    fprintf(r->out, "  pinned host memory (host_segments: in no device figure or total)%s\n",
+            !h->in_old ? "; OLD did not record it" : !h->in_new ? "; NEW did not record it" : "");
+    if (h->in_old && h->in_new) {
+        print_total_row(r, "allocated", h->old_stats.allocated_bytes, h->new_stats.allocated_bytes);
+        print_total_row(r, "reserved", h->old_stats.reserved_bytes, h->new_stats.reserved_bytes);
+        return;
+    }
+    /* one side unrecorded: its figures and the change are unknown, not zero */
+    const sd_stats *st = h->in_old ? &h->old_stats : &h->new_stats;
+    print_host_one_side(r, "allocated", h->in_old, st->allocated_bytes);
+    print_host_one_side(r, "reserved", h->in_old, st->reserved_bytes);
+}
+
 static void print_devices(const text_ctx *r)
 {
     size_t nd = sd_diff_device_count(r->diff);
@@ -370,6 +395,7 @@ static void print_header(const text_ctx *r)
     print_peak_rows(r);
     fprintf(r->out, "  live blocks: %s kept, %s new, %s freed\n", sdp_fmt_count(t->blocks.kept).s,
             sdp_fmt_count(t->blocks.added).s, sdp_fmt_count(t->blocks.freed).s);
+    print_host(r);
     print_devices(r);
     print_frag_line(r);
     print_steps(r);

@@ -44,8 +44,11 @@ static json_t *replaced_text(const char *s, size_t n, bool ascii_only)
 
 json_t *sdp_json_text(const char *s)
 {
-    if (!s) return json_null();
-    size_t n = strlen(s);
+    return s ? sdp_json_textn(s, strlen(s)) : json_null();
+}
+
+json_t *sdp_json_textn(const char *s, size_t n)
+{
     json_t *t = json_stringn(s, n);
     if (!t) t = replaced_text(s, n, false);
     if (!t) t = replaced_text(s, n, true);

@@ -14,5 +14,7 @@ json_t *sdp_frame_json(const sd_frame *f);
  * jansson refuses such text, so each byte that is not UTF-8 becomes U+FFFD, as it did
  * when JSON was written by hand; null for NULL. */
 json_t *sdp_json_text(const char *s);
+/* The same for n bytes that may hold NULs (a summary's msgpack strings). */
+json_t *sdp_json_textn(const char *s, size_t n);
 
 #endif

@@ -51,6 +51,13 @@ static json_t *snapshot_json(const sd_series_snapshot *s)
     if (s->has_step) json_object_set_new(o, "step", jint(s->step));
     json_object_set_new(o, "allocated", jint(s->allocated));
     json_object_set_new(o, "reserved", jint(s->reserved));
+    json_t *host = json_null();   /* pinned host memory: in neither figure above */
+    if (s->has_host) {
+        host = json_object();
+        json_object_set_new(host, "allocated", jint(s->host_allocated));
+        json_object_set_new(host, "reserved", jint(s->host_reserved));
+    }
+    json_object_set_new(o, "host", host);
     json_t *oom = json_null();
     if (s->oom.count) {
         oom = json_object();

@@ -80,6 +80,28 @@ static void ooms_first(FILE *out, const sd_series *s, bool color)
     fprintf(out, "\n");
 }
 
+/* Pinned host memory, first to last of the snapshots that have it (--json: each one's):
+ * in neither figure above. */
+static void host_line(FILE *out, const sd_series *s)
+{
+    const sd_series_snapshot *first = NULL, *last = NULL;
+    size_t n = sd_series_snapshot_count(s), with = 0;
+    for (size_t i = 0; i < n; i++) {
+        const sd_series_snapshot *p = sd_series_snapshot_at(s, i);
+        if (!p->has_host) continue;
+        if (!first) first = p;
+        last = p;
+        with++;
+    }
+    if (!first) return;
+    fprintf(out, "  pinned host memory (host_segments: in neither figure above): allocated %s -> %s, "
+            "reserved %s -> %s", sdp_fmt_bytes(first->host_allocated).s,
+            sdp_fmt_bytes(last->host_allocated).s, sdp_fmt_bytes(first->host_reserved).s,
+            sdp_fmt_bytes(last->host_reserved).s);
+    if (with < n) fprintf(out, " (in %zu of %zu snapshots)", with, n);
+    fprintf(out, "\n");
+}
+
 static void header(FILE *out, const sd_series *s, bool color)
 {
     ooms_first(out, s, color);
@@ -89,9 +111,11 @@ static void header(FILE *out, const sd_series *s, bool color)
             sdp_ansi(color, SDP_RESET), a->source, z->source);
     if (a->has_step)
         fprintf(out, " (steps %" PRIu64 " .. %" PRIu64 ")", a->step, z->step);
-    fprintf(out, "\n  allocated %s -> %s, reserved %s -> %s\n\n", sdp_fmt_bytes(a->allocated).s,
+    fprintf(out, "\n  allocated %s -> %s, reserved %s -> %s\n", sdp_fmt_bytes(a->allocated).s,
             sdp_fmt_bytes(z->allocated).s, sdp_fmt_bytes(a->reserved).s,
             sdp_fmt_bytes(z->reserved).s);
+    host_line(out, s);
+    fprintf(out, "\n");
 }
 
 static bool many_devices(const sd_series *s)

@@ -127,6 +127,28 @@ static json_t *actions_json(const sd_trace_device *d)
     return o;
 }
 
+/* Per pool_id: null when no entry of the window records one (the pools are unknown). */
+static json_t *pools_json(const sd_trace_device *d)
+{
+    if (!d->n_pools) return json_null();
+    json_t *arr = json_array();
+    for (size_t i = 0; i < d->n_pools; i++) {
+        const sd_trace_pool *p = &d->pools[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "pool_id", json_pack("[II]", (json_int_t)p->pool_id[0],
+                                                     (json_int_t)p->pool_id[1]));
+        json_object_set_new(o, "private", json_boolean(p->pool_id[0] || p->pool_id[1]));
+        json_object_set_new(o, "entries", jint(p->entries));
+        json_object_set_new(o, "alloc_count", jint(p->alloc_count));
+        json_object_set_new(o, "alloc_bytes", jint(p->alloc_bytes));
+        json_object_set_new(o, "segment_bytes", jint(p->segment_bytes));
+        json_object_set_new(o, "alive_count", jint(p->alive_count));
+        json_object_set_new(o, "alive_bytes", jint(p->alive_bytes));
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}
+
 static json_t *device_json(const sd_attrib *a, const sd_snapshot *s, const sd_trace_device *d,
                            const sd_frag *ooms)
 {
@@ -179,6 +201,8 @@ static json_t *device_json(const sd_attrib *a, const sd_snapshot *s, const sd_tr
     json_t *g = json_array();
     for (size_t i = 0; i < d->n_groups; i++) json_array_append_new(g, group_json(a, s, &d->groups[i]));
     json_object_set_new(o, "groups", g);
+    json_object_set_new(o, "pools", pools_json(d));
+    json_object_set_new(o, "entries_without_pool_id", jint(d->no_pool_entries));
     return o;
 }
 

@@ -10,7 +10,7 @@
 #include "render/top_render.h"
 #include "render/trace_render.h"
 
-enum { LABEL_MAX = 110, PHASES_SHOWN_MIN = 20 };
+enum { LABEL_MAX = 110, ROWS_SHOWN_MIN = 20 };
 
 typedef struct text_ctx {
     FILE *out;
@@ -122,6 +122,41 @@ static void print_header(const text_ctx *r, const sd_trace_device *d)
     for (size_t i = 0; i < d->n_warnings; i++) print_warning(r, &d->warnings[i]);
 }
 
+/* By the pool_id the entries record; only when one names a private pool (the default
+ * pool alone says nothing the header does not). */
+static void print_pools(const text_ctx *r, const sd_trace_device *d)
+{
+    bool private = false;
+    for (size_t i = 0; i < d->n_pools; i++)
+        private |= d->pools[i].pool_id[0] || d->pools[i].pool_id[1];
+    if (!private) return;
+    fprintf(r->out, "\n  by pool (the entries' pool_id; private: a CUDA graph's or a MemPool's)\n");
+    fprintf(r->out, "  %-22s  %7s  %6s  %11s  %11s  %11s\n", "pool", "entries", "allocs",
+            "allocated", "segments", "alive");
+    /* A run has a pool per captured graph or MemPool; a file naming thousands is cut as
+     * the phases are. */
+    size_t limit = r->top > ROWS_SHOWN_MIN ? r->top : ROWS_SHOWN_MIN;
+    size_t shown = d->n_pools < limit ? d->n_pools : limit;
+    for (size_t i = 0; i < shown; i++) {
+        const sd_trace_pool *p = &d->pools[i];
+        char name[64];
+        bool priv = p->pool_id[0] || p->pool_id[1];
+        snprintf(name, sizeof name, "(%" PRId64 ", %" PRId64 ")%s", p->pool_id[0], p->pool_id[1],
+                 priv ? " private" : " default");
+        fprintf(r->out, "  %-22s  %7s  %6s  %11s  %11s  %11s\n", name,
+                sdp_fmt_count(p->entries).s, sdp_fmt_count(p->alloc_count).s,
+                sdp_fmt_bytes(p->alloc_bytes).s, sdp_fmt_bytes(p->segment_bytes).s,
+                sdp_fmt_bytes(p->alive_bytes).s);
+    }
+    if (shown < d->n_pools)
+        fprintf(r->out, "  %s(%s more pools; --json lists them all)%s\n", c_on(r, SDP_DIM),
+                sdp_fmt_count(d->n_pools - shown).s, c_on(r, SDP_RESET));
+    if (d->no_pool_entries)
+        fprintf(r->out, "  %s entr%s record%s no pool_id (in no row)\n",
+                sdp_fmt_count(d->no_pool_entries).s, d->no_pool_entries == 1 ? "y" : "ies",
+                d->no_pool_entries == 1 ? "s" : "");
+}
+
 static int width_of(const char *s, int w) { int n = (int)strlen(s); return n > w ? n : w; }
 
 static void print_groups(const text_ctx *r, const sd_trace_device *d)
@@ -164,7 +199,7 @@ static void print_groups(const text_ctx *r, const sd_trace_device *d)
 static void print_phases(const text_ctx *r, const sd_trace_device *d)
 {
     if (d->n_phases < 2) return;
-    size_t limit = r->top > PHASES_SHOWN_MIN ? r->top : PHASES_SHOWN_MIN;
+    size_t limit = r->top > ROWS_SHOWN_MIN ? r->top : ROWS_SHOWN_MIN;
     size_t shown = d->n_phases < limit ? d->n_phases : limit;
     fprintf(r->out, "\n  %sphases%s (split at snapshot and annotate entries and annotations):"
             " live-bytes growth\n", c_on(r, SDP_BOLD), c_on(r, SDP_RESET));
@@ -191,7 +226,7 @@ static void print_step_phases(const text_ctx *r, const sd_trace_device *d)
 {
     if (d->n_step_phases < 2 && !(d->n_step_phases == 1 && d->step_phases[0].phase != SD_IN_OTHER))
         return;
-    size_t limit = r->top > PHASES_SHOWN_MIN ? r->top : PHASES_SHOWN_MIN;
+    size_t limit = r->top > ROWS_SHOWN_MIN ? r->top : ROWS_SHOWN_MIN;
     size_t shown = d->n_step_phases < limit ? d->n_step_phases : limit;
     fprintf(r->out, "\n  %stimeline by phase%s (forward, backward, optimizer step; "
             "docs/categories.md): live-bytes growth\n", c_on(r, SDP_BOLD), c_on(r, SDP_RESET));
@@ -235,6 +270,7 @@ sd_status sd_render_trace_text(FILE *out, const sd_trace *t, const sd_trace_text
         const sd_trace_device *d = sd_trace_device_at(t, i);
         if (i) fprintf(out, "\n");
         print_header(&r, d);
+        print_pools(&r, d);
         print_step_phases(&r, d);
         print_groups(&r, d);
         print_phases(&r, d);

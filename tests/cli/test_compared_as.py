@@ -49,7 +49,7 @@ def two_runs(old, new, why):
     doc = T.run_json([old, new])
     keys = list(doc)
     check(keys[-2:] == ["compared_as", "compared_as_why"], name + ": the last two keys", keys)
-    check(keys[:-2] == ["schema", "group_by", "depth", "old", "new", "totals", "warnings",
+    check(keys[:-2] == ["schema", "group_by", "depth", "old", "new", "totals", "host", "warnings",
                         "devices", "groups", "steps", "per_step", "per_step_exact",
                         "steps_to_capacity", "peak"], name + ": the other keys keep their order")
     check(doc["compared_as"] == "two-runs" and doc["compared_as_why"] == why,

@@ -125,8 +125,9 @@ def part_json():
               "reserved", "capacity"):
         check(k in doc, "JSON has " + k)
     s0 = doc["snapshots"][0]
-    check(set(s0) == {"source", "time_us", "step", "allocated", "reserved", "oom"} and
-          s0["oom"] is None, "snapshot keys %s (no oom recorded: oom null)" % sorted(s0))
+    check(set(s0) == {"source", "time_us", "step", "allocated", "reserved", "host", "oom"} and
+          s0["oom"] is None and s0["host"] is None,
+          "snapshot keys %s (no oom recorded: oom null; no host memory: host null)" % sorted(s0))
     check([s["step"] for s in doc["snapshots"]] == [100 * i for i in range(10)], "steps from --steps-between")
     times = [s["time_us"] for s in doc["snapshots"]]
     check(times == sorted(times) and len(set(times)) == 10, "time_us per snapshot")

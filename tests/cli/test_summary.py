@@ -154,6 +154,7 @@ def check_dump(snap, summ):
     want = dict(format="snapdiff.summary", version=1)
     want.update(env[2])
     check(json.loads(json.dumps(want)) == shown, "%s: dump shows what the bytes hold" % summ)
+    check_host_skip(snap, summ, env[2])
     truth = truth_stats.stats(truth_stats.load(snap))
     got = {d["device"]: d for d in env[2]["digest"]["devices"]}
     for d in truth["devices"]:
@@ -175,6 +176,34 @@ def check_dump(snap, summ):
             check(by_dev.get(d["device"], 0) == d["allocated_bytes"],
                   "%s: groups by %s on device %s sum to %s, allocated is %s"
                   % (summ, key, d["device"], by_dev.get(d["device"], 0), d["allocated_bytes"]))
+
+
+ACTIONS = ["alloc", "free_requested", "free_completed", "segment_alloc", "segment_free",
+           "segment_map", "segment_unmap", "oom", "snapshot", "annotate"]   # 10: other
+
+
+def check_host_skip(snap, summ, body):
+    """The pinned host memory (its segments and blocks) and skip_actions as CPython reads
+    them from the snapshot; nil when the snapshot has neither."""
+    raw = truth_stats.load(snap)
+    hs = raw.get("host_segments") if isinstance(raw, dict) else None
+    if hs is None and not (isinstance(raw, dict) and "host_traces" in raw):
+        check(body.get("host") is None, "%s: host nil without host keys" % summ)
+    else:
+        segs = sorted(hs or [], key=lambda s: s["address"])
+        got = body.get("host") or {}
+        check([(s[0], s[1]) for s in got.get("segments", [])] ==
+              [(s["address"], s["total_size"]) for s in segs], "%s: host segments" % summ)
+        blocks = [(b["address"], b["size"], b["requested_size"]) for s in segs for b in s["blocks"]]
+        check([tuple(b[:3]) for b in got.get("blocks", [])] == blocks, "%s: host blocks" % summ)
+    skip = truth_stats.skip_actions(raw) if isinstance(raw, dict) else None
+    got = body.get("skip_actions")
+    if skip is None:
+        check(got is None, "%s: skip_actions nil when not recorded" % summ)
+    else:
+        names = [ACTIONS[a] if a < len(ACTIONS) else "other" for a in got or []]
+        check(got is not None and names == skip["actions"], "%s: skip_actions %s, CPython %s"
+              % (summ, names, skip["actions"]))
 
 
 def refusals(summ):
@@ -259,6 +288,15 @@ def part_hostile(root, tmp):
     body = dict(env[2])
     del body["devices"]
     cases["no_devices"] = msgpack_truth.encode([env[0], 1, body])
+    body = dict(env[2])
+    body["host"] = 5
+    cases["host_type"] = msgpack_truth.encode([env[0], 1, body])
+    body = dict(env[2])
+    body["host"] = {"segments": []}
+    cases["host_no_blocks"] = msgpack_truth.encode([env[0], 1, body])
+    body = dict(env[2])
+    body["skip_actions"] = [1, 99]
+    cases["skip_range"] = msgpack_truth.encode([env[0], 1, body])
     # A declared count of 2^32 - 1 strings in a few bytes: refused before any allocation.
     cases["huge_count"] = b"\x93" + msgpack_truth.encode(env[0]) + b"\x01\x81" + \
         msgpack_truth.encode("strings") + b"\xdd\xff\xff\xff\xff"

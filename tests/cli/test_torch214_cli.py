@@ -11,7 +11,11 @@ testdata/basic/v2_14_host.pickle and v2_14_skip.pickle (testdata/make_fixtures.p
   * the annotate entry is counted as annotate, never as an alloc or a free;
   * skip_actions: stats and trace --json say which actions were skipped and which figures
     that makes unreliable (the table in truth_stats.py); text prints it as a warning;
-    a snapshot that does not record skip_actions says null, never [].
+    a snapshot that does not record skip_actions says null, never [];
+  * pool_id per trace entry: trace's per-pool figures as CPython counts them, null when no
+    entry records one; a malformed pool_id is one error line, exit 2;
+  * diff and series show the host section (old/new/delta; per snapshot), never in a
+    device figure or total.
 """
 import copy
 import json
@@ -162,6 +166,209 @@ def part_skip():
           "nothing skipped (skip_actions []): no warning", p.stderr)
 
 
+def pools_truth(trace):
+    """Per pool_id, over a device's whole trace: entries, allocs, their bytes, segment
+    bytes (segment_alloc, segment_map), and the blocks allocated in it still live at its
+    end (released by the first free_requested or free_completed). None when no entry
+    records a pool_id."""
+    pools, live, without = {}, {}, 0
+    for e in trace:
+        pid = e.get("pool_id")
+        if e["action"] == "alloc":
+            live[e["addr"]] = (e["size"], pid)
+        elif e["action"] in ("free_requested", "free_completed"):
+            live.pop(e["addr"], None)
+        if pid is None:
+            without += 1
+            continue
+        p = pools.setdefault(tuple(pid), {"pool_id": list(pid), "private": tuple(pid) != (0, 0),
+                                          "entries": 0, "alloc_count": 0, "alloc_bytes": 0,
+                                          "segment_bytes": 0, "alive_count": 0,
+                                          "alive_bytes": 0})
+        p["entries"] += 1
+        if e["action"] == "alloc":
+            p["alloc_count"] += 1
+            p["alloc_bytes"] += e["size"]
+        elif e["action"] in ("segment_alloc", "segment_map"):
+            p["segment_bytes"] += e["size"]
+    for size, pid in live.values():
+        if pid is not None:
+            pools[tuple(pid)]["alive_count"] += 1
+            pools[tuple(pid)]["alive_bytes"] += size
+    return (list(pools.values()) or None), without
+
+
+def part_pools(tmp):
+    """pool_id per trace entry: trace --json's per-pool figures against CPython's; absent
+    means unknown (null), never the default pool; a malformed one is one error, exit 2."""
+    snap = truth_stats.load(HOST)
+    doc = run_json(["trace", HOST])
+    if doc:
+        for d in doc["devices"]:
+            want, without = pools_truth(snap["device_traces"][d["device"]])
+            check(d.get("pools") == want, "trace --json pools, device %d" % d["device"],
+                  (d.get("pools"), want))
+            check(d.get("entries_without_pool_id") == without,
+                  "trace --json entries_without_pool_id, device %d" % d["device"])
+        check(any(p["private"] and p["alive_bytes"] for d in doc["devices"]
+                  for p in d["pools"] or []), "fixture: a private pool holds live bytes")
+    old = run_json(["trace", OLD])
+    check(old and all(d["pools"] is None for d in old["devices"]),
+          "trace --json: pools null without pool_id")
+    out = run(["trace", HOST]).stdout
+    check("(1, 7) private" in out and "1 entry records no pool_id" in out,
+          "trace text: the private pool's row", out[:1500])
+    p = run(["replay", HOST])
+    check("does not add up" not in p.stderr, "replay: the pools add up", p.stderr)
+    import pickle
+    # replay: device 1's MemPool (0, 3) makes a segment and gives it back, so no segment
+    # of the snapshot names the pool: only the entries' pool_id keeps the 4 KiB alloc out
+    # of the default pool's cached block, where the allocator did not put it.
+    bare = truth_stats.load(HOST)
+    for dev in bare["device_traces"]:
+        for e in dev:
+            e.pop("pool_id", None)
+    bare_path = os.path.join(tmp, "nopool.pickle")
+    with open(bare_path, "wb") as f:
+        pickle.dump(bare, f, protocol=4)
+    fid = lambda path: (run_json(["replay", path]) or {"devices": [{}, {}]})["devices"][1].get("fidelity", {})
+    with_pool, without = fid(HOST), fid(bare_path)
+    check(with_pool.get("placements_matched") == with_pool.get("placements_checked") == 2 and
+          without.get("placements_matched") == 1,
+          "replay: the MemPool alloc placed by its pool_id (2 of 2), inferred without it (1 of 2)",
+          (with_pool, without))
+    for bad, what in (((1,), "should be a pair of integers"), ((1, "x"), "should be an integer"),
+                      (7, "should be a pair of integers")):
+        s = truth_stats.load(HOST)
+        s["device_traces"][0][2]["pool_id"] = bad
+        path = os.path.join(tmp, "badpool.pickle")
+        with open(path, "wb") as f:
+            pickle.dump(s, f, protocol=4)
+        r = run(["stats", path], rc=2)
+        lines = r.stderr.strip().splitlines()
+        check(len(lines) == 1 and path in lines[0] and "offset" in lines[0] and
+              "'pool_id' " + what in lines[0], "malformed pool_id %r: one clear error" % (bad,),
+              r.stderr)
+    many_pools(tmp)
+
+
+def many_pools(tmp):
+    """A hostile trace that names 70,000 pools in turn: looked up by hash (the load stays
+    fast), warned about past SD_SNAPSHOT_MAX_POOLS, and the text's pool table is cut."""
+    import pickle
+    import time
+    n, pools = 200000, 70000
+    trace = [{"action": "alloc", "addr": 0x7F0000000000 + i * 512, "size": 512, "stream": 0,
+              "time_us": i, "frames": [], "pool_id": (i % pools + 1, 0)} for i in range(n)]
+    path = os.path.join(tmp, "manypools.pickle")
+    with open(path, "wb") as f:
+        pickle.dump({"segments": [], "device_traces": [trace]}, f, protocol=4)
+    t0 = time.monotonic()
+    p = run(["trace", path])
+    took = time.monotonic() - t0
+    # a scan of the pools per entry costs entries x pools; the hash lookup, under a second unloaded
+    check(took < 30, "70,000 pools: trace in %.1f s" % took)
+    check("more than 65535 pool ids" in p.stderr, "70,000 pools: one warning", p.stderr[:300])
+    rows = [ln for ln in p.stdout.splitlines() if ln.strip().endswith(("private", "default"))
+            or " private " in ln]
+    check(len(rows) <= 20 and "(65,515 more pools; --json lists them all)" in p.stdout,
+          "70,000 pools: the text shows 20 rows and says how many more", len(rows))
+    doc = run_json(["trace", path])
+    check(doc and len(doc["devices"][0]["pools"]) == 65535,
+          "70,000 pools: the JSON lists the 65,535 it kept")
+
+
+def grown_host(tmp):
+    """HOST with one more pinned host segment, live (a second run that pinned more)."""
+    import pickle
+    snap = truth_stats.load(HOST)
+    seg = copy.deepcopy(snap["host_segments"][2])
+    seg["address"] += 64 << 20
+    seg["blocks"][0]["address"] = seg["address"]
+    snap["host_segments"].append(seg)
+    path = os.path.join(tmp, "host_grown.pickle")
+    with open(path, "wb") as f:
+        pickle.dump(snap, f, protocol=4)
+    return path, snap
+
+
+def host_side(h):
+    """CPython's host figures as the diff's sides name them; None (unknown, not zero) when
+    the file recorded no host memory."""
+    keys = ("allocated", "reserved", "active", "requested", "pending_free")
+    return {k: h[k + "_bytes"] for k in keys} if h else None
+
+
+def part_diff_series(tmp):
+    """diff and series: the host section old/new/delta, in no device figure or total."""
+    grown, gsnap = grown_host(tmp)
+    cases = ((OLD, HOST, truth_stats.load(OLD), truth_stats.load(HOST)),
+             (HOST, grown, truth_stats.load(HOST), gsnap),
+             (OLD, OLD, truth_stats.load(OLD), truth_stats.load(OLD)))
+    for old, new, so, sn in cases:
+        what = "diff %s %s" % (os.path.basename(old), os.path.basename(new))
+        doc = run_json(["diff", old, new])
+        if not doc:
+            continue
+        ho, hn = host_truth(so), host_truth(sn)
+        if ho is None and hn is None:
+            check(doc.get("host", "absent") is None, what + " --json: host null without host keys")
+            check("pinned host" not in run(["diff", old, new, "--no-color"]).stdout,
+                  what + " text: no host rows")
+            continue
+        h = doc.get("host") or {}
+        want_o, want_n = host_side(ho), host_side(hn)
+        check(h.get("in_old") == (ho is not None) and h.get("in_new") == (hn is not None),
+              what + " --json: host in_old, in_new", h)
+        check(h.get("old") == want_o and h.get("new") == want_n, what + " --json: host sides",
+              (h.get("old"), h.get("new"), want_o, want_n))
+        keys = ("allocated", "reserved", "active", "requested", "pending_free")
+        check(all(h.get(k + "_delta") == (want_n[k] - want_o[k] if want_o and want_n else None)
+                  for k in keys), what + " --json: host deltas (null when a side did not record it)", h)
+        # the device totals are the devices' alone
+        wt_o, wt_n = truth_stats.stats(so)["total"], truth_stats.stats(sn)["total"]
+        check(doc["old"]["reserved"] == wt_o["reserved_bytes"] and
+              doc["new"]["reserved"] == wt_n["reserved_bytes"] and
+              doc["totals"]["allocated_delta"] == wt_n["allocated_bytes"] - wt_o["allocated_bytes"],
+              what + " --json: totals without host memory")
+        out = run(["diff", old, new, "--no-color"]).stdout
+        fig = r"(-|\S+ \S+)"
+        m = re.search(r"  pinned host memory.*\n  allocated +%s +%s +%s\n"
+                      r"  reserved +%s +%s +%s" % ((fig,) * 6), out)
+        check(m is not None, what + " text: the host rows", out[:900])
+        if m:
+            mib = lambda v: "-" if v is None else "%.1f MiB" % (v / (1 << 20)) if v else "0 B"
+            al = lambda side: side and side["allocated"]
+            rs = lambda side: side and side["reserved"]
+            check(m.group(1) == mib(al(want_o)) and m.group(2) == mib(al(want_n)) and
+                  m.group(4) == mib(rs(want_o)) and m.group(5) == mib(rs(want_n)),
+                  what + " text: host figures, '-' for a side that did not record it", m.groups())
+            check((m.group(3) == "-") == (want_o is None or want_n is None),
+                  what + " text: no host change when a side did not record it", m.groups())
+    # series: each snapshot's host figures (null where it has none); totals without them
+    files = [OLD, HOST, grown]
+    snaps = [truth_stats.load(OLD), truth_stats.load(HOST), gsnap]
+    doc = run_json(["series"] + files)
+    if doc:
+        for s, snap in zip(doc["snapshots"], snaps):
+            h = host_truth(snap)
+            want = None if h is None else {"allocated": h["allocated_bytes"],
+                                           "reserved": h["reserved_bytes"]}
+            check(s.get("host", "absent") == want, "series --json host of %s" % s["source"],
+                  (s.get("host"), want))
+            check(s["reserved"] == truth_stats.stats(snap)["total"]["reserved_bytes"],
+                  "series --json reserved of %s: devices only" % s["source"])
+    out = run(["series"] + files + ["--no-color"]).stdout
+    hl, gh = host_truth(snaps[1]), host_truth(gsnap)
+    line = "pinned host memory (host_segments: in neither figure above): allocated %.1f MiB -> " \
+           "%.1f MiB, reserved %.1f MiB -> %.1f MiB (in 2 of 3 snapshots)" % (
+               hl["allocated_bytes"] / (1 << 20), gh["allocated_bytes"] / (1 << 20),
+               hl["reserved_bytes"] / (1 << 20), gh["reserved_bytes"] / (1 << 20))
+    check(line in out, "series text: the host line", out[:800])
+    old = run_json(["series", OLD, OLD, OLD])
+    check(old and all(s["host"] is None for s in old["snapshots"]), "series --json: host null")
+
+
 def part_report(tmp):
     out = os.path.join(tmp, "host.html")
     run(["report", HOST, "-o", out])
@@ -183,6 +390,8 @@ def main():
     part_annotate()
     with tempfile.TemporaryDirectory() as tmp:
         part_report(tmp)
+        part_pools(tmp)
+        part_diff_series(tmp)
     sys.exit(T.finish("torch214_cli"))
 
 

@@ -7,7 +7,8 @@
 # in the real output, in the same order.
 #   "On the bundled pair"            snapdiff testdata/example/old.pickle testdata/example/new.pickle
 #   "Two configurations of one model" snapdiff testdata/peak/fp32.pickle testdata/peak/bf16.pickle
-#   "Bundled: `testdata/curve/frameworks/megatron_srun.log`" snapdiff curve testdata/curve/frameworks/torchtitan.log --capacity H100
+#   "Megatron-LM's `report_memory`"  snapdiff curve testdata/curve/frameworks/megatron_srun.log
+#   "On the bundled torchtitan log"  snapdiff curve testdata/curve/frameworks/torchtitan.log --capacity H100
 set -u
 
 bin=${1:?usage: check_readme_example.sh SNAPDIFF_BIN [SOURCE_DIR]}
@@ -46,5 +47,6 @@ check_excerpt() {
 status=0
 check_excerpt "On the bundled pair" testdata/example/old.pickle testdata/example/new.pickle || status=1
 check_excerpt "Two configurations of one model" testdata/peak/fp32.pickle testdata/peak/bf16.pickle || status=1
-check_excerpt 'Bundled: `testdata/curve/frameworks/megatron_srun.log`' curve testdata/curve/frameworks/torchtitan.log --capacity H100 || status=1
+check_excerpt "Megatron-LM's \`report_memory\`" curve testdata/curve/frameworks/megatron_srun.log || status=1
+check_excerpt "On the bundled torchtitan log" curve testdata/curve/frameworks/torchtitan.log --capacity H100 || status=1
 exit $status

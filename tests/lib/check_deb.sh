@@ -9,7 +9,7 @@
 # root with `dpkg -x`, runs the installed `snapdiff --version` and `snapdiff stats` on a
 # fixture, and builds a tiny program against the installed libsnapdiff-dev with nothing
 # but its snapdiff.pc (pkg-config's sysroot pointed at the root), which must load the
-# installed libsnapdiff0.2 by its SONAME and print the same version.
+# installed libsnapdiff0.3 by its SONAME and print the same version.
 # With "lintian" last: only lintian over the packages BUILD_DIR/deb-test holds (made by the
 # plain run first), failing on any error (E:) and printing the warnings (docs/library.md
 # lists them); skipped (exit 77) when lintian is not installed.
