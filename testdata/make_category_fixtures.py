@@ -44,7 +44,7 @@ pretrace.pickle  recorded from the middle of a run (the trace starts in a backwa
     pre_trace 1 = 29. At the end: parameters 8, gradients 8, persistent 2, other 2 (the new
     batch: allocated in data loading, alive past it) = 20.
 
-tests/truth_category.py computes the same from the pickles; tests/test_category_cli.py
+tests/truth/truth_category.py computes the same from the pickles; tests/cli/test_category_cli.py
 asserts both.
 """
 import os

@@ -7,7 +7,7 @@ Snapshot-shaped the way torch writes them: protocol 4 (the legacy one: protocol 
 torch 1.13 users' pickle.dump of memory_snapshot() on old Pythons did not), key strings
 shared, each frame dict and each stack list one shared object. The layouts are chosen by
 hand so that each scenario lands clearly inside one verdict; the arithmetic is beside
-each one, and the script checks it with tests/truth_frag.py before writing anything.
+each one, and the script checks it with tests/truth/truth_frag.py before writing anything.
 
   compact      one device, 122 MiB reserved, 18.5 MiB gap (15%), free room 10 MiB:
                compact, no advice.
@@ -292,7 +292,7 @@ SCENARIOS = {
 
 
 def main():
-    sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+    sys.path.insert(0, os.path.join(HERE, "..", "tests", "truth"))
     import truth_frag
     os.makedirs(OUT, exist_ok=True)
     for name, (build, want) in SCENARIOS.items():

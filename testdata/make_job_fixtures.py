@@ -25,12 +25,12 @@ shaped as torch writes it (make_leak_fixtures.py's Snap), named as the framework
   custom/run7-s{100,200}-r{0,1}.pkl     a layout no preset knows, for --name-pattern
 
 (A truncated rank file, as a job killed while dumping leaves, is cut from these by
-tests/test_job_cli.py at run time: every committed fixture reads.)
+tests/cli/test_job_cli.py at run time: every committed fixture reads.)
 
 Every rank holds a 32 MiB segment with 16 MiB of weights (model.py:10); rank 1 also leaks
 2 MiB per step (metrics.py:23) in a segment of its own, so its allocated grows by 2 MiB a
 step; rank 0 stays flat. An OOM dump holds rank 1's last step plus a 20 MiB block at
-train.py:40 the allocator had just handed out. tests/test_job_cli.py reads every figure
+train.py:40 the allocator had just handed out. tests/cli/test_job_cli.py reads every figure
 back from these pickles with CPython.
 """
 import os

@@ -7,7 +7,7 @@ Every file is snapshot-shaped the way torch writes it: protocol 4, key strings s
 each frame dict and each stack list one shared object. The figures each scenario must
 produce are worked out by hand below (constants with the arithmetic beside them), checked
 against the data this script builds, and written to testdata/leak/expected.json for
-tests/test_diff_cli.py.
+tests/cli/test_diff_cli.py.
 
 Scenarios (testdata/leak/):
   churn_old/new    step 100 -> step 150 of a training job: a 64 KiB-per-step leak

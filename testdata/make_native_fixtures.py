@@ -8,7 +8,7 @@ dict and stack list one shared object). The C++ stacks are full length, modelled
 torch 2.x records on the autograd engine's thread: the unwinder, the caching allocator,
 at::detail::empty*, the dispatcher's wrappers and boxing, the op, the autograd node, the
 engine loop and thread start-up. The figures each scenario must produce are worked out by
-hand below and written to testdata/native/expected.json for tests/test_native_cli.py.
+hand below and written to testdata/native/expected.json for tests/cli/test_naming_cli.py.
 
 Scenarios (testdata/native/):
   infer / train   the same model at inference and after one training step: train adds

@@ -6,7 +6,7 @@
 Each file's trace holds one `oom` entry with device_free; the figures at the oom (the
 allocator's free memory: wholly free cached segments and space stranded in segments with
 live blocks; the largest free block of the request's pool and stream) and the verdict are
-worked out beside each scenario and checked against tests/truth_frag.py before writing.
+worked out beside each scenario and checked against tests/truth/truth_frag.py before writing.
 Snapshots shaped as torch 2.x writes them (testdata/make_frag_fixtures.py's Snap).
 
   capacity_start  the trace starts with the run (segment_alloc first): a 2 GiB segment with
@@ -52,7 +52,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "truth"))
 sys.dont_write_bytecode = True
 from make_frag_fixtures import (ALLOC, ATTN, BASE, BATCH, FREE, MODEL, OPTIM,  # noqa: E402
                                 MiB, GiB, Snap)

@@ -6,7 +6,7 @@
 Snapshot-shaped the way torch writes them (protocol 4, keys, frames and stacks shared;
 the Snap builder of make_frag_fixtures.py). Each file lands clearly in one case; the
 arithmetic is beside each, and the script checks the frag verdicts with
-tests/truth_frag.py and the diff warnings with tests/truth_diff.py before writing.
+tests/truth/truth_frag.py and the diff warnings with tests/truth/truth_diff.py before writing.
 
 frag, one snapshot each:
   full         1 GiB segment, 1020 MiB live, 4 MiB free: gap 0.4%, free 0.4% < 5%: full.
@@ -43,7 +43,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "overclaim")
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "truth"))
 from make_frag_fixtures import ALLOC, FREE, BASE, KiB, MiB, GiB, Snap  # noqa: E402
 
 # Stacks innermost first, as torch records them: C++ frames, torch's Python, the user's.

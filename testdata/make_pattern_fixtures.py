@@ -11,7 +11,7 @@ engine thread's frames only. In each pair the named pattern is the growth; the r
 the job (parameters, blocks recorded without a stack) is kept unchanged at the same
 addresses. testdata/patterns/expected.json lists, per pair, each growing group's delta
 (how tests find it, whatever its key) and the pattern code it must get, and the pair's
-diff-level pattern; tests/test_pattern_cli.py checks the text and JSON against it.
+diff-level pattern; tests/cli/test_pattern_cli.py checks the text and JSON against it.
 
 Pairs (NAME_old.pickle, NAME_new.pickle):
   no_stack             two more blocks allocated before recording began        no-stack

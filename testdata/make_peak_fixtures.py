@@ -23,7 +23,7 @@ in it):
   bf16: W8 B2 | cast 4, act 4, scores 8 -> 26 | B freed -> 24 | bmm 6 -> 30 | tocopy 4
         -> 34 = the peak (entry 6)
 
-tests/truth_peak.py computes the same from the pickles; tests/test_top_cli.py asserts both.
+tests/truth/truth_peak.py computes the same from the pickles; tests/cli/test_top_cli.py asserts both.
 """
 import os
 import pickle

@@ -27,7 +27,7 @@ Files (testdata/ranks/):
   new_dir/           step200_rank{0..3}.pickle   (a directory of ranks)
   rank2_old.pickle, rank2_new.pickle   rank 2 alone, for the single-file limits
   limits.conf        a limits file (comments, blank lines) that rank 2 breaks
-  expected.json      the figures above, for tests/test_check_cli.py
+  expected.json      the figures above, for tests/cli/test_check_cli.py
 """
 import json
 import os

@@ -6,7 +6,7 @@
 Each scenario is a snapshot whose trace is what torch 2.x's caching allocator records for
 a short program, and whose segments and blocks are the state that program ends in. The
 figures the replay must give are worked out by hand beside each scenario and written to
-testdata/replay/expected.json for tests/test_replay_cli.py.
+testdata/replay/expected.json for tests/cli/test_replay_cli.py.
 
   split600.pickle    a 600 MiB block is freed, then 100 MiB is requested: torch splits the
                      cached block (peak reserved 600 MiB, as recorded); under

@@ -17,7 +17,7 @@ ones). Each snapshot has one segment per group and a trace entry with its time_u
   series/clean/   the same job without the leak: metrics stay at 4 MiB. Nothing may be
                   `growing`.
 
-The expected figures are not written here: tests/truth_series.py recomputes them from
+The expected figures are not written here: tests/truth/truth_series.py recomputes them from
 the pickles with its own implementation of the statistics.
 """
 import os

@@ -7,7 +7,7 @@ Snapshot-shaped the way torch writes them: protocol 4, each frame dict and each 
 list one shared object, trace entries oldest first, time_us as LONG1. The figures each
 scenario must produce are worked out by hand below (constants with the arithmetic beside
 them), asserted against the data this script builds, and written to
-testdata/trace/expected.json for tests/test_trace_cli.py and tests/check_trace.c.
+testdata/trace/expected.json for tests/cli/test_trace_cli.py and tests/unit/check_trace.c.
 
   whole.pickle    the window covers the whole run (it starts with the first
                   segment_alloc): the blocks alive at the end of the replay are exactly the

@@ -2,7 +2,7 @@
 # Install what snapdiff needs to build and test, and only what is missing (Debian 12, root).
 #   sh tests/deps.sh            the build and the suite
 #   sh tests/deps.sh --slurm    also Debian's Slurm and munge, for the single-node Slurm
-#                               test of contrib/slurm (tests/test_slurm.sh, in the full run)
+#                               test of contrib/slurm (tests/cli/test_slurm.sh, in the full run)
 set -eu
 extra=""
 case ${1:-} in
@@ -17,7 +17,7 @@ for pkg in build-essential cmake pkg-config zlib1g-dev libzip-dev libmsgpack-dev
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
         need="$need $pkg"
 done
-# Node.js and npm for the official MCP clients (tests/test_mcp_clients.py installs its
+# Node.js and npm for the official MCP clients (tests/cli/test_mcp_clients.py installs its
 # pinned packages with npm); a Node.js installed otherwise is kept.
 command -v npm >/dev/null 2>&1 || need="$need nodejs npm"
 if [ -n "$need" ]; then

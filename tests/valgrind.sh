@@ -155,7 +155,7 @@ echo "valgrind.sh: $runs fixture/real runs, $failures failed ($(elapsed))"
 for group in pickle refuse limits source zip model trunc flip; do
     echo "valgrind.sh: hostile group $group, one case in $sample${every:+ of every group} ($(elapsed))"
     # shellcheck disable=SC2086
-    "$python" "$here/hostile/run_cases.py" --bin "$bin" --dir "$work/hostile/$group" \
+    "$python" "$here/cli/hostile/run_cases.py" --bin "$bin" --dir "$work/hostile/$group" \
         --group "$group" --valgrind --sample "$sample" $every --skip-slow \
         --timeout-scale 30 --jobs "$jobs" || failures=$((failures + 1))
 done

@@ -6,7 +6,7 @@
  * (C++, "??"), not generated ("<frozen ...>", "<string>"), not torch, not Python's own
  * library, not a third-party package. The innermost library Python frame below the site
  * (outside torch when there is one) is kept as `via`, so growth inside a library still
- * names the library. Definitions in docs/json-diff.md; tests/truth_diff.py computes the
+ * names the library. Definitions in docs/json-diff.md; tests/truth/truth_diff.py computes the
  * same figures in Python. Used by the profile (profile.h) and the diff (diff.h).
  */
 #ifndef SNAPDIFF_ATTRIB_H

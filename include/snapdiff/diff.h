@@ -4,7 +4,7 @@
  * what only a comparison has: per device and overall stats and their deltas, kept / new /
  * freed blocks, growth per step, the steps until the device is full, and whether the
  * groups add up. Every figure and decision is here; renderers (text, JSON, folded) only
- * word and lay them out. Definitions in docs/json-diff.md; tests/truth_diff.py computes
+ * word and lay them out. Definitions in docs/json-diff.md; tests/truth/truth_diff.py computes
  * the same figures in Python.
  *
  * A diff borrows both snapshots: free the diff before them. Every group's figures sum

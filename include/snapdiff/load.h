@@ -36,7 +36,7 @@ typedef struct sd_loader_options {
      * once. Calls run in parallel, for the members of one input too, in no set order
      * (each member once). A status other than SD_OK fails that input with it (err
      * filled), as the first member that failed.
-     * (The return type stands on its own line: tests/check_symbols.sh takes any sd_ name
+     * (The return type stands on its own line: tests/lib/check_symbols.sh takes any sd_ name
      * followed by a parenthesis for a function the library must export.) */
     sd_status
     (*each)(void *ctx, size_t input, size_t member, const sd_snapshot *snap, sd_error *err);

@@ -13,7 +13,7 @@
  *
  * The codes are stable strings (JSON `pattern`); the hint that names the fix is worded by
  * the renderers from the code. docs/patterns.md's table of patterns is checked against this
- * table (tests/check_pattern_table.py).
+ * table (tests/docs/check_pattern_table.py).
  */
 #ifndef SNAPDIFF_PATTERN_H
 #define SNAPDIFF_PATTERN_H

@@ -17,7 +17,7 @@
  *
  * Phases: `snapshot` and `annotate` entries, and `external_annotations` of the device
  * (placed at the first entry recorded at or after their time), split the window; each
- * phase has its live-bytes growth. Definitions: docs/json-trace.md; tests/truth_trace.py
+ * phase has its live-bytes growth. Definitions: docs/json-trace.md; tests/truth/truth_trace.py
  * replays the same events in Python.
  */
 #ifndef SNAPDIFF_TRACE_H

@@ -1,6 +1,6 @@
 /* attrib.c - which frame of an allocation stack names the culprit, and the group keys.
  *
- * The rules (docs/json-diff.md, mirrored by tests/truth_diff.py): a frame is user code
+ * The rules (docs/json-diff.md, mirrored by tests/truth/truth_diff.py): a frame is user code
  * unless it is native (C++, "??", any non-.py source), generated (<frozen ...>), inside
  * torch, in Python's own library or in a third-party package. Hide/show patterns come
  * first. The site is the first user frame, innermost first; `via` is the nearest library

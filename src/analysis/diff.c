@@ -3,7 +3,7 @@
  * The groups are the keys of a two-sided profile (profile.c: per block O(1), string work
  * per distinct stack); kept blocks are matched in diff_kept.c. This file adds the
  * comparison: devices, deltas, per-step growth, capacity and the verdicts on them.
- * Figures follow docs/json-diff.md; tests/truth_diff.py recomputes them.
+ * Figures follow docs/json-diff.md; tests/truth/truth_diff.py recomputes them.
  */
 #include <stdlib.h>
 

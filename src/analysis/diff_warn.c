@@ -2,7 +2,7 @@
  * renderers: two files that share no allocation site (two programs, or an edited one), or
  * little of it; files from different devices or allocator settings; a trace whose ring
  * buffer overflowed; live memory mostly without a stack; OLD and NEW in the wrong order.
- * Definitions: docs/json-diff.md, "Warnings"; tests/truth_diff.py mirrors them.
+ * Definitions: docs/json-diff.md, "Warnings"; tests/truth/truth_diff.py mirrors them.
  */
 #include <stdlib.h>
 

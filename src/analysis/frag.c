@@ -1,7 +1,7 @@
 /* frag.c - the figures of `snapdiff frag`: per device, pool, stream and in total.
  *
  * The definitions are the ones in docs/json-frag.md, mirrored independently by
- * tests/truth_frag.py. The verdict and the advice live in frag_verdict.c, the oom events
+ * tests/truth/truth_frag.py. The verdict and the advice live in frag_verdict.c, the oom events
  * and the trace replay in frag_oom.c.
  */
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* frag_verdict.c - the verdict of `snapdiff frag`, the reason that decided it with the
  * numbers it quotes, and advice that fits the recorded allocator settings, all as data
  * (render/frag_words.c words them; docs/json-frag.md, "The verdict" and "Advice";
- * mirrored by tests/truth_frag.py). */
+ * mirrored by tests/truth/truth_frag.py). */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -3,7 +3,7 @@
  * Every rule reads the raw frames (innermost first) and, for the graph kept alive, the
  * growth shape; none guesses. The rules run in precedence order (the enum's) and the
  * first that matches wins. The evidence strings below are docs/patterns.md's "recognised by"
- * column (tests/check_pattern_table.py compares them).
+ * column (tests/docs/check_pattern_table.py compares them).
  */
 #include <ctype.h>
 #include <string.h>

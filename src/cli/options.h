@@ -2,7 +2,7 @@
  *
  * --help is printed from this table; the man page's OPTIONS and the completions are
  * written from it by snapdiff-gendocs (src/cli/gendocs/, `cmake --build build --target
- * docs`; ctest docs_generated fails when they are stale); tests/check_docs_sync.sh fails
+ * docs`; ctest docs_generated fails when they are stale); tests/docs/check_docs_sync.sh fails
  * when any of them, or docs/reference.md, drifts from `snapdiff --help`.
  */
 #ifndef SNAPDIFF_CLI_OPTIONS_H

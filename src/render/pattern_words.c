@@ -1,7 +1,7 @@
 /* pattern_words.c - the one-line hint (the fix) of each pattern code (pattern.h).
  *
  * The wording follows the brief's list of culprits and remedies; docs/patterns.md's table of
- * patterns repeats it word for word (tests/check_pattern_table.py compares them).
+ * patterns repeats it word for word (tests/docs/check_pattern_table.py compares them).
  */
 #include "render/diff_render.h"
 

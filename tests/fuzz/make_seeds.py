@@ -22,7 +22,7 @@ import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tests", "hostile"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "cli", "hostile"))
 import make_cases as mc  # noqa: E402  (snapshot builders and the zip writer)
 
 MAX_REAL = 64 * 1024

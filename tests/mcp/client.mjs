@@ -1,4 +1,4 @@
-// client.mjs - the official TypeScript SDK drives `snapdiff mcp` (tests/test_mcp_clients.py).
+// client.mjs - the official TypeScript SDK drives `snapdiff mcp` (tests/cli/test_mcp_clients.py).
 // Usage: node client.mjs SNAPDIFF ROOT TOOL:FILE[,FILE...]...
 // Connects with Client + StdioClientTransport, lists the tools, calls each TOOL on its files
 // (max_items 0: whole) and prints one JSON object: the negotiated version, the tool names,
