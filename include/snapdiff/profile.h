@@ -82,6 +82,32 @@ const sd_profile_key *sd_profile_key_at(const sd_profile *p, size_t i);
 /* The sums over all keys, per side. */
 const sd_profile_figures *sd_profile_total(const sd_profile *p, size_t side);
 
+/* ---- merged stacks: what the stack outputs draw ----
+ * The stacks of side `to` minus side `from` (a side without a snapshot adds nothing: with
+ * `from` absent, every live stack of `to`), merged by the text an output writes for a
+ * stack, since the outputs drop frames (native noise) and so collapse different interned
+ * stacks into one. Only stacks whose bytes grew are kept, sorted by key; stacks dropped by
+ * a focus pattern are left out. The key of a stack, by form:
+ *   SD_STACKS_FOLDED  "outer;...;inner", a frame "NAME (PATH:LINE)" with PATH labelled as
+ *                     every view labels it, an autograd node or ATen op by its name, a
+ *                     backward stack after its forward one and "[backward]" (render_diff.h:
+ *                     the folded output; the report's icicle);
+ *   SD_STACKS_FRAMES  the frames innermost first, each "FILE\x1fLINE\x1fNAME\x1e" with
+ *                     the whole FILE (the pprof output).
+ * The result borrows the profile: free it first. max_memory bounds its tables (0 =
+ * unlimited). @return the stacks, or NULL with err (SD_ENOMEM, SD_EUSAGE). */
+typedef enum sd_stacks_form { SD_STACKS_FOLDED, SD_STACKS_FRAMES } sd_stacks_form;
+typedef struct sd_stacks sd_stacks;
+sd_stacks *sd_stacks_create(const sd_profile *p, size_t from, size_t to, sd_stacks_form form,
+                            uint64_t max_memory, sd_error *err);
+void sd_stacks_free(sd_stacks *s);
+sd_stacks_form sd_stacks_form_of(const sd_stacks *s);
+bool sd_stacks_growth(const sd_stacks *s);        /* true: a `from` snapshot was subtracted */
+size_t sd_stacks_count(const sd_stacks *s);
+const char *sd_stacks_key(const sd_stacks *s, size_t i, size_t *len);   /* NUL-terminated */
+int64_t sd_stacks_bytes(const sd_stacks *s, size_t i);    /* to minus from */
+int64_t sd_stacks_blocks(const sd_stacks *s, size_t i);
+
 #ifdef __cplusplus
 }
 #endif

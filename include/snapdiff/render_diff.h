@@ -42,18 +42,16 @@ sd_status sd_render_diff_json(FILE *out, const sd_diff *d);
  * @return the length the whole text needs. */
 size_t sd_diff_warning_text(const sd_diff_warning *w, char *buf, size_t size);
 
-/* Collapsed stacks ("outer;...;inner BYTES", sorted by text) of side `to` of a profile
- * minus side `from`: only lines that grew are written. With `from` absent (a NULL
- * snapshot) that is every live stack of `to`. Stacks dropped by a focus pattern are left
- * out. `max_memory` bounds the renderer's own tables (0 = unlimited). */
-sd_status sd_render_diff_folded(FILE *out, const sd_profile *p, size_t from, size_t to,
-                                uint64_t max_memory, sd_error *err);
+/* Collapsed stacks ("outer;...;inner BYTES", sorted by text) for flame graph tools: the
+ * stacks profile.h merges (sd_stacks_create, SD_STACKS_FOLDED), one line each (the growth,
+ * or with `from` absent every live stack). SD_EUSAGE for stacks of another form. */
+sd_status sd_render_diff_folded(FILE *out, const sd_stacks *stacks, sd_error *err);
 
-/* The same stacks as pprof's profile.proto, gzipped: one sample per stack with
- * space/bytes and objects/count; with `from` absent the live memory of `to`, else the
- * growth of the stacks that grew. Frames innermost first, noise dropped. */
-sd_status sd_render_diff_pprof(FILE *out, const sd_profile *p, size_t from, size_t to,
-                               uint64_t max_memory, sd_error *err);
+/* The same stacks as pprof's profile.proto, gzipped, merged by sd_stacks_create as
+ * SD_STACKS_FRAMES: one sample per stack with space/bytes and objects/count. Frames
+ * innermost first. `max_memory` bounds the encoder's own tables (0 = unlimited). */
+sd_status sd_render_diff_pprof(FILE *out, const sd_stacks *stacks, uint64_t max_memory,
+                               sd_error *err);
 
 #ifdef __cplusplus
 }

@@ -23,8 +23,14 @@ static int render(FILE *out, const struct cli_opts *o, const sd_diff *d)
     sd_error_clear(&err);
     sd_status st;
     if (o->format == FORMAT_FOLDED || o->format == FORMAT_PPROF) {
-        st = (o->format == FORMAT_FOLDED ? sd_render_diff_folded : sd_render_diff_pprof)(
-            out, sd_diff_profile(d), 0, 1, o->max_memory, &err);
+        bool folded = o->format == FORMAT_FOLDED;
+        sd_stacks *stacks = sd_stacks_create(sd_diff_profile(d), 0, 1,
+                                             folded ? SD_STACKS_FOLDED : SD_STACKS_FRAMES,
+                                             o->max_memory, &err);
+        st = !stacks ? err.code
+             : folded ? sd_render_diff_folded(out, stacks, &err)
+                      : sd_render_diff_pprof(out, stacks, o->max_memory, &err);
+        sd_stacks_free(stacks);
         if (st != SD_OK && st != SD_EIO) msg_sd_error(&err);
     } else if (o->format == FORMAT_JSON) {
         st = sd_render_diff_json(out, d);

@@ -19,48 +19,13 @@
 
 #include "base/base.h"
 #include "render/diff_render.h"
-#include "analysis/stack_merge.h"
 
-/* ---- merged stacks (analysis/stack_merge.c) ----
- * A stack's key is its frames, innermost first, each "FILE\x1fLINE\x1fNAME\x1e": the key
- * is both what merges stacks and, parsed back, the frames the sample points at. */
+/* ---- interned ids: hashing ---- */
 
 static uint64_t key_hash(const char *s, size_t n)
 {
     uint64_t h = sdp_hash_bytes(SDP_HASH_SEED, s, n);
     return h ^ (h >> 31);
-}
-
-/* The separators may not appear inside a field; a hostile name gets '?' instead. */
-static void put_field(sdp_sbuf *b, const char *s)
-{
-    for (; *s; s++) {
-        char c = (*s == '\x1e' || *s == '\x1f') ? '?' : *s;
-        sdp_sbuf_put(b, &c, 1);
-    }
-}
-
-static void stack_key(void *ctx, const sd_snapshot *s, uint32_t id, sdp_sbuf *b)
-{
-    (void)ctx;
-    size_t n;
-    const uint32_t *ids = sd_snapshot_stack(s, id, &n);
-    sdp_sbuf_reset(b);
-    for (size_t i = 0; i < n; i++) {
-        const sd_frame *f = sd_snapshot_frame(s, ids[i]);
-        if (sd_frame_is_native_noise(f)) continue;
-        /* An autograd node or ATen op by its label, as every view names it (attrib.h). */
-        char label[SD_SITE_LABEL_MAX];
-        sd_site_how how = sd_frame_native_how(f);
-        if (how != SD_SITE_FRAME) sd_site_native_name(f, how, label, sizeof label);
-        put_field(b, f->filename);
-        sdp_sbuf_put(b, "\x1f", 1);
-        sdp_sbuf_put_int(b, f->line);
-        sdp_sbuf_put(b, "\x1f", 1);
-        put_field(b, how != SD_SITE_FRAME ? label : f->name);
-        sdp_sbuf_put(b, "\x1e", 1);
-    }
-    if (!b->len) sdp_sbuf_puts(b, "\x1f" "0\x1f" SD_NO_STACK "\x1e");
 }
 
 /* ---- interned ids: strings, functions, locations ----
@@ -219,10 +184,14 @@ oom:
     return 0;
 }
 
-static void sample(encoder *e, const sdp_merged_stack *s)
+/* One sample: stack i's frames (profile.h, SD_STACKS_FRAMES: innermost first, each
+ * "FILE\x1fLINE\x1fNAME\x1e"), its bytes and blocks. */
+static void sample(encoder *e, const sd_stacks *st, size_t i)
 {
+    size_t len = 0;
+    const char *key = sd_stacks_key(st, i, &len);
     sdp_sbuf_reset(&e->sub);   /* the packed location ids */
-    for (const char *p = s->key, *end = s->key + s->len; p < end;) {
+    for (const char *p = key, *end = key + len; p < end;) {
         const char *stop = memchr(p, '\x1e', (size_t)(end - p));
         if (!stop) break;
         pb_varint(&e->sub, location(e, p, (size_t)(stop - p)));
@@ -231,8 +200,8 @@ static void sample(encoder *e, const sdp_merged_stack *s)
     sdp_sbuf_reset(&e->msg);
     pb_message(&e->msg, SAMPLE_LOCATION_ID, &e->sub);
     sdp_sbuf_reset(&e->sub);
-    pb_varint(&e->sub, (uint64_t)s->bytes);
-    pb_varint(&e->sub, (uint64_t)s->blocks);   /* two's complement, as int64 wants */
+    pb_varint(&e->sub, (uint64_t)sd_stacks_bytes(st, i));
+    pb_varint(&e->sub, (uint64_t)sd_stacks_blocks(st, i));   /* two's complement, as int64 wants */
     pb_message(&e->msg, SAMPLE_VALUE, &e->sub);
     pb_message(&e->out, PROFILE_SAMPLE, &e->msg);
 }
@@ -262,12 +231,13 @@ static void functions_and_locations(encoder *e)
                  e->strings.r[i].b);
 }
 
-static void encode(encoder *e, sdp_merged_stack *const *s, size_t n, bool growth)
+static void encode(encoder *e, const sd_stacks *st)
 {
+    bool growth = sd_stacks_growth(st);
     str(e, "");   /* string 0 */
     value_type(e, PROFILE_SAMPLE_TYPE, "space", "bytes");
     value_type(e, PROFILE_SAMPLE_TYPE, "objects", "count");
-    for (size_t i = 0; i < n; i++) sample(e, s[i]);
+    for (size_t i = 0; i < sd_stacks_count(st); i++) sample(e, st, i);
     value_type(e, PROFILE_PERIOD_TYPE, "space", "bytes");
     pb_uint(&e->out, PROFILE_PERIOD, 1);
     pb_uint(&e->out, PROFILE_COMMENT,
@@ -333,30 +303,26 @@ static void tables_free(encoder *e)
     sdp_sbuf_free(&e->sub);
 }
 
-/* One sample per merged stack that grew (or, with no `from` side, every live one), in key
- * order. */
-sd_status sd_render_diff_pprof(FILE *out, const sd_profile *p, size_t from, size_t to,
-                           uint64_t max_memory, sd_error *err)
+/* One sample per merged stack (the analysis's, profile.h: those that grew, or with no
+ * `from` side every live one), in key order. */
+sd_status sd_render_diff_pprof(FILE *out, const sd_stacks *st, uint64_t max_memory,
+                               sd_error *err)
 {
     sd_error_clear(err);
+    if (!out || !st || sd_stacks_form_of(st) != SD_STACKS_FRAMES)
+        return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET,
+                        "pprof output: needs stacks merged as SD_STACKS_FRAMES");
     sdp_arena arena;
     sdp_arena_init(&arena, max_memory);
-    sdp_stack_merge m;
     encoder e = {0};
-    sdp_merged_stack **chosen = NULL;
-    size_t n = 0;
-    bool growth = sd_profile_snapshot(p, from) != NULL;
-    bool ok = sdp_stack_merge_growth(&m, &arena, p, from, to, stack_key, NULL, &chosen, &n) &&
-              tables_init(&e, &arena);
+    bool ok = tables_init(&e, &arena);
     if (ok) {
-        encode(&e, chosen, n, growth);
+        encode(&e, st);
         ok = !e.failed;
     }
-    sd_status st = ok ? gzip_write(out, e.out.p ? e.out.p : "", e.out.len, err)
-                      : sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory for the profile");
+    sd_status status = ok ? gzip_write(out, e.out.p ? e.out.p : "", e.out.len, err)
+                          : sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory for the profile");
     tables_free(&e);
-    free(chosen);
-    sdp_stack_merge_free(&m);
     sdp_arena_free(&arena);
-    return st;
+    return status;
 }

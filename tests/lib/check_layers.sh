@@ -125,14 +125,13 @@ runners='sd_peak_live_series sd_rank_spread_of sd_rank_spread_of_totals sd_group
 # the devices' counters up.
 allowed='replay_text.c:sd_attrib_create stats_json.c:sd_stats_total stats_text.c:sd_stats_total'
 # The analysis's private functions (sdp_, defined in src/analysis) compute too: the stack
-# merge, the folded stacks. diff_folded.c and pprof.c still merge a profile's stacks when
-# called (their public signatures take the profile); the report's icicle is computed before
-# (report_data.h, sd_report_data_stacks).
+# merge, the folded stacks. The folded and pprof outputs draw stacks merged before
+# (profile.h, sd_stacks_create), the report's icicle too (report_data.h,
+# sd_report_data_stacks).
 private=$(for f in "$src"/analysis/*.c; do
     grep -v ';[[:space:]]*$' "$f" | grep -v '^static' | grep -o '^[a-z][^=;]*[ *]sdp_[a-z0-9_]*(' |
         sed 's/.*\(sdp_[a-z0-9_]*\)($/\1/' | grep -v '_free$' || true
 done | sort -u)
-allowed="$allowed diff_folded.c:sdp_folded_create pprof.c:sdp_stack_merge_growth"
 entries=$( (awk '$1 == "analysis" && $2 ~ /_create$/ { print $2 }' "$defs"; printf '%s\n' $runners $private) | sort -u)
 for f in "$src"/render/*.c; do
     [ -f "$f" ] || continue

@@ -372,7 +372,19 @@ static uint64_t folded_sum(const sd_diff *d)
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(sd_render_diff_folded(f, sd_diff_profile(d), 0, 1, 0, NULL), SD_OK);
+    sd_stacks *st = sd_stacks_create(sd_diff_profile(d), 0, 1, SD_STACKS_FOLDED, 0, NULL);
+    ck_assert_ptr_nonnull(st);
+    ck_assert_int_eq(sd_render_diff_folded(f, st, NULL), SD_OK);
+    /* the renderer draws the form it is given, and refuses another */
+    sd_stacks *frames = sd_stacks_create(sd_diff_profile(d), 0, 1, SD_STACKS_FRAMES, 0, NULL);
+    ck_assert_ptr_nonnull(frames);
+    ck_assert_uint_eq(sd_stacks_count(frames) > 0, sd_stacks_count(st) > 0);
+    sd_error err;
+    ck_assert_int_eq(sd_render_diff_folded(f, frames, &err), SD_EUSAGE);
+    ck_assert_ptr_null(sd_stacks_create(sd_diff_profile(d), 0, 7, SD_STACKS_FOLDED, 0, &err));
+    ck_assert_int_eq(err.code, SD_EUSAGE);
+    sd_stacks_free(frames);
+    sd_stacks_free(st);
     fclose(f);
     uint64_t sum = 0;
     const char *prev = NULL;
