@@ -138,6 +138,8 @@ typedef struct sd_replay_oom {
     size_t entry;
     uint64_t request_bytes;          /* as the entry recorded it */
     uint32_t stack;                  /* the entry's frames (0 = none) */
+    const char *label;               /* its site as every view names it (attrib.h,
+                                      * sd_site_text); NULL without frames */
 } sd_replay_oom;
 
 /* A recorded `oom` entry under one config: does the request succeed there? */
@@ -148,6 +150,7 @@ typedef struct sd_replay_oom_outcome {
     bool succeeds;
     uint64_t headroom_bytes;         /* succeeds: what the limit leaves after the request
                                       * (0 when the capacity is unknown) */
+    const char *label;               /* the request's site, as sd_replay_oom's */
 } sd_replay_oom_outcome;
 
 typedef struct sd_replay_config {

@@ -6,6 +6,7 @@
 
 #include "base/base.h"
 #include "replay_model.h"
+#include "snapdiff/attrib.h"
 #include "snapdiff/replay.h"
 
 enum { DEFAULT_POINTS = 256, MAX_POINTS = 4096 };
@@ -20,6 +21,7 @@ struct sd_replay {
     const char *const *conf_text;
     size_t n_confs;
     unsigned torch_version;    /* the option rules the configs were parsed by; 0 = newest */
+    sd_attrib *rules;          /* the default rules, to name an OOM's site (made when needed) */
 };
 
 const char *sd_replay_warning_name(sd_replay_warning_code c)
@@ -27,6 +29,34 @@ const char *sd_replay_warning_name(sd_replay_warning_code c)
     static const char *const names[] = {"unknown-free", "overlapping-alloc", "unknown-segment",
                                         "ring-buffer-wrapped", "bad-start-block"};
     return (unsigned)c < SD_REPLAY_WARNING_COUNT ? names[c] : "?";
+}
+
+static void *own(sd_replay *r, size_t bytes);
+
+/* The site of a request's stack as every view names it (attrib.h), owned by the replay:
+ * the renderers print it, they do not attribute. *out is NULL for an entry without
+ * frames. @return false when out of memory. */
+static bool site_label(sd_replay *r, uint32_t stack, const char **out)
+{
+    *out = NULL;
+    if (!stack) return true;
+    if (!r->rules) {
+        sd_attrib_options ao = SD_ATTRIB_OPTIONS_INIT;
+        r->rules = sd_attrib_create(&ao, NULL);
+        if (!r->rules) return false;
+    }
+    sd_site site;
+    sd_attrib_site_of_stack(r->rules, r->snap, stack, &site);
+    if (site.site < 0) return true;
+    char buf[512];
+    size_t n = sd_site_text(r->snap, stack, &site, buf, sizeof buf);
+    if (n >= sizeof buf) n = sizeof buf - 1;
+    char *copy = own(r, n + 1);
+    if (!copy) return false;
+    memcpy(copy, buf, n);
+    copy[n] = '\0';
+    *out = copy;
+    return true;
 }
 
 static void *own(sd_replay *r, size_t bytes)
@@ -912,7 +942,7 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
                 ok = sdp_amap_put(&by_rec, e->addr, x);
             } else if (!m.nomem) {
                 note_stop(cfg, &ro, &m);
-                sd_replay_oom o = {i, e->size, e->stack};
+                sd_replay_oom o = {i, e->size, e->stack, NULL};
                 ok = push((void **)&ro.ooms, &ro.n_ooms, &ro.cap_ooms, &o, sizeof o);
             }
         } else if (e->action == rel) {
@@ -936,7 +966,7 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
             /* The request that failed, replayed (oom_live when it succeeds). */
             uint32_t x = sdp_rsim_malloc(&m, e->size, e->stream, 0);
             drain_synced(&m, &by_rec);
-            sd_replay_oom_outcome oc = {i, e->size, e->stack, x != SDP_NIL, 0};
+            sd_replay_oom_outcome oc = {i, e->size, e->stack, x != SDP_NIL, 0, NULL};
             if (x != SDP_NIL && limit > m.reserved) oc.headroom_bytes = limit - m.reserved;
             ok = push((void **)&ro.outc, &ro.n_outc, &ro.cap_outc, &oc, sizeof oc);
             if (x != SDP_NIL) {
@@ -947,7 +977,7 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
                 oom_live = x;
             } else if (ok && !m.nomem) {
                 note_stop(cfg, &ro, &m);
-                sd_replay_oom o = {i, e->size, e->stack};
+                sd_replay_oom o = {i, e->size, e->stack, NULL};
                 ok = push((void **)&ro.ooms, &ro.n_ooms, &ro.cap_ooms, &o, sizeof o);
             }
         }
@@ -974,6 +1004,8 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
         if (ok) {
             if (ro.n_ooms) memcpy(oo, ro.ooms, ro.n_ooms * sizeof *oo);
             if (ro.n_outc) memcpy(oc, ro.outc, ro.n_outc * sizeof *oc);
+            for (size_t k = 0; ok && k < ro.n_ooms; k++) ok = site_label(r, oo[k].stack, &oo[k].label);
+            for (size_t k = 0; ok && k < ro.n_outc; k++) ok = site_label(r, oc[k].stack, &oc[k].label);
             cfg->ooms = oo;
             cfg->n_ooms = ro.n_ooms;
             cfg->oom_outcomes = oc;
@@ -1178,6 +1210,7 @@ nomem:
 void sd_replay_free(sd_replay *r)
 {
     if (!r) return;
+    sd_attrib_free(r->rules);
     for (size_t i = 0; i < r->n_owned; i++) free(r->owned[i]);
     free(r->owned);
     free(r);

@@ -64,6 +64,7 @@ static json_t *config_json(const sd_replay_config *c)
         json_t *x = json_object();
         json_object_set_new(x, "entry", jint(c->ooms[k].entry));
         json_object_set_new(x, "request_bytes", jint(c->ooms[k].request_bytes));
+        json_object_set_new(x, "label", c->ooms[k].label ? json_string(c->ooms[k].label) : json_null());
         json_array_append_new(ooms, x);
     }
     json_object_set_new(o, "ooms", ooms);
@@ -83,6 +84,7 @@ static json_t *config_json(const sd_replay_config *c)
         json_t *j = json_object();
         json_object_set_new(j, "entry", jint(x->entry));
         json_object_set_new(j, "request_bytes", jint(x->request_bytes));
+        json_object_set_new(j, "label", x->label ? json_string(x->label) : json_null());
         json_object_set_new(j, "succeeds", json_boolean(x->succeeds));
         json_object_set_new(j, "headroom_bytes",
                             x->succeeds && c->capacity_bytes ? jint(x->headroom_bytes) : json_null());

@@ -3,7 +3,6 @@
 #include <stdio.h>
 
 #include "render/format.h"
-#include "snapdiff/attrib.h"
 #include "snapdiff/render_replay.h"
 
 #define LIMITS "limits: the replay assumes the program makes the same requests in the same " \
@@ -23,16 +22,11 @@ static void put_choice(FILE *out, const sd_replay_choice *c)
         fprintf(out, "the cached block at 0x%llx", (unsigned long long)c->address);
 }
 
-/* The request's site as every command names it (attrib.h): " at loss.py:21
- * cross_entropy_loss", " at autograd MmBackward0"; nothing for an empty stack. */
-static void put_site(FILE *out, const sd_attrib *rules, const sd_snapshot *s, uint32_t stack)
+/* The request's site as every command names it (the replay's label, attrib.h): " at
+ * loss.py:21 cross_entropy_loss", " at autograd MmBackward0"; nothing for an empty stack. */
+static void put_site(FILE *out, const char *label)
 {
-    sd_site site;
-    char label[512];
-    sd_attrib_site_of_stack(rules, s, stack, &site);
-    if (site.site < 0) return;
-    sd_site_text(s, stack, &site, label, sizeof label);
-    fprintf(out, " at %s", label);
+    if (label) fprintf(out, " at %s", label);
 }
 
 static void put_fidelity(FILE *out, const sd_replay_device *d, const sd_render_options *ro)
@@ -106,8 +100,7 @@ static void put_table(FILE *out, const sd_replay_device *d)
     }
 }
 
-static void put_verdict(FILE *out, const sd_attrib *rules, const sd_snapshot *s,
-                        const sd_replay_device *d,
+static void put_verdict(FILE *out, const sd_replay_device *d,
                         const sd_replay_config *c, bool first)
 {
     if (first && !d->trust_peak_compared) {
@@ -128,7 +121,7 @@ static void put_verdict(FILE *out, const sd_attrib *rules, const sd_snapshot *s,
     for (size_t k = 0; k < c->n_oom_outcomes; k++) {
         const sd_replay_oom_outcome *o = &c->oom_outcomes[k];
         fprintf(out, "; the OOM at entry %zu (%s", o->entry, sdp_fmt_bytes(o->request_bytes).s);
-        put_site(out, rules, s, o->stack);
+        put_site(out, o->label);
         fprintf(out, ") %s", o->succeeds ? "would not happen" : "would still happen");
         if (o->succeeds && c->capacity_bytes)
             fprintf(out, " (%s left after it)", sdp_fmt_bytes(o->headroom_bytes).s);
@@ -155,7 +148,7 @@ static void put_verdict(FILE *out, const sd_attrib *rules, const sd_snapshot *s,
     if (first_new) {
         fprintf(out, "; out of memory at entry %zu (%s", first_new->entry,
                 sdp_fmt_bytes(first_new->request_bytes).s);
-        put_site(out, rules, s, first_new->stack);
+        put_site(out, first_new->label);
         fprintf(out, "): the job would stop there, %s reserved at its peak, %s retr%s",
                 sdp_fmt_bytes(c->stop_peak_reserved_bytes).s,
                 sdp_fmt_count(c->stop_alloc_retries).s, c->stop_alloc_retries == 1 ? "y" : "ies");
@@ -173,9 +166,6 @@ sd_status sd_render_replay_text(FILE *out, const sd_replay *r, const sd_render_o
     if (sdp_options_check(ro, SD_RENDER_OPTIONS_VERSION, "sd_render_options", err))
         return SD_EUSAGE;
     const sd_snapshot *s = sd_replay_snapshot(r);
-    sd_attrib_options ao = {0};
-    sd_attrib *rules = sd_attrib_create(&ao, err);
-    if (!rules) return SD_ENOMEM;
     size_t n = sd_replay_device_count(r);
     if (!n) fprintf(out, "%s: no trace entries: nothing to replay (record with "
                          "torch.cuda.memory._record_memory_history())\n", sd_snapshot_source(s));
@@ -205,7 +195,7 @@ sd_status sd_render_replay_text(FILE *out, const sd_replay *r, const sd_render_o
             fprintf(out, "not trusted: %s\n", d->untrusted_why);
         put_table(out, d);
         for (size_t c = 0; c < d->n_configs; c++) {
-            put_verdict(out, rules, s, d, &d->configs[c], c == 0);
+            put_verdict(out, d, &d->configs[c], c == 0);
             if (d->configs[c].gc_needs_fraction)
                 fprintf(out, "    %s: garbage_collection_threshold changes nothing here: torch "
                              "collects only under a per-process memory fraction "
@@ -219,6 +209,5 @@ sd_status sd_render_replay_text(FILE *out, const sd_replay *r, const sd_render_o
         fprintf(out, "options read as the newest torch reads them (--torch VERSION for an "
                      "older one)\n");
     fprintf(out, "%s\n", LIMITS);
-    sd_attrib_free(rules);
     return ferror(out) ? SD_EIO : SD_OK;
 }

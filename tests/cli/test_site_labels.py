@@ -153,6 +153,16 @@ def main():
     check(sorted(g["label"] for g in doc["devices"][0]["groups"]) == sorted(sites.values()),
           "trace JSON: label")
 
+    # replay: where a what-if stops, the request's site by its label, in the text and JSON
+    rp = T.run(["replay", new, "--capacity", "1GiB"]).stdout
+    check("at %s): the job would stop there" % want["weights"] in rp, "replay: the OOM's site", rp)
+    check("/pscratch" not in rp, "replay: no whole path")
+    doc = T.run_json(["replay", new, "--capacity", "1GiB"])
+    cfg = doc["devices"][0]["configs"][0]
+    check(cfg["ooms"] and all(o["label"] == want["weights"] for o in cfg["ooms"]) and
+          all(o["label"] == want["weights"] for o in cfg["recorded_ooms"]),
+          "replay JSON: ooms and recorded_ooms label", cfg["ooms"][:2])
+
     # series and check: the group column by the label, as top has it (no via).
     series = T.run(["series", old, new, new]).stdout
     check(columns_with(series, sites) == set(sites), "series: every group by its label", series)

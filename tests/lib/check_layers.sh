@@ -120,10 +120,8 @@ done
 # report: report_data.h). `allowed` lists FILE:FUNCTION exceptions still to be moved.
 runners='sd_peak_live_series sd_rank_spread_of sd_rank_spread_of_totals sd_groups_oom_of_snapshot
     sd_attrib_site sd_stats_total'
-# replay_text.c builds the default attribution rules to name a site; issue 28's one site
-# label moves that into the analysis. stats_*.c format sd_stats_total, which only adds
-# the devices' counters up.
-allowed='replay_text.c:sd_attrib_create stats_json.c:sd_stats_total stats_text.c:sd_stats_total'
+# stats_*.c format sd_stats_total, which only adds the devices' counters up.
+allowed='stats_json.c:sd_stats_total stats_text.c:sd_stats_total'
 # The analysis's private functions (sdp_, defined in src/analysis) compute too: the stack
 # merge, the folded stacks. The folded and pprof outputs draw stacks merged before
 # (profile.h, sd_stacks_create), the report's icicle too (report_data.h,
