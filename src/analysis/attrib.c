@@ -747,6 +747,11 @@ static size_t label_prefix(const sd_snapshot *s, const char **out)
     return len;
 }
 
+size_t sdp_attrib_label_prefix(const sd_snapshot *s, const char **out)
+{
+    return label_prefix(s, out);
+}
+
 void sdp_attrib_share_labels(const sd_snapshot *const *snaps, size_t n)
 {
     const char *p = NULL;

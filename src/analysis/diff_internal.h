@@ -15,6 +15,10 @@ bool sdp_path_is_torch(const char *filename);
 /* The files of one comparison label their sites with one prefix: the directory their user
  * frames share (attrib.h, labels). */
 void sdp_attrib_share_labels(const sd_snapshot *const *snaps, size_t n);
+/* The directory every user frame of the file shares, as labels drop it (attrib.c): its
+ * length, *out its start (NULL: no user frame). A summary keeps it, since it keeps only
+ * some of the file's frames and would otherwise label them by another prefix. */
+size_t sdp_attrib_label_prefix(const sd_snapshot *s, const char **out);
 void sdp_attrib_site_kinds(const sd_frame *const *frames, const uint8_t *kinds, size_t n,
                            sd_site *out);
 /* A stack as the attribution reads it: frames and their kinds. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "base/base.h"
+#include "analysis/diff_internal.h"
 #include "snapdiff/frag.h"
 #include "snapdiff/groups.h"
 #include "snapdiff/stats.h"
@@ -388,6 +389,17 @@ static void pack_skip_actions(writer *w)
         if ((mask >> a) & 1u) u64(w, a);
 }
 
+/* The file's label prefix (attrib.c): what labels drop from its user paths. Computed from
+ * every frame of the snapshot, so a summary, which keeps only some, labels them alike. */
+static void pack_label_prefix(writer *w)
+{
+    const char *p = NULL;
+    size_t len = sdp_attrib_label_prefix(w->s, &p);
+    key(w, "label_prefix");
+    if (p && len) strn(w, p, len);
+    else nil(w);
+}
+
 /* ---------- the digest ---------- */
 
 static void pack_totals(writer *w)
@@ -493,7 +505,7 @@ static sd_status pack_all(writer *w, const char *writer_name)
     arr(w, 3);
     str(w, SD_SUMMARY_MAGIC);
     u64(w, SD_SUMMARY_VERSION);
-    map(w, 14);
+    map(w, 15);
     key(w, "writer");
     str(w, writer_name ? writer_name : "libsnapdiff");
     key(w, "source");
@@ -513,6 +525,7 @@ static sd_status pack_all(writer *w, const char *writer_name)
     pack_annotations(w);             /* annotations, warnings */
     pack_host(w);
     pack_skip_actions(w);
+    pack_label_prefix(w);
     return SD_OK;
 }
 

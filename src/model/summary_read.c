@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "model/model.h"
+#include "model/memo.h"
 #include "base/msgpack.h"
 #include "snapdiff/summary.h"
 
@@ -625,6 +626,26 @@ static sd_status read_skip_actions(reader *r)
     return SD_OK;
 }
 
+/* 'label_prefix': nil or the directory the snapshot's user frames share, which labels
+ * drop (computed from all its frames; the summary keeps only some). The cursor is left
+ * where it was. */
+static sd_status read_label_prefix(reader *r)
+{
+    size_t here = r->cur.pos;
+    sdp_mp_token t;
+    TRY(sdp_mp_next(&r->cur, &t, r->err));
+    if (t.type != SDP_MP_NIL) {
+        r->cur.pos = here;
+        const char *p = NULL;
+        size_t len = 0;
+        TRY(expect(r, &t, SDP_MP_STR, "'label_prefix'"));
+        TRY(copy_str(r, &t, &p, &len));
+        sdp_snapshot_set_label_prefix(r->s, p, len);
+    }
+    r->cur.pos = here;
+    return SD_OK;
+}
+
 /* ---------- the envelope ---------- */
 
 /* ["snapdiff.summary", VERSION, {body}]: the cursor is left on the body's map. */
@@ -664,6 +685,8 @@ sd_status sdp_summary_build(sd_snapshot *s, const uint8_t *data, size_t len, sd_
             TRY(string_of(&r, "'source'", &s->origin));
             r.cur.pos = here;
         }
+        if (k.len == 12 && !memcmp(k.p, "label_prefix", 12))
+            TRY(read_label_prefix(&r));
         TRY(sdp_mp_skip(&r.cur, err));   /* checks the whole body's syntax on the way */
     }
     for (int sec = 0; sec <= SEC_DEVICES; sec++)
