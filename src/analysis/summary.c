@@ -396,8 +396,8 @@ static void pack_label_prefix(writer *w)
     const char *p = NULL;
     size_t len = sdp_attrib_label_prefix(w->s, &p);
     key(w, "label_prefix");
-    if (p && len) strn(w, p, len);
-    else nil(w);
+    if (p) strn(w, p, len);   /* "" when the user frames share no directory */
+    else nil(w);              /* no user frame */
 }
 
 /* ---------- the digest ---------- */

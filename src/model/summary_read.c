@@ -633,15 +633,16 @@ static sd_status read_label_prefix(reader *r)
 {
     size_t here = r->cur.pos;
     sdp_mp_token t;
+    const char *p = NULL;   /* nil: the snapshot had no user frame */
+    size_t len = 0;
     TRY(sdp_mp_next(&r->cur, &t, r->err));
     if (t.type != SDP_MP_NIL) {
         r->cur.pos = here;
-        const char *p = NULL;
-        size_t len = 0;
         TRY(expect(r, &t, SDP_MP_STR, "'label_prefix'"));
         TRY(copy_str(r, &t, &p, &len));
-        sdp_snapshot_set_label_prefix(r->s, p, len);
     }
+    /* set either way: the summary's frames must not be asked again (round trip) */
+    sdp_snapshot_set_label_prefix(r->s, p, len);
     r->cur.pos = here;
     return SD_OK;
 }
