@@ -14,6 +14,7 @@
 
 #include "common.h"   /* version, status codes, sd_error, the growable-struct rule */
 
+#include "alloc.h"
 #include "attrib.h"
 #include "category.h"
 #include "check.h"

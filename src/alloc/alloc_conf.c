@@ -1,4 +1,4 @@
-/* replay_conf.c - allocator configurations for the replay: torch's defaults, the settings a
+/* alloc_conf.c - allocator configurations for the allocator model: torch's defaults, the settings a
  * snapshot recorded, and the PYTORCH_CUDA_ALLOC_CONF syntax (as torch's
  * CUDAAllocatorConfig parses it: comma-separated key:value, a bracketed list for
  * roundup_power2_divisions; its ConfigTokenizer drops spaces anywhere). What torch
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "base/base.h"
-#include "snapdiff/replay.h"
+#include "snapdiff/alloc.h"
 
 #define MIB (1024ULL * 1024)
 #define LARGE_BUFFER_MIB 20   /* kLargeBuffer: the least max_split_size_mb */
@@ -273,4 +273,10 @@ sd_status sd_alloc_conf_parse_torch(const char *text, unsigned torch, sd_alloc_c
         p = *e ? e + 1 : e;
     }
     return SD_OK;
+}
+
+sd_status sd_replay_options_init(sd_replay_options *opts, unsigned version)
+{
+    static const sd_replay_options tmpl = SD_REPLAY_OPTIONS_INIT;
+    return sdp_options_init(opts, sizeof *opts, &tmpl, version, SD_REPLAY_OPTIONS_VERSION);
 }

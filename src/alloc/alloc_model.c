@@ -1,4 +1,4 @@
-/* replay_model.c - a small model of torch's CUDACachingAllocator (c10/cuda/
+/* alloc_model.c - a small model of torch's CUDACachingAllocator (c10/cuda/
  * CUDACachingAllocator.cpp, torch 2.x), enough to place requests as it does:
  *   round_size (512 B, roundup_power2_divisions), get_allocation_size (2 MiB small
  *   segments, 20 MiB below 10 MiB, else rounded to 2 MiB), get_free_block (best fit by
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "replay_model.h"
+#include "alloc/alloc_model.h"
 
 /* ---- address map ---- */
 
@@ -129,7 +129,7 @@ static uint64_t roundup_power2_next_division(uint64_t size, uint64_t divisions)
     return down == size ? size : down + step;
 }
 
-uint64_t sdp_round_size(const sd_alloc_conf *c, uint64_t size)
+uint64_t sdp_alloc_round_size(const sd_alloc_conf *c, uint64_t size)
 {
     if (size < SDP_KMIN_BLOCK) return SDP_KMIN_BLOCK;
     uint32_t div = divisions_for(c, size);
@@ -138,7 +138,7 @@ uint64_t sdp_round_size(const sd_alloc_conf *c, uint64_t size)
     return SDP_KMIN_BLOCK * ((size + SDP_KMIN_BLOCK - 1) / SDP_KMIN_BLOCK);
 }
 
-uint64_t sdp_allocation_size(uint64_t size)
+uint64_t sdp_alloc_segment_size(uint64_t size)
 {
     if (size <= SDP_KSMALL_SIZE) return SDP_KSMALL_BUFFER;
     if (size < SDP_KMIN_LARGE_ALLOC) return SDP_KLARGE_BUFFER;
@@ -148,9 +148,9 @@ uint64_t sdp_allocation_size(uint64_t size)
 
 static bool pool_is_small(uint16_t pool) { return pool & 1; }
 
-bool sdp_should_split(const sdp_rsim *m, uint32_t blk, uint64_t size)
+bool sdp_alloc_should_split(const sdp_alloc *m, uint32_t blk, uint64_t size)
 {
-    const sdp_rblk *b = &m->b[blk];
+    const sdp_alloc_block *b = &m->b[blk];
     uint64_t remaining = b->size - size;
     if (pool_is_small(b->pool) || m->conf->expandable_segments) return remaining >= SDP_KMIN_BLOCK;
     return size < m->conf->max_split_size && remaining > SDP_KSMALL_SIZE;
@@ -158,19 +158,19 @@ bool sdp_should_split(const sdp_rsim *m, uint32_t blk, uint64_t size)
 
 /* ---- the free-block treap ---- */
 
-static bool key_less(const sdp_rblk *a, uint64_t stream, uint64_t size, uint64_t addr)
+static bool key_less(const sdp_alloc_block *a, uint64_t stream, uint64_t size, uint64_t addr)
 {
     if (a->stream != stream) return a->stream < stream;
     if (a->size != size) return a->size < size;
     return a->addr < addr;
 }
 
-static bool blk_less(const sdp_rblk *a, const sdp_rblk *b)
+static bool blk_less(const sdp_alloc_block *a, const sdp_alloc_block *b)
 {
     return key_less(a, b->stream, b->size, b->addr);
 }
 
-static uint32_t t_merge(sdp_rblk *b, uint32_t x, uint32_t y)
+static uint32_t t_merge(sdp_alloc_block *b, uint32_t x, uint32_t y)
 {
     if (x == SDP_NIL) return y;
     if (y == SDP_NIL) return x;
@@ -183,7 +183,7 @@ static uint32_t t_merge(sdp_rblk *b, uint32_t x, uint32_t y)
 }
 
 /* Split t into keys < x's (out l) and the rest (out r). */
-static void t_split(sdp_rblk *b, uint32_t t, const sdp_rblk *x, uint32_t *l, uint32_t *r)
+static void t_split(sdp_alloc_block *b, uint32_t t, const sdp_alloc_block *x, uint32_t *l, uint32_t *r)
 {
     if (t == SDP_NIL) {
         *l = *r = SDP_NIL;
@@ -198,7 +198,7 @@ static void t_split(sdp_rblk *b, uint32_t t, const sdp_rblk *x, uint32_t *l, uin
     }
 }
 
-static uint32_t t_insert(sdp_rblk *b, uint32_t t, uint32_t x)
+static uint32_t t_insert(sdp_alloc_block *b, uint32_t t, uint32_t x)
 {
     if (t == SDP_NIL) return x;
     if (b[x].prio > b[t].prio) {
@@ -210,7 +210,7 @@ static uint32_t t_insert(sdp_rblk *b, uint32_t t, uint32_t x)
     return t;
 }
 
-static uint32_t t_erase(sdp_rblk *b, uint32_t t, uint32_t x)
+static uint32_t t_erase(sdp_alloc_block *b, uint32_t t, uint32_t x)
 {
     if (t == SDP_NIL) return SDP_NIL;
     if (t == x) return t_merge(b, b[t].l, b[t].r);
@@ -220,7 +220,7 @@ static uint32_t t_erase(sdp_rblk *b, uint32_t t, uint32_t x)
 }
 
 /* The first free block not less than the key. */
-static uint32_t t_lower_bound(const sdp_rblk *b, uint32_t t, uint64_t stream, uint64_t size,
+static uint32_t t_lower_bound(const sdp_alloc_block *b, uint32_t t, uint64_t stream, uint64_t size,
                               uint64_t addr)
 {
     uint32_t res = SDP_NIL;
@@ -236,7 +236,7 @@ static uint32_t t_lower_bound(const sdp_rblk *b, uint32_t t, uint64_t stream, ui
 }
 
 /* The last free block less than the key. */
-static uint32_t t_before(const sdp_rblk *b, uint32_t t, uint64_t stream, uint64_t size,
+static uint32_t t_before(const sdp_alloc_block *b, uint32_t t, uint64_t stream, uint64_t size,
                          uint64_t addr)
 {
     uint32_t res = SDP_NIL;
@@ -251,22 +251,22 @@ static uint32_t t_before(const sdp_rblk *b, uint32_t t, uint64_t stream, uint64_
     return res;
 }
 
-static void tree_add(sdp_rsim *m, uint32_t x)
+static void tree_add(sdp_alloc *m, uint32_t x)
 {
-    sdp_rblk *b = &m->b[x];
+    sdp_alloc_block *b = &m->b[x];
     b->l = b->r = SDP_NIL;
     m->root[b->pool] = t_insert(m->b, m->root[b->pool], x);
     b->gc_base = m->gc_count[b->pool];
 }
 
-static void tree_del(sdp_rsim *m, uint32_t x)
+static void tree_del(sdp_alloc *m, uint32_t x)
 {
     m->root[m->b[x].pool] = t_erase(m->b, m->root[m->b[x].pool], x);
 }
 
 /* ---- blocks and segments ---- */
 
-bool sdp_rsim_init(sdp_rsim *m, const sd_alloc_conf *conf, size_t npools, bool track_addr)
+bool sdp_alloc_init(sdp_alloc *m, const sd_alloc_conf *conf, size_t npools, bool track_addr)
 {
     memset(m, 0, sizeof *m);
     m->conf = conf;
@@ -283,7 +283,7 @@ bool sdp_rsim_init(sdp_rsim *m, const sd_alloc_conf *conf, size_t npools, bool t
     return true;
 }
 
-void sdp_rsim_free(sdp_rsim *m)
+void sdp_alloc_free(sdp_alloc *m)
 {
     free(m->b);
     free(m->s);
@@ -296,7 +296,7 @@ void sdp_rsim_free(sdp_rsim *m)
     memset(m, 0, sizeof *m);
 }
 
-static uint32_t next_prio(sdp_rsim *m)
+static uint32_t next_prio(sdp_alloc *m)
 {
     m->rng ^= m->rng << 13;
     m->rng ^= m->rng >> 17;
@@ -316,7 +316,7 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
-static uint32_t new_block(sdp_rsim *m, uint64_t addr, uint64_t size, uint64_t stream,
+static uint32_t new_block(sdp_alloc *m, uint64_t addr, uint64_t size, uint64_t stream,
                           uint32_t seg, uint16_t pool)
 {
     uint32_t x;
@@ -330,14 +330,14 @@ static uint32_t new_block(sdp_rsim *m, uint64_t addr, uint64_t size, uint64_t st
         }
         x = (uint32_t)m->nb++;
     }
-    m->b[x] = (sdp_rblk){.addr = addr, .size = size, .stream = stream, .prev = SDP_NIL,
+    m->b[x] = (sdp_alloc_block){.addr = addr, .size = size, .stream = stream, .prev = SDP_NIL,
                          .next = SDP_NIL, .l = SDP_NIL, .r = SDP_NIL, .prio = next_prio(m),
                          .seg = seg, .pool = pool, .live = 1, .mapped = 1};
     if (m->track_addr && !sdp_amap_put(&m->by_addr, addr, x)) m->nomem = true;
     return x;
 }
 
-static void drop_block(sdp_rsim *m, uint32_t x)
+static void drop_block(sdp_alloc *m, uint32_t x)
 {
     if (m->track_addr && sdp_amap_get(&m->by_addr, m->b[x].addr) == x)
         sdp_amap_del(&m->by_addr, m->b[x].addr);
@@ -346,7 +346,7 @@ static void drop_block(sdp_rsim *m, uint32_t x)
     m->free_b = x;
 }
 
-static void readdress(sdp_rsim *m, uint32_t x, uint64_t addr)
+static void readdress(sdp_alloc *m, uint32_t x, uint64_t addr)
 {
     if (m->track_addr) {
         if (sdp_amap_get(&m->by_addr, m->b[x].addr) == x) sdp_amap_del(&m->by_addr, m->b[x].addr);
@@ -355,7 +355,7 @@ static void readdress(sdp_rsim *m, uint32_t x, uint64_t addr)
     m->b[x].addr = addr;
 }
 
-uint32_t sdp_rsim_add_segment(sdp_rsim *m, uint64_t addr, uint64_t size, uint64_t stream,
+uint32_t sdp_alloc_add_segment(sdp_alloc *m, uint64_t addr, uint64_t size, uint64_t stream,
                               uint16_t pool, bool expandable)
 {
     if (m->ns >= SDP_NIL - 1 || !grow((void **)&m->s, &m->caps, m->ns + 1, sizeof *m->s) ||
@@ -364,7 +364,7 @@ uint32_t sdp_rsim_add_segment(sdp_rsim *m, uint64_t addr, uint64_t size, uint64_
         return SDP_NIL;
     }
     uint32_t s = (uint32_t)m->ns++;
-    m->s[s] = (sdp_rseg){.addr = addr, .size = size, .va = size, .stream = stream,
+    m->s[s] = (sdp_alloc_seg){.addr = addr, .size = size, .va = size, .stream = stream,
                          .head = SDP_NIL, .tail = SDP_NIL, .live_pos = (uint32_t)m->nlive,
                          .pool = pool, .expandable = expandable};
     m->live[m->nlive++] = s;
@@ -378,7 +378,7 @@ uint32_t sdp_rsim_add_segment(sdp_rsim *m, uint64_t addr, uint64_t size, uint64_
     return s;
 }
 
-static void unlink_segment(sdp_rsim *m, uint32_t s)
+static void unlink_segment(sdp_alloc *m, uint32_t s)
 {
     uint32_t pos = m->s[s].live_pos, last = m->live[--m->nlive];
     m->live[pos] = last;
@@ -386,9 +386,9 @@ static void unlink_segment(sdp_rsim *m, uint32_t s)
     m->s[s].live_pos = SDP_NIL;
 }
 
-void sdp_rsim_release_segment(sdp_rsim *m, uint32_t s)
+void sdp_alloc_release_segment(sdp_alloc *m, uint32_t s)
 {
-    sdp_rseg *g = &m->s[s];
+    sdp_alloc_seg *g = &m->s[s];
     if (g->live_pos == SDP_NIL) return;
     if (g->head != SDP_NIL) {
         tree_del(m, g->head);
@@ -402,12 +402,12 @@ void sdp_rsim_release_segment(sdp_rsim *m, uint32_t s)
 
 /* Split block x at offset `at`: x keeps [addr, addr+at), a new block after it the rest.
  * Neither is in the tree. */
-static uint32_t split_after(sdp_rsim *m, uint32_t x, uint64_t at)
+static uint32_t split_after(sdp_alloc *m, uint32_t x, uint64_t at)
 {
-    sdp_rblk b = m->b[x];
+    sdp_alloc_block b = m->b[x];
     uint32_t y = new_block(m, b.addr + at, b.size - at, b.stream, b.seg, b.pool);
     if (y == SDP_NIL) return SDP_NIL;
-    sdp_rblk *bx = &m->b[x], *by = &m->b[y];
+    sdp_alloc_block *bx = &m->b[x], *by = &m->b[y];
     by->mapped = bx->mapped;
     by->prev = x;
     by->next = bx->next;
@@ -418,9 +418,9 @@ static uint32_t split_after(sdp_rsim *m, uint32_t x, uint64_t at)
     return y;
 }
 
-void sdp_rsim_alloc_found(sdp_rsim *m, uint32_t x, uint64_t size)
+void sdp_alloc_alloc_found(sdp_alloc *m, uint32_t x, uint64_t size)
 {
-    if (size < m->b[x].size && sdp_should_split(m, x, size)) {
+    if (size < m->b[x].size && sdp_alloc_should_split(m, x, size)) {
         uint32_t rest = split_after(m, x, size);
         if (rest != SDP_NIL) tree_add(m, rest);
     }
@@ -428,9 +428,9 @@ void sdp_rsim_alloc_found(sdp_rsim *m, uint32_t x, uint64_t size)
     m->allocated += m->b[x].size;
 }
 
-uint32_t sdp_rsim_carve(sdp_rsim *m, uint32_t x, uint64_t addr, uint64_t size, bool exact)
+uint32_t sdp_alloc_carve(sdp_alloc *m, uint32_t x, uint64_t addr, uint64_t size, bool exact)
 {
-    sdp_rblk *b = &m->b[x];
+    sdp_alloc_block *b = &m->b[x];
     if (b->allocated || !b->mapped || addr < b->addr || addr >= b->addr + b->size) return SDP_NIL;
     tree_del(m, x);
     if (addr > b->addr) {
@@ -450,16 +450,16 @@ uint32_t sdp_rsim_carve(sdp_rsim *m, uint32_t x, uint64_t addr, uint64_t size, b
         m->allocated += m->b[x].size;
         return x;
     }
-    sdp_rsim_alloc_found(m, x, size);
+    sdp_alloc_alloc_found(m, x, size);
     return x;
 }
 
 /* Coalesce free neighbour `src` into `dst` (torch's try_merge_blocks). */
-static void merge_into(sdp_rsim *m, uint32_t dst, uint32_t src)
+static void merge_into(sdp_alloc *m, uint32_t dst, uint32_t src)
 {
-    sdp_rblk *d = &m->b[dst], *s = &m->b[src];
+    sdp_alloc_block *d = &m->b[dst], *s = &m->b[src];
     if (s->mapped) tree_del(m, src);
-    sdp_rseg *g = &m->s[d->seg];
+    sdp_alloc_seg *g = &m->s[d->seg];
     if (d->prev == src) {
         d->prev = s->prev;
         if (s->prev != SDP_NIL) m->b[s->prev].next = dst;
@@ -478,14 +478,14 @@ static void merge_into(sdp_rsim *m, uint32_t dst, uint32_t src)
 }
 
 /* try_merge_blocks' test: a free neighbour in the same mapped state. */
-static bool mergeable(const sdp_rsim *m, uint32_t dst, uint32_t src)
+static bool mergeable(const sdp_alloc *m, uint32_t dst, uint32_t src)
 {
     return src != SDP_NIL && !m->b[src].allocated && m->b[src].mapped == m->b[dst].mapped;
 }
 
-void sdp_rsim_free_block(sdp_rsim *m, uint32_t x)
+void sdp_alloc_free_block(sdp_alloc *m, uint32_t x)
 {
-    sdp_rblk *b = &m->b[x];
+    sdp_alloc_block *b = &m->b[x];
     if (!b->allocated) return;
     b->allocated = 0;
     b->pending = 0;
@@ -495,7 +495,7 @@ void sdp_rsim_free_block(sdp_rsim *m, uint32_t x)
     tree_add(m, x);
 }
 
-void sdp_rsim_request_free(sdp_rsim *m, uint32_t x, uint64_t key)
+void sdp_alloc_request_free(sdp_alloc *m, uint32_t x, uint64_t key)
 {
     if (!m->b[x].allocated || m->b[x].pending) return;
     if (!grow((void **)&m->pend, &m->cappend, m->npend + 1, sizeof *m->pend)) {
@@ -507,7 +507,7 @@ void sdp_rsim_request_free(sdp_rsim *m, uint32_t x, uint64_t key)
     m->pend[m->npend++] = x;
 }
 
-void sdp_rsim_sync_pending(sdp_rsim *m)
+void sdp_alloc_sync_pending(sdp_alloc *m)
 {
     for (size_t i = 0; i < m->npend; i++) {
         uint32_t x = m->pend[i];
@@ -517,19 +517,19 @@ void sdp_rsim_sync_pending(sdp_rsim *m)
             return;
         }
         m->synced[m->nsynced++] = m->b[x].pend_key;
-        sdp_rsim_free_block(m, x);
+        sdp_alloc_free_block(m, x);
     }
     m->npend = 0;
 }
 
-static bool whole_segment(const sdp_rsim *m, uint32_t x)
+static bool whole_segment(const sdp_alloc *m, uint32_t x)
 {
-    const sdp_rblk *b = &m->b[x];
+    const sdp_alloc_block *b = &m->b[x];
     return !b->allocated && b->prev == SDP_NIL && b->next == SDP_NIL &&
            !m->s[b->seg].expandable;
 }
 
-uint64_t sdp_rsim_limit(const sdp_rsim *m)
+uint64_t sdp_alloc_limit(const sdp_alloc *m)
 {
     double f = m->conf->memory_fraction;
     if (!m->capacity || !(f > 0.0 && f < 1.0)) return m->capacity;
@@ -538,7 +538,7 @@ uint64_t sdp_rsim_limit(const sdp_rsim *m)
 
 /* torch runs garbage_collect_cached_blocks only when a memory fraction is set
  * (set_fraction): its threshold is a share of allowed_memory_maximum. */
-static bool gc_active(const sdp_rsim *m)
+static bool gc_active(const sdp_alloc *m)
 {
     return m->conf->garbage_collection_threshold > 0 && m->conf->memory_fraction > 0 &&
            m->capacity;
@@ -546,18 +546,18 @@ static bool gc_active(const sdp_rsim *m)
 
 /* The size an expandable block could grow to: itself plus the unmapped space after it
  * (get_free_block's expandable_size). */
-static uint64_t expandable_size(const sdp_rsim *m, uint32_t x)
+static uint64_t expandable_size(const sdp_alloc *m, uint32_t x)
 {
     uint32_t n = m->b[x].next;
     return m->b[x].size + (n != SDP_NIL && !m->b[n].mapped ? m->b[n].size : 0);
 }
 
-static uint32_t tree_next(const sdp_rsim *m, uint16_t pool, uint32_t x)
+static uint32_t tree_next(const sdp_alloc *m, uint16_t pool, uint32_t x)
 {
     return t_lower_bound(m->b, m->root[pool], m->b[x].stream, m->b[x].size, m->b[x].addr + 1);
 }
 
-size_t sdp_rsim_free_near(const sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size,
+size_t sdp_alloc_free_near(const sdp_alloc *m, uint16_t pool, uint64_t stream, uint64_t size,
                           sd_replay_free_block *out, size_t n)
 {
     size_t k = 0;
@@ -571,7 +571,7 @@ size_t sdp_rsim_free_near(const sdp_rsim *m, uint16_t pool, uint64_t stream, uin
     return k;
 }
 
-uint32_t sdp_rsim_get_free_block(sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size,
+uint32_t sdp_alloc_get_free_block(sdp_alloc *m, uint16_t pool, uint64_t stream, uint64_t size,
                                  bool take)
 {
     if (take && gc_active(m)) m->gc_count[pool]++;
@@ -600,15 +600,15 @@ uint32_t sdp_rsim_get_free_block(sdp_rsim *m, uint16_t pool, uint64_t stream, ui
 
 /* ---- expandable segments ---- */
 
-static uint64_t es_page(const sdp_rseg *g)
+static uint64_t es_page(const sdp_alloc_seg *g)
 {
     return (g->pool & 1) ? SDP_KSMALL_BUFFER : SDP_KLARGE_BUFFER;
 }
 
-uint32_t sdp_rsim_add_expandable(sdp_rsim *m, uint64_t base, uint64_t va, uint64_t stream,
+uint32_t sdp_alloc_add_expandable(sdp_alloc *m, uint64_t base, uint64_t va, uint64_t stream,
                                  uint16_t pool)
 {
-    uint32_t s = sdp_rsim_add_segment(m, base, 0, stream, pool, true);
+    uint32_t s = sdp_alloc_add_segment(m, base, 0, stream, pool, true);
     if (s == SDP_NIL || !va) return s;
     uint32_t x = new_block(m, base, va, stream, s, pool);
     if (x == SDP_NIL) return SDP_NIL;
@@ -618,16 +618,16 @@ uint32_t sdp_rsim_add_expandable(sdp_rsim *m, uint64_t base, uint64_t va, uint64
     return s;
 }
 
-uint32_t sdp_rsim_expandable_holding(const sdp_rsim *m, uint64_t addr)
+uint32_t sdp_alloc_expandable_holding(const sdp_alloc *m, uint64_t addr)
 {
     for (size_t i = 0; i < m->nlive; i++) {
-        const sdp_rseg *g = &m->s[m->live[i]];
+        const sdp_alloc_seg *g = &m->s[m->live[i]];
         if (g->expandable && addr >= g->addr && addr - g->addr < g->va) return m->live[i];
     }
     return SDP_NIL;
 }
 
-uint32_t sdp_rsim_block_at(const sdp_rsim *m, uint32_t seg, uint64_t addr)
+uint32_t sdp_alloc_block_at(const sdp_alloc *m, uint32_t seg, uint64_t addr)
 {
     if (m->track_addr) {
         uint32_t x = sdp_amap_get(&m->by_addr, addr);
@@ -640,7 +640,7 @@ uint32_t sdp_rsim_block_at(const sdp_rsim *m, uint32_t seg, uint64_t addr)
 
 /* Cut [addr, addr + size) out of block x (neither part in the tree): @return the block
  * that is exactly that range. */
-static uint32_t isolate(sdp_rsim *m, uint32_t x, uint64_t addr, uint64_t size)
+static uint32_t isolate(sdp_alloc *m, uint32_t x, uint64_t addr, uint64_t size)
 {
     if (addr > m->b[x].addr) {
         uint32_t y = split_after(m, x, addr - m->b[x].addr);
@@ -656,9 +656,9 @@ static uint32_t isolate(sdp_rsim *m, uint32_t x, uint64_t addr, uint64_t size)
     return x;
 }
 
-uint32_t sdp_rsim_map_range(sdp_rsim *m, uint32_t seg, uint64_t addr, uint64_t size)
+uint32_t sdp_alloc_map_range(sdp_alloc *m, uint32_t seg, uint64_t addr, uint64_t size)
 {
-    uint32_t x = sdp_rsim_block_at(m, seg, addr);
+    uint32_t x = sdp_alloc_block_at(m, seg, addr);
     if (x == SDP_NIL || m->b[x].mapped || m->b[x].addr + m->b[x].size - addr < size) return SDP_NIL;
     x = isolate(m, x, addr, size);
     if (x == SDP_NIL) return SDP_NIL;
@@ -671,9 +671,9 @@ uint32_t sdp_rsim_map_range(sdp_rsim *m, uint32_t seg, uint64_t addr, uint64_t s
     return x;
 }
 
-bool sdp_rsim_unmap_range(sdp_rsim *m, uint32_t seg, uint64_t addr, uint64_t size)
+bool sdp_alloc_unmap_range(sdp_alloc *m, uint32_t seg, uint64_t addr, uint64_t size)
 {
-    uint32_t x = sdp_rsim_block_at(m, seg, addr);
+    uint32_t x = sdp_alloc_block_at(m, seg, addr);
     if (x == SDP_NIL || !m->b[x].mapped || m->b[x].allocated ||
         m->b[x].addr + m->b[x].size - addr < size)
         return false;
@@ -689,43 +689,43 @@ bool sdp_rsim_unmap_range(sdp_rsim *m, uint32_t seg, uint64_t addr, uint64_t siz
 }
 
 /* torch's unmap_block: the whole pages inside free block x go back to the device. */
-static void unmap_block(sdp_rsim *m, uint32_t x)
+static void unmap_block(sdp_alloc *m, uint32_t x)
 {
-    const sdp_rseg *g = &m->s[m->b[x].seg];
+    const sdp_alloc_seg *g = &m->s[m->b[x].seg];
     uint64_t page = es_page(g), off = m->b[x].addr - g->addr;
     uint64_t begin = (off + page - 1) / page * page, end = (off + m->b[x].size) / page * page;
-    if (begin < end) sdp_rsim_unmap_range(m, m->b[x].seg, g->addr + begin, end - begin);
+    if (begin < end) sdp_alloc_unmap_range(m, m->b[x].seg, g->addr + begin, end - begin);
 }
 
 /* torch's map_block: map the pages that cover `size` bytes from the start of unmapped
  * block x. @return the free block that then holds them, or SDP_NIL when the device is
  * full. */
-static uint32_t map_block(sdp_rsim *m, uint32_t x, uint64_t size)
+static uint32_t map_block(sdp_alloc *m, uint32_t x, uint64_t size)
 {
     uint32_t seg = m->b[x].seg;
     uint64_t page = es_page(&m->s[seg]);
     uint64_t bytes = (size + page - 1) / page * page;
     if (bytes > m->b[x].size) bytes = m->b[x].size;
-    uint64_t limit = sdp_rsim_limit(m);
+    uint64_t limit = sdp_alloc_limit(m);
     if (limit && m->reserved + bytes > limit) return SDP_NIL;
     m->segment_allocs++;
-    return sdp_rsim_map_range(m, seg, m->b[x].addr, bytes);
+    return sdp_alloc_map_range(m, seg, m->b[x].addr, bytes);
 }
 
-static bool allocatable(const sdp_rsim *m, uint32_t x)
+static bool allocatable(const sdp_alloc *m, uint32_t x)
 {
     return x != SDP_NIL && !m->b[x].allocated;
 }
 
 /* find_expandable_block: the lowest-address unmapped block of the pool and stream (or the
  * free block just before it) with room for size bytes from there; SDP_NIL when none. */
-static uint32_t find_expandable(const sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size)
+static uint32_t find_expandable(const sdp_alloc *m, uint16_t pool, uint64_t stream, uint64_t size)
 {
     uint32_t found = SDP_NIL;
     uint64_t found_addr = UINT64_MAX;
     for (size_t i = 0; i < m->nlive; i++) {
         uint32_t s = m->live[i];
-        const sdp_rseg *g = &m->s[s];
+        const sdp_alloc_seg *g = &m->s[s];
         if (!g->expandable || g->pool != pool || g->stream != stream || g->addr >= found_addr)
             continue;
         for (uint32_t c = g->head; c != SDP_NIL; c = m->b[c].next) {
@@ -744,7 +744,7 @@ static uint32_t find_expandable(const sdp_rsim *m, uint16_t pool, uint64_t strea
     return found;
 }
 
-void sdp_rsim_expandable_plan(const sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size,
+void sdp_alloc_expandable_plan(const sdp_alloc *m, uint16_t pool, uint64_t stream, uint64_t size,
                               uint64_t *addr, uint64_t *map_bytes)
 {
     uint64_t page = (pool & 1) ? SDP_KSMALL_BUFFER : SDP_KLARGE_BUFFER;
@@ -770,21 +770,21 @@ void sdp_rsim_expandable_plan(const sdp_rsim *m, uint16_t pool, uint64_t stream,
 
 /* A new expandable segment for the pool and stream: at the address the recording's first
  * map of it used, when known; else past every real address. */
-static uint32_t new_expandable(sdp_rsim *m, uint16_t pool, uint64_t stream)
+static uint32_t new_expandable(sdp_alloc *m, uint16_t pool, uint64_t stream)
 {
     uint64_t base = m->next_fake;
-    if (m->has_hint && sdp_rsim_expandable_holding(m, m->addr_hint) == SDP_NIL) {
+    if (m->has_hint && sdp_alloc_expandable_holding(m, m->addr_hint) == SDP_NIL) {
         base = m->addr_hint;
     } else {
         m->next_fake += SDP_ES_ADDRESS_SPACE;
     }
     m->has_hint = false;
-    return sdp_rsim_add_expandable(m, base, SDP_ES_ADDRESS_SPACE, stream, pool);
+    return sdp_alloc_add_expandable(m, base, SDP_ES_ADDRESS_SPACE, stream, pool);
 }
 
 /* try_allocate_expandable_block: map what the candidate lacks, page by page, from its
  * start; the mapped block is taken out of the free tree. */
-static uint32_t alloc_expandable(sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size)
+static uint32_t alloc_expandable(sdp_alloc *m, uint16_t pool, uint64_t stream, uint64_t size)
 {
     uint32_t c = find_expandable(m, pool, stream, size);
     if (c == SDP_NIL) {
@@ -809,12 +809,12 @@ static uint32_t alloc_expandable(sdp_rsim *m, uint16_t pool, uint64_t stream, ui
 
 /* ---- releases ---- */
 
-void sdp_rsim_release_cached(sdp_rsim *m)
+void sdp_alloc_release_cached(sdp_alloc *m)
 {
-    sdp_rsim_sync_pending(m);
+    sdp_alloc_sync_pending(m);
     for (size_t i = 0; i < m->nlive;) {
         uint32_t s = m->live[i];
-        const sdp_rseg *g = &m->s[s];
+        const sdp_alloc_seg *g = &m->s[s];
         if (g->pool >= 2) {           /* a private pool */
             i++;
             continue;
@@ -829,22 +829,22 @@ void sdp_rsim_release_cached(sdp_rsim *m)
             }
             i++;
         } else if (g->head != SDP_NIL && whole_segment(m, g->head)) {
-            sdp_rsim_release_segment(m, s);   /* live[i] now holds another segment */
+            sdp_alloc_release_segment(m, s);   /* live[i] now holds another segment */
         } else {
             i++;
         }
     }
 }
 
-static void release_block_segment(sdp_rsim *m, uint32_t x)
+static void release_block_segment(sdp_alloc *m, uint32_t x)
 {
-    sdp_rsim_release_segment(m, m->b[x].seg);
+    sdp_alloc_release_segment(m, m->b[x].seg);
 }
 
 /* torch's release_available_cached_blocks: with max_split_size set, release the smallest
  * oversize cached segment that covers the request, else the largest ones (never an
  * expandable one) until they do. */
-bool sdp_rsim_release_available(sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size)
+bool sdp_alloc_release_available(sdp_alloc *m, uint16_t pool, uint64_t stream, uint64_t size)
 {
     uint64_t msz = m->conf->max_split_size;
     if (msz == UINT64_MAX) return false;
@@ -868,7 +868,7 @@ bool sdp_rsim_release_available(sdp_rsim *m, uint16_t pool, uint64_t stream, uin
     return released >= key;
 }
 
-static void collect_free(const sdp_rblk *b, uint32_t t, uint32_t *out, size_t *n)
+static void collect_free(const sdp_alloc_block *b, uint32_t t, uint32_t *out, size_t *n)
 {
     while (t != SDP_NIL) {
         collect_free(b, b[t].l, out, n);
@@ -879,10 +879,10 @@ static void collect_free(const sdp_rblk *b, uint32_t t, uint32_t *out, size_t *n
 
 /* torch's garbage_collect_cached_blocks, over the default large pool: free whole cached
  * segments of above-average age until reserved is back under the threshold. */
-static void garbage_collect(sdp_rsim *m)
+static void garbage_collect(sdp_alloc *m)
 {
     uint64_t threshold = (uint64_t)(m->conf->garbage_collection_threshold *
-                                    (double)sdp_rsim_limit(m));
+                                    (double)sdp_alloc_limit(m));
     if (m->reserved <= threshold) return;
     uint64_t target = m->reserved - threshold, reclaimed = 0;
     size_t n = 0;
@@ -920,13 +920,13 @@ static void garbage_collect(sdp_rsim *m)
 }
 
 /* torch's alloc_block: a new segment (cudaMalloc), or more pages of an expandable one. */
-static uint32_t alloc_block(sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_t size)
+static uint32_t alloc_block(sdp_alloc *m, uint16_t pool, uint64_t stream, uint64_t size)
 {
     /* Private pools (CUDA graphs, MemPool) take cudaMalloc segments whatever the setting
      * (alloc_block: expandable segments only when !owner_PrivatePool). */
     if (m->conf->expandable_segments && pool < 2) return alloc_expandable(m, pool, stream, size);
-    uint64_t bytes = sdp_allocation_size(size);
-    uint64_t limit = sdp_rsim_limit(m);
+    uint64_t bytes = sdp_alloc_segment_size(size);
+    uint64_t limit = sdp_alloc_limit(m);
     if (limit && m->reserved + bytes > limit) return SDP_NIL;
     /* The address only orders blocks of equal size (best fit's last key): where the
      * recording's cudaMalloc put this request's segment, when it made one; else past
@@ -937,7 +937,7 @@ static uint32_t alloc_block(sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_
         m->next_fake += (bytes + SDP_KROUND_LARGE - 1) / SDP_KROUND_LARGE * SDP_KROUND_LARGE;
     }
     m->has_hint = false;
-    uint32_t s = sdp_rsim_add_segment(m, addr, bytes, stream, pool, false);
+    uint32_t s = sdp_alloc_add_segment(m, addr, bytes, stream, pool, false);
     if (s == SDP_NIL) return SDP_NIL;
     m->segment_allocs++;
     uint32_t x = m->s[s].head;
@@ -945,31 +945,31 @@ static uint32_t alloc_block(sdp_rsim *m, uint16_t pool, uint64_t stream, uint64_
     return x;
 }
 
-uint32_t sdp_rsim_malloc(sdp_rsim *m, uint64_t req, uint64_t stream, uint16_t private_pool)
+uint32_t sdp_alloc_malloc(sdp_alloc *m, uint64_t req, uint64_t stream, uint16_t private_pool)
 {
-    uint64_t size = sdp_round_size(m->conf, req);
+    uint64_t size = sdp_alloc_round_size(m->conf, req);
     uint16_t pool = (uint16_t)(private_pool * 2 + (size <= SDP_KSMALL_SIZE));
     if (pool >= m->npools) pool = size <= SDP_KSMALL_SIZE;
-    uint32_t x = sdp_rsim_get_free_block(m, pool, stream, size, true);
+    uint32_t x = sdp_alloc_get_free_block(m, pool, stream, size, true);
     if (x == SDP_NIL) {
         if (gc_active(m)) garbage_collect(m);
         x = alloc_block(m, pool, stream, size);
-        if (x == SDP_NIL && sdp_rsim_release_available(m, pool, stream, size))
+        if (x == SDP_NIL && sdp_alloc_release_available(m, pool, stream, size))
             x = alloc_block(m, pool, stream, size);
         if (x == SDP_NIL && !m->nomem) {
-            sdp_rsim_release_cached(m);
+            sdp_alloc_release_cached(m);
             m->retries++;
             x = alloc_block(m, pool, stream, size);
         }
         if (x == SDP_NIL) return SDP_NIL;
     }
-    sdp_rsim_alloc_found(m, x, size);
+    sdp_alloc_alloc_found(m, x, size);
     return x;
 }
 
 /* Bytes of free block x that lie in whole pages of its expandable segment: what
  * unmap_block would hand back (frag.c's expandable_pages, on the model's blocks). */
-static uint64_t whole_free_pages(const sdp_rsim *m, const sdp_rseg *g, uint32_t x)
+static uint64_t whole_free_pages(const sdp_alloc *m, const sdp_alloc_seg *g, uint32_t x)
 {
     uint64_t page = es_page(g), off = m->b[x].addr - g->addr;
     uint64_t begin = (off + page - 1) / page * page, end = (off + m->b[x].size) / page * page;
@@ -980,11 +980,11 @@ static uint64_t whole_free_pages(const sdp_rsim *m, const sdp_rseg *g, uint32_t 
  * release. A plain segment releases all of its free bytes only when it holds no live
  * block; an expandable one releases the whole free pages of each free block, live blocks
  * or not. */
-void sdp_rsim_free_figures(const sdp_rsim *m, uint64_t *stranded, uint64_t *largest)
+void sdp_alloc_free_figures(const sdp_alloc *m, uint64_t *stranded, uint64_t *largest)
 {
     *stranded = *largest = 0;
     for (size_t i = 0; i < m->nlive; i++) {
-        const sdp_rseg *g = &m->s[m->live[i]];
+        const sdp_alloc_seg *g = &m->s[m->live[i]];
         uint64_t free_bytes = 0, pages = 0;
         bool used = false;
         for (uint32_t x = g->head; x != SDP_NIL; x = m->b[x].next) {

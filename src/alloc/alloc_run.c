@@ -1,28 +1,16 @@
-/* replay.c - sd_replay: the state at the trace's start rebuilt, the fidelity pass that
- * follows the recorded choices, and the free-running what-ifs (replay_model.c). */
+/* alloc_run.c - a snapshot's trace run through the allocator model (alloc_model.c), one
+ * device at a time: the state at the trace's first entry rebuilt, the fidelity pass that
+ * follows the recorded choices, and the free-running what-ifs, one per configuration
+ * (alloc_run.h). sd_replay (analysis/replay.c) and frag's OOM what-ifs read the result. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc/alloc_model.h"
+#include "alloc/alloc_run.h"
 #include "base/base.h"
-#include "replay_model.h"
-#include "snapdiff/attrib.h"
-#include "snapdiff/replay.h"
 
 enum { DEFAULT_POINTS = 256, MAX_POINTS = 4096 };
-
-struct sd_replay {
-    const sd_snapshot *snap;
-    sd_replay_device *devices;
-    size_t n_devices;
-    void **owned;              /* every array the results point to */
-    size_t n_owned, cap_owned;
-    sd_alloc_conf *confs;      /* [0] recorded, then one per option */
-    const char *const *conf_text;
-    size_t n_confs;
-    unsigned torch_version;    /* the option rules the configs were parsed by; 0 = newest */
-    sd_attrib *rules;          /* the default rules, to name an OOM's site (made when needed) */
-};
 
 const char *sd_replay_warning_name(sd_replay_warning_code c)
 {
@@ -31,47 +19,8 @@ const char *sd_replay_warning_name(sd_replay_warning_code c)
     return (unsigned)c < SD_REPLAY_WARNING_COUNT ? names[c] : "?";
 }
 
-static void *own(sd_replay *r, size_t bytes);
-
-/* The site of a request's stack as every view names it (attrib.h), owned by the replay:
- * the renderers print it, they do not attribute. *out is NULL for an entry without
- * frames. @return false when out of memory. */
-static bool site_label(sd_replay *r, uint32_t stack, const char **out)
-{
-    *out = NULL;
-    if (!stack) return true;
-    if (!r->rules) {
-        sd_attrib_options ao = SD_ATTRIB_OPTIONS_INIT;
-        r->rules = sd_attrib_create(&ao, NULL);
-        if (!r->rules) return false;
-    }
-    sd_site site;
-    sd_attrib_site_of_stack(r->rules, r->snap, stack, &site);
-    if (site.site < 0) return true;
-    char buf[512];
-    size_t n = sd_site_text(r->snap, stack, &site, buf, sizeof buf);
-    if (n >= sizeof buf) n = sizeof buf - 1;
-    char *copy = own(r, n + 1);
-    if (!copy) return false;
-    memcpy(copy, buf, n);
-    copy[n] = '\0';
-    *out = copy;
-    return true;
-}
-
-static void *own(sd_replay *r, size_t bytes)
-{
-    if (r->n_owned == r->cap_owned) {
-        size_t n = r->cap_owned ? r->cap_owned * 2 : 32;
-        void **p = realloc(r->owned, n * sizeof *p);
-        if (!p) return NULL;
-        r->owned = p;
-        r->cap_owned = n;
-    }
-    void *q = calloc(1, bytes ? bytes : 1);
-    if (q) r->owned[r->n_owned++] = q;
-    return q;
-}
+/* Zeroed memory the results point to, freed with the run's owner. */
+static void *own(const sdp_alloc_run *r, size_t bytes) { return r->own(r->owner, bytes); }
 
 /* ---- the start state ---- */
 
@@ -258,7 +207,7 @@ static void tile_start(start_state *st, const sd_alloc_conf *rec, uint64_t *bad)
             continue;
         }
         if (!b.size_known) {
-            b.size = sdp_round_size(rec, b.size);
+            b.size = sdp_alloc_round_size(rec, b.size);
             bool small = g->size <= SDP_KSMALL_BUFFER && !g->expandable;
             if (b.size < next - b.addr) {
                 uint64_t rest = next - b.addr - b.size;
@@ -374,7 +323,7 @@ static bool map_is_small(const sd_cuda_device *d, const sd_alloc_conf *rec, size
     for (size_t k = i + 1; k < d->n_trace; k++) {
         const sd_trace_entry *e = &d->trace[k];
         if (e->action == SD_ACT_ALLOC || e->action == SD_ACT_OOM)
-            return sdp_round_size(rec, e->size) <= SDP_KSMALL_SIZE;
+            return sdp_alloc_round_size(rec, e->size) <= SDP_KSMALL_SIZE;
         if (e->action != SD_ACT_SEGMENT_MAP) break;
     }
     return false;
@@ -502,18 +451,18 @@ static sd_status rebuild_start(const sd_cuda_device *d, pools *pl, const sd_allo
 }
 
 /* The expandable segment of the start state that holds addr, or SDP_NIL. */
-static uint32_t start_es_holding(const sdp_rsim *m, const start_state *st, uint64_t addr)
+static uint32_t start_es_holding(const sdp_alloc *m, const start_state *st, uint64_t addr)
 {
     (void)st;
-    return sdp_rsim_expandable_holding(m, addr);
+    return sdp_alloc_expandable_holding(m, addr);
 }
 
 /* Build the start state into a model. by_rec: the live blocks by their (recorded)
  * address, for the free-running replay. */
-static bool load_start(sdp_rsim *m, const start_state *st, sdp_amap *by_rec)
+static bool load_start(sdp_alloc *m, const start_state *st, sdp_amap *by_rec)
 {
     for (size_t i = 0; i < st->nes; i++)
-        if (sdp_rsim_add_expandable(m, st->es[i].base, st->es[i].va, st->es[i].stream,
+        if (sdp_alloc_add_expandable(m, st->es[i].base, st->es[i].va, st->es[i].stream,
                                     st->es[i].pool) == SDP_NIL)
             return false;
     size_t bi = 0;
@@ -522,11 +471,11 @@ static bool load_start(sdp_rsim *m, const start_state *st, sdp_amap *by_rec)
         uint32_t cur;
         if (g->expandable) {
             uint32_t es = start_es_holding(m, st, g->addr);
-            cur = es == SDP_NIL ? SDP_NIL : sdp_rsim_map_range(m, es, g->addr, g->size);
+            cur = es == SDP_NIL ? SDP_NIL : sdp_alloc_map_range(m, es, g->addr, g->size);
         } else {
             uint16_t pool = (uint16_t)(g->pool * 2 + (g->size <= SDP_KSMALL_BUFFER));
             if (pool >= m->npools) pool = 0;
-            uint32_t s = sdp_rsim_add_segment(m, g->addr, g->size, g->stream, pool, false);
+            uint32_t s = sdp_alloc_add_segment(m, g->addr, g->size, g->stream, pool, false);
             if (s == SDP_NIL) return false;
             cur = m->s[s].head;
         }
@@ -536,7 +485,7 @@ static bool load_start(sdp_rsim *m, const start_state *st, sdp_amap *by_rec)
             const start_blk *b = &st->blks[bi++];
             while (cur != SDP_NIL && b->addr - m->b[cur].addr >= m->b[cur].size) cur = m->b[cur].next;
             if (cur == SDP_NIL) break;
-            uint32_t x = sdp_rsim_carve(m, cur, b->addr, b->size, true);
+            uint32_t x = sdp_alloc_carve(m, cur, b->addr, b->size, true);
             if (x == SDP_NIL) continue;
             cur = x;
             if (by_rec && !sdp_amap_put(by_rec, b->addr, x)) return false;
@@ -588,7 +537,7 @@ static void tl_note(tline *t, size_t entry, uint64_t reserved)
 }
 
 /* Into memory the replay owns, empty buckets left out. */
-static sd_replay_point *tl_finish(sd_replay *r, tline *t, size_t *n)
+static sd_replay_point *tl_finish(const sdp_alloc_run *r, tline *t, size_t *n)
 {
     size_t k = 0;
     for (size_t i = 0; i < t->npts; i++)
@@ -605,7 +554,7 @@ static sd_replay_point *tl_finish(sd_replay *r, tline *t, size_t *n)
 
 static uint64_t sub_sat(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
-static bool recorded_walk(sd_replay *r, const sd_cuda_device *d, sd_replay_device *out,
+static bool recorded_walk(const sdp_alloc_run *r, const sd_cuda_device *d, sd_replay_device *out,
                           size_t npts, uint64_t *oom_capacity)
 {
     tline t;
@@ -650,7 +599,7 @@ typedef struct pending {
 } pending;
 
 typedef struct fid {
-    sdp_rsim m;
+    sdp_alloc m;
     const sd_cuda_device *d;
     pools *pl;
     pending *pend; size_t npend, cap_pend;
@@ -659,11 +608,11 @@ typedef struct fid {
 } fid;
 
 /* The address space a new expandable segment at base may take: up to the next one. */
-static uint64_t es_room(const sdp_rsim *m, uint64_t base)
+static uint64_t es_room(const sdp_alloc *m, uint64_t base)
 {
     uint64_t room = SDP_ES_ADDRESS_SPACE;
     for (size_t i = 0; i < m->nlive; i++) {
-        const sdp_rseg *g = &m->s[m->live[i]];
+        const sdp_alloc_seg *g = &m->s[m->live[i]];
         if (g->expandable && g->addr > base && g->addr - base < room) room = g->addr - base;
     }
     return room;
@@ -676,25 +625,25 @@ static void flush_pending(fid *f, int small)
     for (size_t i = 0; i < f->npend; i++) {
         const pending *p = &f->pend[i];
         if (!p->expandable) {
-            sdp_rsim_add_segment(&f->m, p->addr, p->size, p->stream, p->pool, p->expandable);
+            sdp_alloc_add_segment(&f->m, p->addr, p->size, p->stream, p->pool, p->expandable);
             continue;
         }
-        uint32_t s = sdp_rsim_expandable_holding(&f->m, p->addr);
+        uint32_t s = sdp_alloc_expandable_holding(&f->m, p->addr);
         if (s == SDP_NIL) {
             uint16_t pool = (uint16_t)(small > 0);
-            s = sdp_rsim_add_expandable(&f->m, p->addr, es_room(&f->m, p->addr), p->stream, pool);
+            s = sdp_alloc_add_expandable(&f->m, p->addr, es_room(&f->m, p->addr), p->stream, pool);
         }
-        if (s == SDP_NIL || sdp_rsim_map_range(&f->m, s, p->addr, p->size) == SDP_NIL)
+        if (s == SDP_NIL || sdp_alloc_map_range(&f->m, s, p->addr, p->size) == SDP_NIL)
             f->out->warnings[SD_REPLAY_UNKNOWN_SEGMENT]++;
     }
     f->npend = 0;
 }
 
 /* The live segment whose range holds addr (a scan: only for traces that do not add up). */
-static uint32_t block_holding(const sdp_rsim *m, uint64_t addr)
+static uint32_t block_holding(const sdp_alloc *m, uint64_t addr)
 {
     for (size_t i = 0; i < m->nlive; i++) {
-        const sdp_rseg *g = &m->s[m->live[i]];
+        const sdp_alloc_seg *g = &m->s[m->live[i]];
         if (addr < g->addr || addr >= g->addr + g->size) continue;
         for (uint32_t x = g->head; x != SDP_NIL; x = m->b[x].next)
             if (addr >= m->b[x].addr && addr < m->b[x].addr + m->b[x].size) return x;
@@ -704,8 +653,8 @@ static uint32_t block_holding(const sdp_rsim *m, uint64_t addr)
 
 static void fid_alloc(fid *f, size_t i, const sd_trace_entry *e)
 {
-    sdp_rsim *m = &f->m;
-    uint64_t size = sdp_round_size(m->conf, e->size);
+    sdp_alloc *m = &f->m;
+    uint64_t size = sdp_alloc_round_size(m->conf, e->size);
     bool small = size <= SDP_KSMALL_SIZE;
     sd_replay_choice rec = {false, e->addr, 0}, model = {false, 0, 0};
     uint16_t pp = 0;
@@ -730,14 +679,14 @@ static void fid_alloc(fid *f, size_t i, const sd_trace_entry *e)
     if (entry_pool(f->pl, e) != NO_POOL) pp = entry_pool(f->pl, e);
     if (f->alloc_pp) f->alloc_pp[i] = pp;
     uint16_t pool = (uint16_t)(pp * 2 + small);
-    uint32_t y = sdp_rsim_get_free_block(m, pool, e->stream, size, false);
+    uint32_t y = sdp_alloc_get_free_block(m, pool, e->stream, size, false);
     bool model_maps = y == SDP_NIL && m->conf->expandable_segments && pool < 2;
     if (model_maps) {
         model.new_segment = true;
-        sdp_rsim_expandable_plan(m, pool, e->stream, size, &model.address, &model.segment_bytes);
+        sdp_alloc_expandable_plan(m, pool, e->stream, size, &model.address, &model.segment_bytes);
     } else if (y == SDP_NIL) {
         model.new_segment = true;
-        model.segment_bytes = sdp_allocation_size(size);
+        model.segment_bytes = sdp_alloc_segment_size(size);
     } else {
         model.address = m->b[y].addr;
     }
@@ -760,25 +709,25 @@ static void fid_alloc(fid *f, size_t i, const sd_trace_entry *e)
         f->out->has_first_mismatch = true;
         sd_replay_mismatch *mm = &f->out->first_mismatch;
         *mm = (sd_replay_mismatch){i, e->size, e->stream, model, rec, {{0}}, 0};
-        mm->n_seen = sdp_rsim_free_near(m, pool, e->stream, size, mm->seen, SD_REPLAY_SEEN);
+        mm->n_seen = sdp_alloc_free_near(m, pool, e->stream, size, mm->seen, SD_REPLAY_SEEN);
     }
     flush_pending(f, small);
     /* Follow the recorded choice. */
     uint32_t x = sdp_amap_get(&m->by_addr, e->addr);
     if (x != SDP_NIL && m->b[x].allocated) {
         f->out->warnings[SD_REPLAY_OVERLAP]++;
-        sdp_rsim_free_block(m, x);
+        sdp_alloc_free_block(m, x);
         x = sdp_amap_get(&m->by_addr, e->addr);
     }
     if (x == SDP_NIL || m->b[x].addr != e->addr) x = block_holding(m, e->addr);
     if (x == SDP_NIL || m->b[x].allocated) f->out->warnings[SD_REPLAY_OVERLAP]++;
-    else sdp_rsim_carve(m, x, e->addr, size, false);
+    else sdp_alloc_carve(m, x, e->addr, size, false);
 }
 
 static bool fidelity(fid *f, const start_state *st, const sd_alloc_conf *rec)
 {
     const sd_cuda_device *d = f->d;
-    if (!sdp_rsim_init(&f->m, rec, f->pl->n * 2, true) || !load_start(&f->m, st, NULL)) return false;
+    if (!sdp_alloc_init(&f->m, rec, f->pl->n * 2, true) || !load_start(&f->m, st, NULL)) return false;
     uint8_t rel = release_action(d);
     for (size_t i = 0; i < d->n_trace && !f->m.nomem; i++) {
         const sd_trace_entry *e = &d->trace[i];
@@ -788,7 +737,7 @@ static bool fidelity(fid *f, const start_state *st, const sd_alloc_conf *rec)
             flush_pending(f, -1);
             uint32_t x = sdp_amap_get(&f->m.by_addr, e->addr);
             if (x == SDP_NIL || !f->m.b[x].allocated) f->out->warnings[SD_REPLAY_UNKNOWN_FREE]++;
-            else sdp_rsim_free_block(&f->m, x);
+            else sdp_alloc_free_block(&f->m, x);
         } else if (e->action == SD_ACT_SEGMENT_ALLOC || e->action == SD_ACT_SEGMENT_MAP) {
             const sd_segment *g = end_segment_at(d, e->addr);
             uint16_t pp = entry_pool(f->pl, e);
@@ -802,13 +751,13 @@ static bool fidelity(fid *f, const start_state *st, const sd_alloc_conf *rec)
             uint32_t x = sdp_amap_get(&f->m.by_addr, e->addr);
             if (x != SDP_NIL && !f->m.b[x].allocated && f->m.b[x].prev == SDP_NIL &&
                 f->m.b[x].next == SDP_NIL && f->m.s[f->m.b[x].seg].size == e->size)
-                sdp_rsim_release_segment(&f->m, f->m.b[x].seg);
+                sdp_alloc_release_segment(&f->m, f->m.b[x].seg);
             else
                 f->out->warnings[SD_REPLAY_UNKNOWN_SEGMENT]++;
         } else if (e->action == SD_ACT_SEGMENT_UNMAP) {
             flush_pending(f, -1);
-            uint32_t s = sdp_rsim_expandable_holding(&f->m, e->addr);
-            if (s == SDP_NIL || !sdp_rsim_unmap_range(&f->m, s, e->addr, e->size))
+            uint32_t s = sdp_alloc_expandable_holding(&f->m, e->addr);
+            if (s == SDP_NIL || !sdp_alloc_unmap_range(&f->m, s, e->addr, e->size))
                 f->out->warnings[SD_REPLAY_UNKNOWN_SEGMENT]++;
         }
     }
@@ -875,23 +824,23 @@ static const sd_trace_entry *release_request(const sd_cuda_device *d, size_t i, 
 /* Under the recorded settings, a release the allocator made is replayed as it was made:
  * release_available_cached_blocks for the request, then release_cached_blocks when the
  * recording released more than that. */
-static void replay_allocator_release(sdp_rsim *m, const sd_cuda_device *d, size_t i)
+static void replay_allocator_release(sdp_alloc *m, const sd_cuda_device *d, size_t i)
 {
     uint64_t bytes;
     const sd_trace_entry *req = release_request(d, i, &bytes);
     uint64_t before = m->reserved;
     if (req) {
-        uint64_t size = sdp_round_size(m->conf, req->size);
-        sdp_rsim_release_available(m, (uint16_t)(size <= SDP_KSMALL_SIZE), req->stream, size);
+        uint64_t size = sdp_alloc_round_size(m->conf, req->size);
+        sdp_alloc_release_available(m, (uint16_t)(size <= SDP_KSMALL_SIZE), req->stream, size);
     }
     if (before - m->reserved < bytes) {
-        sdp_rsim_release_cached(m);
+        sdp_alloc_release_cached(m);
         m->retries++;
     }
 }
 
 /* Pending blocks a sync freed leave the map of recorded addresses. */
-static void drain_synced(sdp_rsim *m, sdp_amap *by_rec)
+static void drain_synced(sdp_alloc *m, sdp_amap *by_rec)
 {
     for (size_t k = 0; k < m->nsynced; k++) sdp_amap_del(by_rec, m->synced[k]);
     m->nsynced = 0;
@@ -899,7 +848,7 @@ static void drain_synced(sdp_rsim *m, sdp_amap *by_rec)
 
 /* The job stops at its first OOM (torch raises OutOfMemoryError): what torch would have
  * reported by then. The failed request's own release and retry are in m. */
-static void note_stop(sd_replay_config *cfg, const run_out *ro, const sdp_rsim *m)
+static void note_stop(sd_replay_config *cfg, const run_out *ro, const sdp_alloc *m)
 {
     if (ro->n_ooms) return;
     cfg->stop_peak_reserved_bytes = cfg->peak_reserved_bytes > m->reserved
@@ -907,19 +856,19 @@ static void note_stop(sd_replay_config *cfg, const run_out *ro, const sdp_rsim *
     cfg->stop_alloc_retries = m->retries;
 }
 
-static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *st, size_t npools,
+static bool free_run(const sdp_alloc_run *r, const sd_cuda_device *d, const start_state *st, size_t npools,
                      const uint16_t *alloc_pp, sd_replay_config *cfg, size_t npts, bool recorded)
 {
-    sdp_rsim m = {0};
+    sdp_alloc m = {0};
     sdp_amap by_rec = {0};
     tline t = {0};
     run_out ro = {0};
-    bool ok = sdp_rsim_init(&m, &cfg->conf, npools, false) &&
+    bool ok = sdp_alloc_init(&m, &cfg->conf, npools, false) &&
               sdp_amap_init(&by_rec, st->nblks + 1024) && tl_init(&t, npts, d->n_trace);
     m.capacity = cfg->capacity_bytes;
     ok = ok && load_start(&m, st, &by_rec);
     uint8_t rel = release_action(d);
-    uint64_t limit = sdp_rsim_limit(&m);
+    uint64_t limit = sdp_alloc_limit(&m);
     cfg->peak_reserved_bytes = m.reserved;
     cfg->peak_entry = 0;
     /* A recorded oom request that succeeds here lives until the program's next request:
@@ -929,13 +878,13 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
     for (size_t i = 0; ok && i < d->n_trace; i++) {
         const sd_trace_entry *e = &d->trace[i];
         if (oom_live != SDP_NIL && (e->action == SD_ACT_ALLOC || e->action == SD_ACT_OOM)) {
-            sdp_rsim_free_block(&m, oom_live);
+            sdp_alloc_free_block(&m, oom_live);
             oom_live = SDP_NIL;
         }
         if (e->action == SD_ACT_ALLOC) {
             uint32_t old = sdp_amap_del(&by_rec, e->addr);
-            if (old != SDP_NIL) sdp_rsim_free_block(&m, old);
-            uint32_t x = sdp_rsim_malloc(&m, e->size, e->stream, alloc_pp ? alloc_pp[i] : 0);
+            if (old != SDP_NIL) sdp_alloc_free_block(&m, old);
+            uint32_t x = sdp_alloc_malloc(&m, e->size, e->stream, alloc_pp ? alloc_pp[i] : 0);
             m.has_hint = false;
             drain_synced(&m, &by_rec);
             if (x != SDP_NIL) {
@@ -947,24 +896,24 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
             }
         } else if (e->action == rel) {
             uint32_t x = sdp_amap_del(&by_rec, e->addr);
-            if (x != SDP_NIL) sdp_rsim_free_block(&m, x);
+            if (x != SDP_NIL) sdp_alloc_free_block(&m, x);
         } else if (e->action == SD_ACT_FREE_REQUESTED) {
             /* freed by the program, not reusable until free_completed (or a sync) */
             uint32_t x = sdp_amap_get(&by_rec, e->addr);
-            if (x != SDP_NIL) sdp_rsim_request_free(&m, x, e->addr);
+            if (x != SDP_NIL) sdp_alloc_request_free(&m, x, e->addr);
         } else if (e->action == SD_ACT_SEGMENT_ALLOC || e->action == SD_ACT_SEGMENT_MAP) {
             m.addr_hint = e->addr;
             m.has_hint = true;
         } else if (is_release(e->action)) {
             if (i == 0 || !is_release(d->trace[i - 1].action)) {
                 uint8_t kind = release_kind(r->snap, d, i);
-                if (kind == REL_PROGRAM) sdp_rsim_empty_cache(&m);
+                if (kind == REL_PROGRAM) sdp_alloc_empty_cache(&m);
                 else if (recorded && !limit) replay_allocator_release(&m, d, i);
                 drain_synced(&m, &by_rec);
             }
         } else if (e->action == SD_ACT_OOM) {
             /* The request that failed, replayed (oom_live when it succeeds). */
-            uint32_t x = sdp_rsim_malloc(&m, e->size, e->stream, 0);
+            uint32_t x = sdp_alloc_malloc(&m, e->size, e->stream, 0);
             drain_synced(&m, &by_rec);
             sd_replay_oom_outcome oc = {i, e->size, e->stack, x != SDP_NIL, 0, NULL};
             if (x != SDP_NIL && limit > m.reserved) oc.headroom_bytes = limit - m.reserved;
@@ -996,7 +945,7 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
             cfg->stop_peak_reserved_bytes = cfg->peak_reserved_bytes;
             cfg->stop_alloc_retries = m.retries;
         }
-        sdp_rsim_free_figures(&m, &cfg->stranded_bytes, &cfg->largest_free_bytes);
+        sdp_alloc_free_figures(&m, &cfg->stranded_bytes, &cfg->largest_free_bytes);
         cfg->timeline = tl_finish(r, &t, &cfg->n_timeline);
         sd_replay_oom *oo = own(r, ro.n_ooms * sizeof *oo);
         sd_replay_oom_outcome *oc = own(r, ro.n_outc * sizeof *oc);
@@ -1004,8 +953,8 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
         if (ok) {
             if (ro.n_ooms) memcpy(oo, ro.ooms, ro.n_ooms * sizeof *oo);
             if (ro.n_outc) memcpy(oc, ro.outc, ro.n_outc * sizeof *oc);
-            for (size_t k = 0; ok && k < ro.n_ooms; k++) ok = site_label(r, oo[k].stack, &oo[k].label);
-            for (size_t k = 0; ok && k < ro.n_outc; k++) ok = site_label(r, oc[k].stack, &oc[k].label);
+            for (size_t k = 0; ok && k < ro.n_ooms; k++) ok = r->label(r->owner, oo[k].stack, &oo[k].label);
+            for (size_t k = 0; ok && k < ro.n_outc; k++) ok = r->label(r->owner, oc[k].stack, &oc[k].label);
             cfg->ooms = oo;
             cfg->n_ooms = ro.n_ooms;
             cfg->oom_outcomes = oc;
@@ -1018,7 +967,7 @@ static bool free_run(sd_replay *r, const sd_cuda_device *d, const start_state *s
     free(ro.ooms);
     free(ro.outc);
     sdp_amap_free(&by_rec);
-    sdp_rsim_free(&m);
+    sdp_alloc_free(&m);
     return ok;
 }
 
@@ -1084,7 +1033,7 @@ static void *fid_main(void *arg)
     return NULL;
 }
 
-static sd_status replay_device(sd_replay *r, const sd_cuda_device *d, const sd_replay_options *o,
+sd_status sdp_alloc_run_device(const sdp_alloc_run *r, const sd_cuda_device *d, const sd_replay_options *o,
                                sd_replay_device *out)
 {
     size_t npts = o && o->timeline_points ? o->timeline_points : DEFAULT_POINTS;
@@ -1147,7 +1096,7 @@ static sd_status replay_device(sd_replay *r, const sd_cuda_device *d, const sd_r
         pthread_join(fid_thread, NULL);
         if (!fj.ok) status = SD_ENOMEM;
     }
-    sdp_rsim_free(&f.m);
+    sdp_alloc_free(&f.m);
     free(f.pend);
     out->configs = cfgs;
     out->n_configs = status == SD_OK ? r->n_confs : 0;
@@ -1158,68 +1107,4 @@ static sd_status replay_device(sd_replay *r, const sd_cuda_device *d, const sd_r
     pools_free(&pl);
     start_state_free(&st);
     return status;
-}
-
-sd_replay *sd_replay_create(const sd_snapshot *s, const sd_replay_options *opts, sd_error *err)
-{
-    sd_error_clear(err);
-    if (sdp_options_check(opts, SD_REPLAY_OPTIONS_VERSION, "sd_replay_options", err))
-        return NULL;
-    if (sd_snapshot_is_summary(s)) {
-        sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET,
-                 "a summary keeps only part of the trace: replay needs the snapshot itself");
-        return NULL;
-    }
-    sd_replay *r = calloc(1, sizeof *r);
-    if (!r) {
-        sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
-        return NULL;
-    }
-    r->snap = s;
-    size_t nc = opts ? opts->n_alloc_confs : 0;
-    r->n_confs = nc + 1;
-    r->conf_text = opts ? opts->alloc_confs : NULL;
-    r->confs = own(r, r->n_confs * sizeof *r->confs);
-    if (!r->confs) goto nomem;
-    sd_alloc_conf_recorded(s, &r->confs[0]);
-    r->torch_version = opts ? opts->torch_version : 0;
-    for (size_t i = 0; i < nc; i++)
-        if (sd_alloc_conf_parse_torch(opts->alloc_confs[i], r->torch_version, &r->confs[i + 1],
-                                      err) != SD_OK) {
-            sd_replay_free(r);
-            return NULL;
-        }
-    for (size_t i = 0; opts && opts->memory_fraction > 0 && i < r->n_confs; i++)
-        if (!(r->confs[i].memory_fraction > 0)) r->confs[i].memory_fraction = opts->memory_fraction;
-    size_t nd = sd_snapshot_device_count(s);
-    r->devices = own(r, nd * sizeof *r->devices);
-    if (!r->devices) goto nomem;
-    for (size_t i = 0; i < nd; i++) {
-        const sd_cuda_device *d = sd_snapshot_device(s, i);
-        if (!d->n_trace) continue;
-        if (replay_device(r, d, opts, &r->devices[r->n_devices]) != SD_OK) goto nomem;
-        r->n_devices++;
-    }
-    return r;
-nomem:
-    sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory while replaying the trace");
-    sd_replay_free(r);
-    return NULL;
-}
-
-void sd_replay_free(sd_replay *r)
-{
-    if (!r) return;
-    sd_attrib_free(r->rules);
-    for (size_t i = 0; i < r->n_owned; i++) free(r->owned[i]);
-    free(r->owned);
-    free(r);
-}
-
-const sd_snapshot *sd_replay_snapshot(const sd_replay *r) { return r->snap; }
-size_t sd_replay_device_count(const sd_replay *r) { return r->n_devices; }
-unsigned sd_replay_torch_version(const sd_replay *r) { return r->torch_version; }
-const sd_replay_device *sd_replay_device_at(const sd_replay *r, size_t i)
-{
-    return i < r->n_devices ? &r->devices[i] : NULL;
 }

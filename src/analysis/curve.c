@@ -10,8 +10,8 @@
 #include <stdlib.h>
 
 #include "base/base.h"
-#include "model/curve_line.h"
-#include "model/curve_read.h"
+#include "logs/log_line.h"
+#include "logs/log_read.h"
 #include "snapdiff/curve.h"
 #include "snapdiff/gate.h"
 #include "snapdiff/series.h"
@@ -291,7 +291,7 @@ static void decide(sd_curve_series *s, const sd_curve_options *o, const windows 
         s->verdict = SD_CURVE_FLAT;
 }
 
-static void capacity_of(sd_curve_series *s, const sd_curve_options *o, const sdp_curve_series *in)
+static void capacity_of(sd_curve_series *s, const sd_curve_options *o, const sdp_log_series *in)
 {
     uint64_t cap = o->capacity ? o->capacity : in->has_total ? (uint64_t)in->total : 0;
     if (!cap) return;
@@ -327,7 +327,7 @@ static void gap_of(sd_curve_series *s, const sd_curve_options *o, const windows 
 }
 
 static sd_status analyse_series(sd_curve_series *s, plot_store *plot,
-                                const sdp_curve_series *in, const sd_curve_options *o,
+                                const sdp_log_series *in, const sd_curve_options *o,
                                 sd_error *err)
 {
     sample_view v = {in->x, in->lo, in->hi, in->gap, NULL, in->n};
@@ -340,8 +340,8 @@ static sd_status analyse_series(sd_curve_series *s, plot_store *plot,
     s->axis_seconds = in->axis == SDP_AXIS_SECOND;
     s->x_name = in->axis == SDP_AXIS_SECOND ? "second" : in->axis == SDP_AXIS_SAMPLE ? "sample"
                                                                                      : "step";
-    s->measure = sdp_curve_measure_name(in->measure);
-    s->maximum = in->measure == SDP_CURVE_MAX_ALLOCATED || in->measure == SDP_CURVE_MAX_RESERVED;
+    s->measure = sdp_log_measure_name(in->measure);
+    s->maximum = in->measure == SDP_LOG_MAX_ALLOCATED || in->measure == SDP_LOG_MAX_RESERVED;
     s->run = in->run;
     s->first_x = in->x[v.order[0]];
     s->last_x = in->x[v.order[v.n - 1]];
@@ -540,16 +540,16 @@ static sd_status check_options(sd_curve_options *o, sd_error *err)
     return SD_OK;
 }
 
-static sdp_curve_format read_format(sd_curve_format f)
+static sdp_log_format read_format(sd_curve_format f)
 {
     switch (f) {
-    case SD_CURVE_FORMAT_TEXT: return SDP_CURVE_TEXT;
-    case SD_CURVE_FORMAT_JSONL: return SDP_CURVE_JSONL;
-    case SD_CURVE_FORMAT_CSV: return SDP_CURVE_CSV;
-    case SD_CURVE_FORMAT_NVIDIA_SMI: return SDP_CURVE_NVSMI;
+    case SD_CURVE_FORMAT_TEXT: return SDP_LOG_TEXT;
+    case SD_CURVE_FORMAT_JSONL: return SDP_LOG_JSONL;
+    case SD_CURVE_FORMAT_CSV: return SDP_LOG_CSV;
+    case SD_CURVE_FORMAT_NVIDIA_SMI: return SDP_LOG_NVSMI;
     case SD_CURVE_FORMAT_AUTO: break;
     }
-    return SDP_CURVE_AUTO;
+    return SDP_LOG_AUTO;
 }
 
 /* Several files without a rank field: each file is a rank (its name's rank, else its
@@ -604,15 +604,15 @@ sd_curve *sd_curve_create_pattern(const char *const *paths, size_t n,
         return NULL;
     }
     c->files = calloc(n, sizeof *c->files);
-    sdp_curve_log log;
-    sdp_curve_log_init(&log, c->opts.max_samples);
+    sdp_log log;
+    sdp_log_init(&log, c->opts.max_samples);
     log.pattern = pattern;
     sd_status st = c->files ? SD_OK : sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
     for (size_t i = 0; st == SD_OK && i < n; i++) {
-        sdp_curve_file_info info;
-        st = sdp_curve_read(&log, paths[i], i, read_format(c->opts.format), &info, err);
+        sdp_log_file_info info;
+        st = sdp_log_read(&log, paths[i], i, read_format(c->opts.format), &info, err);
         c->files[i] = (sd_curve_file){paths[i],
-                                      info.preset ? info.preset : sdp_curve_format_name(info.format),
+                                      info.preset ? info.preset : sdp_log_format_name(info.format),
                                       info.lines,
                                       info.samples, info.bad_lines, info.first_bad_line,
                                       info.first_bad_why};
@@ -622,7 +622,7 @@ sd_curve *sd_curve_create_pattern(const char *const *paths, size_t n,
         c->ooms = calloc(log.n_ooms, sizeof *c->ooms);
         if (!c->ooms) st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
         for (size_t i = 0; c->ooms && i < log.n_ooms; i++) {
-            const sdp_curve_oom *o = &log.ooms[i];
+            const sdp_log_oom *o = &log.ooms[i];
             c->ooms[i] = (sd_curve_oom){paths[o->file], o->line, o->rank, o->gpu, o->kind,
                                         o->tried, o->capacity, o->free, o->in_use,
                                         o->allocated, o->reserved_unallocated};
@@ -631,7 +631,7 @@ sd_curve *sd_curve_create_pattern(const char *const *paths, size_t n,
     }
     c->ooms_seen = log.ooms_seen;
     if (st == SD_OK) {
-        sdp_curve_log_finish(&log);
+        sdp_log_finish(&log);
         c->series = calloc(log.n_series ? log.n_series : 1, sizeof *c->series);
         c->plots = calloc(log.n_series ? log.n_series : 1, sizeof *c->plots);
         if (!c->series || !c->plots) st = sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
@@ -644,7 +644,7 @@ sd_curve *sd_curve_create_pattern(const char *const *paths, size_t n,
         st = analyse_series(s, &c->plots[i], &log.series[i], &c->opts, err);
         c->n_series = i + 1;
     }
-    sdp_curve_log_free(&log);
+    sdp_log_free(&log);
     if (st != SD_OK) {
         sd_curve_free(c);
         return NULL;
@@ -856,10 +856,10 @@ bool sd_curve_format_at(size_t i, const char **name, const char **example, const
         *figure = generic_formats[i].figure;
         return true;
     }
-    if (i - g >= sdp_curve_preset_total) return false;
-    *name = sdp_curve_presets[i - g].name;
-    *example = sdp_curve_presets[i - g].example;
-    *figure = sdp_curve_presets[i - g].figure;
+    if (i - g >= sdp_log_preset_total) return false;
+    *name = sdp_log_presets[i - g].name;
+    *example = sdp_log_presets[i - g].example;
+    *figure = sdp_log_presets[i - g].figure;
     return true;
 }
 

@@ -7,14 +7,14 @@
  * expandable ranges. The trace records requested sizes, not block sizes, so a block
  * brought back by undoing free_completed gets its request rounded up to 512 bytes; blocks
  * that exist in the snapshot keep their exact size. An entry that contradicts the later
- * state (an alloc whose block is not live later, ...) stops the replay; older ooms are
+ * state (an alloc whose block is not live later, ...) stops the undo; older ooms are
  * then judged from the snapshot, with the entry and the contradiction that stopped it.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "alloc/alloc_model.h"
 #include "analysis/frag_internal.h"
-#include "analysis/replay_model.h"
 #include "base/base.h"
 
 /* ---- a map: address -> segment or live block ----------------------------------- *
@@ -109,18 +109,18 @@ static void rmap_del(rmap *m, rslot *r)
     m->n--;
 }
 
-/* ---- the replay state ------------------------------------------------------------- */
+/* ---- the undo state --------------------------------------------------------------- */
 
-typedef struct replay {
+typedef struct undo_state {
     rmap segs;             /* segment address -> size, stream, small, default pool */
     rmap busy;             /* live (not inactive) block address -> size, stack */
     uint64_t (*sorted)[3]; /* busy blocks by address (address, size, stack), rebuilt per
                             * evaluated oom */
     size_t cap_sorted;
     sdp_arena *budget;
-} replay;
+} undo_state;
 
-static void replay_free(replay *r)
+static void undo_state_free(undo_state *r)
 {
     rmap_free(&r->segs);
     rmap_free(&r->busy);
@@ -129,7 +129,7 @@ static void replay_free(replay *r)
     r->sorted = NULL;
 }
 
-static bool replay_init(replay *r, const sd_cuda_device *dev, sdp_arena *budget)
+static bool undo_state_init(undo_state *r, const sd_cuda_device *dev, sdp_arena *budget)
 {
     memset(r, 0, sizeof *r);
     r->budget = budget;
@@ -157,7 +157,7 @@ static uint64_t round_request(uint64_t size)
 
 typedef enum undo_result { UNDO_OK, UNDO_CONFLICT, UNDO_NOMEM } undo_result;
 
-static undo_result undo_map(replay *r, const sd_trace_entry *e, sd_replay_stop *why)
+static undo_result undo_map(undo_state *r, const sd_trace_entry *e, sd_replay_stop *why)
 {
     rslot *seg = rmap_find(&r->segs, e->addr);
     if (seg) {                                   /* the range starts a segment */
@@ -183,7 +183,7 @@ static undo_result undo_map(replay *r, const sd_trace_entry *e, sd_replay_stop *
     return UNDO_CONFLICT;
 }
 
-static undo_result undo_unmap(replay *r, const sd_trace_entry *e)
+static undo_result undo_unmap(undo_state *r, const sd_trace_entry *e)
 {
     rslot *before = NULL;
     for (size_t i = 0; i < r->segs.n_recs && !before; i++) {
@@ -212,7 +212,7 @@ static undo_result undo_unmap(replay *r, const sd_trace_entry *e)
 }
 
 /* Undo one entry. On UNDO_CONFLICT *why says what contradicted the later state. */
-static undo_result undo(replay *r, const sd_trace_entry *e, sd_replay_stop *why)
+static undo_result undo(undo_state *r, const sd_trace_entry *e, sd_replay_stop *why)
 {
     rslot *hit;
     switch ((sd_trace_action)e->action) {
@@ -280,7 +280,7 @@ static int cmp_block(const void *a, const void *b)
 
 /* The busy blocks of the replayed state by address into r->sorted. @return their count,
  * or SIZE_MAX when memory runs out. */
-static size_t sort_busy(replay *r)
+static size_t sort_busy(undo_state *r)
 {
     size_t n = 0;
     if (sdp_grow((void **)&r->sorted, &r->cap_sorted, r->busy.n ? r->busy.n : 1,
@@ -300,7 +300,7 @@ static size_t sort_busy(replay *r)
 /* The free bytes of segment s in the replayed state (s minus the live blocks overlapping
  * it; r->sorted holds n busy blocks by address), each run handed to fs when given.
  * *busy: whether a live block overlaps it. */
-static uint64_t segment_free(const replay *r, size_t n, const rslot *s, free_sum *fs,
+static uint64_t segment_free(const undo_state *r, size_t n, const rslot *s, free_sum *fs,
                              bool *busy)
 {
     uint64_t end = s->key + s->size, pos = s->key, free = 0;
@@ -331,7 +331,7 @@ static uint64_t segment_free(const replay *r, size_t n, const rslot *s, free_sum
 /* Free runs of the replayed state in segments of the default pool, the oom's stream and
  * size class (fs), and the allocator's free memory over every segment (o). The busy
  * blocks stay sorted in r->sorted (*n_busy of them) for the sites at the oom. */
-static bool replay_free_runs(replay *r, sd_frag_oom *o, free_sum *fs, size_t *n_busy)
+static bool undo_free_runs(undo_state *r, sd_frag_oom *o, free_sum *fs, size_t *n_busy)
 {
     size_t n = sort_busy(r);
     if (n == SIZE_MAX) return false;
@@ -369,7 +369,7 @@ static void snapshot_free_runs(const sd_cuda_device *dev, sd_frag_oom *o, free_s
     }
 }
 
-/* cudaMalloc would have found the request's segment (sdp_allocation_size of the rounded
+/* cudaMalloc would have found the request's segment (sdp_alloc_segment_size of the rounded
  * request, as alloc_block asks) on a device with this much free: the refusal was the
  * process's limit (set_fraction's allowed_memory_maximum in alloc_block), not the
  * device's. The slack covers the driver's own needs. */
@@ -377,7 +377,7 @@ static bool device_had_room(const sd_frag_oom *o)
 {
     sd_alloc_conf plain;
     sd_alloc_conf_default(&plain);
-    uint64_t segment = sdp_allocation_size(sdp_round_size(&plain, o->request_bytes));
+    uint64_t segment = sdp_alloc_segment_size(sdp_alloc_round_size(&plain, o->request_bytes));
     return o->device_free_bytes > segment + SD_FRAG_PROCESS_LIMIT_SLACK;
 }
 
@@ -489,7 +489,7 @@ static sd_status oom_live(sd_frag *f, size_t peak_dev, sd_frag_oom *o)
 }
 
 /* What was live at each of the last SD_FRAG_OOM_REPLAY_LIMIT ooms (fewer on a long trace:
- * SD_FRAG_OOM_LIVE_STEPS trace entries replayed in all): one replay per oom from the
+ * SD_FRAG_OOM_LIVE_STEPS trace entries replayed in all): one walk per oom from the
  * trace's start (sd_peak_live_at), so the limit bounds the time. */
 sd_status sdp_frag_peak(sd_frag *f)
 {
@@ -540,10 +540,10 @@ sd_status sdp_frag_ooms(sd_frag *f, const sd_cuda_device *dev, sd_frag_oom **out
         }
     if (!count) return SD_OK;
     sd_frag_oom *ooms = sdp_frag_calloc(f, count, sizeof *ooms);
-    replay r;
+    undo_state r;
     if (!ooms) return SD_ENOMEM;
-    if (!replay_init(&r, dev, &f->mem)) goto nomem;
-    sd_frag_oom failure = {.stop = SD_REPLAY_DONE};   /* where the replay stopped */
+    if (!undo_state_init(&r, dev, &f->mem)) goto nomem;
+    sd_frag_oom failure = {.stop = SD_REPLAY_DONE};   /* where the undo stopped */
     size_t k = count;                            /* events are filled newest first */
     /* Past the oldest oom the undo goes on to the trace's first entry, to learn whether
      * the trace reaches back to the run's start. */
@@ -557,7 +557,7 @@ sd_status sdp_frag_ooms(sd_frag *f, const sd_cuda_device *dev, sd_frag_oom **out
             if (!oom_site(f, o)) goto nomem;
             if (failure.stop == SD_REPLAY_DONE && count - k <= SD_FRAG_OOM_REPLAY_LIMIT) {
                 size_t n_busy = 0;
-                if (!replay_free_runs(&r, o, &fs, &n_busy)) goto nomem;
+                if (!undo_free_runs(&r, o, &fs, &n_busy)) goto nomem;
                 o->replayed = true;
             } else {
                 snapshot_free_runs(dev, o, &fs);
@@ -587,13 +587,13 @@ sd_status sdp_frag_ooms(sd_frag *f, const sd_cuda_device *dev, sd_frag_oom **out
      * trace covers the run's start. */
     bool at_start = failure.stop == SD_REPLAY_DONE && r.busy.n == 0 && r.segs.n == 0;
     for (size_t i = 0; i < count; i++) ooms[i].at_run_start = at_start && ooms[i].replayed;
-    replay_free(&r);
+    undo_state_free(&r);
     if (ooms_live(f, dev, ooms, count)) return SD_ENOMEM;
     *out = ooms;
     *n = count;
     return SD_OK;
 nomem:
-    replay_free(&r);
+    undo_state_free(&r);
     return SD_ENOMEM;
 }
 

@@ -248,7 +248,7 @@ static size_t nonempty_buckets(const sd_frag_figures *g, size_t *lo, size_t *hi)
     return n;
 }
 
-/* The two settings the advice can name, as the replay is given them (replay_conf). */
+/* The two settings the advice can name, as the replay is given them (alloc_conf.c). */
 static const char *const REPLAY_CONFS[] = {"expandable_segments:True", "max_split_size_mb:512"};
 enum { REPLAY_EXPANDABLE = 1, REPLAY_MAX_SPLIT = 2 };   /* configs[0] is "recorded" */
 
@@ -367,7 +367,7 @@ static void set_advice(sd_frag_device *d, const advice_list *l)
 /* The replay of d's device (with the two settings), run once per analysis and only when a
  * device has something to weigh it against; *rd stays NULL without a trace, with
  * skip_replay, or when the file cannot be replayed (a summary). @return SD_ENOMEM only. */
-static sd_status replay_device(sd_frag *f, const sd_frag_device *d, const sd_replay_device **rd)
+static sd_status allocator_run_of(sd_frag *f, const sd_frag_device *d, const sd_replay_device **rd)
 {
     *rd = NULL;
     if (f->opts.skip_replay) return SD_OK;
@@ -465,7 +465,7 @@ sd_status sdp_frag_judge_device(sd_frag *f, sd_frag_device *d)
     if (!l.items) return SD_ENOMEM;
     const sd_replay_device *rd = NULL;
     /* The replay also says what each setting buys at an oom (whatif). */
-    if ((d->verdict == SD_FRAG_FRAGMENTED || d->n_ooms) && replay_device(f, d, &rd))
+    if ((d->verdict == SD_FRAG_FRAGMENTED || d->n_ooms) && allocator_run_of(f, d, &rd))
         return SD_ENOMEM;
     if (rd && oom_outcomes(f, d, rd)) return SD_ENOMEM;
     if (rd && rd->trusted && d->has_cost) {

@@ -7,7 +7,6 @@
 #include "snapdiff/frag.h"
 #include "snapdiff/peak.h"
 #include "snapdiff/profile.h"
-#include "snapdiff/replay.h"
 #include "snapdiff/report_data.h"
 #include "snapdiff/series.h"
 #include "snapdiff/trace.h"
@@ -52,12 +51,6 @@ sd_status sd_profile_options_init(sd_profile_options *opts, unsigned version)
 {
     static const sd_profile_options tmpl = SD_PROFILE_OPTIONS_INIT;
     return sdp_options_init(opts, sizeof *opts, &tmpl, version, SD_PROFILE_OPTIONS_VERSION);
-}
-
-sd_status sd_replay_options_init(sd_replay_options *opts, unsigned version)
-{
-    static const sd_replay_options tmpl = SD_REPLAY_OPTIONS_INIT;
-    return sdp_options_init(opts, sizeof *opts, &tmpl, version, SD_REPLAY_OPTIONS_VERSION);
 }
 
 sd_status sd_series_options_init(sd_series_options *opts, unsigned version)

@@ -357,7 +357,7 @@ static sd_block_life life_in_trace(const dev_state *ds, uint32_t stack, uint32_t
     return l;
 }
 
-/* The snapshot's ALLOCATED blocks; with a trace, after replay_device (whose end state says
+/* The snapshot's ALLOCATED blocks; with a trace, after walk_device_trace (whose end state says
  * which of them the trace allocated). */
 static sd_status end_table(sd_peak *p, const sd_cuda_device *d, sd_peak_device *dv)
 {
@@ -377,7 +377,7 @@ static sd_status end_table(sd_peak *p, const sd_cuda_device *d, sd_peak_device *
 }
 
 /* The whole trace once: the peak, the early frees and the leftovers. */
-static sd_status replay_device(sd_peak *p, const sd_cuda_device *d, sd_peak_device *dv,
+static sd_status walk_device_trace(sd_peak *p, const sd_cuda_device *d, sd_peak_device *dv,
                                dev_state *ds, const sd_peak_options *o)
 {
     size_t n = d->n_trace, lo, hi;
@@ -506,7 +506,7 @@ static sd_status live_table(sd_peak *p, size_t i, size_t entry, sd_peak_table *o
     return table_end(p, out);
 }
 
-/* The peak of each phase, after replay_device. */
+/* The peak of each phase, after walk_device_trace. */
 static sd_status phase_peaks(sd_peak *p, size_t i)
 {
     sd_peak_device *dv = &p->devices[i];
@@ -557,7 +557,7 @@ static sd_status peak_build(sd_peak *p, const sd_peak_options *o)
         p->n_devices = i + 1;
         dv->device = d->device;
         dv->has_trace = d->n_trace > 0;
-        if (dv->has_trace && replay_device(p, d, dv, &p->states[i], o)) return SD_ENOMEM;
+        if (dv->has_trace && walk_device_trace(p, d, dv, &p->states[i], o)) return SD_ENOMEM;
         if (end_table(p, d, dv)) return SD_ENOMEM;
         if (!dv->has_trace) continue;
         if (dv->has_peak) {

@@ -1,12 +1,12 @@
-/* curve_line.h - one line of a training log as curve_read.c sees it, and the framework
- * presets that read the lines frameworks print (curve_presets.c). Private to libsnapdiff.
+/* log_line.h - one line of a training log as log_read.c sees it, and the framework
+ * presets that read the lines frameworks print (log_presets.c). Private to libsnapdiff.
  *
  * A preset claims the lines of its framework (returns true) and fills the record with
  * the figures they give, already in bytes: each preset applies its framework's own unit
  * rule (torch-based loggers divide by 1024^2 or 1024^3, whatever they print as the unit;
  * nvidia-smi's MB and MiB are 2^20 bytes). */
-#ifndef SNAPDIFF_MODEL_CURVE_LINE_H
-#define SNAPDIFF_MODEL_CURVE_LINE_H
+#ifndef SNAPDIFF_LOGS_LOG_LINE_H
+#define SNAPDIFF_LOGS_LOG_LINE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,7 +17,7 @@ enum sdp_field {
     F_RETRIES, F_OOMS, F_USED, F_FREE, F_TOTAL, F_COUNT
 };
 
-typedef struct sdp_curve_record {
+typedef struct sdp_log_record {
     bool has[F_COUNT];
     double v[F_COUNT];
     const char *bad;           /* why a figure could not be read */
@@ -28,7 +28,7 @@ typedef struct sdp_curve_record {
     double gpu_used[16];
     bool gpu_percent_only;     /* only system.gpu.N.memoryAllocated, a percentage */
     bool per_gpu;              /* its F_GPU splits the series (one GPU of a wandb line) */
-} sdp_curve_record;
+} sdp_log_record;
 
 #define SDP_DMON_COLUMNS 32
 
@@ -42,24 +42,24 @@ typedef struct sdp_preset_state {
     const char *none_why;      /* the preset claimed lines but none can give a figure */
 } sdp_preset_state;
 
-typedef struct sdp_curve_preset {
+typedef struct sdp_log_preset {
     const char *name;          /* "torchtitan", "megatron", ... */
     const char *key;           /* text each of its lines holds: a fast reject */
     const char *hint;          /* other text its logs hold: the closest format when none reads */
     const char *example;       /* a line as the framework prints it */
     const char *figure;        /* what the figure is, and its unit rule */
     /* @return true when the line is this preset's; figures (if any) into r */
-    bool (*read)(const char *s, size_t len, sdp_curve_record *r, sdp_preset_state *st);
-} sdp_curve_preset;
+    bool (*read)(const char *s, size_t len, sdp_log_record *r, sdp_preset_state *st);
+} sdp_log_preset;
 
-extern const sdp_curve_preset sdp_curve_presets[];
-extern const size_t sdp_curve_preset_total;
+extern const sdp_log_preset sdp_log_presets[];
+extern const size_t sdp_log_preset_total;
 
-void sdp_record_set(sdp_curve_record *r, enum sdp_field f, double v);
+void sdp_record_set(sdp_log_record *r, enum sdp_field f, double v);
 /* The first occurrence of word in s[0..len) that no letter, digit or '_' precedes, or NULL. */
 const char *sdp_find_word(const char *s, size_t len, const char *word);
 /* A number with an optional unit right after s[at..): the unit's multiplier wins over mult
- * (see sdp_curve_parse_figure); need_unit: a figure without one is no figure. */
+ * (see sdp_log_parse_figure); need_unit: a figure without one is no figure. */
 bool sdp_figure_at(const char *s, size_t len, const char *at, double mult, bool need_unit,
                    double *out);
 /* A decimal number (digits, a point, an exponent, thousands separators ","). */

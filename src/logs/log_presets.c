@@ -1,5 +1,5 @@
-/* curve_presets.c - the lines training frameworks print, read as they print them
- * (curve_line.h). Each preset follows its framework's own logging code, named beside it,
+/* log_presets.c - the lines training frameworks print, read as they print them
+ * (log_line.h). Each preset follows its framework's own logging code, named beside it,
  * and applies its unit rule: torch-based loggers divide by 1024^2 (MB) or 1024^3 (GB,
  * GiB), so their MB and GB are 2^20 and 2^30 bytes; nvidia-smi's MiB and MB are 2^20. */
 #include <ctype.h>
@@ -8,7 +8,7 @@
 #include <strings.h>
 
 #include "base/base.h"
-#include "model/curve_line.h"
+#include "logs/log_line.h"
 
 #define MiB 1048576.0
 
@@ -34,7 +34,7 @@ static bool figure_after(const char *s, size_t len, const char *word, double mul
 /* torchtitan, torchtitan/components/metrics.py MetricsProcessor.log: "memory:" is
  * DeviceMemoryMonitor.get_peak_stats' max_reserved_gib, reserved_bytes.all.peak / 1024^3
  * of the interval since the last log (reset_peak_stats after each line). */
-static bool read_torchtitan(const char *s, size_t len, sdp_curve_record *r, sdp_preset_state *st)
+static bool read_torchtitan(const char *s, size_t len, sdp_log_record *r, sdp_preset_state *st)
 {
     (void)st;
     const char *m = sdp_find_word(s, len, "memory:"), *step = sdp_find_word(s, len, "step:");
@@ -53,7 +53,7 @@ static bool read_torchtitan(const char *s, size_t len, sdp_curve_record *r, sdp_
 
 /* Megatron-LM, megatron/training/utils.py report_memory: torch.cuda.memory_allocated() and
  * the others / (1024 * 1024), printed as "[Rank N] (after N iterations) memory (MB) | ...". */
-static bool read_megatron(const char *s, size_t len, sdp_curve_record *r, sdp_preset_state *st)
+static bool read_megatron(const char *s, size_t len, sdp_log_record *r, sdp_preset_state *st)
 {
     (void)st;
     static const struct { const char *word; enum sdp_field f; } cells[] = {
@@ -83,7 +83,7 @@ static bool read_megatron(const char *s, size_t len, sdp_curve_record *r, sdp_pr
 /* DeepSpeed, deepspeed/runtime/utils.py see_memory_usage: MA (memory_allocated), Max_MA,
  * CA (memory_reserved), Max_CA, each / (1024 * 1024 * 1024) rounded, "GB". Its label is
  * on the line before and the line has no step: the x is the sample's index. */
-static bool read_deepspeed_memory(const char *s, size_t len, sdp_curve_record *r,
+static bool read_deepspeed_memory(const char *s, size_t len, sdp_log_record *r,
                                   sdp_preset_state *st)
 {
     (void)st;
@@ -99,7 +99,7 @@ static bool read_deepspeed_memory(const char *s, size_t len, sdp_curve_record *r
 
 /* DeepSpeed, deepspeed/utils/timer.py ThroughputTimer.stop: "epoch=E/micro_step=M/
  * global_step=G, ..., MemAllocated=XGB, MaxMemAllocated=YGB" (memory_allocated() / 1024**3). */
-static bool read_deepspeed_timer(const char *s, size_t len, sdp_curve_record *r,
+static bool read_deepspeed_timer(const char *s, size_t len, sdp_log_record *r,
                                  sdp_preset_state *st)
 {
     (void)st;
@@ -131,7 +131,7 @@ static const char *skip_spaces(const char *p, const char *end)
  * "memory: N" is _get_max_memory's max_memory_allocated() // (1024 * 1024), reset after
  * each log: MB are 2^20 bytes, no unit printed. "Epoch(train) [E][i/n]" is step
  * (E - 1) * n + i; "Iter(train) [i/n]" is step i. */
-static bool read_mmengine(const char *s, size_t len, sdp_curve_record *r, sdp_preset_state *st)
+static bool read_mmengine(const char *s, size_t len, sdp_log_record *r, sdp_preset_state *st)
 {
     (void)st;
     const char *ep = sdp_find_word(s, len, "Epoch(train)"), *it = sdp_find_word(s, len, "Iter(train)");
@@ -156,7 +156,7 @@ static bool read_mmengine(const char *s, size_t len, sdp_curve_record *r, sdp_pr
 /* Swin Transformer, main.py train_one_epoch: "Train: [E/EPOCHS][i/n] ... mem {memory_used:.0f}MB"
  * with memory_used = max_memory_allocated() / (1024.0 * 1024.0), never reset: a running
  * maximum. Step E * n + i. */
-static bool read_swin(const char *s, size_t len, sdp_curve_record *r, sdp_preset_state *st)
+static bool read_swin(const char *s, size_t len, sdp_log_record *r, sdp_preset_state *st)
 {
     (void)st;
     const char *t = sdp_find_word(s, len, "Train: [");
@@ -185,7 +185,7 @@ static const char *find_text(const char *s, size_t len, const char *needle)
     return NULL;
 }
 
-static bool read_nvsmi_table(const char *s, size_t len, sdp_curve_record *r, sdp_preset_state *st)
+static bool read_nvsmi_table(const char *s, size_t len, sdp_log_record *r, sdp_preset_state *st)
 {
     size_t trimmed = len;
     while (trimmed && s[trimmed - 1] == ' ') trimmed--;
@@ -252,7 +252,7 @@ static bool token_is(const char *t, size_t n, const char *w)
 /* nvidia-smi dmon: "# gpu fb bar1 ..." (or "#Date Time gpu ...", -o DT) then rows. fb is the
  * frame buffer used, in MB (2^20 bytes); dmon's default "mem" column is memory bandwidth
  * utilisation (%), not memory: without fb there is no figure. */
-static bool read_nvsmi_dmon(const char *s, size_t len, sdp_curve_record *r, sdp_preset_state *st)
+static bool read_nvsmi_dmon(const char *s, size_t len, sdp_log_record *r, sdp_preset_state *st)
 {
     const char *tok[SDP_DMON_COLUMNS];
     size_t tl[SDP_DMON_COLUMNS];
@@ -299,7 +299,7 @@ static bool read_nvsmi_dmon(const char *s, size_t len, sdp_curve_record *r, sdp_
     return true;
 }
 
-const sdp_curve_preset sdp_curve_presets[] = {
+const sdp_log_preset sdp_log_presets[] = {
     {"mmengine", "memory: ", "mmengine",
      "2026/05/01 12:00:00 - mmengine - INFO - Epoch(train)  [1][ 50/391]  lr: 1.0000e-02  "
      "eta: 0:10:00  time: 0.5000  data_time: 0.0100  memory: 6814  loss: 2.3026",
@@ -332,4 +332,4 @@ const sdp_curve_preset sdp_curve_presets[] = {
      "# gpu     fb   bar1   ccpm   (then rows:    0  40123      5      0)",
      "device_used: the fb column, MB of 2^20 bytes (run dmon -s m)", read_nvsmi_dmon},
 };
-const size_t sdp_curve_preset_total = SDP_ARRAY_LEN(sdp_curve_presets);
+const size_t sdp_log_preset_total = SDP_ARRAY_LEN(sdp_log_presets);

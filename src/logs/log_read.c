@@ -1,4 +1,4 @@
-/* curve_read.c - memory figures from training logs, streamed (curve_read.h).
+/* log_read.c - memory figures from training logs, streamed (log_read.h).
  *
  * One line at a time through zlib's gzgets (plain files pass through unchanged), a
  * fixed line buffer, and per series a sample store that halves itself when full: the
@@ -14,13 +14,13 @@
 #include <zlib.h>
 
 #include "base/base.h"
-#include "model/curve_line.h"
-#include "model/curve_read.h"
+#include "logs/log_line.h"
+#include "logs/log_read.h"
 
 /* ---------- the fields a log may name ---------- */
 
 #define field sdp_field
-#define record sdp_curve_record
+#define record sdp_log_record
 #define record_set sdp_record_set
 #define parse_number sdp_parse_number
 #define parse_timestamp sdp_parse_timestamp
@@ -136,7 +136,7 @@ bool parse_number(const char *s, size_t len, double *out, size_t *used)
     return true;
 }
 
-bool sdp_curve_parse_figure(const char *s, size_t len, double mult, double *out, size_t *used)
+bool sdp_log_parse_figure(const char *s, size_t len, double mult, double *out, size_t *used)
 {
     static const struct { const char *unit; double mult; } units[] = {
         {"b", 1}, {"bytes", 1}, {"k", 1024.0}, {"kb", 1024.0}, {"kib", 1024.0},
@@ -192,7 +192,7 @@ bool sdp_figure_at(const char *s, size_t len, const char *at, double mult, bool 
     while (j < len && s[j] == ' ') j++;
     if (need_unit && !(j < len && isalpha((unsigned char)s[j]))) return false;
     size_t used;
-    if (!sdp_curve_parse_figure(s + off, len - off, mult, out, &used)) return false;
+    if (!sdp_log_parse_figure(s + off, len - off, mult, out, &used)) return false;
     return !need_unit || used > k;   /* a word after the number that is no unit: no figure */
 }
 
@@ -261,7 +261,7 @@ static bool field_value(enum field f, const char *s, size_t len, double mult, do
     }
     if (f == F_STEP || f == F_RANK || f == F_GPU || f == F_RETRIES || f == F_OOMS)
         return parse_number(s, len, out, used) && *out < 1e15;
-    return sdp_curve_parse_figure(s, len, mult, out, used);
+    return sdp_log_parse_figure(s, len, mult, out, used);
 }
 
 /* ---------- text lines: key=value, key: value, key value ---------- */
@@ -375,7 +375,7 @@ static enum field classify_key(const char *k, size_t n, double *mult)
     size_t used;
     f = classify(k, (size_t)(open - k), mult);
     /* "max_reserved(%)" is no byte figure: only a byte unit in the parentheses reads */
-    if (!is_memory(f) || pl <= 0 || !sdp_curve_parse_figure(probe, (size_t)pl, 1, &unit, &used) ||
+    if (!is_memory(f) || pl <= 0 || !sdp_log_parse_figure(probe, (size_t)pl, 1, &unit, &used) ||
         used != (size_t)pl)
         return F_NONE;
     *mult = unit;
@@ -563,7 +563,7 @@ static enum field header_field(const char *c, size_t n, double *mult)
     for (const char *p = br + 1; p < c + n && *p != ']' && ul < sizeof unit - 3; p++) unit[ul++] = *p;
     char probe[24];
     int pl = snprintf(probe, sizeof probe, "1 %.*s", (int)ul, unit);
-    if (pl > 0 && sdp_curve_parse_figure(probe, (size_t)pl, one, &v, &used)) *mult = v;
+    if (pl > 0 && sdp_log_parse_figure(probe, (size_t)pl, one, &v, &used)) *mult = v;
     return f;
 }
 
@@ -607,17 +607,17 @@ static void parse_csv(const csv_header *h, const char *s, size_t len, record *r)
 /* ---------- series and samples ---------- */
 
 /* A new series for (file, rank, gpu), numbered run. */
-static sdp_curve_series *new_series(sdp_curve_log *log, size_t file, int64_t rank, int64_t gpu,
+static sdp_log_series *new_series(sdp_log *log, size_t file, int64_t rank, int64_t gpu,
                                     int64_t run, sd_error *err)
 {
-    if (log->n_series >= SDP_CURVE_MAX_SERIES) {
+    if (log->n_series >= SDP_LOG_MAX_SERIES) {
         sdp_fail(err, SD_ELIMIT, SD_NO_OFFSET, "more than %d series (ranks, GPUs or runs)",
-                 SDP_CURVE_MAX_SERIES);
+                 SDP_LOG_MAX_SERIES);
         return NULL;
     }
     if (log->n_series == log->cap_series) {
         size_t cap = log->cap_series ? log->cap_series * 2 : 8;
-        sdp_curve_series *ns = realloc(log->series, cap * sizeof *ns);
+        sdp_log_series *ns = realloc(log->series, cap * sizeof *ns);
         if (!ns) {
             sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
             return NULL;
@@ -625,7 +625,7 @@ static sdp_curve_series *new_series(sdp_curve_log *log, size_t file, int64_t ran
         log->series = ns;
         log->cap_series = cap;
     }
-    sdp_curve_series *s = &log->series[log->n_series++];
+    sdp_log_series *s = &log->series[log->n_series++];
     memset(s, 0, sizeof *s);
     s->file = file;
     s->rank = rank;
@@ -636,17 +636,17 @@ static sdp_curve_series *new_series(sdp_curve_log *log, size_t file, int64_t ran
 }
 
 /* The latest run of (file, rank, gpu), made when there is none. */
-static sdp_curve_series *find_series(sdp_curve_log *log, size_t file, int64_t rank, int64_t gpu,
+static sdp_log_series *find_series(sdp_log *log, size_t file, int64_t rank, int64_t gpu,
                                      sd_error *err)
 {
     for (size_t i = log->n_series; i-- > 0;) {
-        sdp_curve_series *s = &log->series[i];
+        sdp_log_series *s = &log->series[i];
         if (s->file == file && s->rank == rank && s->gpu == gpu) return s;
     }
     return new_series(log, file, rank, gpu, 0, err);
 }
 
-static void halve(sdp_curve_series *s)
+static void halve(sdp_log_series *s)
 {
     size_t m = 0;
     for (size_t i = 0; i + 1 < s->n; i += 2, m++) {
@@ -666,7 +666,7 @@ static void halve(sdp_curve_series *s)
     s->stride *= 2;
 }
 
-static sd_status store(sdp_curve_series *s, size_t max_samples, sd_error *err)
+static sd_status store(sdp_log_series *s, size_t max_samples, sd_error *err)
 {
     if (s->n == s->cap) {
         if (s->cap >= max_samples) {
@@ -693,7 +693,7 @@ static sd_status store(sdp_curve_series *s, size_t max_samples, sd_error *err)
     return SD_OK;
 }
 
-static sd_status add_sample(sdp_curve_series *s, size_t max_samples, double x, double v, double gap,
+static sd_status add_sample(sdp_log_series *s, size_t max_samples, double x, double v, double gap,
                             sd_error *err)
 {
     if (s->pend_n == 0) {
@@ -710,21 +710,21 @@ static sd_status add_sample(sdp_curve_series *s, size_t max_samples, double x, d
     return SD_OK;
 }
 
-void sdp_curve_log_finish(sdp_curve_log *log)
+void sdp_log_finish(sdp_log *log)
 {
     for (size_t i = 0; i < log->n_series; i++) {
-        sdp_curve_series *s = &log->series[i];
+        sdp_log_series *s = &log->series[i];
         if (s->pend_n) store(s, log->max_samples, NULL);
     }
 }
 
-void sdp_curve_log_init(sdp_curve_log *log, size_t max_samples)
+void sdp_log_init(sdp_log *log, size_t max_samples)
 {
     memset(log, 0, sizeof *log);
-    log->max_samples = max_samples >= 16 ? max_samples : SDP_CURVE_DEFAULT_MAX_SAMPLES;
+    log->max_samples = max_samples >= 16 ? max_samples : SDP_LOG_DEFAULT_MAX_SAMPLES;
 }
 
-void sdp_curve_log_free(sdp_curve_log *log)
+void sdp_log_free(sdp_log *log)
 {
     for (size_t i = 0; i < log->n_series; i++) {
         free(log->series[i].x);
@@ -737,19 +737,19 @@ void sdp_curve_log_free(sdp_curve_log *log)
     memset(log, 0, sizeof *log);
 }
 
-const char *sdp_curve_format_name(sdp_curve_format f)
+const char *sdp_log_format_name(sdp_log_format f)
 {
     switch (f) {
-    case SDP_CURVE_TEXT: return "text";
-    case SDP_CURVE_JSONL: return "jsonl";
-    case SDP_CURVE_CSV: return "csv";
-    case SDP_CURVE_NVSMI: return "nvidia-smi";
-    case SDP_CURVE_AUTO: break;
+    case SDP_LOG_TEXT: return "text";
+    case SDP_LOG_JSONL: return "jsonl";
+    case SDP_LOG_CSV: return "csv";
+    case SDP_LOG_NVSMI: return "nvidia-smi";
+    case SDP_LOG_AUTO: break;
     }
     return "auto";
 }
 
-const char *sdp_curve_measure_name(sdp_curve_measure m)
+const char *sdp_log_measure_name(sdp_log_measure m)
 {
     static const char *const names[] = {"allocated", "reserved", "max_allocated",
                                         "max_reserved", "device_used", "device_free"};
@@ -765,11 +765,11 @@ typedef struct user_pattern user_pattern;   /* --pattern, below */
 /* What one file's reading remembers. */
 typedef struct file_ctx {
     size_t file;
-    sdp_curve_format format;
+    sdp_log_format format;
     bool seconds;                 /* CSV: time is the x */
     bool has_t0;
     double t0;
-    const sdp_curve_preset *preset;   /* the framework's format, once a line of it gave a figure */
+    const sdp_log_preset *preset;   /* the framework's format, once a line of it gave a figure */
     sdp_preset_state st;
     bool claimed;                 /* a preset claimed some line */
     bool generic;                 /* key=value text gave a sample: no preset is tried again */
@@ -780,7 +780,7 @@ typedef struct file_ctx {
 
 /* One record into its series. A step lower than the series' last starts a new run (a
  * restart, or a resume from an earlier checkpoint). */
-static sd_status take(sdp_curve_log *log, file_ctx *fc, record *r, sdp_curve_axis axis,
+static sd_status take(sdp_log *log, file_ctx *fc, record *r, sdp_log_axis axis,
                       int64_t prefix_rank, bool *took, sd_error *err)
 {
     *took = false;
@@ -797,15 +797,15 @@ static sd_status take(sdp_curve_log *log, file_ctx *fc, record *r, sdp_curve_axi
         x = r->v[F_STEP];
     }
     int64_t rank = r->has[F_RANK] ? (int64_t)r->v[F_RANK] : prefix_rank;
-    int64_t gpu = r->has[F_GPU] && (fc->format == SDP_CURVE_NVSMI || fc->preset || fc->pattern ||
+    int64_t gpu = r->has[F_GPU] && (fc->format == SDP_LOG_NVSMI || fc->preset || fc->pattern ||
                                     r->per_gpu)
                   ? (int64_t)r->v[F_GPU] : -1;
-    sdp_curve_series *s = find_series(log, fc->file, rank, gpu, err);
+    sdp_log_series *s = find_series(log, fc->file, rank, gpu, err);
     if (!s) return err ? err->code : SD_ENOMEM;
-    if (axis == SDP_AXIS_STEP && s->n_raw && x < s->last_x && s->run + 1 < SDP_CURVE_MAX_RUNS &&
+    if (axis == SDP_AXIS_STEP && s->n_raw && x < s->last_x && s->run + 1 < SDP_LOG_MAX_RUNS &&
         s->axis == axis && r->has[measure_field[s->measure]]) {   /* a new run gets this sample */
         /* the step went back: a restart, or a resume from an earlier checkpoint */
-        sdp_curve_measure m = s->measure;
+        sdp_log_measure m = s->measure;
         s = new_series(log, fc->file, rank, gpu, s->run + 1, err);
         if (!s) return err ? err->code : SD_ENOMEM;
         s->axis = axis;
@@ -813,9 +813,9 @@ static sd_status take(sdp_curve_log *log, file_ctx *fc, record *r, sdp_curve_axi
     }
     if (s->n_raw == 0) {
         s->axis = axis;
-        s->measure = SDP_CURVE_ALLOCATED;
+        s->measure = SDP_LOG_ALLOCATED;
         for (size_t m = 0; m < SDP_ARRAY_LEN(measure_field); m++)
-            if (r->has[measure_field[m]]) { s->measure = (sdp_curve_measure)m; break; }
+            if (r->has[measure_field[m]]) { s->measure = (sdp_log_measure)m; break; }
     }
     if (s->axis != axis) return SD_OK;
     enum field main = measure_field[s->measure];
@@ -888,7 +888,7 @@ static gzFile open_input(const char *path, sd_error *err)
 
 typedef struct reader {
     gzFile f;
-    char *buf;                /* the line, SDP_CURVE_MAX_LINE bytes */
+    char *buf;                /* the line, SDP_LOG_MAX_LINE bytes */
     char *join;               /* a CSV record of several lines (csv_join), or NULL */
     char *blk;                /* what gzread gave, READ_BLOCK bytes */
     size_t blk_len, blk_pos;
@@ -926,7 +926,7 @@ static bool next_line(reader *r, size_t *len, bool *too_long, bool *cut)
         size_t avail = r->blk_len - r->blk_pos;
         const char *e = memchr(p, '\n', avail);
         size_t part = e ? (size_t)(e - p) : avail;
-        size_t room = SDP_CURVE_MAX_LINE - 1 - n;
+        size_t room = SDP_LOG_MAX_LINE - 1 - n;
         size_t c = part < room ? part : room;
         memcpy(r->buf + n, p, c);
         n += c;
@@ -960,7 +960,7 @@ static size_t clean_line(char *s, size_t n);
  * went past are read as lines again, so one quote cannot swallow the file). */
 static char *csv_join(reader *rd, const char *s, size_t *len, bool *cut, const char **why)
 {
-    if (!rd->join && !(rd->join = malloc(SDP_CURVE_MAX_LINE))) {
+    if (!rd->join && !(rd->join = malloc(SDP_LOG_MAX_LINE))) {
         *why = "out of memory joining a quoted CSV field";
         return NULL;
     }
@@ -976,7 +976,7 @@ static char *csv_join(reader *rd, const char *s, size_t *len, bool *cut, const c
             return NULL;
         }
         l = clean_line(rd->buf, l);
-        if (too_long || n + 1 + l >= SDP_CURVE_MAX_LINE) {
+        if (too_long || n + 1 + l >= SDP_LOG_MAX_LINE) {
             *why = "a quoted CSV field longer than 64 KiB (a stray quote?)";
             return NULL;
         }
@@ -1107,7 +1107,7 @@ static double oom_before(const char *s, size_t len, const char *phrase)
  *   CUDA out of memory. Tried to allocate 50.00 MiB (GPU 0; 22.38 GiB total capacity;
  *   22.18 GiB already allocated; 16.81 MiB free; 22.20 GiB reserved in total by PyTorch)
  * and HIP's and XPU's alike; "CUDA error: out of memory" from a kernel or cuBLAS. */
-static bool oom_line(const char *s, size_t len, sdp_curve_oom *o)
+static bool oom_line(const char *s, size_t len, sdp_log_oom *o)
 {
     static const char *const kinds[] = {"CUDA", "HIP", "XPU"};
     const char *at = NULL;
@@ -1146,18 +1146,18 @@ static bool same_figure(double a, double b) { return (isnan(a) && isnan(b)) || a
 
 /* One OOM per error: the same message again (a traceback printed twice, torchrun's
  * summary) is not a second one. */
-static void note_oom(sdp_curve_log *log, const sdp_curve_oom *o)
+static void note_oom(sdp_log *log, const sdp_log_oom *o)
 {
     for (size_t i = 0; i < log->n_ooms; i++) {
-        const sdp_curve_oom *p = &log->ooms[i];
+        const sdp_log_oom *p = &log->ooms[i];
         if (p->file == o->file && p->rank == o->rank && p->line + 200 > o->line &&
             same_figure(p->tried, o->tried) && same_figure(p->free, o->free))
             return;
     }
     log->ooms_seen++;
-    if (log->n_ooms >= SDP_CURVE_MAX_OOMS) return;
+    if (log->n_ooms >= SDP_LOG_MAX_OOMS) return;
     if (!log->ooms) {
-        log->ooms = malloc(SDP_CURVE_MAX_OOMS * sizeof *log->ooms);
+        log->ooms = malloc(SDP_LOG_MAX_OOMS * sizeof *log->ooms);
         if (!log->ooms) return;   /* the count stays right */
     }
     log->ooms[log->n_ooms++] = *o;
@@ -1231,7 +1231,7 @@ static bool pattern_read(const user_pattern *up, const char *s, record *r)
         int pl = snprintf(probe, sizeof probe, "1 %.*s", n < 30 ? n : 30, s + m[up->unit_group].rm_so);
         double v;
         size_t used;
-        if (pl > 0 && sdp_curve_parse_figure(probe, (size_t)pl, 1, &v, &used) && used == (size_t)pl)
+        if (pl > 0 && sdp_log_parse_figure(probe, (size_t)pl, 1, &v, &used) && used == (size_t)pl)
             mult = v;
         else
             r->bad = "--pattern: a unit that is not one (B, KiB, MB, GiB...)";
@@ -1253,16 +1253,16 @@ static bool pattern_read(const user_pattern *up, const char *s, record *r)
 
 /* ---------- the reader ---------- */
 
-static const char *looked_for(sdp_curve_format f)
+static const char *looked_for(sdp_log_format f)
 {
     switch (f) {
-    case SDP_CURVE_NVSMI:
+    case SDP_LOG_NVSMI:
         return "nvidia-smi CSV rows with timestamp, index and memory.used";
-    case SDP_CURVE_CSV:
+    case SDP_LOG_CSV:
         return "a CSV header naming a step (step, global_step, iteration, iter) or time column "
                "and a memory column (allocated, reserved, memory_allocated, ..., with a unit "
                "suffix such as _mib)";
-    case SDP_CURVE_JSONL:
+    case SDP_LOG_JSONL:
         return "JSON objects with a step (step, global_step, iteration, iter) and allocated, "
                "memory_allocated, reserved, memory_reserved or allocated_bytes.all.current";
     default: break;
@@ -1292,8 +1292,8 @@ static void read_text_line(file_ctx *fc, const char *s, size_t len, record *r)
         fc->preset->read(s, len, r, &fc->st);
         return;
     }
-    for (size_t i = 0; !fc->generic && i < sdp_curve_preset_total; i++) {
-        const sdp_curve_preset *p = &sdp_curve_presets[i];
+    for (size_t i = 0; !fc->generic && i < sdp_log_preset_total; i++) {
+        const sdp_log_preset *p = &sdp_log_presets[i];
         if (p->key && !contains(s, len, p->key)) continue;
         memset(r, 0, sizeof *r);
         if (!p->read(s, len, r, &fc->st)) continue;
@@ -1307,11 +1307,11 @@ static void read_text_line(file_ctx *fc, const char *s, size_t len, record *r)
     parse_text(s, len, r);
 }
 
-static sdp_curve_axis axis_of(const file_ctx *fc, const record *r)
+static sdp_log_axis axis_of(const file_ctx *fc, const record *r)
 {
-    if (fc->format == SDP_CURVE_CSV || fc->format == SDP_CURVE_NVSMI)
+    if (fc->format == SDP_LOG_CSV || fc->format == SDP_LOG_NVSMI)
         return fc->seconds ? SDP_AXIS_SECOND : SDP_AXIS_STEP;
-    if (fc->format == SDP_CURVE_JSONL)
+    if (fc->format == SDP_LOG_JSONL)
         return !r->has[F_STEP] && r->has[F_TIME] ? SDP_AXIS_SECOND : SDP_AXIS_STEP;
     if (r->by_sample) return SDP_AXIS_SAMPLE;
     if ((fc->preset || fc->pattern) && !r->has[F_STEP] && r->has[F_TIME]) return SDP_AXIS_SECOND;
@@ -1357,9 +1357,9 @@ static void note_shape(shapes *sh, const char *s, size_t len)
 {
     if (sh->lines >= SHAPE_LINES) return;
     sh->lines++;
-    for (size_t p = 0; p < sdp_curve_preset_total && p < 16; p++)
-        if ((sdp_curve_presets[p].key && contains(s, len, sdp_curve_presets[p].key)) ||
-            contains(s, len, sdp_curve_presets[p].hint))
+    for (size_t p = 0; p < sdp_log_preset_total && p < 16; p++)
+        if ((sdp_log_presets[p].key && contains(s, len, sdp_log_presets[p].key)) ||
+            contains(s, len, sdp_log_presets[p].hint))
             sh->key_hits[p]++;
     char shp[SHAPE_LEN + 1];
     shape_of(s, len, shp);
@@ -1376,11 +1376,11 @@ static void note_shape(shapes *sh, const char *s, size_t len)
 static void describe_shapes(const shapes *sh, char *buf, size_t size)
 {
     size_t k = 0, best = SIZE_MAX;
-    for (size_t p = 0; p < sdp_curve_preset_total && p < 16; p++)
+    for (size_t p = 0; p < sdp_log_preset_total && p < 16; p++)
         if (sh->key_hits[p] && (best == SIZE_MAX || sh->key_hits[p] > sh->key_hits[best])) best = p;
     int w = best != SIZE_MAX
             ? snprintf(buf, size, "closest format: %s (its words in %llu line%s)",
-                       sdp_curve_presets[best].name,
+                       sdp_log_presets[best].name,
                        (unsigned long long)sh->key_hits[best], sh->key_hits[best] == 1 ? "" : "s")
             : snprintf(buf, size, "no format's words appear (or give --pattern)");
     if (w < 0 || (size_t)w >= size) return;
@@ -1406,8 +1406,8 @@ static const char wandb_percent_why[] =
     "log memoryAllocatedBytes (newer wandb) or the torch figures";
 
 /* A wandb line's GPUs, each into its own series (device_used, seconds from _timestamp). */
-static sd_status take_gpus(sdp_curve_log *log, file_ctx *fc, const record *r,
-                           sdp_curve_file_info *info, sd_error *err)
+static sd_status take_gpus(sdp_log *log, file_ctx *fc, const record *r,
+                           sdp_log_file_info *info, sd_error *err)
 {
     for (int g = 0; g < r->gpus; g++) {
         if (isnan(r->gpu_used[g])) continue;
@@ -1425,7 +1425,7 @@ static sd_status take_gpus(sdp_curve_log *log, file_ctx *fc, const record *r,
     return SD_OK;
 }
 
-static void count_bad(sdp_curve_file_info *info, uint64_t line, const char *why)
+static void count_bad(sdp_log_file_info *info, uint64_t line, const char *why)
 {
     if (!info->bad_lines) {
         info->first_bad_line = line;
@@ -1460,8 +1460,8 @@ static bool doc_append(doc_buf *d, const char *s, size_t len)
 
 /* transformers' TrainerState.save_to_json (json.dumps(asdict(state), indent=2)): each entry
  * of "log_history" (Trainer.log: the logs plus "step" and "epoch") is a record. */
-static sd_status read_log_history(sdp_curve_log *log, file_ctx *fc, const doc_buf *d,
-                                  sdp_curve_file_info *info, sd_error *err)
+static sd_status read_log_history(sdp_log *log, file_ctx *fc, const doc_buf *d,
+                                  sdp_log_file_info *info, sd_error *err)
 {
     const char *k = d->p ? strstr(d->p, "\"log_history\"") : NULL;
     if (!k) return SD_OK;
@@ -1498,14 +1498,14 @@ static sd_status read_log_history(sdp_curve_log *log, file_ctx *fc, const doc_bu
     return SD_OK;
 }
 
-sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
-                         sdp_curve_format format, sdp_curve_file_info *info, sd_error *err)
+sd_status sdp_log_read(sdp_log *log, const char *path, size_t file,
+                         sdp_log_format format, sdp_log_file_info *info, sd_error *err)
 {
     memset(info, 0, sizeof *info);
     reader rd = {0};
     rd.f = open_input(path, err);
     if (!rd.f) return SD_EIO;
-    rd.buf = malloc(SDP_CURVE_MAX_LINE);
+    rd.buf = malloc(SDP_LOG_MAX_LINE);
     rd.blk = malloc(READ_BLOCK);
     if (!rd.buf || !rd.blk) {
         free(rd.buf);
@@ -1526,7 +1526,7 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
             return ps;
         }
         fc.pattern = &up;
-        fc.format = SDP_CURVE_TEXT;
+        fc.format = SDP_LOG_TEXT;
     }
     csv_header h;
     bool have_header = false;
@@ -1553,27 +1553,27 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
                 doc_append(&doc, s, len);
                 continue;
             }
-            if ((fc.format == SDP_CURVE_AUTO || fc.format == SDP_CURVE_JSONL) && !info->samples &&
+            if ((fc.format == SDP_LOG_AUTO || fc.format == SDP_LOG_JSONL) && !info->samples &&
                 !fc.pattern && len - b == 1 && s[b] == '{' && rd.line == 1) {
                 in_doc = true;                 /* a pretty-printed JSON document */
-                fc.format = SDP_CURVE_JSONL;
+                fc.format = SDP_LOG_JSONL;
                 doc_append(&doc, s, len);
                 continue;
             }
-            if (fc.format == SDP_CURVE_AUTO) {
-                if (s[b] == '{') fc.format = SDP_CURVE_JSONL;
+            if (fc.format == SDP_LOG_AUTO) {
+                if (s[b] == '{') fc.format = SDP_LOG_JSONL;
                 else if (looks_like_csv_header(s, len, &h))
                     fc.format = contains(s, len, "memory.used") || contains(s, len, "memory.free")
-                                ? SDP_CURVE_NVSMI : SDP_CURVE_CSV;
-                else fc.format = SDP_CURVE_TEXT;
+                                ? SDP_LOG_NVSMI : SDP_LOG_CSV;
+                else fc.format = SDP_LOG_TEXT;
             }
-            if ((fc.format == SDP_CURVE_CSV || fc.format == SDP_CURVE_NVSMI) &&
+            if ((fc.format == SDP_LOG_CSV || fc.format == SDP_LOG_NVSMI) &&
                 csv_quote_open(s, len, false)) {
                 line_no = rd.line;
                 char *whole = csv_join(&rd, s, &len, &cut, &r.bad);
                 if (whole) s = whole;
             }
-            if ((fc.format == SDP_CURVE_CSV || fc.format == SDP_CURVE_NVSMI) && !have_header &&
+            if ((fc.format == SDP_LOG_CSV || fc.format == SDP_LOG_NVSMI) && !have_header &&
                 !r.bad) {
                 if (!csv_parse_header(s, len, &h)) continue;   /* preamble before the header */
                 have_header = true;
@@ -1582,7 +1582,7 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
                 fc.seconds = !has_step;
                 continue;
             }
-            if (fc.format == SDP_CURVE_JSONL || (fc.format == SDP_CURVE_TEXT && s[b] == '{')) {
+            if (fc.format == SDP_LOG_JSONL || (fc.format == SDP_LOG_TEXT && s[b] == '{')) {
                 parse_jsonl(s, len, &r);
                 if (!r.bad && r.gpus) {   /* wandb: one sample per GPU of the line */
                     st = take_gpus(log, &fc, &r, info, err);
@@ -1597,11 +1597,11 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
                 } else if (r.bad) {
                     r.bad = "a JSON line that does not parse (cut short?)";
                 }
-            } else if (fc.format == SDP_CURVE_TEXT) {
+            } else if (fc.format == SDP_LOG_TEXT) {
                 size_t skip;
                 prank = rank_prefix(s, len, &skip);
                 if (contains(s, len, "out of memory") || contains(s, len, "OutOfMemoryError")) {
-                    sdp_curve_oom o;
+                    sdp_log_oom o;
                     if (oom_line(s, len, &o)) {
                         o.file = file;
                         o.line = rd.line;
@@ -1621,13 +1621,13 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
         bool took = false;
         if (!r.bad) {
             st = take(log, &fc, &r, axis_of(&fc, &r), prank, &took, err);
-            if (st == SD_OK && !took && fc.format != SDP_CURVE_TEXT && has_memory(&r))
+            if (st == SD_OK && !took && fc.format != SDP_LOG_TEXT && has_memory(&r))
                 r.bad = "a memory figure without a step or time";
         }
         if (r.bad) count_bad(info, line_no, r.bad);
         info->samples += took;
         if (!info->samples && sh && !too_long) note_shape(sh, s, len);
-        fc.generic |= took && fc.format == SDP_CURVE_TEXT && !fc.preset;
+        fc.generic |= took && fc.format == SDP_LOG_TEXT && !fc.preset;
     }
     if (st == SD_OK && in_doc) {
         if (doc.too_big)
@@ -1641,7 +1641,7 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
         st = sdp_fail(err, SD_EIO, SD_NO_OFFSET, "read error after line %llu (a damaged gzip "
                       "stream?)", (unsigned long long)rd.line);
     info->lines = rd.line;
-    info->format = fc.format == SDP_CURVE_AUTO ? SDP_CURVE_TEXT : fc.format;
+    info->format = fc.format == SDP_LOG_AUTO ? SDP_LOG_TEXT : fc.format;
     free(rd.buf);
     free(rd.blk);
     free(rd.join);
@@ -1651,7 +1651,7 @@ sd_status sdp_curve_read(sdp_curve_log *log, const char *path, size_t file,
                    : fc.wandb ? "wandb" : info->preset;
     if (st == SD_OK && info->samples == 0) {
         char more[256] = "";
-        if (sh && fc.format == SDP_CURVE_TEXT && sh->lines) describe_shapes(sh, more, sizeof more);
+        if (sh && fc.format == SDP_LOG_TEXT && sh->lines) describe_shapes(sh, more, sizeof more);
         if (fc.claimed_why)
             st = sdp_fail(err, SD_ESNAPSHOT, SD_NO_OFFSET, "no memory figure in %llu lines: %s",
                           (unsigned long long)info->lines, fc.claimed_why);

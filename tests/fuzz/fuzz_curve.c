@@ -1,4 +1,4 @@
-/* fuzz_curve.c - libFuzzer target for the training-log reader (src/model/curve_read.c:
+/* fuzz_curve.c - libFuzzer target for the training-log reader (src/logs/log_read.c:
  * text lines, JSON Lines, CSV, nvidia-smi CSV, gzip) and the curve analysis and views
  * (src/analysis/curve.c, src/render/curve_*.c).
  *

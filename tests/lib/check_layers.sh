@@ -1,17 +1,20 @@
 #!/bin/sh
 # check_layers.sh - the layers of libsnapdiff call only downwards.
 #
-# Order: base, pickle, source, model, analysis, render, cli. A file in src/LAYER may
-# include "OTHER/x.h" only when OTHER comes no later than LAYER. Above the model nothing
-# sees the pickle reader's value tree (pickle/*.h): the model is the only reader of it.
+# Order: base, pickle, source, logs, model, alloc, analysis, render, cli. A file in
+# src/LAYER may include "OTHER/x.h" only when OTHER comes no later than LAYER. Above the
+# model nothing sees the pickle reader's value tree (pickle/*.h): the model is the only
+# reader of it. logs (training logs) and model (snapshots) are two inputs side by side:
+# logs uses base only, and the model does not use logs. alloc, the allocator model, sits
+# below the analyses that run it (replay, frag, plan).
 # Renderers (src/render) call no analysis entry point (see the end).
 # Usage: check_layers.sh SRC_DIR
 set -eu
 src=${1:?usage: check_layers.sh SRC_DIR}
 rank() {
     case $1 in
-    base) echo 0 ;; pickle) echo 1 ;; source) echo 2 ;; model) echo 3 ;;
-    analysis) echo 4 ;; render) echo 5 ;; cli) echo 6 ;; *) echo -1 ;;
+    base) echo 0 ;; pickle) echo 1 ;; source) echo 2 ;; logs) echo 3 ;; model) echo 4 ;;
+    alloc) echo 5 ;; analysis) echo 6 ;; render) echo 7 ;; cli) echo 8 ;; *) echo -1 ;;
     esac
 }
 bad=0
@@ -41,10 +44,10 @@ trap 'rm -f "$defs" "$ranks"' EXIT
     BEGIN { while ((getline line < defs) > 0) { split(line, a, " "); layer[a[2]] = layer[a[2]] " " a[1] } }
     { hs[$1] = 1; if ($2 in layer) { n = split(layer[$2], l, " "); for (k = 1; k <= n; k++) seen[$1 SUBSEP l[k]] = 1 } }
     END {
-        split("base pickle source model analysis render", order, " ")
+        nl = split("base pickle source logs model alloc analysis render", order, " ")
         for (h in hs) {
             found = ""; r = -1; cnt = 0
-            for (k = 1; k <= 6; k++) if ((h SUBSEP order[k]) in seen) { found = found " " order[k]; r = k - 1; cnt++ }
+            for (k = 1; k <= nl; k++) if ((h SUBSEP order[k]) in seen) { found = found " " order[k]; r = k - 1; cnt++ }
             if (cnt > 1) { print "check_layers: snapdiff/" h " declares functions of several layers (" substr(found, 2) "): split it" > "/dev/stderr"; r = 99 }
             print h, r
         }
@@ -106,8 +109,14 @@ for dir in "$src"/*/; do
             if [ "$theirs" -lt 0 ] || [ "$theirs" -gt "$mine" ]; then
                 echo "check_layers: $f ($layer) includes $inc/: only earlier layers may be called"
                 bad=1
-            elif [ "$inc" = pickle ] && [ "$mine" -gt 3 ]; then
+            elif [ "$inc" = pickle ] && [ "$layer" != model ] && [ "$layer" != pickle ]; then
                 echo "check_layers: $f ($layer) includes pickle/: only the model reads the value tree"
+                bad=1
+            elif [ "$layer" = logs ] && [ "$inc" != base ] && [ "$inc" != logs ]; then
+                echo "check_layers: $f (logs) includes $inc/: the log reader uses base only"
+                bad=1
+            elif [ "$layer" = model ] && [ "$inc" = logs ]; then
+                echo "check_layers: $f (model) includes logs/: snapshots and logs are separate inputs"
                 bad=1
             fi
         done

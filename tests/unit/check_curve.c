@@ -1,5 +1,5 @@
 /* check_curve.c - unit tests of `snapdiff curve`'s reader and statistics (curve.h,
- * model/curve_read.h): figures and units, bounded merging, verdicts on made-up curves,
+ * logs/log_read.h): figures and units, bounded merging, verdicts on made-up curves,
  * Sen's interval, the limits file. */
 #include <check.h>
 #include <math.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/curve_line.h"
-#include "model/curve_read.h"
+#include "logs/log_line.h"
+#include "logs/log_read.h"
 #include "snapdiff/curve.h"
 
 #include "check_helpers.h"
@@ -17,17 +17,17 @@ START_TEST(figures_and_units)
 {
     double v;
     size_t used;
-    ck_assert(sdp_curve_parse_figure("23.5G", 5, 1, &v, &used) && v == 23.5 * 1073741824.0);
-    ck_assert(sdp_curve_parse_figure("2 GB", 4, 1, &v, &used) && v == 2.0 * 1073741824.0);
-    ck_assert(sdp_curve_parse_figure("512KiB", 6, 1, &v, &used) && v == 512 * 1024.0);
-    ck_assert(sdp_curve_parse_figure("100", 3, 1048576.0, &v, &used) && v == 100 * 1048576.0);
-    ck_assert(sdp_curve_parse_figure("7 steps", 7, 1, &v, &used) && v == 7 && used == 1);
-    ck_assert(!sdp_curve_parse_figure("1e400", 5, 1, &v, &used));
-    ck_assert(!sdp_curve_parse_figure("17179869184TiB", 14, 1, &v, &used));
-    ck_assert(!sdp_curve_parse_figure("1.5.5", 5, 1, &v, &used));
-    ck_assert(!sdp_curve_parse_figure("-5", 2, 1, &v, &used));
-    ck_assert(!sdp_curve_parse_figure("G", 1, 1, &v, &used));
-    ck_assert(sdp_curve_parse_figure("0 bytes is", 10, 1, &v, &used) && v == 0 && used == 7);
+    ck_assert(sdp_log_parse_figure("23.5G", 5, 1, &v, &used) && v == 23.5 * 1073741824.0);
+    ck_assert(sdp_log_parse_figure("2 GB", 4, 1, &v, &used) && v == 2.0 * 1073741824.0);
+    ck_assert(sdp_log_parse_figure("512KiB", 6, 1, &v, &used) && v == 512 * 1024.0);
+    ck_assert(sdp_log_parse_figure("100", 3, 1048576.0, &v, &used) && v == 100 * 1048576.0);
+    ck_assert(sdp_log_parse_figure("7 steps", 7, 1, &v, &used) && v == 7 && used == 1);
+    ck_assert(!sdp_log_parse_figure("1e400", 5, 1, &v, &used));
+    ck_assert(!sdp_log_parse_figure("17179869184TiB", 14, 1, &v, &used));
+    ck_assert(!sdp_log_parse_figure("1.5.5", 5, 1, &v, &used));
+    ck_assert(!sdp_log_parse_figure("-5", 2, 1, &v, &used));
+    ck_assert(!sdp_log_parse_figure("G", 1, 1, &v, &used));
+    ck_assert(sdp_log_parse_figure("0 bytes is", 10, 1, &v, &used) && v == 0 && used == 7);
 }
 END_TEST
 
@@ -178,15 +178,15 @@ START_TEST(limits_file)
 END_TEST
 
 /* Read `text` as one log; the first series' first kept sample. */
-static sdp_curve_series *read_one(sdp_curve_log *log, const char *text, sdp_curve_format *fmt)
+static sdp_log_series *read_one(sdp_log *log, const char *text, sdp_log_format *fmt)
 {
     char *path = sdp_test_write_temp(text, strlen(text));
-    sdp_curve_log_init(log, 0);
-    sdp_curve_file_info info;
+    sdp_log_init(log, 0);
+    sdp_log_file_info info;
     sd_error err;
     sd_error_clear(&err);
-    ck_assert_int_eq(sdp_curve_read(log, path, 0, SDP_CURVE_AUTO, &info, &err), SD_OK);
-    sdp_curve_log_finish(log);
+    ck_assert_int_eq(sdp_log_read(log, path, 0, SDP_LOG_AUTO, &info, &err), SD_OK);
+    sdp_log_finish(log);
     remove(path);
     free(path);
     *fmt = info.format;
@@ -196,48 +196,48 @@ static sdp_curve_series *read_one(sdp_curve_log *log, const char *text, sdp_curv
 
 START_TEST(each_format)
 {
-    sdp_curve_log log;
-    sdp_curve_format f;
+    sdp_log log;
+    sdp_log_format f;
     const double G = 1073741824.0;
-    sdp_curve_series *s = read_one(&log, "step=1200 alloc=23.41G reserved=30.02G\n"
+    sdp_log_series *s = read_one(&log, "step=1200 alloc=23.41G reserved=30.02G\n"
                                    "step: 1201 | mem_alloc 23.4 GB\n"
                                    "iter 1202 loss 3.1 memory_allocated=25132122112 "
                                    "max_memory_allocated=26000000000\n", &f);
-    ck_assert_int_eq(f, SDP_CURVE_TEXT);
+    ck_assert_int_eq(f, SDP_LOG_TEXT);
     ck_assert_uint_eq(s->n, 3);
     ck_assert(s->x[0] == 1200 && fabs(s->lo[0] - 23.41 * G) < 1 && fabs(s->gap[0] - 6.61 * G) < 2);
     ck_assert(s->x[1] == 1201 && fabs(s->lo[1] - 23.4 * G) < 1 && isnan(s->gap[1]));
     ck_assert(s->x[2] == 1202 && s->lo[2] == 25132122112.0);
     ck_assert(s->has_max_alloc && s->max_alloc_last == 26000000000.0);
-    sdp_curve_log_free(&log);
+    sdp_log_free(&log);
 
     s = read_one(&log, "{\"global_step\": 5, \"rank\": 3, \"stats\": {\"allocated_bytes.all."
                  "current\": 1024, \"num_alloc_retries\": 2}, \"note\": \"a \\\" b\"}\n", &f);
-    ck_assert_int_eq(f, SDP_CURVE_JSONL);
+    ck_assert_int_eq(f, SDP_LOG_JSONL);
     ck_assert(s->rank == 3 && s->x[0] == 5 && s->lo[0] == 1024 && s->retries_last == 2);
-    sdp_curve_log_free(&log);
+    sdp_log_free(&log);
 
     /* a preamble, then JSON Lines and printed Python dicts */
     s = read_one(&log, "Starting training on 8 GPUs\n{\"step\": 1, \"memory_allocated\": 2048}\n"
                  "{'step': 2, 'memory_allocated': 4096, 'loss': 0.5}\n", &f);
-    ck_assert_int_eq(f, SDP_CURVE_TEXT);
+    ck_assert_int_eq(f, SDP_LOG_TEXT);
     ck_assert_uint_eq(s->n, 2);
     ck_assert(s->x[0] == 1 && s->lo[0] == 2048 && s->x[1] == 2 && s->lo[1] == 4096);
-    sdp_curve_log_free(&log);
+    sdp_log_free(&log);
 
     s = read_one(&log, "global_step,loss,allocated_mib,reserved_gb\n10,2.5,512,1\n", &f);
-    ck_assert_int_eq(f, SDP_CURVE_CSV);
+    ck_assert_int_eq(f, SDP_LOG_CSV);
     ck_assert(s->x[0] == 10 && s->lo[0] == 512.0 * 1048576 && s->gap[0] == G - 512.0 * 1048576);
-    sdp_curve_log_free(&log);
+    sdp_log_free(&log);
 
     s = read_one(&log, "timestamp, index, memory.used [MiB], memory.total [MiB]\n"
                  "2024/05/01 23:59:50.000, 1, 100 MiB, 81920 MiB\n"
                  "2024/05/02 00:00:10.500, 1, 101 MiB, 81920 MiB\n", &f);
-    ck_assert_int_eq(f, SDP_CURVE_NVSMI);
-    ck_assert(s->gpu == 1 && s->axis == SDP_AXIS_SECOND && s->measure == SDP_CURVE_USED);
+    ck_assert_int_eq(f, SDP_LOG_NVSMI);
+    ck_assert(s->gpu == 1 && s->axis == SDP_AXIS_SECOND && s->measure == SDP_LOG_USED);
     ck_assert(s->x[0] == 0 && fabs(s->x[1] - 20.5) < 1e-6 && s->lo[1] == 101.0 * 1048576);
     ck_assert(s->has_total && s->total == 81920.0 * 1048576);
-    sdp_curve_log_free(&log);
+    sdp_log_free(&log);
 }
 END_TEST
 
