@@ -1,0 +1,724 @@
+/* plan.c - sd_plan: the peak at a size not yet recorded, from recordings at other sizes
+ * (plan.h, docs/plan.md).
+ *
+ * An eager program asks for the same allocations in the same order at every size; only
+ * their sizes change. So each allocation of the base recording (the one nearest the
+ * target) is found in the others by its site and its rank among that site's allocations
+ * (a diff's pairing, not the trace index: a kernel may add a workspace at some sizes), its
+ * size fitted across the recordings, and the base trace replayed with the predicted sizes
+ * by the peak's own rules (docs/peak.md) and through the allocator model. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc/alloc_model.h"
+#include "alloc/alloc_run.h"
+#include "base/base.h"
+#include "snapdiff/attrib.h"
+#include "snapdiff/peak.h"
+#include "snapdiff/plan.h"
+#include "snapdiff/replay.h"
+
+enum { DEFAULT_SITES = 10, MIN_ALIGNED_PCT = 50 };
+
+/* amap values past the entry indices: a block from before recording, released. */
+#define RELEASED (SDP_NIL - 1)
+
+struct sd_plan {
+    double at;
+    sd_plan_device *devices;
+    size_t n_devices;
+    void **owned;                /* every array and label the results point to */
+    size_t n_owned, cap_owned;
+    sd_attrib *rules;            /* the default rules, to name sites */
+};
+
+const char *sd_plan_fit_name(sd_plan_fit f)
+{
+    static const char *const names[] = {"constant", "power", "quadratic", "unaligned"};
+    return (unsigned)f < SD_PLAN_FIT_COUNT ? names[f] : NULL;
+}
+
+sd_status sd_plan_options_init(sd_plan_options *opts, unsigned version)
+{
+    static const sd_plan_options tmpl = SD_PLAN_OPTIONS_INIT;
+    return sdp_options_init(opts, sizeof *opts, &tmpl, version, SD_PLAN_OPTIONS_VERSION);
+}
+
+static void *own(sd_plan *p, size_t bytes)
+{
+    if (p->n_owned == p->cap_owned) {
+        size_t n = p->cap_owned ? p->cap_owned * 2 : 32;
+        void **q = realloc(p->owned, n * sizeof *q);
+        if (!q) return NULL;
+        p->owned = q;
+        p->cap_owned = n;
+    }
+    void *m = calloc(1, bytes ? bytes : 1);
+    if (m) p->owned[p->n_owned++] = m;
+    return m;
+}
+
+static void *own_cb(void *owner, size_t bytes) { return own(owner, bytes); }
+
+/* The site of a stack as every view names it (attrib.h), owned by the plan. */
+static bool site_label(sd_plan *p, const sd_snapshot *s, uint32_t stack, const char **out)
+{
+    *out = NULL;
+    if (!stack) return true;
+    if (!p->rules) {
+        sd_attrib_options ao = SD_ATTRIB_OPTIONS_INIT;
+        p->rules = sd_attrib_create(&ao, NULL);
+        if (!p->rules) return false;
+    }
+    sd_site site;
+    sd_attrib_site_of_stack(p->rules, s, stack, &site);
+    if (site.site < 0) return true;
+    char buf[512];
+    size_t n = sd_site_text(s, stack, &site, buf, sizeof buf);
+    if (n >= sizeof buf) n = sizeof buf - 1;
+    char *copy = own(p, n + 1);
+    if (!copy) return false;
+    memcpy(copy, buf, n);
+    *out = copy;
+    return true;
+}
+
+/* The allocator run names no site: the plan reports its peak, not its OOMs' sites. */
+static bool no_label(void *owner, uint32_t stack, const char **out)
+{
+    (void)owner;
+    (void)stack;
+    *out = NULL;
+    return true;
+}
+
+/* ---- aligning the recordings ---- */
+
+/* An allocation's identity across recordings: its frames' files and function names
+ * (Python frames when it has any, else every frame), not their lines: an edit above the
+ * call moves every line below it, and the allocation is still the same one. */
+static bool is_python(const char *file)
+{
+    size_t n = strlen(file);
+    return n > 3 && memcmp(file + n - 3, ".py", 3) == 0;
+}
+
+static uint64_t stack_key(const sd_snapshot *s, uint32_t stack)
+{
+    size_t n = 0;
+    const uint32_t *frames = stack ? sd_snapshot_stack(s, stack, &n) : NULL;
+    bool python = false;
+    for (size_t k = 0; k < n && !python; k++) python = is_python(sd_snapshot_frame(s, frames[k])->filename);
+    uint64_t h = SDP_HASH_SEED;
+    for (size_t k = 0; k < n; k++) {
+        const sd_frame *f = sd_snapshot_frame(s, frames[k]);
+        if (python && !is_python(f->filename)) continue;
+        h = sdp_hash_bytes(h, f->filename, strlen(f->filename) + 1);
+        h = sdp_hash_bytes(h, f->name, strlen(f->name) + 1);
+    }
+    return h;
+}
+
+typedef struct arec {
+    uint64_t key;     /* stack_key */
+    uint64_t size;
+    size_t entry;     /* in its recording's trace */
+} arec;
+
+static int cmp_arec(const void *a, const void *b)
+{
+    const arec *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+/* The allocs of d by (key, order): records of one key are consecutive, in trace order,
+ * so the k-th of a run is that site's k-th allocation. */
+static arec *alloc_records(const sd_snapshot *s, const sd_cuda_device *d, size_t *n)
+{
+    uint64_t *keys = calloc(sd_snapshot_stack_count(s) + 1, sizeof *keys);
+    arec *r = malloc((d->n_trace ? d->n_trace : 1) * sizeof *r);
+    if (!keys || !r) {
+        free(keys);
+        free(r);
+        return NULL;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < d->n_trace; i++) {
+        const sd_trace_entry *e = &d->trace[i];
+        if (e->action != SD_ACT_ALLOC) continue;
+        uint32_t st = e->stack < sd_snapshot_stack_count(s) ? e->stack : 0;
+        if (!keys[st]) keys[st] = stack_key(s, st) | 1;   /* 0: not computed yet */
+        r[m++] = (arec){keys[st], e->size, i};
+    }
+    free(keys);
+    qsort(r, m, sizeof *r, cmp_arec);
+    *n = m;
+    return r;
+}
+
+/* ---- fitting one allocation's size ---- */
+
+typedef struct point { double x, y; } point;
+
+static int cmp_near(const void *a, const void *b, double at)
+{
+    double da = fabs(((const point *)a)->x - at), db = fabs(((const point *)b)->x - at);
+    return da < db ? -1 : da > db;
+}
+
+static double g_at;   /* qsort has no context argument in C11 */
+static int cmp_near_at(const void *a, const void *b) { return cmp_near(a, b, g_at); }
+
+static double power_through(point a, point b, double x)
+{
+    if (a.y <= 0 || b.y <= 0) return b.y + (b.y - a.y) / (b.x - a.x) * (x - b.x);
+    double e = log(b.y / a.y) / log(b.x / a.x);
+    return b.y * pow(x / b.x, e);
+}
+
+static double quadratic_through(const point *p, double x)
+{
+    double v = 0;
+    for (int i = 0; i < 3; i++) {
+        double l = p[i].y;
+        for (int j = 0; j < 3; j++)
+            if (j != i) l *= (x - p[j].x) / (p[i].x - p[j].x);
+        v += l;
+    }
+    return v;
+}
+
+/* Predict the size at `at` from m >= 2 points (sorted nearest first by the caller).
+ * A power law through the two nearest; with a third point it must predict that one within
+ * the allocator's rounding, else the quadratic through the three nearest. */
+static double fit(const point *p, size_t m, double at, sd_plan_fit *how)
+{
+    bool same = true;
+    for (size_t k = 1; k < m; k++) same = same && p[k].y == p[0].y;
+    if (same) {
+        *how = SD_PLAN_CONSTANT;
+        return p[0].y;
+    }
+    *how = SD_PLAN_POWER;
+    double v = power_through(p[1], p[0], at);
+    if (m < 3) return v;
+    double check = power_through(p[1], p[0], p[2].x);
+    if (fabs(check - p[2].y) <= fmax(512.0, 0.01 * p[2].y)) return v;
+    *how = SD_PLAN_QUADRATIC;
+    return quadratic_through(p, at);
+}
+
+/* ---- one device ---- */
+
+typedef struct side {
+    const sd_snapshot *s;
+    const sd_cuda_device *d;
+    double x;
+    arec *recs;
+    size_t n_recs;
+} side;
+
+static const sd_cuda_device *device_of(const sd_snapshot *s, int64_t ordinal)
+{
+    for (size_t i = 0; i < sd_snapshot_device_count(s); i++) {
+        const sd_cuda_device *d = sd_snapshot_device(s, i);
+        if (d->device == ordinal) return d;
+    }
+    return NULL;
+}
+
+/* Predicted sizes of the base trace's allocs (pred[entry]); fills the fit counts. */
+static sd_status predict_sizes(side *sides, size_t n, size_t base, double at, uint64_t *pred,
+                               sd_plan_device *out, sd_error *err)
+{
+    size_t *pos = calloc(n, sizeof *pos);
+    point *pts = malloc(n * sizeof *pts);
+    if (!pos || !pts) {
+        free(pos);
+        free(pts);
+        return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+    }
+    const side *b = &sides[base];
+    size_t aligned = 0;
+    sd_status st = SD_OK;
+    for (size_t k = 0; k < b->n_recs && st == SD_OK; k++) {
+        const arec *r = &b->recs[k];
+        size_t ord = 0;
+        while (k >= ord + 1 && b->recs[k - ord - 1].key == r->key) ord++;
+        size_t m = 0;
+        bool rounded = true;
+        for (size_t j = 0; j < n; j++) {
+            const side *o = &sides[j];
+            if (j == base) {
+                pts[m++] = (point){o->x, (double)r->size};
+                rounded = rounded && r->size % SDP_KMIN_BLOCK == 0;
+                continue;
+            }
+            /* o's records of this key start at the first with key >= r->key */
+            while (pos[j] < o->n_recs && o->recs[pos[j]].key < r->key) pos[j]++;
+            size_t q = pos[j] + ord;
+            if (q < o->n_recs && o->recs[q].key == r->key) {
+                pts[m++] = (point){o->x, (double)o->recs[q].size};
+                rounded = rounded && o->recs[q].size % SDP_KMIN_BLOCK == 0;
+            }
+        }
+        sd_plan_fit how = SD_PLAN_UNALIGNED;
+        double v = (double)r->size;
+        if (m >= 2) {
+            aligned++;
+            g_at = at;
+            qsort(pts, m, sizeof *pts, cmp_near_at);
+            v = fit(pts, m, at, &how);
+        }
+        out->fit_counts[how]++;
+        if (!(v >= 0) || v > 0x1p60) {
+            st = sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET,
+                          "the fit cannot reach %g: the allocation at trace entry %zu of the "
+                          "recording at %g would be %.0f bytes",
+                          at, r->entry, b->x, v);
+            break;
+        }
+        uint64_t u = (uint64_t)llround(v);
+        if (rounded) u = (u + SDP_KMIN_BLOCK - 1) / SDP_KMIN_BLOCK * SDP_KMIN_BLOCK;
+        pred[r->entry] = u;
+    }
+    free(pos);
+    free(pts);
+    if (st == SD_OK && b->n_recs && aligned * 100 < b->n_recs * MIN_ALIGNED_PCT)
+        st = sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET,
+                      "only %zu of the %zu allocations of device %lld align across the "
+                      "recordings: are they one program at different sizes?",
+                      aligned, b->n_recs, (long long)b->d->device);
+    out->allocs = b->n_recs;
+    return st;
+}
+
+static bool is_free(uint8_t a) { return a == SD_ACT_FREE_REQUESTED || a == SD_ACT_FREE_COMPLETED; }
+
+/* Walk the base trace with the predicted sizes by the peak's rules (docs/peak.md), up to
+ * entry `stop` (SIZE_MAX: all), leaving the live blocks in `live` (address -> alloc entry,
+ * or RELEASED). @return false when out of memory. */
+static bool walk(const sd_cuda_device *d, const uint64_t *pred, uint64_t start, size_t stop,
+                 sdp_amap *live, uint64_t *peak, size_t *peak_entry, uint64_t *now)
+{
+    uint64_t cur = start;
+    *peak = 0;
+    *peak_entry = 0;
+    for (size_t i = 0; i < d->n_trace && i <= stop; i++) {
+        const sd_trace_entry *e = &d->trace[i];
+        if (e->action == SD_ACT_ALLOC) {
+            uint32_t v = sdp_amap_get(live, e->addr);
+            if (v != SDP_NIL && v != RELEASED) cur -= pred[v];   /* its free was not recorded */
+            if (!sdp_amap_put(live, e->addr, (uint32_t)i)) return false;
+            cur += pred[i];
+            if (cur > *peak) {
+                *peak = cur;
+                *peak_entry = i;
+            }
+        } else if (is_free(e->action)) {
+            uint32_t v = sdp_amap_get(live, e->addr);
+            if (v == RELEASED) continue;
+            cur -= v == SDP_NIL ? (e->size <= cur ? e->size : cur) : pred[v];
+            if (!sdp_amap_put(live, e->addr, RELEASED)) return false;
+        }
+    }
+    *now = cur;
+    return true;
+}
+
+/* ---- the sites at the predicted peak ---- */
+
+typedef struct live_blk { uint32_t stack; uint64_t bytes, base_bytes; } live_blk;
+
+static int cmp_live_stack(const void *a, const void *b)
+{
+    const live_blk *x = a, *y = b;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static int cmp_site_bytes(const void *a, const void *b)
+{
+    const sd_plan_site *x = a, *y = b;
+    if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* By label (unlabelled last, by stack), so that equal labels are neighbours. */
+static int cmp_site_label(const void *a, const void *b)
+{
+    const sd_plan_site *x = a, *y = b;
+    if (!x->label || !y->label) {
+        if (x->label || y->label) return x->label ? -1 : 1;
+        return x->stack < y->stack ? -1 : x->stack > y->stack;
+    }
+    int c = strcmp(x->label, y->label);
+    return c ? c : (x->stack < y->stack ? -1 : x->stack > y->stack);
+}
+
+/* Group the trace blocks live in `live` by stack; what the trace did not allocate (live
+ * before recording) is the site of stack 0. */
+static sd_status peak_sites(sd_plan *p, const sd_snapshot *s, const sd_cuda_device *d,
+                            const uint64_t *pred, const sdp_amap *live, uint64_t live_bytes,
+                            size_t keep, sd_plan_device *out)
+{
+    live_blk *b = malloc((live->count + 1) * sizeof *b);
+    if (!b) return SD_ENOMEM;
+    size_t n = 0;
+    uint64_t traced = 0, traced_base = 0;
+    for (size_t k = 0; k < live->cap; k++) {
+        uint32_t v = live->slots[k].val;
+        if (v == SDP_NIL || v == RELEASED) continue;
+        b[n++] = (live_blk){d->trace[v].stack, pred[v], d->trace[v].size};
+        traced += pred[v];
+        traced_base += d->trace[v].size;
+    }
+    qsort(b, n, sizeof *b, cmp_live_stack);
+    sd_plan_site *sites = own(p, (n + 1) * sizeof *sites);
+    if (!sites) {
+        free(b);
+        return SD_ENOMEM;
+    }
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!m || sites[m - 1].stack != b[k].stack || !b[k].stack) sites[m++].stack = b[k].stack;
+        sites[m - 1].bytes += b[k].bytes;
+        sites[m - 1].base_bytes += b[k].base_bytes;
+        sites[m - 1].blocks++;
+    }
+    if (live_bytes > traced) {
+        uint64_t before = live_bytes - traced;
+        sites[m++] = (sd_plan_site){0, NULL, before, 0, before};
+    }
+    (void)traced_base;
+    free(b);
+    /* one row per label: stacks that differ below the user's frame are one site to a user */
+    for (size_t k = 0; k < m; k++)
+        if (!site_label(p, s, sites[k].stack, &sites[k].label)) return SD_ENOMEM;
+    qsort(sites, m, sizeof *sites, cmp_site_label);
+    size_t u = 0;
+    for (size_t k = 0; k < m; k++) {
+        if (u && sites[k].label && sites[u - 1].label && !strcmp(sites[k].label, sites[u - 1].label)) {
+            sites[u - 1].bytes += sites[k].bytes;
+            sites[u - 1].base_bytes += sites[k].base_bytes;
+            sites[u - 1].blocks += sites[k].blocks;
+            continue;
+        }
+        sites[u++] = sites[k];
+    }
+    m = u;
+    qsort(sites, m, sizeof *sites, cmp_site_bytes);
+    if (m > keep) m = keep;
+    out->sites = sites;
+    out->n_sites = m;
+    return SD_OK;
+}
+
+/* ---- the allocator run over the predicted trace ---- */
+
+/* Run the predicted trace through the allocator model under the recorded settings:
+ * without a capacity for the peak reserved, then under the capacity (when given) for
+ * whether a request would fail. */
+static sd_status reserved_peak(sd_plan *p, const sd_snapshot *s, const sd_cuda_device *d,
+                               const uint64_t *pred, const sd_plan_options *o,
+                               sd_plan_device *out)
+{
+    sd_trace_entry *t = malloc((d->n_trace ? d->n_trace : 1) * sizeof *t);
+    if (!t) return SD_ENOMEM;
+    memcpy(t, d->trace, d->n_trace * sizeof *t);
+    /* Frees carry their block's size: keep them in step with the predicted allocs. */
+    sdp_amap at = {0};
+    if (!sdp_amap_init(&at, 1024)) {
+        free(t);
+        return SD_ENOMEM;
+    }
+    bool ok = true;
+    for (size_t i = 0; i < d->n_trace && ok; i++) {
+        if (t[i].action == SD_ACT_ALLOC) {
+            t[i].size = pred[i];
+            ok = sdp_amap_put(&at, t[i].addr, (uint32_t)i);
+        } else if (is_free(t[i].action)) {
+            uint32_t v = sdp_amap_get(&at, t[i].addr);
+            if (v != SDP_NIL) t[i].size = pred[v];
+        }
+    }
+    sdp_amap_free(&at);
+    sd_alloc_conf rec;
+    sd_alloc_conf_recorded(s, &rec);
+    sdp_alloc_run run = {s, &rec, NULL, 1, p, own_cb, no_label};
+    sd_cuda_device dev = *d;
+    dev.trace = t;
+    sd_replay_options ro = SD_REPLAY_OPTIONS_INIT;
+    ro.timeline_points = 16;
+    sd_replay_device rd;
+    memset(&rd, 0, sizeof rd);
+    sd_status st = ok ? sdp_alloc_run_device(&run, &dev, &ro, &rd) : SD_ENOMEM;
+    if (st == SD_OK && rd.n_configs) {
+        out->reserved_known = true;
+        out->predicted_peak_reserved_bytes = rd.configs[0].peak_reserved_bytes;
+    }
+    if (st == SD_OK && o && o->capacity) {
+        ro.capacity = o->capacity;
+        memset(&rd, 0, sizeof rd);
+        st = sdp_alloc_run_device(&run, &dev, &ro, &rd);
+        if (st == SD_OK && rd.n_configs && rd.configs[0].n_ooms) {
+            out->oom_predicted = true;
+            out->oom_entry = rd.configs[0].ooms[0].entry;
+        }
+    }
+    free(t);
+    return st;
+}
+
+static sd_status plan_device(sd_plan *p, side *sides, size_t n, double at,
+                             const sd_plan_options *o, sd_plan_device *out, sd_error *err)
+{
+    /* the base: the recording nearest the target (the larger one on a tie) */
+    size_t base = 0;
+    for (size_t j = 1; j < n; j++) {
+        double dj = fabs(sides[j].x - at), db = fabs(sides[base].x - at);
+        if (dj < db || (dj == db && sides[j].x > sides[base].x)) base = j;
+    }
+    const side *b = &sides[base];
+    out->device = b->d->device;
+    out->base = base;
+    if (b->d->n_trace >= RELEASED)
+        return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "device %lld: too many trace entries",
+                        (long long)b->d->device);
+    sd_peak_options po = SD_PEAK_OPTIONS_INIT;
+    sd_peak *pk = sd_peak_create(b->s, &po, err);
+    if (!pk) return err && err->code ? err->code : SD_ENOMEM;
+    const sd_peak_device *pd = sd_peak_device_find(pk, b->d->device);
+    out->start_bytes = pd ? pd->start_bytes : 0;
+    sd_peak_free(pk);
+
+    uint64_t *pred = calloc(b->d->n_trace ? b->d->n_trace : 1, sizeof *pred);
+    if (!pred) return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+    sd_status st = predict_sizes(sides, n, base, at, pred, out, err);
+    sdp_amap live = {0};
+    uint64_t now = 0;
+    if (st == SD_OK && !sdp_amap_init(&live, 1024)) st = SD_ENOMEM;
+    if (st == SD_OK && !walk(b->d, pred, out->start_bytes, SIZE_MAX, &live,
+                             &out->predicted_peak_allocated_bytes, &out->peak_entry, &now))
+        st = SD_ENOMEM;
+    /* again, up to the peak: what is live there */
+    uint64_t peak2 = 0;
+    size_t entry2 = 0;
+    sdp_amap_free(&live);
+    if (st == SD_OK && !sdp_amap_init(&live, 1024)) st = SD_ENOMEM;
+    if (st == SD_OK &&
+        !walk(b->d, pred, out->start_bytes, out->peak_entry, &live, &peak2, &entry2, &now))
+        st = SD_ENOMEM;
+    size_t keep = o && o->top_sites ? o->top_sites : DEFAULT_SITES;
+    if (st == SD_OK) st = peak_sites(p, b->s, b->d, pred, &live, now, keep, out);
+    sdp_amap_free(&live);
+    if (st == SD_OK && out->predicted_peak_allocated_bytes) {
+        out->peak_stack = b->d->trace[out->peak_entry].stack;
+        if (!site_label(p, b->s, out->peak_stack, &out->peak_label)) st = SD_ENOMEM;
+    }
+    if (st == SD_OK) st = reserved_peak(p, b->s, b->d, pred, o, out);
+    free(pred);
+    if (st == SD_ENOMEM && !(err && err->code)) sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+    if (st == SD_OK && o && o->capacity) {
+        uint64_t need = out->reserved_known ? out->predicted_peak_reserved_bytes
+                                            : out->predicted_peak_allocated_bytes;
+        out->fits_known = true;
+        out->fits = !out->oom_predicted && need <= o->capacity;
+        out->headroom_bytes = (int64_t)o->capacity - (int64_t)need;
+    }
+    return st;
+}
+
+sd_plan *sd_plan_create(const sd_snapshot *const *snaps, const double *sizes, size_t n,
+                        double at, const sd_plan_options *opts, sd_error *err)
+{
+    sd_error_clear(err);
+    if (sdp_options_check(opts, SD_PLAN_OPTIONS_VERSION, "sd_plan_options", err)) return NULL;
+    if (n < 2) {
+        sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "a plan needs two recordings or more, at different sizes");
+        return NULL;
+    }
+    if (!(at > 0) || !isfinite(at)) {
+        sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "the target size must be a positive number");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!(sizes[i] > 0) || !isfinite(sizes[i])) {
+            sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "size %g of recording %zu is not a positive number",
+                     sizes[i], i + 1);
+            return NULL;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (sizes[j] == sizes[i]) {
+                sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET,
+                         "recordings %zu and %zu have the same size %g: each must be recorded at its own size",
+                         j + 1, i + 1, sizes[i]);
+                return NULL;
+            }
+        if (sd_snapshot_is_summary(snaps[i])) {
+            sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET,
+                     "recording %zu is a summary, which keeps only part of the trace: plan needs the snapshot", i + 1);
+            return NULL;
+        }
+    }
+    sd_plan *p = calloc(1, sizeof *p);
+    side *sides = calloc(n, sizeof *sides);
+    if (!p || !sides) {
+        free(p);
+        free(sides);
+        sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        return NULL;
+    }
+    p->at = at;
+    size_t nd = sd_snapshot_device_count(snaps[0]);
+    p->devices = own(p, (nd + 1) * sizeof *p->devices);
+    sd_status st = p->devices ? SD_OK : SD_ENOMEM;
+    for (size_t i = 0; i < nd && st == SD_OK; i++) {
+        const sd_cuda_device *d0 = sd_snapshot_device(snaps[0], i);
+        if (!d0->n_trace) continue;
+        size_t m = 0;
+        for (size_t j = 0; j < n && st == SD_OK; j++) {
+            const sd_cuda_device *d = device_of(snaps[j], d0->device);
+            if (!d || !d->n_trace) continue;
+            sides[m] = (side){snaps[j], d, sizes[j], NULL, 0};
+            sides[m].recs = alloc_records(snaps[j], d, &sides[m].n_recs);
+            if (!sides[m].recs) st = SD_ENOMEM;
+            m++;
+        }
+        if (st == SD_OK && m < 2) {
+            st = sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET,
+                          "device %lld has a trace in fewer than two recordings", (long long)d0->device);
+        }
+        if (st == SD_OK) st = plan_device(p, sides, m, at, opts, &p->devices[p->n_devices], err);
+        if (st == SD_OK) p->n_devices++;
+        for (size_t j = 0; j < m; j++) free(sides[j].recs);
+        memset(sides, 0, n * sizeof *sides);
+    }
+    free(sides);
+    if (st == SD_OK && !p->n_devices)
+        st = sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET,
+                      "no device has a trace: record with torch.cuda.memory._record_memory_history()");
+    if (st != SD_OK) {
+        if (st == SD_ENOMEM && !(err && err->code)) sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        sd_plan_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void sd_plan_free(sd_plan *p)
+{
+    if (!p) return;
+    sd_attrib_free(p->rules);
+    for (size_t i = 0; i < p->n_owned; i++) free(p->owned[i]);
+    free(p->owned);
+    free(p);
+}
+
+double sd_plan_target(const sd_plan *p) { return p->at; }
+size_t sd_plan_device_count(const sd_plan *p) { return p->n_devices; }
+const sd_plan_device *sd_plan_device_at(const sd_plan *p, size_t i)
+{
+    return i < p->n_devices ? &p->devices[i] : NULL;
+}
+
+/* ---- against a real recording, and the largest size that fits ---- */
+
+static double error_pct(uint64_t predicted, uint64_t real)
+{
+    return real ? 100.0 * ((double)predicted - (double)real) / (double)real : 0.0;
+}
+
+sd_status sd_plan_check(sd_plan *p, const sd_snapshot *real, sd_error *err)
+{
+    sd_error_clear(err);
+    sd_peak_options po = SD_PEAK_OPTIONS_INIT;
+    sd_peak *pk = sd_peak_create(real, &po, err);
+    if (!pk) return err && err->code ? err->code : SD_ENOMEM;
+    sd_replay_options ro = SD_REPLAY_OPTIONS_INIT;
+    ro.timeline_points = 16;
+    sd_replay *r = sd_replay_create(real, &ro, err);
+    if (!r) {
+        sd_peak_free(pk);
+        return err && err->code ? err->code : SD_ENOMEM;
+    }
+    for (size_t i = 0; i < p->n_devices; i++) {
+        sd_plan_device *d = &p->devices[i];
+        const sd_peak_device *pd = sd_peak_device_find(pk, d->device);
+        if (!pd || !pd->has_peak) continue;
+        d->check_known = true;
+        d->check_peak_allocated_bytes = pd->peak_bytes;
+        d->check_allocated_error_pct = error_pct(d->predicted_peak_allocated_bytes, pd->peak_bytes);
+        for (size_t k = 0; k < sd_replay_device_count(r); k++) {
+            const sd_replay_device *rd = sd_replay_device_at(r, k);
+            if (rd->device != d->device) continue;
+            d->check_peak_reserved_bytes = rd->recorded_peak_reserved_bytes;
+            d->check_reserved_error_pct =
+                error_pct(d->predicted_peak_reserved_bytes, rd->recorded_peak_reserved_bytes);
+        }
+    }
+    sd_replay_free(r);
+    sd_peak_free(pk);
+    return SD_OK;
+}
+
+/* Does the plan at `at` fit the capacity on every device? -1 on error (err set). */
+static int fits_at(const sd_snapshot *const *snaps, const double *sizes, size_t n, double at,
+                   const sd_plan_options *o, sd_error *err)
+{
+    sd_plan *p = sd_plan_create(snaps, sizes, n, at, o, err);
+    if (!p) return -1;
+    int ok = 1;
+    for (size_t i = 0; i < p->n_devices; i++) ok = ok && p->devices[i].fits;
+    sd_plan_free(p);
+    return ok;
+}
+
+sd_status sd_plan_largest_fit(const sd_snapshot *const *snaps, const double *sizes, size_t n,
+                              const sd_plan_options *opts, double *largest, sd_error *err)
+{
+    sd_error_clear(err);
+    *largest = 0;
+    if (!opts || !opts->capacity)
+        return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "the largest size that fits needs a capacity");
+    double top = 1;
+    for (size_t i = 0; i < n; i++) top = fmax(top, floor(sizes[i]));
+    /* lo fits (or is 0), hi does not (or is the search's end) */
+    double lo = 0, hi = 0, limit = top * 1048576.0;
+    int f = fits_at(snaps, sizes, n, top, opts, err);
+    if (f < 0) return err->code;
+    if (f) {
+        lo = top;
+        for (hi = top * 2; hi <= limit; hi *= 2) {
+            f = fits_at(snaps, sizes, n, hi, opts, err);
+            if (f < 0) {
+                /* a size the fit cannot reach is past what fits */
+                if (err->code != SD_EUSAGE) return err->code;
+                sd_error_clear(err);
+                break;
+            }
+            if (!f) break;
+            lo = hi;
+        }
+        if (hi > limit) {
+            *largest = lo;
+            return SD_OK;
+        }
+    } else {
+        hi = top;
+    }
+    while (hi - lo > 1) {
+        double mid = floor((lo + hi) / 2);
+        f = fits_at(snaps, sizes, n, mid, opts, err);
+        if (f < 0) {
+            if (err->code != SD_EUSAGE) return err->code;
+            sd_error_clear(err);
+            f = 0;
+        }
+        if (f) lo = mid;
+        else hi = mid;
+    }
+    *largest = lo;
+    return SD_OK;
+}
