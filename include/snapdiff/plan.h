@@ -108,6 +108,11 @@ sd_status sd_plan_largest_fit(const sd_snapshot *const *snaps, const double *siz
                               const sd_plan_options *opts, double *largest, sd_error *err);
 
 double sd_plan_target(const sd_plan *p);
+uint64_t sd_plan_capacity(const sd_plan *p);            /* opts->capacity; 0 = none */
+size_t sd_plan_recording_count(const sd_plan *p);
+const char *sd_plan_recording_source(const sd_plan *p, size_t i);   /* as loaded */
+double sd_plan_recording_size(const sd_plan *p, size_t i);
+const char *sd_plan_check_source(const sd_plan *p);     /* NULL before sd_plan_check */
 size_t sd_plan_device_count(const sd_plan *p);
 const sd_plan_device *sd_plan_device_at(const sd_plan *p, size_t i);
 

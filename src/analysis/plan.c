@@ -26,6 +26,11 @@ enum { DEFAULT_SITES = 10, MIN_ALIGNED_PCT = 50 };
 
 struct sd_plan {
     double at;
+    uint64_t capacity;
+    const char **sources;        /* the recordings, owned copies */
+    double *sizes;
+    size_t n_recordings;
+    const char *check_source;
     sd_plan_device *devices;
     size_t n_devices;
     void **owned;                /* every array and label the results point to */
@@ -60,6 +65,14 @@ static void *own(sd_plan *p, size_t bytes)
 }
 
 static void *own_cb(void *owner, size_t bytes) { return own(owner, bytes); }
+
+static const char *own_copy(sd_plan *p, const char *text)
+{
+    size_t n = strlen(text ? text : "");
+    char *c = own(p, n + 1);
+    if (c) memcpy(c, text ? text : "", n);
+    return c ? c : "";
+}
 
 /* The site of a stack as every view names it (attrib.h), owned by the plan. */
 static bool site_label(sd_plan *p, const sd_snapshot *s, uint32_t stack, const char **out)
@@ -218,6 +231,7 @@ typedef struct side {
     double x;
     arec *recs;
     size_t n_recs;
+    size_t rec;       /* its index among the recordings given */
 } side;
 
 static const sd_cuda_device *device_of(const sd_snapshot *s, int64_t ordinal)
@@ -482,7 +496,7 @@ static sd_status plan_device(sd_plan *p, side *sides, size_t n, double at,
     }
     const side *b = &sides[base];
     out->device = b->d->device;
-    out->base = base;
+    out->base = b->rec;
     if (b->d->n_trace >= RELEASED)
         return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "device %lld: too many trace entries",
                         (long long)b->d->device);
@@ -571,6 +585,14 @@ sd_plan *sd_plan_create(const sd_snapshot *const *snaps, const double *sizes, si
         return NULL;
     }
     p->at = at;
+    p->capacity = opts ? opts->capacity : 0;
+    p->n_recordings = n;
+    p->sources = own(p, n * sizeof *p->sources);
+    p->sizes = own(p, n * sizeof *p->sizes);
+    for (size_t i = 0; p->sources && p->sizes && i < n; i++) {
+        p->sizes[i] = sizes[i];
+        p->sources[i] = own_copy(p, sd_snapshot_source(snaps[i]));
+    }
     size_t nd = sd_snapshot_device_count(snaps[0]);
     p->devices = own(p, (nd + 1) * sizeof *p->devices);
     sd_status st = p->devices ? SD_OK : SD_ENOMEM;
@@ -581,7 +603,7 @@ sd_plan *sd_plan_create(const sd_snapshot *const *snaps, const double *sizes, si
         for (size_t j = 0; j < n && st == SD_OK; j++) {
             const sd_cuda_device *d = device_of(snaps[j], d0->device);
             if (!d || !d->n_trace) continue;
-            sides[m] = (side){snaps[j], d, sizes[j], NULL, 0};
+            sides[m] = (side){snaps[j], d, sizes[j], NULL, 0, j};
             sides[m].recs = alloc_records(snaps[j], d, &sides[m].n_recs);
             if (!sides[m].recs) st = SD_ENOMEM;
             m++;
@@ -617,6 +639,17 @@ void sd_plan_free(sd_plan *p)
 }
 
 double sd_plan_target(const sd_plan *p) { return p->at; }
+uint64_t sd_plan_capacity(const sd_plan *p) { return p->capacity; }
+size_t sd_plan_recording_count(const sd_plan *p) { return p->n_recordings; }
+const char *sd_plan_recording_source(const sd_plan *p, size_t i)
+{
+    return i < p->n_recordings && p->sources ? p->sources[i] : NULL;
+}
+double sd_plan_recording_size(const sd_plan *p, size_t i)
+{
+    return i < p->n_recordings && p->sizes ? p->sizes[i] : 0;
+}
+const char *sd_plan_check_source(const sd_plan *p) { return p->check_source; }
 size_t sd_plan_device_count(const sd_plan *p) { return p->n_devices; }
 const sd_plan_device *sd_plan_device_at(const sd_plan *p, size_t i)
 {
@@ -660,6 +693,7 @@ sd_status sd_plan_check(sd_plan *p, const sd_snapshot *real, sd_error *err)
     }
     sd_replay_free(r);
     sd_peak_free(pk);
+    p->check_source = own_copy(p, sd_snapshot_source(real));
     return SD_OK;
 }
 
