@@ -175,10 +175,13 @@ static arec *alloc_records(const sd_snapshot *s, const sd_cuda_device *d, size_t
 
 typedef struct point { double x, y; } point;
 
+/* Nearest the target first; of two as near, the larger size (as the base is chosen). */
 static int cmp_near(const void *a, const void *b, double at)
 {
-    double da = fabs(((const point *)a)->x - at), db = fabs(((const point *)b)->x - at);
-    return da < db ? -1 : da > db;
+    const point *x = a, *y = b;
+    double da = fabs(x->x - at), db = fabs(y->x - at);
+    if (da != db) return da < db ? -1 : 1;
+    return x->x > y->x ? -1 : x->x < y->x;
 }
 
 static double g_at;   /* qsort has no context argument in C11 */
