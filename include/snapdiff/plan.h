@@ -75,12 +75,34 @@ typedef struct sd_plan_device {
     bool oom_predicted;
     size_t oom_entry;
     const sd_plan_site *sites; size_t n_sites;   /* largest first, one per label */
+    /* A what-if plan (sd_plan_create_whatif): the recording's own peak allocated
+     * (docs/peak.md) and recorded peak reserved (docs/json-replay.md). The predicted
+     * reserved is the recorded one plus what the change moves in the allocator model's
+     * run (the same trace at recorded and at changed sizes), so no change is the
+     * recording to the byte; reserved_known is false when memory live before recording
+     * changes size (the model's start state is rebuilt from the recording's blocks). */
+    uint64_t recorded_peak_allocated_bytes, recorded_peak_reserved_bytes;
+    uint64_t allgather_bytes;         /* ZeRO-3: the all-gather buffer added */
+    size_t scaled_allocs;             /* the trace's allocs whose size the what-if changed */
     /* After sd_plan_check: the real recording's figures at the target, and the error
      * (predicted - real) / real in percent. */
     bool check_known;
     uint64_t check_peak_allocated_bytes, check_peak_reserved_bytes;
     double check_allocated_error_pct, check_reserved_error_pct;
 } sd_plan_device;
+
+/* One recording, what if: each allocation of the trace and each block live before it is
+ * scaled by its category (category.h, decided by the same rules every view uses). */
+#define SD_PLAN_WHATIF_VERSION 1
+typedef struct sd_plan_whatif {
+    unsigned version;       /* SD_PLAN_WHATIF_VERSION (growable: common.h) */
+    double batch_scale;     /* K: activations and temporaries times K; 0 or 1: unchanged */
+    unsigned shard_ranks;   /* N ranks sharing the model state (ZeRO, FSDP); 0, 1: none */
+    unsigned zero_stage;    /* with shard_ranks: 1 optimizer state / N, 2 also gradients,
+                             * 3 also parameters (FSDP), plus one all-gather buffer the
+                             * size of the largest parameter block */
+} sd_plan_whatif;
+#define SD_PLAN_WHATIF_INIT {SD_PLAN_WHATIF_VERSION, 0, 0, 0}
 
 typedef struct sd_plan sd_plan;
 
@@ -93,6 +115,16 @@ typedef struct sd_plan sd_plan;
 sd_plan *sd_plan_create(const sd_snapshot *const *snaps, const double *sizes, size_t n,
                         double at, const sd_plan_options *opts, sd_error *err);
 void sd_plan_free(sd_plan *p);
+
+/* What if the program that recorded `s` ran with `w` changed: the plan of each device
+ * with a trace. With nothing changed, the plan is the recording: its peak allocated and
+ * recorded peak reserved to the byte. @return the plan, or NULL with err (SD_EUSAGE: a
+ * summary, no trace, a scale that is not positive, a ZeRO stage outside 1-3 or without
+ * ranks; SD_ENOMEM). */
+sd_plan *sd_plan_create_whatif(const sd_snapshot *s, const sd_plan_whatif *w,
+                               const sd_plan_options *opts, sd_error *err);
+/* The what-if the plan was made with; NULL for a plan from several recordings. */
+const sd_plan_whatif *sd_plan_whatif_of(const sd_plan *p);
 
 /* Set each device's check_* figures from `real`, a recording made at the target: its
  * peak (peak.h) and its recorded peak reserved (replay.h). A device `real` does not have

@@ -15,6 +15,7 @@
 #include "alloc/alloc_run.h"
 #include "base/base.h"
 #include "snapdiff/attrib.h"
+#include "snapdiff/category.h"
 #include "snapdiff/peak.h"
 #include "snapdiff/plan.h"
 #include "snapdiff/replay.h"
@@ -26,6 +27,8 @@ enum { DEFAULT_SITES = 10, MIN_ALIGNED_PCT = 50 };
 
 struct sd_plan {
     double at;
+    bool is_whatif;
+    sd_plan_whatif whatif;
     uint64_t capacity;
     const char **sources;        /* the recordings, owned copies */
     double *sizes;
@@ -316,7 +319,8 @@ static bool is_free(uint8_t a) { return a == SD_ACT_FREE_REQUESTED || a == SD_AC
 
 /* Walk the base trace with the predicted sizes by the peak's rules (docs/peak.md), up to
  * entry `stop` (SIZE_MAX: all), leaving the live blocks in `live` (address -> alloc entry,
- * or RELEASED). @return false when out of memory. */
+ * or RELEASED). pred[i] is an alloc's size, and a free's when it releases a block from
+ * before recording. @return false when out of memory. */
 static bool walk(const sd_cuda_device *d, const uint64_t *pred, uint64_t start, size_t stop,
                  sdp_amap *live, uint64_t *peak, size_t *peak_entry, uint64_t *now)
 {
@@ -337,7 +341,8 @@ static bool walk(const sd_cuda_device *d, const uint64_t *pred, uint64_t start, 
         } else if (is_free(e->action)) {
             uint32_t v = sdp_amap_get(live, e->addr);
             if (v == RELEASED) continue;
-            cur -= v == SDP_NIL ? (e->size <= cur ? e->size : cur) : pred[v];
+            /* a block from before recording: pred[i] is its size (the free's, or scaled) */
+            cur -= v == SDP_NIL ? (pred[i] <= cur ? pred[i] : cur) : pred[v];
             if (!sdp_amap_put(live, e->addr, RELEASED)) return false;
         }
     }
@@ -434,13 +439,16 @@ static sd_status peak_sites(sd_plan *p, const sd_snapshot *s, const sd_cuda_devi
 
 /* ---- the allocator run over the predicted trace ---- */
 
-/* Run the predicted trace through the allocator model under the recorded settings:
- * without a capacity for the peak reserved, then under the capacity (when given) for
- * whether a request would fail. */
-static sd_status reserved_peak(sd_plan *p, const sd_snapshot *s, const sd_cuda_device *d,
-                               const uint64_t *pred, const sd_plan_options *o,
-                               sd_plan_device *out)
+/* The predicted trace run through the allocator model under the recorded settings:
+ * its peak reserved (with no limit); with a capacity, run again under it for the first
+ * request that would fail (*oom_entry SIZE_MAX: none). */
+static sd_status model_run(sd_plan *p, const sd_snapshot *s, const sd_cuda_device *d,
+                           const uint64_t *pred, uint64_t capacity, bool *ran,
+                           uint64_t *peak_reserved, size_t *oom_entry)
 {
+    *ran = false;
+    *peak_reserved = 0;
+    *oom_entry = SIZE_MAX;
     sd_trace_entry *t = malloc((d->n_trace ? d->n_trace : 1) * sizeof *t);
     if (!t) return SD_ENOMEM;
     memcpy(t, d->trace, d->n_trace * sizeof *t);
@@ -457,7 +465,7 @@ static sd_status reserved_peak(sd_plan *p, const sd_snapshot *s, const sd_cuda_d
             ok = sdp_amap_put(&at, t[i].addr, (uint32_t)i);
         } else if (is_free(t[i].action)) {
             uint32_t v = sdp_amap_get(&at, t[i].addr);
-            if (v != SDP_NIL) t[i].size = pred[v];
+            t[i].size = v != SDP_NIL ? pred[v] : pred[i];
         }
     }
     sdp_amap_free(&at);
@@ -472,19 +480,55 @@ static sd_status reserved_peak(sd_plan *p, const sd_snapshot *s, const sd_cuda_d
     memset(&rd, 0, sizeof rd);
     sd_status st = ok ? sdp_alloc_run_device(&run, &dev, &ro, &rd) : SD_ENOMEM;
     if (st == SD_OK && rd.n_configs) {
-        out->reserved_known = true;
-        out->predicted_peak_reserved_bytes = rd.configs[0].peak_reserved_bytes;
+        *ran = true;
+        *peak_reserved = rd.configs[0].peak_reserved_bytes;
     }
-    if (st == SD_OK && o && o->capacity) {
-        ro.capacity = o->capacity;
+    if (st == SD_OK && capacity) {
+        ro.capacity = capacity;
         memset(&rd, 0, sizeof rd);
         st = sdp_alloc_run_device(&run, &dev, &ro, &rd);
-        if (st == SD_OK && rd.n_configs && rd.configs[0].n_ooms) {
-            out->oom_predicted = true;
-            out->oom_entry = rd.configs[0].ooms[0].entry;
-        }
+        if (st == SD_OK && rd.n_configs && rd.configs[0].n_ooms)
+            *oom_entry = rd.configs[0].ooms[0].entry;
     }
     free(t);
+    return st;
+}
+
+/* fits, headroom: the model's run under the capacity and the predicted peak reserved
+ * (allocated when the reserved is unknown). */
+static void judge_fit(sd_plan_device *out, uint64_t capacity)
+{
+    if (!capacity) return;
+    uint64_t need = out->reserved_known ? out->predicted_peak_reserved_bytes
+                                        : out->predicted_peak_allocated_bytes;
+    out->fits_known = true;
+    out->fits = !out->oom_predicted && need <= capacity;
+    out->headroom_bytes = (int64_t)capacity - (int64_t)need;
+}
+
+/* The predicted peak allocated and what is live there (the walk, twice), and its site. */
+static sd_status peak_of(sd_plan *p, const sd_snapshot *s, const sd_cuda_device *d,
+                         const uint64_t *pred, const sd_plan_options *o, sd_plan_device *out)
+{
+    sdp_amap live = {0};
+    uint64_t now = 0, peak2 = 0;
+    size_t entry2 = 0;
+    sd_status st = sdp_amap_init(&live, 1024) ? SD_OK : SD_ENOMEM;
+    if (st == SD_OK && !walk(d, pred, out->start_bytes, SIZE_MAX, &live,
+                             &out->predicted_peak_allocated_bytes, &out->peak_entry, &now))
+        st = SD_ENOMEM;
+    sdp_amap_free(&live);
+    /* again, up to the peak: what is live there */
+    if (st == SD_OK && !sdp_amap_init(&live, 1024)) st = SD_ENOMEM;
+    if (st == SD_OK && !walk(d, pred, out->start_bytes, out->peak_entry, &live, &peak2, &entry2, &now))
+        st = SD_ENOMEM;
+    size_t keep = o && o->top_sites ? o->top_sites : DEFAULT_SITES;
+    if (st == SD_OK) st = peak_sites(p, s, d, pred, &live, now, keep, out);
+    sdp_amap_free(&live);
+    if (st == SD_OK && out->predicted_peak_allocated_bytes) {
+        out->peak_stack = d->trace[out->peak_entry].stack;
+        if (!site_label(p, s, out->peak_stack, &out->peak_label)) st = SD_ENOMEM;
+    }
     return st;
 }
 
@@ -510,40 +554,20 @@ static sd_status plan_device(sd_plan *p, side *sides, size_t n, double at,
     out->start_bytes = pd ? pd->start_bytes : 0;
     sd_peak_free(pk);
 
-    uint64_t *pred = calloc(b->d->n_trace ? b->d->n_trace : 1, sizeof *pred);
+    uint64_t *pred = malloc((b->d->n_trace ? b->d->n_trace : 1) * sizeof *pred);
     if (!pred) return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+    for (size_t i = 0; i < b->d->n_trace; i++) pred[i] = b->d->trace[i].size;
     sd_status st = predict_sizes(sides, n, base, at, pred, out, err);
-    sdp_amap live = {0};
-    uint64_t now = 0;
-    if (st == SD_OK && !sdp_amap_init(&live, 1024)) st = SD_ENOMEM;
-    if (st == SD_OK && !walk(b->d, pred, out->start_bytes, SIZE_MAX, &live,
-                             &out->predicted_peak_allocated_bytes, &out->peak_entry, &now))
-        st = SD_ENOMEM;
-    /* again, up to the peak: what is live there */
-    uint64_t peak2 = 0;
-    size_t entry2 = 0;
-    sdp_amap_free(&live);
-    if (st == SD_OK && !sdp_amap_init(&live, 1024)) st = SD_ENOMEM;
-    if (st == SD_OK &&
-        !walk(b->d, pred, out->start_bytes, out->peak_entry, &live, &peak2, &entry2, &now))
-        st = SD_ENOMEM;
-    size_t keep = o && o->top_sites ? o->top_sites : DEFAULT_SITES;
-    if (st == SD_OK) st = peak_sites(p, b->s, b->d, pred, &live, now, keep, out);
-    sdp_amap_free(&live);
-    if (st == SD_OK && out->predicted_peak_allocated_bytes) {
-        out->peak_stack = b->d->trace[out->peak_entry].stack;
-        if (!site_label(p, b->s, out->peak_stack, &out->peak_label)) st = SD_ENOMEM;
-    }
-    if (st == SD_OK) st = reserved_peak(p, b->s, b->d, pred, o, out);
+    if (st == SD_OK) st = peak_of(p, b->s, b->d, pred, o, out);
+    uint64_t cap = o ? o->capacity : 0;
+    if (st == SD_OK)
+        st = model_run(p, b->s, b->d, pred, cap, &out->reserved_known,
+                       &out->predicted_peak_reserved_bytes, &out->oom_entry);
+    out->oom_predicted = out->oom_entry != SIZE_MAX;
+    if (!out->oom_predicted) out->oom_entry = 0;
     free(pred);
     if (st == SD_ENOMEM && !(err && err->code)) sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
-    if (st == SD_OK && o && o->capacity) {
-        uint64_t need = out->reserved_known ? out->predicted_peak_reserved_bytes
-                                            : out->predicted_peak_allocated_bytes;
-        out->fits_known = true;
-        out->fits = !out->oom_predicted && need <= o->capacity;
-        out->headroom_bytes = (int64_t)o->capacity - (int64_t)need;
-    }
+    if (st == SD_OK) judge_fit(out, cap);
     return st;
 }
 
@@ -642,6 +666,7 @@ void sd_plan_free(sd_plan *p)
 }
 
 double sd_plan_target(const sd_plan *p) { return p->at; }
+const sd_plan_whatif *sd_plan_whatif_of(const sd_plan *p) { return p->is_whatif ? &p->whatif : NULL; }
 uint64_t sd_plan_capacity(const sd_plan *p) { return p->capacity; }
 size_t sd_plan_recording_count(const sd_plan *p) { return p->n_recordings; }
 const char *sd_plan_recording_source(const sd_plan *p, size_t i)
@@ -758,4 +783,234 @@ sd_status sd_plan_largest_fit(const sd_snapshot *const *snaps, const double *siz
     }
     *largest = lo;
     return SD_OK;
+}
+
+/* ---- one recording, what if ---- */
+
+#define NO_FREE SIZE_MAX
+
+/* The factor a what-if puts on a category's bytes. */
+static double factor_of(const sd_plan_whatif *w, sd_category c)
+{
+    double k = w->batch_scale > 0 ? w->batch_scale : 1.0;
+    double n = w->shard_ranks > 1 ? (double)w->shard_ranks : 1.0;
+    switch (c) {
+    case SD_CAT_ACTIVATIONS:
+    case SD_CAT_TEMPORARIES: return k;
+    case SD_CAT_OPTIMIZER_STATE: return w->zero_stage >= 1 ? 1.0 / n : 1.0;
+    case SD_CAT_GRADIENTS: return w->zero_stage >= 2 ? 1.0 / n : 1.0;
+    case SD_CAT_PARAMETERS: return w->zero_stage >= 3 ? 1.0 / n : 1.0;
+    default: return 1.0;     /* pre_trace, persistent, other: not known to scale */
+    }
+}
+
+static uint64_t scaled(uint64_t bytes, double f)
+{
+    return f == 1.0 ? bytes : (uint64_t)llround((double)bytes * f);
+}
+
+/* Each alloc's free entry (NO_FREE: live at the end), by the peak's release rule; the
+ * addresses live at the end are left in `live`. */
+static bool frees_of(const sd_cuda_device *d, size_t *free_of, sdp_amap *live)
+{
+    for (size_t i = 0; i < d->n_trace; i++) {
+        const sd_trace_entry *e = &d->trace[i];
+        free_of[i] = NO_FREE;
+        uint32_t v = sdp_amap_get(live, e->addr);
+        if (e->action == SD_ACT_ALLOC) {
+            if (v != SDP_NIL && v != RELEASED) free_of[v] = i;   /* its free was not recorded */
+            if (!sdp_amap_put(live, e->addr, (uint32_t)i)) return false;
+        } else if (is_free(e->action) && v != RELEASED) {
+            if (v != SDP_NIL) free_of[v] = i;
+            if (!sdp_amap_put(live, e->addr, RELEASED)) return false;
+        }
+    }
+    return true;
+}
+
+/* pred[] and the start for device index `di` under w: every alloc and every block from
+ * before recording scaled by its category. *start_changed: a block from before
+ * recording changed size. */
+static sd_status scale_device(size_t di, const sd_cuda_device *d,
+                              const sd_phases *ph, const sd_plan_whatif *w, uint64_t *pred,
+                              sd_plan_device *out, bool *start_changed)
+{
+    size_t *free_of = malloc((d->n_trace ? d->n_trace : 1) * sizeof *free_of);
+    sdp_amap live = {0};
+    if (!free_of || !sdp_amap_init(&live, 1024) || !frees_of(d, free_of, &live)) {
+        free(free_of);
+        sdp_amap_free(&live);
+        return SD_ENOMEM;
+    }
+    *start_changed = false;
+    uint64_t start = out->start_bytes, largest_param = 0;
+    sdp_amap seen = {0};      /* addresses released once already: a second free is not a block */
+    bool ok = sdp_amap_init(&seen, 1024);
+    for (size_t i = 0; ok && i < d->n_trace; i++) {
+        const sd_trace_entry *e = &d->trace[i];
+        pred[i] = e->size;
+        sd_evidence ev;
+        if (e->action == SD_ACT_ALLOC) {
+            sd_block_life l = {.stack = e->stack, .stack_is_alloc = true, .has_trace = true,
+                               .in_trace = true, .alloc_entry = i,
+                               .freed = free_of[i] != NO_FREE, .free_entry = free_of[i]};
+            sd_category c = sd_category_of(ph, di, &l, &ev);
+            if (c == SD_CAT_PARAMETERS && e->size > largest_param) largest_param = e->size;
+            pred[i] = scaled(e->size, factor_of(w, c));
+            ok = sdp_amap_put(&seen, e->addr, 0);
+        } else if (is_free(e->action) && sdp_amap_get(&seen, e->addr) == SDP_NIL) {
+            /* a block from before recording, released here: decided by lifetime */
+            sd_block_life l = {.stack = e->stack, .stack_is_alloc = false, .has_trace = true,
+                               .freed = true, .free_entry = i};
+            sd_category c = sd_category_of(ph, di, &l, &ev);
+            pred[i] = scaled(e->size, factor_of(w, c));
+            start = start - e->size + pred[i];
+            *start_changed = *start_changed || pred[i] != e->size;
+            ok = sdp_amap_put(&seen, e->addr, 0);
+        }
+    }
+    /* the snapshot's blocks the trace did not allocate: live before recording, to the end */
+    for (size_t b = 0; ok && b < d->n_blocks; b++) {
+        const sd_block *bl = &d->blocks[b];
+        if (bl->state != SD_BLOCK_ALLOCATED) continue;
+        uint32_t v = sdp_amap_get(&live, bl->address);
+        if (v != SDP_NIL && v != RELEASED) continue;
+        sd_block_life l = {.stack = bl->stack, .stack_is_alloc = true, .has_trace = true};
+        sd_evidence ev;
+        sd_category c = sd_category_of(ph, di, &l, &ev);
+        if (c == SD_CAT_PARAMETERS && bl->size > largest_param) largest_param = bl->size;
+        uint64_t x = scaled(bl->size, factor_of(w, c));
+        start = start - bl->size + x;
+        *start_changed = *start_changed || x != bl->size;
+    }
+    if (ok && w->zero_stage >= 3 && w->shard_ranks > 1) {
+        /* FSDP gathers a unit's full parameters before its forward and backward: at
+         * least the largest parameter block, live while any unit runs */
+        out->allgather_bytes = largest_param;
+        start += largest_param;
+        *start_changed = *start_changed || largest_param;
+    }
+    out->start_bytes = start;
+    free(free_of);
+    sdp_amap_free(&live);
+    sdp_amap_free(&seen);
+    return ok ? SD_OK : SD_ENOMEM;
+}
+
+static sd_status whatif_device(sd_plan *p, const sd_snapshot *s, size_t di,
+                               const sd_plan_whatif *w, const sd_phases *ph,
+                               const sd_plan_options *o, sd_plan_device *out, sd_error *err)
+{
+    const sd_cuda_device *d = sd_snapshot_device(s, di);
+    out->device = d->device;
+    out->base = 0;
+    if (d->n_trace >= RELEASED)
+        return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "device %lld: too many trace entries",
+                        (long long)d->device);
+    sd_peak_options po = SD_PEAK_OPTIONS_INIT;
+    sd_peak *pk = sd_peak_create(s, &po, err);
+    if (!pk) return err && err->code ? err->code : SD_ENOMEM;
+    const sd_peak_device *pd = sd_peak_device_find(pk, d->device);
+    out->start_bytes = pd ? pd->start_bytes : 0;
+    out->recorded_peak_allocated_bytes = pd && pd->has_peak ? pd->peak_bytes : 0;
+    sd_peak_free(pk);
+    sd_replay_options ro = SD_REPLAY_OPTIONS_INIT;
+    ro.timeline_points = 16;
+    sd_replay *r = sd_replay_create(s, &ro, err);
+    if (!r) return err && err->code ? err->code : SD_ENOMEM;
+    for (size_t k = 0; k < sd_replay_device_count(r); k++)
+        if (sd_replay_device_at(r, k)->device == d->device)
+            out->recorded_peak_reserved_bytes = sd_replay_device_at(r, k)->recorded_peak_reserved_bytes;
+    sd_replay_free(r);
+
+    uint64_t *pred = malloc((d->n_trace ? d->n_trace : 1) * sizeof *pred);
+    uint64_t *same = malloc((d->n_trace ? d->n_trace : 1) * sizeof *same);
+    sd_status st = pred && same ? SD_OK : SD_ENOMEM;
+    bool start_changed = false;
+    if (st == SD_OK) st = scale_device(di, d, ph, w, pred, out, &start_changed);
+    out->allocs = 0;
+    for (size_t i = 0; i < d->n_trace; i++) {
+        if (d->trace[i].action != SD_ACT_ALLOC) continue;
+        out->allocs++;
+        if (pred && pred[i] != d->trace[i].size) out->scaled_allocs++;
+    }
+    if (st == SD_OK) st = peak_of(p, s, d, pred, o, out);
+    /* reserved: the recorded peak plus what the change moves in the model's run */
+    uint64_t cap = o ? o->capacity : 0, changed = 0, unchanged = 0;
+    bool ran_changed = false, ran_same = false;
+    size_t oom = SIZE_MAX, no_oom = SIZE_MAX;
+    for (size_t i = 0; st == SD_OK && i < d->n_trace; i++) same[i] = d->trace[i].size;
+    if (st == SD_OK) st = model_run(p, s, d, pred, cap, &ran_changed, &changed, &oom);
+    if (st == SD_OK) st = model_run(p, s, d, same, 0, &ran_same, &unchanged, &no_oom);
+    if (st == SD_OK && ran_changed && ran_same && !start_changed) {
+        out->reserved_known = true;
+        int64_t moved = (int64_t)changed - (int64_t)unchanged;
+        int64_t v = (int64_t)out->recorded_peak_reserved_bytes + moved;
+        out->predicted_peak_reserved_bytes = v > 0 ? (uint64_t)v : 0;
+    }
+    out->oom_predicted = oom != SIZE_MAX;
+    out->oom_entry = out->oom_predicted ? oom : 0;
+    free(pred);
+    free(same);
+    if (st == SD_ENOMEM && !(err && err->code)) sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+    if (st == SD_OK) judge_fit(out, cap);
+    return st;
+}
+
+sd_plan *sd_plan_create_whatif(const sd_snapshot *s, const sd_plan_whatif *w,
+                               const sd_plan_options *opts, sd_error *err)
+{
+    sd_error_clear(err);
+    sd_plan_whatif none = SD_PLAN_WHATIF_INIT;
+    if (!w) w = &none;
+    if (sdp_options_check(opts, SD_PLAN_OPTIONS_VERSION, "sd_plan_options", err) ||
+        sdp_options_check(w, SD_PLAN_WHATIF_VERSION, "sd_plan_whatif", err))
+        return NULL;
+    if (!(w->batch_scale >= 0) || !isfinite(w->batch_scale)) {
+        sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "the batch scale must be a positive number");
+        return NULL;
+    }
+    if (w->zero_stage > 3 || (w->zero_stage && w->shard_ranks < 2) ||
+        (w->shard_ranks > 1 && !w->zero_stage)) {
+        sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET,
+                 "sharding needs both the ranks (2 or more) and a ZeRO stage (1, 2 or 3)");
+        return NULL;
+    }
+    if (sd_snapshot_is_summary(s)) {
+        sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET,
+                 "a summary keeps only part of the trace: plan needs the snapshot itself");
+        return NULL;
+    }
+    sd_plan *p = calloc(1, sizeof *p);
+    if (!p) {
+        sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        return NULL;
+    }
+    p->is_whatif = true;
+    p->whatif = *w;
+    p->whatif.version = SD_PLAN_WHATIF_VERSION;
+    p->capacity = opts ? opts->capacity : 0;
+    p->n_recordings = 1;
+    p->sources = own(p, sizeof *p->sources);
+    p->sizes = own(p, sizeof *p->sizes);
+    if (p->sources) p->sources[0] = own_copy(p, sd_snapshot_source(s));
+    size_t nd = sd_snapshot_device_count(s);
+    p->devices = own(p, (nd + 1) * sizeof *p->devices);
+    sd_phases *ph = sd_phases_create(s, err);
+    sd_status st = p->devices && p->sources && p->sizes && ph ? SD_OK : SD_ENOMEM;
+    for (size_t i = 0; i < nd && st == SD_OK; i++) {
+        if (!sd_snapshot_device(s, i)->n_trace) continue;
+        st = whatif_device(p, s, i, &p->whatif, ph, opts, &p->devices[p->n_devices], err);
+        if (st == SD_OK) p->n_devices++;
+    }
+    sd_phases_free(ph);
+    if (st == SD_OK && !p->n_devices)
+        st = sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET,
+                      "no device has a trace: record with torch.cuda.memory._record_memory_history()");
+    if (st != SD_OK) {
+        if (st == SD_ENOMEM && !(err && err->code)) sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        sd_plan_free(p);
+        return NULL;
+    }
+    return p;
 }

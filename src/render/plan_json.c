@@ -62,6 +62,15 @@ static json_t *device_json(const sd_plan *p, const sd_plan_device *d, const sd_p
     json_object_set_new(o, "max_size",
                         view && view->has_max ? json_real(view->max_size) : json_null());
     json_object_set_new(o, "check", check_json(p, d));
+    json_t *rec = json_null();
+    if (sd_plan_whatif_of(p)) {
+        rec = json_object();
+        json_object_set_new(rec, "peak_allocated_bytes", jint(d->recorded_peak_allocated_bytes));
+        json_object_set_new(rec, "peak_reserved_bytes", jint(d->recorded_peak_reserved_bytes));
+        json_object_set_new(rec, "changed_allocations", jint(d->scaled_allocs));
+        json_object_set_new(rec, "allgather_bytes", jint(d->allgather_bytes));
+    }
+    json_object_set_new(o, "recorded", rec);
     json_object_set_new(o, "sites", sites_json(d));
     return o;
 }
@@ -73,14 +82,23 @@ sd_status sd_render_plan_json(FILE *out, const sd_plan *p, const sd_plan_view *v
     sd_error_clear(err);
     json_t *doc = json_object();
     json_object_set_new(doc, "schema", json_string(SD_PLAN_SCHEMA));
-    json_object_set_new(doc, "at", json_real(sd_plan_target(p)));
+    const sd_plan_whatif *w = sd_plan_whatif_of(p);
+    json_object_set_new(doc, "at", w ? json_null() : json_real(sd_plan_target(p)));
+    json_t *wj = json_null();
+    if (w) {
+        wj = json_object();
+        json_object_set_new(wj, "batch_scale", json_real(w->batch_scale > 0 ? w->batch_scale : 1.0));
+        json_object_set_new(wj, "shard_ranks", json_integer(w->shard_ranks > 1 ? w->shard_ranks : 1));
+        json_object_set_new(wj, "zero_stage", w->shard_ranks > 1 ? json_integer(w->zero_stage) : json_null());
+    }
+    json_object_set_new(doc, "whatif", wj);
     json_object_set_new(doc, "capacity_bytes",
                         sd_plan_capacity(p) ? jint(sd_plan_capacity(p)) : json_null());
     json_t *recs = json_array();
     for (size_t k = 0; k < sd_plan_recording_count(p); k++) {
         json_t *r = json_object();
         json_object_set_new(r, "source", sdp_json_text(sd_plan_recording_source(p, k)));
-        json_object_set_new(r, "size", json_real(sd_plan_recording_size(p, k)));
+        json_object_set_new(r, "size", w ? json_null() : json_real(sd_plan_recording_size(p, k)));
         json_array_append_new(recs, r);
     }
     json_object_set_new(doc, "recordings", recs);

@@ -71,14 +71,93 @@ static void put_sites(FILE *out, const sd_plan *p, const sd_plan_device *d)
                 s->stack ? (s->label ? s->label : "<no user frame>")
                          : "live before recording (kept as recorded)");
     }
-    fprintf(out, "    (recorded: the same blocks in %s, at %g)\n",
-            sd_plan_recording_source(p, d->base), sd_plan_recording_size(p, d->base));
+    if (sd_plan_whatif_of(p))
+        fprintf(out, "    (recorded: the same blocks as %s recorded them)\n",
+                sd_plan_recording_source(p, d->base));
+    else
+        fprintf(out, "    (recorded: the same blocks in %s, at %g)\n",
+                sd_plan_recording_source(p, d->base), sd_plan_recording_size(p, d->base));
+}
+
+#define WHATIF_LIMITS "limits: each allocation is scaled by its category (docs/categories.md) " \
+                      "at its recorded place in the trace; a category that is not known to " \
+                      "scale (other, pre_trace, persistent) keeps its size; one recording cannot " \
+                      "show new kernels or workspaces a changed size would bring, nor the " \
+                      "communication buffers of another world size beyond the one all-gather " \
+                      "buffer counted."
+
+static void put_whatif_change(FILE *out, const sd_plan_whatif *w)
+{
+    bool any = false;
+    if (w->batch_scale > 0 && w->batch_scale != 1) {
+        fprintf(out, "batch x%g", w->batch_scale);
+        any = true;
+    }
+    if (w->shard_ranks > 1)
+        fprintf(out, "%sZeRO-%u over %u ranks", any ? ", " : "", w->zero_stage, w->shard_ranks);
+    else if (!any)
+        fprintf(out, "nothing changed");
+}
+
+static void put_assumed(FILE *out, const sd_plan_whatif *w)
+{
+    if (w->batch_scale > 0 && w->batch_scale != 1)
+        fprintf(out, "  assumed: activations and temporaries scale by %g (a micro-batch or a "
+                     "sequence %g times as large); parameters, gradients and optimizer state do "
+                     "not\n", w->batch_scale, w->batch_scale);
+    if (w->shard_ranks > 1)
+        fprintf(out, "  assumed: optimizer state%s%s divided over %u ranks%s\n",
+                w->zero_stage >= 2 ? ", gradients" : "", w->zero_stage >= 3 ? " and parameters" : "",
+                w->shard_ranks,
+                w->zero_stage >= 3 ? ", plus one all-gather buffer the size of the largest "
+                                     "parameter block (FSDP gathers a unit's parameters)" : "");
+}
+
+/* One what-if device: the answer against the recording, then what was assumed. */
+static void put_whatif_device(FILE *out, const sd_plan *p, const sd_plan_device *d, bool c)
+{
+    const sd_plan_whatif *w = sd_plan_whatif_of(p);
+    fprintf(out, "%sdevice %lld, what if ", sdp_ansi(c, SDP_BOLD), (long long)d->device);
+    put_whatif_change(out, w);
+    fprintf(out, ": peak %s allocated", sdp_fmt_bytes(d->predicted_peak_allocated_bytes).s);
+    if (d->reserved_known)
+        fprintf(out, ", %s reserved", sdp_fmt_bytes(d->predicted_peak_reserved_bytes).s);
+    fprintf(out, "%s", sdp_ansi(c, SDP_RESET));
+    put_capacity(out, d, sd_plan_capacity(p));
+    fprintf(out, "  recorded (%s): peak %s allocated (%s), %s reserved", sd_plan_recording_source(p, 0),
+            sdp_fmt_bytes(d->recorded_peak_allocated_bytes).s,
+            sdp_fmt_delta(sdp_sdelta(d->predicted_peak_allocated_bytes,
+                                     d->recorded_peak_allocated_bytes)).s,
+            sdp_fmt_bytes(d->recorded_peak_reserved_bytes).s);
+    if (d->reserved_known)
+        fprintf(out, " (%s)", sdp_fmt_delta(sdp_sdelta(d->predicted_peak_reserved_bytes,
+                                                       d->recorded_peak_reserved_bytes)).s);
+    else
+        fprintf(out, "; reserved not predicted: memory live before recording changes size, "
+                     "and the allocator's state then is the recording's");
+    fprintf(out, "\n  %s of %s allocations changed size", sdp_fmt_count(d->scaled_allocs).s,
+            sdp_fmt_count(d->allocs).s);
+    if (d->allgather_bytes)
+        fprintf(out, "; all-gather buffer %s", sdp_fmt_bytes(d->allgather_bytes).s);
+    fprintf(out, "\n");
+    put_assumed(out, w);
+    put_sites(out, p, d);
 }
 
 sd_status sd_render_plan_text(FILE *out, const sd_plan *p, const sd_plan_view *view,
                               const sd_render_options *ro, sd_error *err)
 {
     sd_error_clear(err);
+    if (sd_plan_whatif_of(p)) {
+        bool col = ro && ro->color;
+        for (size_t i = 0; i < sd_plan_device_count(p); i++) {
+            if (i) fprintf(out, "\n");
+            put_whatif_device(out, p, sd_plan_device_at(p, i), col);
+        }
+        fprintf(out, "%s\n", WHATIF_LIMITS);
+        if (ferror(out)) return sdp_fail(err, SD_EIO, SD_NO_OFFSET, "write error");
+        return SD_OK;
+    }
     bool c = ro && ro->color;
     double at = sd_plan_target(p);
     uint64_t cap = sd_plan_capacity(p);
