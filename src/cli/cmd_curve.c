@@ -74,17 +74,17 @@ static void warn_files(const sd_curve *c)
 }
 
 /* --format-list: each format's name, what its figure is, and a line as it comes. */
-static int format_list(void)
+static int format_list(FILE *out)
 {
     const char *name, *example, *figure;
     for (size_t i = 0; sd_curve_format_at(i, &name, &example, &figure); i++)
-        printf("%s%s\n  figure   %s\n  example  %s\n", i ? "\n" : "", name, figure, example);
+        fprintf(out, "%s%s\n  figure   %s\n  example  %s\n", i ? "\n" : "", name, figure, example);
     return EXIT_OK;
 }
 
-int cmd_curve(const struct cli_opts *o)
+int cmd_curve(const struct cli_opts *o, FILE *out)
 {
-    if (o->format_list) return format_list();
+    if (o->format_list) return format_list(out);
     sd_curve_options co;
     options_of(o, &co);
     if (o->config && cli_read_config(o->config, parse_config, &co.limits) != 0) return EXIT_TROUBLE;
@@ -101,9 +101,9 @@ int cmd_curve(const struct cli_opts *o)
     warn_files(c);
     sd_render_options ro = {.color = o->color, .width = 0};
     sd_status st;
-    if (o->format == FORMAT_JSON) st = sd_render_curve_json(stdout, c, &ro, &err);
-    else if (o->format == FORMAT_GITHUB) st = sd_render_curve_github(stdout, c, &ro, &err);
-    else st = sd_render_curve_text(stdout, c, &ro, &err);
+    if (o->format == FORMAT_JSON) st = sd_render_curve_json(out, c, &ro, &err);
+    else if (o->format == FORMAT_GITHUB) st = sd_render_curve_github(out, c, &ro, &err);
+    else st = sd_render_curve_text(out, c, &ro, &err);
     int rc = st != SD_OK ? EXIT_TROUBLE : sd_curve_pass(c) ? EXIT_OK : EXIT_CHECK_FAILED;
     sd_curve_free(c);
     return rc;

@@ -22,7 +22,7 @@ static void warn_counts(const sd_replay *r)
     }
 }
 
-int cmd_replay(const struct cli_opts *opts)
+int cmd_replay(const struct cli_opts *opts, FILE *out)
 {
     if (cli_check_alloc_confs(opts) != 0) return EXIT_TROUBLE;
     sd_snapshot **snaps;
@@ -47,9 +47,9 @@ int cmd_replay(const struct cli_opts *opts)
             break;
         }
         warn_counts(r);
-        if (i && opts->format != FORMAT_JSON) printf("\n");
-        sd_status st = opts->format == FORMAT_JSON ? sd_render_replay_json(stdout, r, &rendo, &err)
-                                                   : sd_render_replay_text(stdout, r, &rendo, &err);
+        if (i && opts->format != FORMAT_JSON) fputc('\n', out);
+        sd_status st = opts->format == FORMAT_JSON ? sd_render_replay_json(out, r, &rendo, &err)
+                                                   : sd_render_replay_text(out, r, &rendo, &err);
         if (st != SD_OK) status = EXIT_TROUBLE;
         sd_replay_free(r);
     }

@@ -127,7 +127,8 @@ static bool utf8_locale(void)
 }
 
 /* job_steps: the steps a job's folder names (the job view), else NULL: from the options. */
-static int analyse(const struct cli_opts *o, sd_groups **all, size_t n, const uint64_t *job_steps)
+static int analyse(const struct cli_opts *o, FILE *out, sd_groups **all, size_t n,
+                   const uint64_t *job_steps)
 {
     uint64_t *steps = NULL;
     if (job_steps) {
@@ -165,11 +166,11 @@ static int analyse(const struct cli_opts *o, sd_groups **all, size_t n, const ui
     }
     sd_status st;
     if (o->format == FORMAT_JSON) {
-        st = sd_render_series_json(stdout, s);
+        st = sd_render_series_json(out, s);
     } else {
         sd_series_text_options to = {.render = {.color = o->color}, .top = (size_t)o->top,
                                       .unicode = !o->ascii && utf8_locale()};
-        st = sd_render_series_text(stdout, s, &to);
+        st = sd_render_series_text(out, s, &to);
     }
     if (st == SD_ENOMEM) msg_error("out of memory while writing the report");
     sd_series_free(s);
@@ -220,7 +221,7 @@ static void rank_label(const sd_groups *g, char *buf, size_t size)
 
 /* Per-rank figures, the spread, the rank furthest from the median (none when they are all
  * the same): the ranks of one job are not a time series. */
-static int ranks_view(const struct cli_opts *o, sd_groups **all, size_t n)
+static int ranks_view(const struct cli_opts *o, FILE *out, sd_groups **all, size_t n)
 {
     qsort(all, n, sizeof *all, by_rank);
     sd_stats *t = calloc(n ? n : 1, sizeof *t);
@@ -249,8 +250,8 @@ static int ranks_view(const struct cli_opts *o, sd_groups **all, size_t n)
             ooms[i] = *sd_groups_oom_of(all[i]);
         }
         st = o->format == FORMAT_JSON
-                 ? sd_render_series_ranks_oom_json(stdout, sources, t, ooms, n, &sp)
-                 : sd_render_series_ranks_oom_text(stdout, sources, names, t, ooms, n, &sp,
+                 ? sd_render_series_ranks_oom_json(out, sources, t, ooms, n, &sp)
+                 : sd_render_series_ranks_oom_text(out, sources, names, t, ooms, n, &sp,
                                                    o->color);
     }
     free(ooms);
@@ -296,7 +297,7 @@ static const uint64_t *rising(const uint64_t *steps, size_t n, const sd_job_entr
     return steps;
 }
 
-static int job_view(const struct cli_opts *o, sd_groups **all, size_t n,
+static int job_view(const struct cli_opts *o, FILE *out, sd_groups **all, size_t n,
                     const sd_name_pattern *pattern)
 {
     sd_job_entry *e = calloc(n, sizeof *e);
@@ -319,20 +320,20 @@ static int job_view(const struct cli_opts *o, sd_groups **all, size_t n,
                                      : grown_rank_series(e, n, ranks[grown].rank, all, sub, steps);
     sd_status st;
     if (o->format == FORMAT_JSON) {
-        st = sd_render_series_job_json(stdout, e, n, ranks, nr, grown, k >= SD_SERIES_MIN_SNAPSHOTS);
+        st = sd_render_series_job_json(out, e, n, ranks, nr, grown, k >= SD_SERIES_MIN_SNAPSHOTS);
         if (st == SD_OK && k >= SD_SERIES_MIN_SNAPSHOTS) {
-            fprintf(stdout, "  \"series_of_grew_most\": ");
-            fflush(stdout);
-            status = analyse(o, sub, k, rising(steps, k, e, n));
-            fprintf(stdout, "}\n");
+            fprintf(out, "  \"series_of_grew_most\": ");
+            fflush(out);
+            status = analyse(o, out, sub, k, rising(steps, k, e, n));
+            fprintf(out, "}\n");
             goto done;
         }
     } else {
-        st = sd_render_series_job_text(stdout, e, n, ranks, nr, grown, o->color);
+        st = sd_render_series_job_text(out, e, n, ranks, nr, grown, o->color);
         if (st == SD_OK && k >= SD_SERIES_MIN_SNAPSHOTS) {
-            printf("\nGroups of rank %lld across its steps (the rank that grew most)\n",
-                   (long long)ranks[grown].rank);
-            status = analyse(o, sub, k, rising(steps, k, e, n));
+            fprintf(out, "\nGroups of rank %lld across its steps (the rank that grew most)\n",
+                    (long long)ranks[grown].rank);
+            status = analyse(o, out, sub, k, rising(steps, k, e, n));
             goto done;
         }
     }
@@ -346,8 +347,8 @@ done:
     return status;
 }
 
-static int run_series(const struct cli_opts *opts, const char *const *files, const bool *folder,
-                      size_t n_in)
+static int run_series(const struct cli_opts *opts, FILE *out, const char *const *files,
+                      const bool *folder, size_t n_in)
 {
     series_ctx c = {.max_memory = opts->max_memory, .inputs = calloc(n_in ? n_in : 1, sizeof *c.inputs)};
     if (!c.inputs) {
@@ -397,9 +398,9 @@ static int run_series(const struct cli_opts *opts, const char *const *files, con
         }
         sd_names_view view = sorted == 0 ? view_of(opts, all, n, pattern) : SD_NAMES_SERIES;
         if (sorted == 0)
-            status = view == SD_NAMES_JOB     ? job_view(opts, all, n, pattern)
-                     : view == SD_NAMES_RANKS ? ranks_view(opts, all, n)
-                                              : analyse(opts, all, n, NULL);
+            status = view == SD_NAMES_JOB     ? job_view(opts, out, all, n, pattern)
+                     : view == SD_NAMES_RANKS ? ranks_view(opts, out, all, n)
+                                              : analyse(opts, out, all, n, NULL);
         sd_name_pattern_free(pattern);
     }
     for (size_t i = 0; i < n_in; i++) {
@@ -469,13 +470,13 @@ nomem:
     return -1;
 }
 
-int cmd_series(const struct cli_opts *opts)
+int cmd_series(const struct cli_opts *opts, FILE *out)
 {
     char **specs = NULL;
     bool *folder = NULL;
     int n_specs = expand_dirs(opts, &specs, &folder);
     if (n_specs < 0) return EXIT_TROUBLE;
-    int status = run_series(opts, (const char *const *)specs, folder, (size_t)n_specs);
+    int status = run_series(opts, out, (const char *const *)specs, folder, (size_t)n_specs);
     for (int i = 0; i < n_specs; i++) free(specs[i]);
     free(specs);
     free(folder);

@@ -30,11 +30,11 @@ static bool write_all(FILE *f, const uint8_t *p, size_t n)
     return fwrite(p, 1, n, f) == n;
 }
 
-/* Write `data` to `path` ("-" or NULL: stdout). */
-static int write_file(const char *path, const uint8_t *data, size_t len)
+/* Write `data` to `path` ("-" or NULL: `to`, the command's stream). */
+static int write_file(FILE *to, const char *path, const uint8_t *data, size_t len)
 {
     if (!path || strcmp(path, "-") == 0) {
-        if (!write_all(stdout, data, len)) {
+        if (!write_all(to, data, len)) {
             msg_error("error writing the summary to stdout: %s", strerror(errno));
             return -1;
         }
@@ -95,7 +95,8 @@ static void member_file(const char *dir, const char *spec, const char *member, c
     snprintf(out, size, "%s/%s.sdsum", dir, flat);
 }
 
-static int summarize_one(const sd_snapshot *s, const char *path, const char *source_spec)
+static int summarize_one(FILE *to, const sd_snapshot *s, const char *path,
+                         const char *source_spec)
 {
     sd_error err;
     sd_error_clear(&err);
@@ -106,7 +107,7 @@ static int summarize_one(const sd_snapshot *s, const char *path, const char *sou
         msg_sd_error(&err);
         return -1;
     }
-    int rc = write_file(path, data, len);
+    int rc = write_file(to, path, data, len);
     free(data);
     if (rc == 0) note_size(path && strcmp(path, "-") ? path : "the summary to stdout", source_spec, len);
     return rc;
@@ -333,11 +334,11 @@ done:
     return rc == 0 ? EXIT_OK : EXIT_TROUBLE;
 }
 
-int cmd_summarize(const struct cli_opts *opts)
+int cmd_summarize(const struct cli_opts *opts, FILE *to)
 {
     if (opts->shard || opts->n_files > 1 || opts->files[0][0] == '@') return summarize_many(opts);
     const char *out = opts->output;
-    if ((!out || strcmp(out, "-") == 0) && isatty(STDOUT_FILENO)) {
+    if ((!out || strcmp(out, "-") == 0) && isatty(fileno(to))) {
         msg_error("summarize writes binary msgpack: give -o FILE (or redirect stdout)");
         return EXIT_TROUBLE;
     }
@@ -348,7 +349,7 @@ int cmd_summarize(const struct cli_opts *opts)
     if (cli_load(opts, &lo) != 0) return EXIT_TROUBLE;
     int rc = 0;
     if (n == 1) {
-        rc = summarize_one(snaps[0], out, opts->files[0]);
+        rc = summarize_one(to, snaps[0], out, opts->files[0]);
     } else {
         struct stat st;
         if (!out || strcmp(out, "-") == 0 || stat(out, &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -359,7 +360,7 @@ int cmd_summarize(const struct cli_opts *opts)
         for (size_t i = 0; i < n && rc == 0; i++) {
             char path[4096];
             member_file(out, opts->files[0], sd_snapshot_source(snaps[i]), path, sizeof path);
-            rc = summarize_one(snaps[i], path, NULL);
+            rc = summarize_one(to, snaps[i], path, NULL);
         }
     }
     cli_free_all(snaps, n);

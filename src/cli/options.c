@@ -171,45 +171,20 @@ static const struct opt_def options[] = {
      "default: the current directory)"},
 };
 
-static const struct {
-    const char *name;
-    enum cli_command cmd;
-    const char *usage;
-    const char *help;
-    const char *example;   /* one line for `snapdiff CMD --help` */
-} commands[] = {
-    {"diff", CMD_DIFF, "OLD NEW", "what grew between two snapshots, grouped by allocation site",
-     "snapdiff step200.pickle step1200.pickle --steps 1000"},
-    {"stats", CMD_STATS, "FILE...", "totals per device: reserved, allocated, blocks, trace",
-     "snapdiff stats ranks-step1200.zip"},
-    {"frag", CMD_FRAG, "FILE...", "fragmentation: gap, free-block sizes, verdict and advice",
-     "snapdiff frag run.pickle --map"},
-    {"trace", CMD_TRACE, "FILE", "replay the allocation history: alive at the end, peak, phases",
-     "snapdiff trace run.pickle --since +2000000"},
-    {"series", CMD_SERIES, "FILE...", "trends over many snapshots: which groups grow, which only swing",
-     "snapdiff series run/ --steps-between 100"},
-    {"check", CMD_CHECK, "OLD NEW", "CI gate: exit 1 when NEW breaks a limit, per rank",
-     "snapdiff check baseline.pickle new.pickle --max-growth 256MiB --steps 100"},
-    {"dump", CMD_DUMP, "FILE", "the whole pickle (or summary) as JSON, for jq",
-     "snapdiff dump run.pickle | jq '.segments | length'"},
-    {"summarize", CMD_SUMMARIZE, "FILE...",
-     "a small baseline summary to commit: diff, check and series take it as a snapshot",
-     "snapdiff summarize step1200.pickle -o baseline.sdsum"},
-    {"top", CMD_TOP, "FILE...", "live memory by site at the end and at the peak (one snapshot)",
-     "snapdiff top run.pickle -n 10"},
-    {"report", CMD_REPORT, "FILE...",
-     "one self-contained HTML page: sites, fragmentation, timeline; growth of two or more",
-     "snapdiff report old.pickle new.pickle -o report.html"},
-    {"replay", CMD_REPLAY, "FILE...",
-     "the caching allocator replayed from the trace: fidelity, PYTORCH_CUDA_ALLOC_CONF what-ifs",
-     "snapdiff replay run.pickle --alloc-conf expandable_segments:True"},
-    {"curve", CMD_CURVE, "LOG...",
-     "leak or noise from the memory figures a training log holds (text, JSONL, CSV, nvidia-smi)",
-     "snapdiff curve --max-per-step 64KiB mem.log"},
-    {"mcp", CMD_MCP, "",   /* no files: the agent names them in its calls */
-     "serve the analyses to an AI agent: a Model Context Protocol server on stdin/stdout",
-     "snapdiff mcp --root /data/snapshots --max-memory 16GiB"},
+/* The registry (commands.def), in the order --help lists it: row i is command i + 1. */
+static const struct cli_command_info commands[] = {
+#define CLI_COMMAND(ID, name, usage, min_files, max_files, help, example, tool, tool_flags, \
+                    schemas)                                                                \
+    {CMD_##ID, #name, usage, min_files, max_files, help, example, tool, tool_flags, schemas},
+#include "commands.def"
+#undef CLI_COMMAND
 };
+_Static_assert(sizeof commands / sizeof commands[0] == CMD_END - 1, "one row per command");
+
+const struct cli_command_info *cli_command_info(enum cli_command c)
+{
+    return c > CMD_NONE && c < CMD_END ? &commands[c - 1] : NULL;
+}
 
 /* `snapdiff help [COMMAND]`: a word of its own, never a file name. */
 #define HELP_WORD "help"
@@ -956,11 +931,37 @@ static enum opt_result help_for(const char **pos, int n_pos, struct cli_opts *op
         return OPT_HELP;
     }
     if (n_pos > 2 || (n_pos == 2 && !find_command(pos[1], &opts->command))) {
-        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, series, trace, top, check, report, summarize, dump, replay, curve, mcp)",
-                 pos[n_pos == 2 ? 1 : 2]);
+        char names[256];
+        size_t k = 0;
+        for (size_t c = 0; c < sizeof commands / sizeof commands[0] && k < sizeof names; c++)
+            k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", c ? ", " : "",
+                                  commands[c].name);
+        snprintf(errbuf, errlen, "help: '%s' is no command (%s)", pos[n_pos == 2 ? 1 : 2],
+                 names);
         return OPT_ERROR;
     }
     return OPT_HELP;
+}
+
+/* Too few or too many inputs for the command (its registry row's min_files, max_files):
+ * true with the message in errbuf. diff's own (one file with --format folded or pprof) is
+ * checked before; curve --format-list reads none. */
+static bool arity_error(const struct cli_opts *opts, char *errbuf, size_t errlen)
+{
+    const struct cli_command_info *c = cli_command_info(opts->command);
+    unsigned n = (unsigned)opts->n_files;
+    if (opts->command == CMD_DIFF || (opts->command == CMD_CURVE && opts->format_list && n == 0))
+        return false;
+    if (n >= c->min_files && (c->max_files == 0 || n <= c->max_files)) return false;
+    if (c->max_files == 1)
+        snprintf(errbuf, errlen, "%s takes one snapshot", c->name);
+    else if (c->min_files == 2 && c->max_files == 2)
+        snprintf(errbuf, errlen, "%s needs two inputs, OLD and NEW (got %u)", c->name, n);
+    else
+        snprintf(errbuf, errlen, c->min_files == 1 ? "%s needs at least one snapshot"
+                                                   : "%s needs at least %u snapshots",
+                 c->name, c->min_files);
+    return true;
 }
 
 void cli_opts_release(struct cli_opts *opts)
@@ -1035,14 +1036,7 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
         snprintf(errbuf, errlen, "diff needs two snapshots, OLD and NEW (got %d; one is enough with --format folded or pprof)", opts->n_files);
         return OPT_ERROR;
     }
-    if (opts->command == CMD_TRACE && opts->n_files != 1) {
-        snprintf(errbuf, errlen, "trace takes one snapshot");
-        return OPT_ERROR;
-    }
-    if (opts->command == CMD_CHECK && opts->n_files != 2) {
-        snprintf(errbuf, errlen, "check needs two inputs, OLD and NEW (got %d)", opts->n_files);
-        return OPT_ERROR;
-    }
+    if (arity_error(opts, errbuf, errlen)) return OPT_ERROR;
     bool for_check = opts->format == FORMAT_GITHUB || opts->format == FORMAT_JUNIT;
     if (opts->command == CMD_CURVE && (opts->format == FORMAT_FOLDED || opts->format == FORMAT_PPROF ||
                                        opts->format == FORMAT_JUNIT)) {
@@ -1060,14 +1054,6 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
     }
     if (opts->format == FORMAT_JUNIT && !opts->output) {
         snprintf(errbuf, errlen, "--format junit needs --output FILE");
-        return OPT_ERROR;
-    }
-    if (opts->command == CMD_DUMP && opts->n_files != 1) {
-        snprintf(errbuf, errlen, "dump takes one snapshot");
-        return OPT_ERROR;
-    }
-    if (opts->n_files < 1 && !(opts->command == CMD_CURVE && opts->format_list)) {
-        snprintf(errbuf, errlen, "%s needs at least one snapshot", cli_command_name(opts->command));
         return OPT_ERROR;
     }
     if (check_applicable(opts, used, errbuf, errlen) != OPT_OK) return OPT_ERROR;

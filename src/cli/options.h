@@ -16,19 +16,41 @@
 #include "snapdiff/attrib.h"
 #include "snapdiff/gate.h"
 
-enum cli_command { CMD_NONE, CMD_DIFF, CMD_STATS, CMD_DUMP, CMD_FRAG, CMD_TRACE, CMD_SERIES,
-                   CMD_CHECK, CMD_REPORT, CMD_SUMMARIZE, CMD_TOP, CMD_REPLAY, CMD_CURVE,
-                   CMD_MCP };
+/* CMD_DIFF, CMD_STATS, ...: one per row of the registry (commands.def), in its order. */
+enum cli_command {
+    CMD_NONE,
+#define CLI_COMMAND(ID, ...) CMD_##ID,
+#include "commands.def"
+#undef CLI_COMMAND
+    CMD_END
+};
 
-/* Bit per command an option applies to. */
-enum { FOR_DIFF = 1 << CMD_DIFF, FOR_STATS = 1 << CMD_STATS, FOR_DUMP = 1 << CMD_DUMP,
-       FOR_FRAG = 1 << CMD_FRAG, FOR_TRACE = 1 << CMD_TRACE, FOR_SERIES = 1 << CMD_SERIES,
-       FOR_CHECK = 1 << CMD_CHECK, FOR_REPORT = 1 << CMD_REPORT,
-       FOR_SUMMARIZE = 1 << CMD_SUMMARIZE, FOR_TOP = 1 << CMD_TOP, FOR_REPLAY = 1 << CMD_REPLAY,
-       FOR_CURVE = 1 << CMD_CURVE, FOR_MCP = 1 << CMD_MCP,
-       FOR_ALL = FOR_DIFF | FOR_STATS | FOR_DUMP | FOR_FRAG | FOR_TRACE | FOR_SERIES |
-                 FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE | FOR_TOP | FOR_REPLAY | FOR_CURVE |
-                 FOR_MCP };
+/* Bit per command an option applies to (FOR_DIFF, ...); FOR_ALL: every command. */
+enum {
+#define CLI_COMMAND(ID, ...) FOR_##ID = 1u << CMD_##ID,
+#include "commands.def"
+#undef CLI_COMMAND
+    FOR_ALL = (1u << CMD_END) - 2u
+};
+
+/* A registry row's tool_flags (commands.def). */
+enum { TOOL_WRITES = 1u << 0, TOOL_ONE_INPUT = 1u << 1 };
+
+/* One row of the registry (commands.def), for the dispatchers and the docs. */
+struct cli_command_info {
+    enum cli_command cmd;
+    const char *name;
+    const char *usage;          /* "OLD NEW", "FILE...", "" */
+    unsigned min_files;
+    unsigned max_files;         /* 0: any number */
+    const char *help;           /* one line, as --help shows it */
+    const char *example;        /* for `snapdiff CMD --help` */
+    unsigned tool;              /* place in the MCP tools/list (1: first); 0: not a tool */
+    unsigned tool_flags;        /* TOOL_* */
+    const char *schemas;        /* its JSON documents' "schema" values, space-separated */
+};
+/* The row of `cmd`; NULL for CMD_NONE. */
+const struct cli_command_info *cli_command_info(enum cli_command cmd);
 
 enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF, FORMAT_GITHUB,
                   FORMAT_JUNIT };
