@@ -32,11 +32,11 @@ static sd_curve_format log_format(const char *name)
 void cli_curve_options(const struct cli_opts *o, sd_curve_options *co)
 {
     sd_curve_options_init(co, SD_CURVE_OPTIONS_VERSION);
-    co->format = log_format(o->log_format);
-    co->has_baseline_step = o->has_baseline_step;
-    co->baseline_step = (double)o->baseline_step;
+    co->format = log_format(o->curve.log_format);
+    co->has_baseline_step = o->curve.has_baseline_step;
+    co->baseline_step = (double)o->curve.baseline_step;
     co->capacity = o->capacity;
-    co->threshold = o->threshold;
+    co->threshold = o->curve.threshold;
 }
 
 static void options_of(const struct cli_opts *o, sd_curve_options *co)
@@ -46,9 +46,9 @@ static void options_of(const struct cli_opts *o, sd_curve_options *co)
     l->has_max_per_step = sd_limits_get(o->limits, SD_LIMIT_MAX_PER_STEP, &l->max_per_step, NULL);
     l->has_max_growth_pct = sd_limits_get(o->limits, SD_LIMIT_MAX_GROWTH_PCT, NULL,
                                           &l->max_growth_pct);
-    l->has_max_fraction = o->has_max_fraction;
-    l->max_fraction = o->max_fraction;
-    l->horizon = o->horizon;
+    l->has_max_fraction = o->curve.has_max_fraction;
+    l->max_fraction = o->curve.max_fraction;
+    l->horizon = o->curve.horizon;
 }
 
 void cli_curve_warn_bad_lines(const sd_curve *c)
@@ -84,7 +84,7 @@ static int format_list(FILE *out)
 
 int cmd_curve(const struct cli_opts *o, FILE *out)
 {
-    if (o->format_list) return format_list(out);
+    if (o->curve.format_list) return format_list(out);
     sd_curve_options co;
     options_of(o, &co);
     if (o->config && cli_read_config(o->config, parse_config, &co.limits) != 0) return EXIT_TROUBLE;
@@ -92,7 +92,7 @@ int cmd_curve(const struct cli_opts *o, FILE *out)
         msg_note("--horizon projects for --max-fraction, which is not given");
     sd_error err;
     sd_error_clear(&err);
-    sd_curve *c = sd_curve_create_pattern(o->files, (size_t)o->n_files, &co, o->curve_pattern,
+    sd_curve *c = sd_curve_create_pattern(o->files, (size_t)o->n_files, &co, o->curve.pattern,
                                           &err);
     if (!c) {
         msg_sd_error(&err);

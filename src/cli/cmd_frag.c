@@ -38,8 +38,8 @@ static void free_frags(sd_frag **frags, size_t n)
 static sd_frag **analyse_all(sd_snapshot **snaps, size_t n, const struct cli_opts *opts)
 {
     sd_frag_options fo = {.version = SD_FRAG_OPTIONS_VERSION,
-                          .gap_threshold_pct = opts->gap_threshold,
-                          .index_threshold = opts->index_threshold,
+                          .gap_threshold_pct = opts->frag.gap_threshold,
+                          .index_threshold = opts->frag.index_threshold,
                           .max_memory = opts->max_memory};
     sd_frag **frags = calloc(n ? n : 1, sizeof *frags);
     if (!frags) {
@@ -65,8 +65,9 @@ int cli_oom_analysis(const struct cli_opts *o, const sd_snapshot *snap, sd_frag 
 {
     *out = NULL;
     if (sd_snapshot_oom_count(snap) == 0) return EXIT_OK;
-    sd_frag_options fo = {.version = SD_FRAG_OPTIONS_VERSION, .gap_threshold_pct = o->gap_threshold,
-                          .index_threshold = o->index_threshold, .max_memory = o->max_memory};
+    sd_frag_options fo = {.version = SD_FRAG_OPTIONS_VERSION,
+                          .gap_threshold_pct = o->frag.gap_threshold,
+                          .index_threshold = o->frag.index_threshold, .max_memory = o->max_memory};
     sd_error err;
     sd_error_clear(&err);
     *out = sd_frag_create(snap, &fo, &err);
@@ -79,7 +80,7 @@ int cli_oom_analysis(const struct cli_opts *o, const sd_snapshot *snap, sd_frag 
 static int render(FILE *out, sd_frag **frags, sd_snapshot **snaps, size_t n,
                   const struct cli_opts *opts)
 {
-    if (opts->svg && write_svg(opts->svg, frags, n) != EXIT_OK) return EXIT_TROUBLE;
+    if (opts->frag.svg && write_svg(opts->frag.svg, frags, n) != EXIT_OK) return EXIT_TROUBLE;
     sd_status st = SD_OK;
     if (opts->format == FORMAT_JSON) {
         st = sd_render_frag_json(out, (const sd_frag *const *)frags, n);
@@ -87,7 +88,7 @@ static int render(FILE *out, sd_frag **frags, sd_snapshot **snaps, size_t n,
         sd_render_options ro = {.color = opts->color};
         for (size_t i = 0; i < n && st == SD_OK; i++) {
             if (i) fputc('\n', out);
-            st = sd_render_frag_text(out, frags[i], opts->map, &ro);
+            st = sd_render_frag_text(out, frags[i], opts->frag.map, &ro);
         }
         if (st == SD_OK) cli_print_spread(out, snaps, n, opts->color);
     }

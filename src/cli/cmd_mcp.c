@@ -243,8 +243,8 @@ static int serve(session *s, FILE *out)
 static bool resolve_roots(const struct cli_opts *opts, struct mcp_server *srv)
 {
     const char *dot = ".";
-    const char *const *given = opts->n_roots ? opts->roots : &dot;
-    size_t n = opts->n_roots ? (size_t)opts->n_roots : 1;
+    const char *const *given = opts->mcp.n_roots ? opts->mcp.roots : &dot;
+    size_t n = opts->mcp.n_roots ? (size_t)opts->mcp.n_roots : 1;
     for (size_t i = 0; i < n; i++) {
         char *real = realpath(given[i], NULL);
         int fd = real ? open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;

@@ -29,8 +29,9 @@ static int analyse_frags(sd_snapshot **snaps, size_t n, const struct cli_opts *o
 {
     sd_error err;
     sd_error_clear(&err);
-    sd_frag_options fo = {.version = SD_FRAG_OPTIONS_VERSION, .gap_threshold_pct = o->gap_threshold,
-                          .index_threshold = o->index_threshold, .max_memory = o->max_memory};
+    sd_frag_options fo = {.version = SD_FRAG_OPTIONS_VERSION,
+                          .gap_threshold_pct = o->frag.gap_threshold,
+                          .index_threshold = o->frag.index_threshold, .max_memory = o->max_memory};
     for (size_t i = 0; i < n; i++) {
         frags[i] = sd_frag_create(snaps[i], &fo, &err);
         if (!frags[i]) {
@@ -89,13 +90,13 @@ static sd_report_data *analyse_data(sd_snapshot **snaps, size_t n, const struct 
     cli_attrib_options(o, &ro.attrib);
     ro.max_memory = o->max_memory;
     ro.replay = n == 1;
-    bool given = o->n_alloc_conf > 0;
+    bool given = o->replay.n_alloc_conf > 0;
     ro.replay_options = (sd_replay_options){
-        .alloc_confs = given ? o->alloc_conf : default_what_ifs,
-        .n_alloc_confs = given ? (size_t)o->n_alloc_conf : 2,
+        .alloc_confs = given ? o->replay.alloc_conf : default_what_ifs,
+        .n_alloc_confs = given ? (size_t)o->replay.n_alloc_conf : 2,
         .capacity = o->capacity,
-        .memory_fraction = o->memory_fraction,
-        .torch_version = o->torch_version,
+        .memory_fraction = o->replay.memory_fraction,
+        .torch_version = o->replay.torch_version,
         .max_memory = o->max_memory};
     sd_error err;
     sd_error_clear(&err);
@@ -352,7 +353,7 @@ static bool is_text_log(const char *path)
 /* 1: the inputs are training logs; 0: snapshots; -1: both (printed). */
 static int inputs_are_logs(const struct cli_opts *o)
 {
-    if (o->log_format) return 1;
+    if (o->curve.log_format) return 1;
     int logs = 0;
     for (int i = 0; i < o->n_files; i++) logs += is_text_log(o->files[i]);
     if (logs == 0) return 0;

@@ -138,10 +138,10 @@ static int analyse(const struct cli_opts *o, FILE *out, sd_groups **all, size_t 
             return EXIT_TROUBLE;
         }
         memcpy(steps, job_steps, n * sizeof *steps);
-    } else if (o->steps_between || o->step_list) {
-        if (o->step_list && (size_t)o->n_step_list != n) {
+    } else if (o->series.steps_between || o->series.step_list) {
+        if (o->series.step_list && (size_t)o->series.n_step_list != n) {
             msg_error("series: --steps names %d steps for %zu snapshots (one per snapshot)",
-                      o->n_step_list, n);
+                      o->series.n_step_list, n);
             return EXIT_TROUBLE;
         }
         steps = malloc(n * sizeof *steps);
@@ -149,11 +149,13 @@ static int analyse(const struct cli_opts *o, FILE *out, sd_groups **all, size_t 
             msg_error("out of memory");
             return EXIT_TROUBLE;
         }
-        for (size_t i = 0; i < n; i++) steps[i] = o->step_list ? o->step_list[i] : i * o->steps_between;
+        for (size_t i = 0; i < n; i++)
+            steps[i] = o->series.step_list ? o->series.step_list[i] : i * o->series.steps_between;
     }
     sd_series_options so = {.version = SD_SERIES_OPTIONS_VERSION, .steps = steps,
-                            .min_slope = o->has_min_slope ? o->min_slope : SD_SERIES_DEFAULT_MIN_SLOPE,
-                            .min_confidence = o->confidence >= 0 ? o->confidence
+                            .min_slope = o->series.has_min_slope ? o->series.min_slope
+                                                                 : SD_SERIES_DEFAULT_MIN_SLOPE,
+                            .min_confidence = o->series.confidence >= 0 ? o->series.confidence
                                                                  : SD_SERIES_DEFAULT_CONFIDENCE,
                             .capacity = o->capacity};
     sd_error err;
@@ -169,7 +171,7 @@ static int analyse(const struct cli_opts *o, FILE *out, sd_groups **all, size_t 
         st = sd_render_series_json(out, s);
     } else {
         sd_series_text_options to = {.render = {.color = o->color}, .top = (size_t)o->top,
-                                      .unicode = !o->ascii && utf8_locale()};
+                                      .unicode = !o->series.ascii && utf8_locale()};
         st = sd_render_series_text(out, s, &to);
     }
     if (st == SD_ENOMEM) msg_error("out of memory while writing the report");
@@ -378,7 +380,7 @@ static int run_series(const struct cli_opts *opts, FILE *out, const char *const 
         for (size_t i = 0; i < n_in; i++)
             for (size_t m = 0; m < c.inputs[i].n; m++) all[k++] = c.inputs[i].t[m];
         int sorted = 0;
-        if (opts->sort == SORT_NAME) {
+        if (opts->series.sort == SORT_NAME) {
             /* stable: insertion sort keeps equal names in the order given */
             for (size_t i = 1; i < n; i++)
                 for (size_t j = i; j > 0 && by_name(&all[j - 1], &all[j]) > 0; j--) {
@@ -386,7 +388,7 @@ static int run_series(const struct cli_opts *opts, FILE *out, const char *const 
                     all[j] = all[j - 1];
                     all[j - 1] = t;
                 }
-        } else if (opts->sort == SORT_TIME) {
+        } else if (opts->series.sort == SORT_TIME) {
             sorted = sort_by_time(all, n);
         }
         sd_error err;

@@ -279,7 +279,8 @@ static int summarize_many(const struct cli_opts *opts)
     size_t n = 0;
     struct cli_share share;
     int rc = -1;
-    if (!cli_share_resolve(opts->shard ? opts->shard : "0/1", &share, errbuf, sizeof errbuf) ||
+    const char *shard = opts->summarize.shard ? opts->summarize.shard : "0/1";
+    if (!cli_share_resolve(shard, &share, errbuf, sizeof errbuf) ||
         !cli_inputs_expand(opts->files, (size_t)opts->n_files, &inputs, &n, errbuf, sizeof errbuf)) {
         msg_error("%s", errbuf);
         return EXIT_TROUBLE;
@@ -311,11 +312,11 @@ static int summarize_many(const struct cli_opts *opts)
     if (!names_unique(paths, n)) goto done;
     size_t first, end;
     cli_share_range(n, &share, &first, &end);
-    size_t k = plan(inputs, paths, first, end, opts->force, run, run_paths);
-    if (opts->shard && end > first)
+    size_t k = plan(inputs, paths, first, end, opts->summarize.force, run, run_paths);
+    if (opts->summarize.shard && end > first)
         msg_note("shard %lu/%lu (%s): %zu of %zu inputs, #%zu to #%zu in sorted order",
                  share.index, share.count, share.how, end - first, n, first, end - 1);
-    else if (opts->shard)
+    else if (opts->summarize.shard)
         msg_note("shard %lu/%lu (%s): no input (%lu tasks for %zu inputs)", share.index,
                  share.count, share.how, share.count, n);
     struct many m = {.specs = run, .paths = run_paths};
@@ -336,7 +337,8 @@ done:
 
 int cmd_summarize(const struct cli_opts *opts, FILE *to)
 {
-    if (opts->shard || opts->n_files > 1 || opts->files[0][0] == '@') return summarize_many(opts);
+    if (opts->summarize.shard || opts->n_files > 1 || opts->files[0][0] == '@')
+        return summarize_many(opts);
     const char *out = opts->output;
     if ((!out || strcmp(out, "-") == 0) && isatty(fileno(to))) {
         msg_error("summarize writes binary msgpack: give -o FILE (or redirect stdout)");

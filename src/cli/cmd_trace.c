@@ -47,7 +47,8 @@ int cmd_trace(const struct cli_opts *o, FILE *out)
     sd_trace_options_init(&to, SD_TRACE_OPTIONS_VERSION);
     cli_attrib_options(o, &to.attrib);
     to.max_memory = o->max_memory;
-    if (!parse_bound("since", o->since, &to.since) || !parse_bound("until", o->until, &to.until))
+    if (!parse_bound("since", o->trace.since, &to.since) ||
+        !parse_bound("until", o->trace.until, &to.until))
         return EXIT_TROUBLE;
     sd_snapshot *snap = NULL;
     struct cli_load_options lo = {.shape = CLI_LOAD_ONE, .specs = o->files, .n = 1, .one = &snap};
