@@ -328,10 +328,11 @@ static sd_status render(const struct cli_opts *o, const sd_check_report *r, FILE
     return sd_render_check_text(out, r);
 }
 
-/* The report to stdout, or to --output FILE. EXIT_OK or EXIT_TROUBLE (printed). */
-static int write_report(const struct cli_opts *o, const sd_check_report *r)
+/* The report to `to` (the command's stream), or to --output FILE. EXIT_OK or EXIT_TROUBLE
+ * (printed). */
+static int write_report(const struct cli_opts *o, const sd_check_report *r, FILE *to)
 {
-    FILE *out = o->output ? fopen(o->output, "w") : stdout;
+    FILE *out = o->output ? fopen(o->output, "w") : to;
     if (!out) {
         msg_error("%s: cannot write: %s", o->output, strerror(errno));
         return EXIT_TROUBLE;
@@ -340,11 +341,11 @@ static int write_report(const struct cli_opts *o, const sd_check_report *r)
     if (o->output && fclose(out) != 0) st = SD_EIO;
     if (st == SD_ENOMEM) msg_error("out of memory while writing the report");
     if (st == SD_EIO && o->output) msg_error("%s: cannot write: %s", o->output, strerror(errno));
-    if (st == SD_EIO && !o->output) return EXIT_OK;   /* main checks stdout */
+    if (st == SD_EIO && !o->output) return EXIT_OK;   /* the caller checks its stream */
     return st == SD_OK ? EXIT_OK : EXIT_TROUBLE;
 }
 
-int cmd_check(const struct cli_opts *opts)
+int cmd_check(const struct cli_opts *opts, FILE *out)
 {
     struct cli_opts o = *opts;
     struct check_config config = {o.limits, &o.steps};
@@ -369,7 +370,7 @@ int cmd_check(const struct cli_opts *opts)
                               .locate_ctx = (void *)(o.repo_root ? o.repo_root : "."),
                               .spread = &c.spread, .spread_names = c.label_ptrs};
         for (size_t i = 0; i < c.pairs.n; i++) r.pass = r.pass && c.members[i].pass;
-        status = write_report(&o, &r);
+        status = write_report(&o, &r, out);
         if (status == EXIT_OK && !r.pass) {
             status = EXIT_CHECK_FAILED;
             if (o.format != FORMAT_TEXT || o.output) {

@@ -32,11 +32,11 @@ static sd_curve_format log_format(const char *name)
 void cli_curve_options(const struct cli_opts *o, sd_curve_options *co)
 {
     sd_curve_options_init(co, SD_CURVE_OPTIONS_VERSION);
-    co->format = log_format(o->log_format);
-    co->has_baseline_step = o->has_baseline_step;
-    co->baseline_step = (double)o->baseline_step;
+    co->format = log_format(o->curve.log_format);
+    co->has_baseline_step = o->curve.has_baseline_step;
+    co->baseline_step = (double)o->curve.baseline_step;
     co->capacity = o->capacity;
-    co->threshold = o->threshold;
+    co->threshold = o->curve.threshold;
 }
 
 static void options_of(const struct cli_opts *o, sd_curve_options *co)
@@ -46,9 +46,9 @@ static void options_of(const struct cli_opts *o, sd_curve_options *co)
     l->has_max_per_step = sd_limits_get(o->limits, SD_LIMIT_MAX_PER_STEP, &l->max_per_step, NULL);
     l->has_max_growth_pct = sd_limits_get(o->limits, SD_LIMIT_MAX_GROWTH_PCT, NULL,
                                           &l->max_growth_pct);
-    l->has_max_fraction = o->has_max_fraction;
-    l->max_fraction = o->max_fraction;
-    l->horizon = o->horizon;
+    l->has_max_fraction = o->curve.has_max_fraction;
+    l->max_fraction = o->curve.max_fraction;
+    l->horizon = o->curve.horizon;
 }
 
 void cli_curve_warn_bad_lines(const sd_curve *c)
@@ -74,17 +74,17 @@ static void warn_files(const sd_curve *c)
 }
 
 /* --format-list: each format's name, what its figure is, and a line as it comes. */
-static int format_list(void)
+static int format_list(FILE *out)
 {
     const char *name, *example, *figure;
     for (size_t i = 0; sd_curve_format_at(i, &name, &example, &figure); i++)
-        printf("%s%s\n  figure   %s\n  example  %s\n", i ? "\n" : "", name, figure, example);
+        fprintf(out, "%s%s\n  figure   %s\n  example  %s\n", i ? "\n" : "", name, figure, example);
     return EXIT_OK;
 }
 
-int cmd_curve(const struct cli_opts *o)
+int cmd_curve(const struct cli_opts *o, FILE *out)
 {
-    if (o->format_list) return format_list();
+    if (o->curve.format_list) return format_list(out);
     sd_curve_options co;
     options_of(o, &co);
     if (o->config && cli_read_config(o->config, parse_config, &co.limits) != 0) return EXIT_TROUBLE;
@@ -92,7 +92,7 @@ int cmd_curve(const struct cli_opts *o)
         msg_note("--horizon projects for --max-fraction, which is not given");
     sd_error err;
     sd_error_clear(&err);
-    sd_curve *c = sd_curve_create_pattern(o->files, (size_t)o->n_files, &co, o->curve_pattern,
+    sd_curve *c = sd_curve_create_pattern(o->files, (size_t)o->n_files, &co, o->curve.pattern,
                                           &err);
     if (!c) {
         msg_sd_error(&err);
@@ -101,9 +101,9 @@ int cmd_curve(const struct cli_opts *o)
     warn_files(c);
     sd_render_options ro = {.color = o->color, .width = 0};
     sd_status st;
-    if (o->format == FORMAT_JSON) st = sd_render_curve_json(stdout, c, &ro, &err);
-    else if (o->format == FORMAT_GITHUB) st = sd_render_curve_github(stdout, c, &ro, &err);
-    else st = sd_render_curve_text(stdout, c, &ro, &err);
+    if (o->format == FORMAT_JSON) st = sd_render_curve_json(out, c, &ro, &err);
+    else if (o->format == FORMAT_GITHUB) st = sd_render_curve_github(out, c, &ro, &err);
+    else st = sd_render_curve_text(out, c, &ro, &err);
     int rc = st != SD_OK ? EXIT_TROUBLE : sd_curve_pass(c) ? EXIT_OK : EXIT_CHECK_FAILED;
     sd_curve_free(c);
     return rc;

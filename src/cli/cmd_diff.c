@@ -16,7 +16,8 @@
 #include "snapdiff/units.h"
 #include "snapdiff/gate.h"
 
-/* Write the report to `out`. A failed write on stdout is left to main's check of it. */
+/* Write the report to `out`. A failed write on the command's stream is left to the
+ * caller's check of it. */
 static int render(FILE *out, const struct cli_opts *o, const sd_diff *d)
 {
     sd_error err;
@@ -52,10 +53,10 @@ static void print_warnings(const sd_diff *d)
     }
 }
 
-/* -o FILE, else stdout; the report is written, then the file closed and checked. */
-static int render_to_output(const struct cli_opts *o, const sd_diff *d)
+/* -o FILE, else `out`; the report is written, then the file closed and checked. */
+static int render_to_output(const struct cli_opts *o, FILE *out, const sd_diff *d)
 {
-    if (!o->output) return render(stdout, o, d);
+    if (!o->output) return render(out, o, d);
     FILE *f = fopen(o->output, "wb");
     if (!f) {
         msg_error("%s: cannot write: %s", o->output, strerror(errno));
@@ -95,7 +96,7 @@ static int apply_gate(const struct cli_opts *o, const sd_diff *d, int status)
     return status;
 }
 
-int cmd_diff(const struct cli_opts *opts)
+int cmd_diff(const struct cli_opts *opts, FILE *out)
 {
     bool one = opts->n_files == 1;
     if (opts->n_files != 2 &&
@@ -104,14 +105,14 @@ int cmd_diff(const struct cli_opts *opts)
                   "or pprof)");
         return EXIT_TROUBLE;
     }
-    if (opts->format == FORMAT_PPROF && !opts->output && isatty(STDOUT_FILENO)) {
+    if (opts->format == FORMAT_PPROF && !opts->output && isatty(fileno(out))) {
         msg_error("--format pprof writes a binary profile: give -o FILE or redirect stdout");
         return EXIT_TROUBLE;
     }
     /* snaps[0] OLD (none with one file: an empty baseline), snaps[1] NEW */
     sd_snapshot *snaps[2] = {NULL, NULL};
     if (!one) {   /* archives or directories of ranks: rank by rank (cmd_diff_ranks.c) */
-        int st = cmd_diff_ranks(opts);
+        int st = cmd_diff_ranks(opts, out);
         if (st != CMD_NOT_RANKS) return st;
     }
     struct cli_load_options lo = {.shape = CLI_LOAD_ONE, .specs = opts->files,
@@ -128,7 +129,7 @@ int cmd_diff(const struct cli_opts *opts)
         msg_sd_error(&err);
     } else {
         if (!one) print_warnings(d);
-        status = apply_gate(opts, d, render_to_output(opts, d));
+        status = apply_gate(opts, d, render_to_output(opts, out, d));
     }
     sd_diff_free(d);
     sd_snapshot_free(snaps[1]);

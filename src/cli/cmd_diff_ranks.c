@@ -33,6 +33,7 @@ typedef struct pair_result {
 
 typedef struct ranks_run {
     const struct cli_opts *o;
+    FILE *out;                   /* the command's stream, or -o FILE */
     sd_diff_options dopts;
     char **names[2];             /* every member's source name, as opened (owned) */
     size_t count[2];
@@ -200,8 +201,8 @@ static void print_pair(const ranks_run *r, size_t i, bool *gate_failed)
 {
     const struct cli_opts *o = r->o;
     sd_diff_rank m = rank_of(r, i);
-    if (o->format == FORMAT_JSON) sd_render_diff_rank_json(stdout, &m, i);
-    else sd_render_diff_rank_text(stdout, &m, i);
+    if (o->format == FORMAT_JSON) sd_render_diff_rank_json(r->out, &m, i);
+    else sd_render_diff_rank_text(r->out, &m, i);
     if (m.missing != SD_MEMBER_PAIRED) {
         msg_warn("%s: %s", m.label, sd_member_missing_text(m.missing));
         *gate_failed = *gate_failed || o->has_max_growth;
@@ -238,7 +239,7 @@ static void summary(const ranks_run *r)
     sd_rank_spread sp;
     sd_rank_spread_of_totals(r->new_totals, n_new, &sp);
     sd_render_options ro = {.version = SD_RENDER_OPTIONS_VERSION, .color = r->o->color};
-    sd_render_diff_ranks_summary_text(stdout, m, pp->n, all ? &sp : NULL, names, &ro);
+    sd_render_diff_ranks_summary_text(r->out, m, pp->n, all ? &sp : NULL, names, &ro);
     free(names);
     free(m);
 }
@@ -285,11 +286,26 @@ static int diff_all(ranks_run *r)
     return cli_load(o, &new);
 }
 
-int cmd_diff_ranks(const struct cli_opts *o)
+/* -o FILE flushed, checked and closed: 0, or -1 with the error printed (as main does for
+ * stdout: a closed pipe is no message). */
+static int close_output(FILE *f)
+{
+    bool bad = fflush(f) != 0 || ferror(f);
+    int why = errno;
+    if (fclose(f) != 0 && !bad) {
+        bad = true;
+        why = errno;
+    }
+    if (bad && why != EPIPE) msg_error("error writing output: %s", strerror(why));
+    return bad ? -1 : 0;
+}
+
+int cmd_diff_ranks(const struct cli_opts *o, FILE *out)
 {
     ranks_run r;
     memset(&r, 0, sizeof r);
     r.o = o;
+    r.out = out;
     bool opened = member_names(o->files[0], o, &r.names[0], &r.count[0]);
     opened = member_names(o->files[1], o, &r.names[1], &r.count[1]) && opened;
     if (opened && r.count[0] == 1 && r.count[1] == 1) {
@@ -302,16 +318,17 @@ int cmd_diff_ranks(const struct cli_opts *o)
     } else if (o->format != FORMAT_TEXT && o->format != FORMAT_JSON) {
         msg_error("--format folded and pprof take one snapshot per input; pick a member as "
                   "ARCHIVE:MEMBER");
-    } else if (o->output && !freopen(o->output, "w", stdout)) {   /* main flushes and checks it */
+    } else if (o->output && !(r.out = fopen(o->output, "w"))) {
         msg_error("%s: cannot write: %s", o->output, strerror(errno));
     } else if (diff_all(&r) == 0) {
         bool json = o->format == FORMAT_JSON, gate_failed = false;
-        if (json) sd_render_diff_ranks_json_begin(stdout);
+        if (json) sd_render_diff_ranks_json_begin(r.out);
         for (size_t i = 0; i < r.pairs.n; i++) print_pair(&r, i, &gate_failed);
-        if (json) sd_render_diff_ranks_json_end(stdout);
+        if (json) sd_render_diff_ranks_json_end(r.out);
         else summary(&r);
         status = gate_failed ? EXIT_CHECK_FAILED : EXIT_OK;
     }
+    if (r.out && r.out != out && close_output(r.out) != 0) status = EXIT_TROUBLE;
     run_free(&r);
     return status;
 }

@@ -9,7 +9,7 @@
 #include "snapdiff/snapshot.h"
 #include "snapdiff/render_summary.h"
 
-static int dump_bytes(const uint8_t *data, size_t len, const char *name,
+static int dump_bytes(FILE *out, const uint8_t *data, size_t len, const char *name,
                       const struct cli_opts *opts)
 {
     sd_error err;
@@ -20,7 +20,7 @@ static int dump_bytes(const uint8_t *data, size_t len, const char *name,
         sd_load_options lo = {.version = SD_LOAD_OPTIONS_VERSION, .max_memory = opts->max_memory};
         sd_snapshot *s = sd_snapshot_load_buffer(data, len, name, &lo, &err);
         sd_snapshot_free(s);
-        if (s && sd_render_summary_json(stdout, data, len, &err) == SD_OK) return EXIT_OK;
+        if (s && sd_render_summary_json(out, data, len, &err) == SD_OK) return EXIT_OK;
         if (!err.source[0]) snprintf(err.source, sizeof err.source, "%s", name);
         msg_sd_error(&err);
         return EXIT_TROUBLE;
@@ -37,7 +37,7 @@ static int dump_bytes(const uint8_t *data, size_t len, const char *name,
          * the expansion at 16 values per input byte so that a file of nested shared lists
          * ends in an error instead of terabytes. */
         uint64_t budget = 16 * (uint64_t)len + 20000000;
-        st = sd_value_write_json(sd_pickle_root(p), stdout, budget, &err);
+        st = sd_value_write_json(sd_pickle_root(p), out, budget, &err);
         sd_pickle_free(p);
     }
     if (st != SD_OK) {
@@ -47,7 +47,7 @@ static int dump_bytes(const uint8_t *data, size_t len, const char *name,
     return st == SD_OK ? EXIT_OK : EXIT_TROUBLE;
 }
 
-int cmd_dump(const struct cli_opts *opts)
+int cmd_dump(const struct cli_opts *opts, FILE *out)
 {
     sd_error err;
     sd_error_clear(&err);
@@ -65,7 +65,7 @@ int cmd_dump(const struct cli_opts *opts)
     else if (sd_input_read(in, 0, &bytes, &err) != SD_OK)
         msg_sd_error(&err);
     else
-        status = dump_bytes(bytes.data, bytes.len, sd_input_name(in, 0), opts);
+        status = dump_bytes(out, bytes.data, bytes.len, sd_input_name(in, 0), opts);
     sd_bytes_release(&bytes);
     sd_input_free(in);
     return status;

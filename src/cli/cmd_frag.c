@@ -38,8 +38,8 @@ static void free_frags(sd_frag **frags, size_t n)
 static sd_frag **analyse_all(sd_snapshot **snaps, size_t n, const struct cli_opts *opts)
 {
     sd_frag_options fo = {.version = SD_FRAG_OPTIONS_VERSION,
-                          .gap_threshold_pct = opts->gap_threshold,
-                          .index_threshold = opts->index_threshold,
+                          .gap_threshold_pct = opts->frag.gap_threshold,
+                          .index_threshold = opts->frag.index_threshold,
                           .max_memory = opts->max_memory};
     sd_frag **frags = calloc(n ? n : 1, sizeof *frags);
     if (!frags) {
@@ -65,8 +65,9 @@ int cli_oom_analysis(const struct cli_opts *o, const sd_snapshot *snap, sd_frag 
 {
     *out = NULL;
     if (sd_snapshot_oom_count(snap) == 0) return EXIT_OK;
-    sd_frag_options fo = {.version = SD_FRAG_OPTIONS_VERSION, .gap_threshold_pct = o->gap_threshold,
-                          .index_threshold = o->index_threshold, .max_memory = o->max_memory};
+    sd_frag_options fo = {.version = SD_FRAG_OPTIONS_VERSION,
+                          .gap_threshold_pct = o->frag.gap_threshold,
+                          .index_threshold = o->frag.index_threshold, .max_memory = o->max_memory};
     sd_error err;
     sd_error_clear(&err);
     *out = sd_frag_create(snap, &fo, &err);
@@ -76,24 +77,25 @@ int cli_oom_analysis(const struct cli_opts *o, const sd_snapshot *snap, sd_frag 
     return EXIT_TROUBLE;
 }
 
-static int render(sd_frag **frags, sd_snapshot **snaps, size_t n, const struct cli_opts *opts)
+static int render(FILE *out, sd_frag **frags, sd_snapshot **snaps, size_t n,
+                  const struct cli_opts *opts)
 {
-    if (opts->svg && write_svg(opts->svg, frags, n) != EXIT_OK) return EXIT_TROUBLE;
+    if (opts->frag.svg && write_svg(opts->frag.svg, frags, n) != EXIT_OK) return EXIT_TROUBLE;
     sd_status st = SD_OK;
     if (opts->format == FORMAT_JSON) {
-        st = sd_render_frag_json(stdout, (const sd_frag *const *)frags, n);
+        st = sd_render_frag_json(out, (const sd_frag *const *)frags, n);
     } else {
         sd_render_options ro = {.color = opts->color};
         for (size_t i = 0; i < n && st == SD_OK; i++) {
-            if (i) printf("\n");
-            st = sd_render_frag_text(stdout, frags[i], opts->map, &ro);
+            if (i) fputc('\n', out);
+            st = sd_render_frag_text(out, frags[i], opts->frag.map, &ro);
         }
-        if (st == SD_OK) cli_print_spread(stdout, snaps, n, opts->color);
+        if (st == SD_OK) cli_print_spread(out, snaps, n, opts->color);
     }
     return st == SD_OK ? EXIT_OK : EXIT_TROUBLE;
 }
 
-int cmd_frag(const struct cli_opts *opts)
+int cmd_frag(const struct cli_opts *opts, FILE *out)
 {
     sd_snapshot **snaps;
     size_t n;
@@ -101,7 +103,7 @@ int cmd_frag(const struct cli_opts *opts)
                                   .n = (size_t)opts->n_files, .all = &snaps, .n_all = &n};
     if (cli_load(opts, &lo) != 0) return EXIT_TROUBLE;
     sd_frag **frags = analyse_all(snaps, n, opts);
-    int status = frags ? render(frags, snaps, n, opts) : EXIT_TROUBLE;
+    int status = frags ? render(out, frags, snaps, n, opts) : EXIT_TROUBLE;
     free_frags(frags, n);
     cli_free_all(snaps, n);
     return status;

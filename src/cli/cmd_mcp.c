@@ -243,8 +243,8 @@ static int serve(session *s, FILE *out)
 static bool resolve_roots(const struct cli_opts *opts, struct mcp_server *srv)
 {
     const char *dot = ".";
-    const char *const *given = opts->n_roots ? opts->roots : &dot;
-    size_t n = opts->n_roots ? (size_t)opts->n_roots : 1;
+    const char *const *given = opts->mcp.n_roots ? opts->mcp.roots : &dot;
+    size_t n = opts->mcp.n_roots ? (size_t)opts->mcp.n_roots : 1;
     for (size_t i = 0; i < n; i++) {
         char *real = realpath(given[i], NULL);
         int fd = real ? open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
@@ -259,14 +259,15 @@ static bool resolve_roots(const struct cli_opts *opts, struct mcp_server *srv)
     return true;
 }
 
-/* stdout becomes the protocol's own descriptor; descriptor 1 goes to /dev/null. */
-static FILE *take_stdout(void)
+/* The command's stream (stdout) becomes the protocol's own descriptor; its descriptor
+ * (1) goes to /dev/null. */
+static FILE *take_stdout(FILE *to)
 {
-    fflush(stdout);
-    int fd = dup(STDOUT_FILENO);
+    fflush(to);
+    int fd = dup(fileno(to));
     int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
     FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!out || null < 0 || dup2(null, STDOUT_FILENO) < 0) {
+    if (!out || null < 0 || dup2(null, fileno(to)) < 0) {
         msg_error("mcp: cannot set up stdout: %s", strerror(errno));
         if (out) fclose(out);
         else if (fd >= 0) close(fd);
@@ -277,12 +278,12 @@ static FILE *take_stdout(void)
     return out;
 }
 
-int cmd_mcp(const struct cli_opts *opts)
+int cmd_mcp(const struct cli_opts *opts, FILE *to)
 {
     struct mcp_server srv = {.n_roots = 0, .max_memory = opts->max_memory};
     int status = EXIT_TROUBLE;
     FILE *out = NULL;
-    if (resolve_roots(opts, &srv) && (out = take_stdout()) != NULL) {
+    if (resolve_roots(opts, &srv) && (out = take_stdout(to)) != NULL) {
         signal(SIGPIPE, SIG_IGN);     /* a client gone: a failed write, not a kill */
         char cap[32];
         sd_format_bytes(srv.max_memory, cap, sizeof cap);

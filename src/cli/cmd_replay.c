@@ -22,7 +22,7 @@ static void warn_counts(const sd_replay *r)
     }
 }
 
-int cmd_replay(const struct cli_opts *opts)
+int cmd_replay(const struct cli_opts *opts, FILE *out)
 {
     if (cli_check_alloc_confs(opts) != 0) return EXIT_TROUBLE;
     sd_snapshot **snaps;
@@ -30,11 +30,12 @@ int cmd_replay(const struct cli_opts *opts)
     struct cli_load_options lo = {.shape = CLI_LOAD_FLAT, .specs = opts->files,
                                   .n = (size_t)opts->n_files, .all = &snaps, .n_all = &n};
     if (cli_load(opts, &lo) != 0) return EXIT_TROUBLE;
-    sd_replay_options ro = {.version = SD_REPLAY_OPTIONS_VERSION, .alloc_confs = opts->alloc_conf,
-                            .n_alloc_confs = (size_t)opts->n_alloc_conf,
+    sd_replay_options ro = {.version = SD_REPLAY_OPTIONS_VERSION,
+                            .alloc_confs = opts->replay.alloc_conf,
+                            .n_alloc_confs = (size_t)opts->replay.n_alloc_conf,
                             .capacity = opts->capacity,
-                            .memory_fraction = opts->memory_fraction,
-                            .torch_version = opts->torch_version};
+                            .memory_fraction = opts->replay.memory_fraction,
+                            .torch_version = opts->replay.torch_version};
     sd_render_options rendo = {.color = opts->color};
     int status = EXIT_OK;
     for (size_t i = 0; i < n && status == EXIT_OK; i++) {
@@ -47,9 +48,9 @@ int cmd_replay(const struct cli_opts *opts)
             break;
         }
         warn_counts(r);
-        if (i && opts->format != FORMAT_JSON) printf("\n");
-        sd_status st = opts->format == FORMAT_JSON ? sd_render_replay_json(stdout, r, &rendo, &err)
-                                                   : sd_render_replay_text(stdout, r, &rendo, &err);
+        if (i && opts->format != FORMAT_JSON) fputc('\n', out);
+        sd_status st = opts->format == FORMAT_JSON ? sd_render_replay_json(out, r, &rendo, &err)
+                                                   : sd_render_replay_text(out, r, &rendo, &err);
         if (st != SD_OK) status = EXIT_TROUBLE;
         sd_replay_free(r);
     }

@@ -29,8 +29,9 @@ static int analyse_frags(sd_snapshot **snaps, size_t n, const struct cli_opts *o
 {
     sd_error err;
     sd_error_clear(&err);
-    sd_frag_options fo = {.version = SD_FRAG_OPTIONS_VERSION, .gap_threshold_pct = o->gap_threshold,
-                          .index_threshold = o->index_threshold, .max_memory = o->max_memory};
+    sd_frag_options fo = {.version = SD_FRAG_OPTIONS_VERSION,
+                          .gap_threshold_pct = o->frag.gap_threshold,
+                          .index_threshold = o->frag.index_threshold, .max_memory = o->max_memory};
     for (size_t i = 0; i < n; i++) {
         frags[i] = sd_frag_create(snaps[i], &fo, &err);
         if (!frags[i]) {
@@ -89,13 +90,13 @@ static sd_report_data *analyse_data(sd_snapshot **snaps, size_t n, const struct 
     cli_attrib_options(o, &ro.attrib);
     ro.max_memory = o->max_memory;
     ro.replay = n == 1;
-    bool given = o->n_alloc_conf > 0;
+    bool given = o->replay.n_alloc_conf > 0;
     ro.replay_options = (sd_replay_options){
-        .alloc_confs = given ? o->alloc_conf : default_what_ifs,
-        .n_alloc_confs = given ? (size_t)o->n_alloc_conf : 2,
+        .alloc_confs = given ? o->replay.alloc_conf : default_what_ifs,
+        .n_alloc_confs = given ? (size_t)o->replay.n_alloc_conf : 2,
         .capacity = o->capacity,
-        .memory_fraction = o->memory_fraction,
-        .torch_version = o->torch_version,
+        .memory_fraction = o->replay.memory_fraction,
+        .torch_version = o->replay.torch_version,
         .max_memory = o->max_memory};
     sd_error err;
     sd_error_clear(&err);
@@ -311,9 +312,10 @@ static int write_report(FILE *out, const report_job *j, const struct cli_opts *o
     return EXIT_TROUBLE;
 }
 
-static int render_to_output(const report_job *j, const struct cli_opts *o)
+/* -o FILE, else `out` (the command's stream). */
+static int render_to_output(const report_job *j, const struct cli_opts *o, FILE *out)
 {
-    if (!o->output) return write_report(stdout, j, o);
+    if (!o->output) return write_report(out, j, o);
     FILE *f = fopen(o->output, "wb");
     if (!f) {
         msg_error("%s: cannot write: %s", o->output, strerror(errno));
@@ -351,7 +353,7 @@ static bool is_text_log(const char *path)
 /* 1: the inputs are training logs; 0: snapshots; -1: both (printed). */
 static int inputs_are_logs(const struct cli_opts *o)
 {
-    if (o->log_format) return 1;
+    if (o->curve.log_format) return 1;
     int logs = 0;
     for (int i = 0; i < o->n_files; i++) logs += is_text_log(o->files[i]);
     if (logs == 0) return 0;
@@ -367,7 +369,7 @@ static int inputs_are_logs(const struct cli_opts *o)
 
 /* The curves of the logs, as `snapdiff curve` reads them (its limits are not judged: the
  * page draws; `curve` gates). */
-static int report_curves(const struct cli_opts *o)
+static int report_curves(const struct cli_opts *o, FILE *out)
 {
     sd_curve_options co;
     cli_curve_options(o, &co);
@@ -380,20 +382,20 @@ static int report_curves(const struct cli_opts *o)
     }
     cli_curve_warn_bad_lines(c);
     report_job j = {NULL, sd_curve_file_count(c), NULL, NULL, NULL, false, c, NULL, NULL};
-    int status = render_to_output(&j, o);
+    int status = render_to_output(&j, o, out);
     sd_curve_free(c);
     return status;
 }
 
-int cmd_report(const struct cli_opts *opts)
+int cmd_report(const struct cli_opts *opts, FILE *out)
 {
-    if (!opts->output && isatty(STDOUT_FILENO)) {
+    if (!opts->output && isatty(fileno(out))) {
         msg_error("report writes an HTML page: give -o FILE (e.g. -o report.html) or "
                   "redirect stdout");
         return EXIT_TROUBLE;
     }
     int logs = inputs_are_logs(opts);
-    if (logs != 0) return logs > 0 ? report_curves(opts) : EXIT_TROUBLE;
+    if (logs != 0) return logs > 0 ? report_curves(opts, out) : EXIT_TROUBLE;
     if (cli_check_alloc_confs(opts) != 0) return EXIT_TROUBLE;
     sd_snapshot **snaps;
     size_t n;
@@ -419,12 +421,12 @@ int cmd_report(const struct cli_opts *opts)
         qsort(snaps, n, sizeof *snaps, by_rank);   /* as `series` lists them */
         if (analyse_frags(snaps, n, opts, frags) == 0 && (data = analyse_data(snaps, n, opts, NULL))) {
             report_job j = {snaps, n, frags, NULL, NULL, true, NULL, NULL, data};
-            status = render_to_output(&j, opts);
+            status = render_to_output(&j, opts, out);
         }
     } else if (analyse(snaps, n, opts, frags, &diff, &profile) == 0 &&
                (data = analyse_data(snaps, n, opts, diff ? sd_diff_profile(diff) : profile))) {
         report_job j = {snaps, n, frags, diff, profile, false, NULL, &jv, data};
-        status = render_to_output(&j, opts);
+        status = render_to_output(&j, opts, out);
     }
     sd_name_pattern_free(pattern);
     sd_report_data_free(data);

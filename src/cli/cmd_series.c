@@ -127,7 +127,8 @@ static bool utf8_locale(void)
 }
 
 /* job_steps: the steps a job's folder names (the job view), else NULL: from the options. */
-static int analyse(const struct cli_opts *o, sd_groups **all, size_t n, const uint64_t *job_steps)
+static int analyse(const struct cli_opts *o, FILE *out, sd_groups **all, size_t n,
+                   const uint64_t *job_steps)
 {
     uint64_t *steps = NULL;
     if (job_steps) {
@@ -137,10 +138,10 @@ static int analyse(const struct cli_opts *o, sd_groups **all, size_t n, const ui
             return EXIT_TROUBLE;
         }
         memcpy(steps, job_steps, n * sizeof *steps);
-    } else if (o->steps_between || o->step_list) {
-        if (o->step_list && (size_t)o->n_step_list != n) {
+    } else if (o->series.steps_between || o->series.step_list) {
+        if (o->series.step_list && (size_t)o->series.n_step_list != n) {
             msg_error("series: --steps names %d steps for %zu snapshots (one per snapshot)",
-                      o->n_step_list, n);
+                      o->series.n_step_list, n);
             return EXIT_TROUBLE;
         }
         steps = malloc(n * sizeof *steps);
@@ -148,11 +149,13 @@ static int analyse(const struct cli_opts *o, sd_groups **all, size_t n, const ui
             msg_error("out of memory");
             return EXIT_TROUBLE;
         }
-        for (size_t i = 0; i < n; i++) steps[i] = o->step_list ? o->step_list[i] : i * o->steps_between;
+        for (size_t i = 0; i < n; i++)
+            steps[i] = o->series.step_list ? o->series.step_list[i] : i * o->series.steps_between;
     }
     sd_series_options so = {.version = SD_SERIES_OPTIONS_VERSION, .steps = steps,
-                            .min_slope = o->has_min_slope ? o->min_slope : SD_SERIES_DEFAULT_MIN_SLOPE,
-                            .min_confidence = o->confidence >= 0 ? o->confidence
+                            .min_slope = o->series.has_min_slope ? o->series.min_slope
+                                                                 : SD_SERIES_DEFAULT_MIN_SLOPE,
+                            .min_confidence = o->series.confidence >= 0 ? o->series.confidence
                                                                  : SD_SERIES_DEFAULT_CONFIDENCE,
                             .capacity = o->capacity};
     sd_error err;
@@ -165,11 +168,11 @@ static int analyse(const struct cli_opts *o, sd_groups **all, size_t n, const ui
     }
     sd_status st;
     if (o->format == FORMAT_JSON) {
-        st = sd_render_series_json(stdout, s);
+        st = sd_render_series_json(out, s);
     } else {
         sd_series_text_options to = {.render = {.color = o->color}, .top = (size_t)o->top,
-                                      .unicode = !o->ascii && utf8_locale()};
-        st = sd_render_series_text(stdout, s, &to);
+                                      .unicode = !o->series.ascii && utf8_locale()};
+        st = sd_render_series_text(out, s, &to);
     }
     if (st == SD_ENOMEM) msg_error("out of memory while writing the report");
     sd_series_free(s);
@@ -220,7 +223,7 @@ static void rank_label(const sd_groups *g, char *buf, size_t size)
 
 /* Per-rank figures, the spread, the rank furthest from the median (none when they are all
  * the same): the ranks of one job are not a time series. */
-static int ranks_view(const struct cli_opts *o, sd_groups **all, size_t n)
+static int ranks_view(const struct cli_opts *o, FILE *out, sd_groups **all, size_t n)
 {
     qsort(all, n, sizeof *all, by_rank);
     sd_stats *t = calloc(n ? n : 1, sizeof *t);
@@ -249,8 +252,8 @@ static int ranks_view(const struct cli_opts *o, sd_groups **all, size_t n)
             ooms[i] = *sd_groups_oom_of(all[i]);
         }
         st = o->format == FORMAT_JSON
-                 ? sd_render_series_ranks_oom_json(stdout, sources, t, ooms, n, &sp)
-                 : sd_render_series_ranks_oom_text(stdout, sources, names, t, ooms, n, &sp,
+                 ? sd_render_series_ranks_oom_json(out, sources, t, ooms, n, &sp)
+                 : sd_render_series_ranks_oom_text(out, sources, names, t, ooms, n, &sp,
                                                    o->color);
     }
     free(ooms);
@@ -296,7 +299,7 @@ static const uint64_t *rising(const uint64_t *steps, size_t n, const sd_job_entr
     return steps;
 }
 
-static int job_view(const struct cli_opts *o, sd_groups **all, size_t n,
+static int job_view(const struct cli_opts *o, FILE *out, sd_groups **all, size_t n,
                     const sd_name_pattern *pattern)
 {
     sd_job_entry *e = calloc(n, sizeof *e);
@@ -319,20 +322,20 @@ static int job_view(const struct cli_opts *o, sd_groups **all, size_t n,
                                      : grown_rank_series(e, n, ranks[grown].rank, all, sub, steps);
     sd_status st;
     if (o->format == FORMAT_JSON) {
-        st = sd_render_series_job_json(stdout, e, n, ranks, nr, grown, k >= SD_SERIES_MIN_SNAPSHOTS);
+        st = sd_render_series_job_json(out, e, n, ranks, nr, grown, k >= SD_SERIES_MIN_SNAPSHOTS);
         if (st == SD_OK && k >= SD_SERIES_MIN_SNAPSHOTS) {
-            fprintf(stdout, "  \"series_of_grew_most\": ");
-            fflush(stdout);
-            status = analyse(o, sub, k, rising(steps, k, e, n));
-            fprintf(stdout, "}\n");
+            fprintf(out, "  \"series_of_grew_most\": ");
+            fflush(out);
+            status = analyse(o, out, sub, k, rising(steps, k, e, n));
+            fprintf(out, "}\n");
             goto done;
         }
     } else {
-        st = sd_render_series_job_text(stdout, e, n, ranks, nr, grown, o->color);
+        st = sd_render_series_job_text(out, e, n, ranks, nr, grown, o->color);
         if (st == SD_OK && k >= SD_SERIES_MIN_SNAPSHOTS) {
-            printf("\nGroups of rank %lld across its steps (the rank that grew most)\n",
-                   (long long)ranks[grown].rank);
-            status = analyse(o, sub, k, rising(steps, k, e, n));
+            fprintf(out, "\nGroups of rank %lld across its steps (the rank that grew most)\n",
+                    (long long)ranks[grown].rank);
+            status = analyse(o, out, sub, k, rising(steps, k, e, n));
             goto done;
         }
     }
@@ -346,8 +349,8 @@ done:
     return status;
 }
 
-static int run_series(const struct cli_opts *opts, const char *const *files, const bool *folder,
-                      size_t n_in)
+static int run_series(const struct cli_opts *opts, FILE *out, const char *const *files,
+                      const bool *folder, size_t n_in)
 {
     series_ctx c = {.max_memory = opts->max_memory, .inputs = calloc(n_in ? n_in : 1, sizeof *c.inputs)};
     if (!c.inputs) {
@@ -377,7 +380,7 @@ static int run_series(const struct cli_opts *opts, const char *const *files, con
         for (size_t i = 0; i < n_in; i++)
             for (size_t m = 0; m < c.inputs[i].n; m++) all[k++] = c.inputs[i].t[m];
         int sorted = 0;
-        if (opts->sort == SORT_NAME) {
+        if (opts->series.sort == SORT_NAME) {
             /* stable: insertion sort keeps equal names in the order given */
             for (size_t i = 1; i < n; i++)
                 for (size_t j = i; j > 0 && by_name(&all[j - 1], &all[j]) > 0; j--) {
@@ -385,7 +388,7 @@ static int run_series(const struct cli_opts *opts, const char *const *files, con
                     all[j] = all[j - 1];
                     all[j - 1] = t;
                 }
-        } else if (opts->sort == SORT_TIME) {
+        } else if (opts->series.sort == SORT_TIME) {
             sorted = sort_by_time(all, n);
         }
         sd_error err;
@@ -397,9 +400,9 @@ static int run_series(const struct cli_opts *opts, const char *const *files, con
         }
         sd_names_view view = sorted == 0 ? view_of(opts, all, n, pattern) : SD_NAMES_SERIES;
         if (sorted == 0)
-            status = view == SD_NAMES_JOB     ? job_view(opts, all, n, pattern)
-                     : view == SD_NAMES_RANKS ? ranks_view(opts, all, n)
-                                              : analyse(opts, all, n, NULL);
+            status = view == SD_NAMES_JOB     ? job_view(opts, out, all, n, pattern)
+                     : view == SD_NAMES_RANKS ? ranks_view(opts, out, all, n)
+                                              : analyse(opts, out, all, n, NULL);
         sd_name_pattern_free(pattern);
     }
     for (size_t i = 0; i < n_in; i++) {
@@ -469,13 +472,13 @@ nomem:
     return -1;
 }
 
-int cmd_series(const struct cli_opts *opts)
+int cmd_series(const struct cli_opts *opts, FILE *out)
 {
     char **specs = NULL;
     bool *folder = NULL;
     int n_specs = expand_dirs(opts, &specs, &folder);
     if (n_specs < 0) return EXIT_TROUBLE;
-    int status = run_series(opts, (const char *const *)specs, folder, (size_t)n_specs);
+    int status = run_series(opts, out, (const char *const *)specs, folder, (size_t)n_specs);
     for (int i = 0; i < n_specs; i++) free(specs[i]);
     free(specs);
     free(folder);

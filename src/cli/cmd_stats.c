@@ -5,7 +5,7 @@
 #include "commands.h"
 #include "snapdiff/render_stats.h"
 
-int cmd_stats(const struct cli_opts *opts)
+int cmd_stats(const struct cli_opts *opts, FILE *out)
 {
     sd_snapshot **snaps;
     size_t n;
@@ -15,13 +15,13 @@ int cmd_stats(const struct cli_opts *opts)
     sd_render_options ro = {.color = opts->color};
     sd_status st = SD_OK;
     if (opts->format == FORMAT_JSON) {
-        st = sd_render_stats_json(stdout, (const sd_snapshot *const *)snaps, n);
+        st = sd_render_stats_json(out, (const sd_snapshot *const *)snaps, n);
     } else {
         for (size_t i = 0; i < n && st == SD_OK; i++) {
-            if (i) printf("\n");
-            st = sd_render_stats_text(stdout, snaps[i], &ro);
+            if (i) fputc('\n', out);
+            st = sd_render_stats_text(out, snaps[i], &ro);
         }
-        if (st == SD_OK) cli_print_spread(stdout, snaps, n, opts->color);
+        if (st == SD_OK) cli_print_spread(out, snaps, n, opts->color);
     }
     cli_free_all(snaps, n);
     return st == SD_OK ? EXIT_OK : EXIT_TROUBLE;

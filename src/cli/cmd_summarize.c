@@ -30,11 +30,11 @@ static bool write_all(FILE *f, const uint8_t *p, size_t n)
     return fwrite(p, 1, n, f) == n;
 }
 
-/* Write `data` to `path` ("-" or NULL: stdout). */
-static int write_file(const char *path, const uint8_t *data, size_t len)
+/* Write `data` to `path` ("-" or NULL: `to`, the command's stream). */
+static int write_file(FILE *to, const char *path, const uint8_t *data, size_t len)
 {
     if (!path || strcmp(path, "-") == 0) {
-        if (!write_all(stdout, data, len)) {
+        if (!write_all(to, data, len)) {
             msg_error("error writing the summary to stdout: %s", strerror(errno));
             return -1;
         }
@@ -95,7 +95,8 @@ static void member_file(const char *dir, const char *spec, const char *member, c
     snprintf(out, size, "%s/%s.sdsum", dir, flat);
 }
 
-static int summarize_one(const sd_snapshot *s, const char *path, const char *source_spec)
+static int summarize_one(FILE *to, const sd_snapshot *s, const char *path,
+                         const char *source_spec)
 {
     sd_error err;
     sd_error_clear(&err);
@@ -106,7 +107,7 @@ static int summarize_one(const sd_snapshot *s, const char *path, const char *sou
         msg_sd_error(&err);
         return -1;
     }
-    int rc = write_file(path, data, len);
+    int rc = write_file(to, path, data, len);
     free(data);
     if (rc == 0) note_size(path && strcmp(path, "-") ? path : "the summary to stdout", source_spec, len);
     return rc;
@@ -278,7 +279,8 @@ static int summarize_many(const struct cli_opts *opts)
     size_t n = 0;
     struct cli_share share;
     int rc = -1;
-    if (!cli_share_resolve(opts->shard ? opts->shard : "0/1", &share, errbuf, sizeof errbuf) ||
+    const char *shard = opts->summarize.shard ? opts->summarize.shard : "0/1";
+    if (!cli_share_resolve(shard, &share, errbuf, sizeof errbuf) ||
         !cli_inputs_expand(opts->files, (size_t)opts->n_files, &inputs, &n, errbuf, sizeof errbuf)) {
         msg_error("%s", errbuf);
         return EXIT_TROUBLE;
@@ -310,11 +312,11 @@ static int summarize_many(const struct cli_opts *opts)
     if (!names_unique(paths, n)) goto done;
     size_t first, end;
     cli_share_range(n, &share, &first, &end);
-    size_t k = plan(inputs, paths, first, end, opts->force, run, run_paths);
-    if (opts->shard && end > first)
+    size_t k = plan(inputs, paths, first, end, opts->summarize.force, run, run_paths);
+    if (opts->summarize.shard && end > first)
         msg_note("shard %lu/%lu (%s): %zu of %zu inputs, #%zu to #%zu in sorted order",
                  share.index, share.count, share.how, end - first, n, first, end - 1);
-    else if (opts->shard)
+    else if (opts->summarize.shard)
         msg_note("shard %lu/%lu (%s): no input (%lu tasks for %zu inputs)", share.index,
                  share.count, share.how, share.count, n);
     struct many m = {.specs = run, .paths = run_paths};
@@ -333,11 +335,12 @@ done:
     return rc == 0 ? EXIT_OK : EXIT_TROUBLE;
 }
 
-int cmd_summarize(const struct cli_opts *opts)
+int cmd_summarize(const struct cli_opts *opts, FILE *to)
 {
-    if (opts->shard || opts->n_files > 1 || opts->files[0][0] == '@') return summarize_many(opts);
+    if (opts->summarize.shard || opts->n_files > 1 || opts->files[0][0] == '@')
+        return summarize_many(opts);
     const char *out = opts->output;
-    if ((!out || strcmp(out, "-") == 0) && isatty(STDOUT_FILENO)) {
+    if ((!out || strcmp(out, "-") == 0) && isatty(fileno(to))) {
         msg_error("summarize writes binary msgpack: give -o FILE (or redirect stdout)");
         return EXIT_TROUBLE;
     }
@@ -348,7 +351,7 @@ int cmd_summarize(const struct cli_opts *opts)
     if (cli_load(opts, &lo) != 0) return EXIT_TROUBLE;
     int rc = 0;
     if (n == 1) {
-        rc = summarize_one(snaps[0], out, opts->files[0]);
+        rc = summarize_one(to, snaps[0], out, opts->files[0]);
     } else {
         struct stat st;
         if (!out || strcmp(out, "-") == 0 || stat(out, &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -359,7 +362,7 @@ int cmd_summarize(const struct cli_opts *opts)
         for (size_t i = 0; i < n && rc == 0; i++) {
             char path[4096];
             member_file(out, opts->files[0], sd_snapshot_source(snaps[i]), path, sizeof path);
-            rc = summarize_one(snaps[i], path, NULL);
+            rc = summarize_one(to, snaps[i], path, NULL);
         }
     }
     cli_free_all(snaps, n);

@@ -14,7 +14,7 @@
 #include "snapdiff/peak.h"
 #include "snapdiff/render_top.h"
 
-static int top_one(const struct cli_opts *o, const sd_snapshot *snap, bool first)
+static int top_one(const struct cli_opts *o, FILE *out, const sd_snapshot *snap, bool first)
 {
     sd_peak_options po;
     sd_peak_options_init(&po, SD_PEAK_OPTIONS_VERSION);
@@ -35,12 +35,12 @@ static int top_one(const struct cli_opts *o, const sd_snapshot *snap, bool first
     sd_render_options ro = {.color = o->color};
     sd_status st;
     if (o->format == FORMAT_JSON) {
-        st = sd_render_top_json_with_ooms(stdout, p, ooms, &ro, &err);
+        st = sd_render_top_json_with_ooms(out, p, ooms, &ro, &err);
     } else {
-        if (!first) fputc('\n', stdout);
+        if (!first) fputc('\n', out);
         sd_top_text_options tt = {.version = SD_TOP_TEXT_OPTIONS_VERSION, .top = (size_t)o->top,
                                   .ooms = ooms};
-        st = sd_render_top_text(stdout, p, &ro, &tt, &err);
+        st = sd_render_top_text(out, p, &ro, &tt, &err);
     }
     sd_frag_free(ooms);
     sd_peak_free(p);
@@ -48,7 +48,7 @@ static int top_one(const struct cli_opts *o, const sd_snapshot *snap, bool first
     return st == SD_OK || st == SD_EIO ? EXIT_OK : EXIT_TROUBLE;
 }
 
-int cmd_top(const struct cli_opts *o)
+int cmd_top(const struct cli_opts *o, FILE *out)
 {
     if (o->format != FORMAT_TEXT && o->format != FORMAT_JSON) {
         msg_error("top writes text or json");
@@ -67,7 +67,7 @@ int cmd_top(const struct cli_opts *o)
     if (cli_load(o, &lo) != 0) return EXIT_TROUBLE;
     int status = EXIT_OK;
     for (size_t i = 0; i < n && status == EXIT_OK; i++)
-        status = top_one(o, snaps[i], i == 0);
+        status = top_one(o, out, snaps[i], i == 0);
     cli_free_all(snaps, n);
     return status;
 }

@@ -35,7 +35,7 @@ static bool parse_bound(const char *name, const char *v, sd_trace_bound *out)
     return true;
 }
 
-int cmd_trace(const struct cli_opts *o)
+int cmd_trace(const struct cli_opts *o, FILE *out)
 {
     if (o->group_by == SD_GROUP_ANNOTATION || o->group_by == SD_GROUP_COMPILE_CONTEXT) {
         /* The replay keys entries by their frames; the recorded context is the diff's. */
@@ -47,7 +47,8 @@ int cmd_trace(const struct cli_opts *o)
     sd_trace_options_init(&to, SD_TRACE_OPTIONS_VERSION);
     cli_attrib_options(o, &to.attrib);
     to.max_memory = o->max_memory;
-    if (!parse_bound("since", o->since, &to.since) || !parse_bound("until", o->until, &to.until))
+    if (!parse_bound("since", o->trace.since, &to.since) ||
+        !parse_bound("until", o->trace.until, &to.until))
         return EXIT_TROUBLE;
     sd_snapshot *snap = NULL;
     struct cli_load_options lo = {.shape = CLI_LOAD_ONE, .specs = o->files, .n = 1, .one = &snap};
@@ -62,14 +63,14 @@ int cmd_trace(const struct cli_opts *o)
     } else if (cli_oom_analysis(o, snap, &ooms) == EXIT_OK) {
         sd_status st;
         if (o->format == FORMAT_JSON) {
-            st = sd_render_trace_json_with_ooms(stdout, t, ooms);
+            st = sd_render_trace_json_with_ooms(out, t, ooms);
             if (st == SD_ENOMEM) msg_error("out of memory while writing JSON");
         } else {
             sd_trace_text_options tt = SD_TRACE_TEXT_OPTIONS_INIT;
             tt.render.color = o->color;
             tt.top = (size_t)o->top;
             tt.ooms = ooms;
-            st = sd_render_trace_text(stdout, t, &tt);
+            st = sd_render_trace_text(out, t, &tt);
         }
         status = st == SD_OK || st == SD_EIO ? EXIT_OK : EXIT_TROUBLE;
     }

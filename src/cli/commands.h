@@ -15,25 +15,20 @@
 
 enum { EXIT_OK = 0, EXIT_CHECK_FAILED = 1, EXIT_TROUBLE = 2 };
 
-int cmd_diff(const struct cli_opts *opts);
-int cmd_stats(const struct cli_opts *opts);
-int cmd_dump(const struct cli_opts *opts);
-int cmd_frag(const struct cli_opts *opts);
-int cmd_trace(const struct cli_opts *opts);
-int cmd_series(const struct cli_opts *opts);
+/* A command's run function: the results go to `out` (stdout, or the MCP server's buffer
+ * for the call), messages to stderr through msg.h. Each is cmd_<name> in cmd_<name>.c,
+ * one per row of the registry (commands.def). */
+typedef int cli_run_fn(const struct cli_opts *opts, FILE *out);
+#define CLI_COMMAND(ID, name, ...) cli_run_fn cmd_##name;
+#include "commands.def"
+#undef CLI_COMMAND
+/* The run function of `cmd` (commands.c); NULL for CMD_NONE. */
+cli_run_fn *cli_command_run(enum cli_command cmd);
 
-int cmd_check(const struct cli_opts *opts);
 /* snapdiff OLD NEW when either holds several snapshots, or does not open (an exit
  * status), else CMD_NOT_RANKS: one snapshot on each side. */
 enum { CMD_NOT_RANKS = -1 };
-int cmd_diff_ranks(const struct cli_opts *opts);
-int cmd_report(const struct cli_opts *opts);
-int cmd_summarize(const struct cli_opts *opts);
-int cmd_top(const struct cli_opts *opts);
-int cmd_replay(const struct cli_opts *opts);
-int cmd_curve(const struct cli_opts *opts);
-/* A Model Context Protocol server on stdin/stdout until stdin closes (cmd_mcp.c). */
-int cmd_mcp(const struct cli_opts *opts);
+int cmd_diff_ranks(const struct cli_opts *opts, FILE *out);
 
 /* Loading for every command (load.c), through the library's parallel loader (load.h,
  * --jobs): one function, the shape of what comes back chosen by the options. It prints the

@@ -293,11 +293,12 @@ void cli_attrib_options(const struct cli_opts *o, sd_attrib_options *a)
 
 int cli_check_alloc_confs(const struct cli_opts *o)
 {
-    for (int i = 0; i < o->n_alloc_conf; i++) {
+    for (int i = 0; i < o->replay.n_alloc_conf; i++) {
         sd_alloc_conf c;
         sd_error err;
         sd_error_clear(&err);
-        if (sd_alloc_conf_parse_torch(o->alloc_conf[i], o->torch_version, &c, &err) != SD_OK) {
+        if (sd_alloc_conf_parse_torch(o->replay.alloc_conf[i], o->replay.torch_version, &c,
+                                      &err) != SD_OK) {
             msg_error("%s", err.text);
             return -1;
         }

@@ -43,26 +43,10 @@ int main(int argc, char **argv)
     return status;
 }
 
-/* One command, its result turned into the exit status. */
+/* One command, through the registry (commands.c), its result turned into the exit status. */
 static int run(const struct cli_opts *opts)
 {
     msg_set_quiet(opts->quiet);
-    int status = EXIT_TROUBLE;
-    switch (opts->command) {
-    case CMD_DIFF: status = cmd_diff(opts); break;
-    case CMD_STATS: status = cmd_stats(opts); break;
-    case CMD_DUMP: status = cmd_dump(opts); break;
-    case CMD_FRAG: status = cmd_frag(opts); break;
-    case CMD_TRACE: status = cmd_trace(opts); break;
-    case CMD_SERIES: status = cmd_series(opts); break;
-    case CMD_CURVE: status = cmd_curve(opts); break;
-    case CMD_CHECK: status = cmd_check(opts); break;
-    case CMD_REPORT: status = cmd_report(opts); break;
-    case CMD_SUMMARIZE: status = cmd_summarize(opts); break;
-    case CMD_TOP: status = cmd_top(opts); break;
-    case CMD_REPLAY: status = cmd_replay(opts); break;
-    case CMD_MCP: status = cmd_mcp(opts); break;
-    case CMD_NONE: break;
-    }
-    return finish_stdout(status);
+    cli_run_fn *fn = cli_command_run(opts->command);
+    return finish_stdout(fn ? fn(opts, stdout) : EXIT_TROUBLE);
 }

@@ -3,8 +3,8 @@
  *
  * A tools/call is turned into the argument vector the CLI would get (`snapdiff diff
  * --json --max-memory=... --OPTION=VALUE ... -- OLD NEW`), parsed by cli_parse and run by
- * the same cmd_* function, with stdout and stderr pointed at memory for the call (glibc's
- * stdio streams are assignable variables). So structuredContent is the CLI's --json
+ * the same cmd_* function (the registry's, commands.c), its output stream and msg.h's
+ * messages pointed at memory for the call. So structuredContent is the CLI's --json
  * document byte for byte, the option names, defaults and checks are the CLI's, and an
  * error is the CLI's one line. Nothing is re-implemented here: this file maps arguments,
  * checks paths (mcp_paths.c), bounds the result and words a short summary.
@@ -26,27 +26,25 @@ enum { MAX_ARGV = 4096, DEFAULT_MAX_ITEMS = 100 };
 /* Several documents from one call (mcp_tools.c's read_documents, docs/mcp.md). */
 #define DOCUMENTS "snapdiff.mcp-documents/1"
 
-/* The tools, in the order tools/list gives them. `schemas`: the values the document's
- * "schema" takes (docs/json-*.md); the writers' result is this server's own small one. */
-static const struct tool {
+/* A tool is a command of the registry (commands.def) with a place in tools/list: its
+ * name, usage and help, its inputs and its documents' schemas come from there. */
+struct tool {
+    const struct cli_command_info *c;
     const char *name;
     enum cli_command cmd;
     unsigned min_files, max_files;    /* max 0: any number */
     bool writes;                      /* summarize, report: -o under a root, no JSON */
-    const char *schemas[4];
-} tools[] = {
-    {"top", CMD_TOP, 1, 0, false, {"snapdiff.top/1", DOCUMENTS}},
-    {"diff", CMD_DIFF, 2, 2, false, {"snapdiff.diff/1", "snapdiff.diff-ranks/1", DOCUMENTS}},
-    {"frag", CMD_FRAG, 1, 0, false, {"snapdiff.frag/1", DOCUMENTS}},
-    {"replay", CMD_REPLAY, 1, 0, false, {"snapdiff.replay/1", DOCUMENTS}},
-    {"trace", CMD_TRACE, 1, 1, false, {"snapdiff.trace/1", DOCUMENTS}},
-    {"series", CMD_SERIES, 1, 0, false, {"snapdiff.series/1", "snapdiff.series-ranks/1", DOCUMENTS}},
-    {"curve", CMD_CURVE, 1, 0, false, {"snapdiff.curve/1", DOCUMENTS}},
-    {"check", CMD_CHECK, 2, 2, false, {"snapdiff.check/1", DOCUMENTS}},
-    {"summarize", CMD_SUMMARIZE, 1, 1, true, {"snapdiff.mcp-output/1"}},
-    {"report", CMD_REPORT, 1, 0, true, {"snapdiff.mcp-output/1"}},
 };
-enum { N_TOOLS = sizeof tools / sizeof tools[0] };
+
+static bool tool_of(enum cli_command cmd, struct tool *t)
+{
+    const struct cli_command_info *c = cli_command_info(cmd);
+    if (!c || !c->tool) return false;
+    *t = (struct tool){c, c->name, cmd, c->min_files,
+                       c->tool_flags & TOOL_ONE_INPUT ? 1 : c->max_files,
+                       (c->tool_flags & TOOL_WRITES) != 0};
+    return true;
+}
 
 /* Options a tool never takes: the output format and its colours are the server's choice,
  * --svg writes a file, --map and --ascii draw text, --repo-root is for --format github,
@@ -166,11 +164,27 @@ static json_t *input_schema(const struct tool *t)
                      "required", required, "additionalProperties", 0);
 }
 
-static json_t *output_schema(const struct tool *t)
+/* The "schema" values the result takes: the command's own (docs/json-*.md), then the
+ * several-documents one; the writers' result is this server's own small one. */
+static json_t *schema_names(const struct tool *t)
 {
     json_t *names = json_array();
-    for (size_t i = 0; i < 4 && t->schemas[i]; i++)
-        json_array_append_new(names, json_string(t->schemas[i]));
+    if (t->writes) {
+        json_array_append_new(names, json_string("snapdiff.mcp-output/1"));
+        return names;
+    }
+    for (const char *p = t->c->schemas; *p;) {
+        size_t n = strcspn(p, " ");
+        if (n) json_array_append_new(names, json_stringn(p, n));
+        p += n + (p[n] == ' ');
+    }
+    json_array_append_new(names, json_string(DOCUMENTS));
+    return names;
+}
+
+static json_t *output_schema(const struct tool *t)
+{
+    json_t *names = schema_names(t);
     json_t *props = json_pack("{s:{s:s,s:o}}", "schema", "type", "string", "enum", names);
     if (t->writes) {
         json_object_set_new(props, "output", json_pack("{s:s}", "type", "string"));
@@ -208,8 +222,12 @@ static json_t *tool_entry(const struct tool *t, bool structured)
 json_t *mcp_tools_list(bool structured)
 {
     json_t *list = json_array();
-    for (size_t i = 0; i < N_TOOLS; i++)
-        json_array_append_new(list, tool_entry(&tools[i], structured));
+    for (unsigned place = 1; place < CMD_END; place++)
+        for (enum cli_command cmd = CMD_NONE + 1; cmd < CMD_END; cmd++) {
+            struct tool t;
+            if (tool_of(cmd, &t) && t.c->tool == place)
+                json_array_append_new(list, tool_entry(&t, structured));
+        }
     return json_pack("{s:o}", "tools", list);
 }
 
@@ -447,47 +465,27 @@ static bool build_argv(struct argv_buf *a, const struct mcp_server *s, const str
 
 /* ---------- a call: running the command ---------- */
 
-static int dispatch(enum cli_command cmd, const struct cli_opts *o)
-{
-    switch (cmd) {
-    case CMD_TOP: return cmd_top(o);
-    case CMD_DIFF: return cmd_diff(o);
-    case CMD_FRAG: return cmd_frag(o);
-    case CMD_REPLAY: return cmd_replay(o);
-    case CMD_TRACE: return cmd_trace(o);
-    case CMD_SERIES: return cmd_series(o);
-    case CMD_CURVE: return cmd_curve(o);
-    case CMD_CHECK: return cmd_check(o);
-    case CMD_SUMMARIZE: return cmd_summarize(o);
-    case CMD_REPORT: return cmd_report(o);
-    default: return EXIT_TROUBLE;
-    }
-}
-
 struct captured {
     char *out, *err;
     size_t n_out, n_err;
 };
 
-/* Run the command with stdout and stderr in memory. -1: the streams could not be made. */
+/* Run the command through the registry (commands.c) with its output and its messages in
+ * memory. -1: the streams could not be made. */
 static int run_captured(const struct cli_opts *o, struct captured *c)
 {
     FILE *mo = open_memstream(&c->out, &c->n_out);
     FILE *me = open_memstream(&c->err, &c->n_err);
-    if (!mo || !me) {
+    cli_run_fn *run = cli_command_run(o->command);
+    if (!mo || !me || !run) {
         if (mo) fclose(mo);
         if (me) fclose(me);
         return -1;
     }
-    fflush(stdout);
-    fflush(stderr);
-    FILE *so = stdout, *se = stderr;
-    stdout = mo;
-    stderr = me;
+    msg_set_stream(me);
     msg_set_quiet(false);
-    int status = dispatch(o->command, o);
-    stdout = so;
-    stderr = se;
+    int status = run(o, mo);
+    msg_set_stream(NULL);
     fclose(mo);
     fclose(me);
     if (c->n_err) fwrite(c->err, 1, c->n_err, stderr);   /* the server's log */
@@ -737,11 +735,10 @@ static json_t *document_result(const struct tool *t, int status, const struct ca
     return r;
 }
 
-static const struct tool *find_tool(const char *name)
+static bool find_tool(const char *name, struct tool *t)
 {
-    for (size_t i = 0; i < N_TOOLS; i++)
-        if (strcmp(tools[i].name, name) == 0) return &tools[i];
-    return NULL;
+    enum cli_command cmd;
+    return cli_command_find(name, &cmd) && tool_of(cmd, t);
 }
 
 static bool max_items_arg(const json_t *args, size_t *out, struct mcp_fault *f)
@@ -765,8 +762,9 @@ json_t *mcp_tool_call(const struct mcp_server *s, const json_t *params, bool str
         mcp_fault_set(f, MCP_INVALID_PARAMS, "params.name: missing (the tool to call)");
         return NULL;
     }
-    const struct tool *t = find_tool(json_string_value(name));
-    if (!t) {
+    struct tool tool;
+    const struct tool *t = &tool;
+    if (!find_tool(json_string_value(name), &tool)) {
         mcp_fault_set(f, MCP_INVALID_PARAMS, "params.name: unknown tool '%s' (tools/list "
                       "names them)", json_string_value(name));
         return NULL;

@@ -1,12 +1,14 @@
-/* msg.c - the CLI's one voice on stderr. */
+/* msg.c - the CLI's one voice on stderr (or the stream msg_set_stream names). */
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "msg.h"
 
 static bool quiet;
+static FILE *stream;   /* NULL: stderr */
 
 void msg_set_quiet(bool q) { quiet = q; }
+void msg_set_stream(FILE *f) { stream = f; }
 
 /* One line, always: control characters from file names or file contents (a newline, an
  * escape sequence) are shown as '?', so a hostile name cannot forge or hide messages. */
@@ -17,7 +19,7 @@ static void vmsg(const char *kind, const char *fmt, va_list ap)
     vsnprintf(line, sizeof line, fmt, ap);
     for (char *c = line; *c; c++)
         if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
-    fprintf(stderr, "snapdiff: %s%s\n", kind, line);
+    fprintf(stream ? stream : stderr, "snapdiff: %s%s\n", kind, line);
 }
 
 void msg_error(const char *fmt, ...)

@@ -10,6 +10,9 @@
 #define MSG_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
 void msg_set_quiet(bool quiet);
+/* Where the messages go: NULL (the start) is stderr; the MCP server gives each call's own
+ * buffer (mcp_tools.c), so that its messages come back in the result. */
+void msg_set_stream(FILE *f);
 void msg_error(const char *fmt, ...) MSG_PRINTF(1, 2);   /* "snapdiff: error text" */
 void msg_warn(const char *fmt, ...) MSG_PRINTF(1, 2);    /* "snapdiff: warning: ..." */
 void msg_note(const char *fmt, ...) MSG_PRINTF(1, 2);    /* "snapdiff: note: ..." */

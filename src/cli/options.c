@@ -171,45 +171,20 @@ static const struct opt_def options[] = {
      "default: the current directory)"},
 };
 
-static const struct {
-    const char *name;
-    enum cli_command cmd;
-    const char *usage;
-    const char *help;
-    const char *example;   /* one line for `snapdiff CMD --help` */
-} commands[] = {
-    {"diff", CMD_DIFF, "OLD NEW", "what grew between two snapshots, grouped by allocation site",
-     "snapdiff step200.pickle step1200.pickle --steps 1000"},
-    {"stats", CMD_STATS, "FILE...", "totals per device: reserved, allocated, blocks, trace",
-     "snapdiff stats ranks-step1200.zip"},
-    {"frag", CMD_FRAG, "FILE...", "fragmentation: gap, free-block sizes, verdict and advice",
-     "snapdiff frag run.pickle --map"},
-    {"trace", CMD_TRACE, "FILE", "replay the allocation history: alive at the end, peak, phases",
-     "snapdiff trace run.pickle --since +2000000"},
-    {"series", CMD_SERIES, "FILE...", "trends over many snapshots: which groups grow, which only swing",
-     "snapdiff series run/ --steps-between 100"},
-    {"check", CMD_CHECK, "OLD NEW", "CI gate: exit 1 when NEW breaks a limit, per rank",
-     "snapdiff check baseline.pickle new.pickle --max-growth 256MiB --steps 100"},
-    {"dump", CMD_DUMP, "FILE", "the whole pickle (or summary) as JSON, for jq",
-     "snapdiff dump run.pickle | jq '.segments | length'"},
-    {"summarize", CMD_SUMMARIZE, "FILE...",
-     "a small baseline summary to commit: diff, check and series take it as a snapshot",
-     "snapdiff summarize step1200.pickle -o baseline.sdsum"},
-    {"top", CMD_TOP, "FILE...", "live memory by site at the end and at the peak (one snapshot)",
-     "snapdiff top run.pickle -n 10"},
-    {"report", CMD_REPORT, "FILE...",
-     "one self-contained HTML page: sites, fragmentation, timeline; growth of two or more",
-     "snapdiff report old.pickle new.pickle -o report.html"},
-    {"replay", CMD_REPLAY, "FILE...",
-     "the caching allocator replayed from the trace: fidelity, PYTORCH_CUDA_ALLOC_CONF what-ifs",
-     "snapdiff replay run.pickle --alloc-conf expandable_segments:True"},
-    {"curve", CMD_CURVE, "LOG...",
-     "leak or noise from the memory figures a training log holds (text, JSONL, CSV, nvidia-smi)",
-     "snapdiff curve --max-per-step 64KiB mem.log"},
-    {"mcp", CMD_MCP, "",   /* no files: the agent names them in its calls */
-     "serve the analyses to an AI agent: a Model Context Protocol server on stdin/stdout",
-     "snapdiff mcp --root /data/snapshots --max-memory 16GiB"},
+/* The registry (commands.def), in the order --help lists it: row i is command i + 1. */
+static const struct cli_command_info commands[] = {
+#define CLI_COMMAND(ID, name, usage, min_files, max_files, help, example, tool, tool_flags, \
+                    schemas)                                                                \
+    {CMD_##ID, #name, usage, min_files, max_files, help, example, tool, tool_flags, schemas},
+#include "commands.def"
+#undef CLI_COMMAND
 };
+_Static_assert(sizeof commands / sizeof commands[0] == CMD_END - 1, "one row per command");
+
+const struct cli_command_info *cli_command_info(enum cli_command c)
+{
+    return c > CMD_NONE && c < CMD_END ? &commands[c - 1] : NULL;
+}
 
 /* `snapdiff help [COMMAND]`: a word of its own, never a file name. */
 #define HELP_WORD "help"
@@ -579,9 +554,9 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
         opts->has_max_memory = true;
         break;
     case O_ROOT:
-        if (opts->n_roots >= CLI_MAX_PATTERNS)
+        if (opts->mcp.n_roots >= CLI_MAX_PATTERNS)
             return bad_value(o, v, "at most 32 roots", errbuf, errlen);
-        opts->roots[opts->n_roots++] = v;
+        opts->mcp.roots[opts->mcp.n_roots++] = v;
         break;
     case O_QUIET: opts->quiet = true; break;
     case O_GROUP_BY:
@@ -622,12 +597,12 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
                              "H200, L40S, RTX4090...)", errbuf, errlen);
         break;
     case O_ALLOC_CONF:
-        if (opts->n_alloc_conf >= CLI_MAX_PATTERNS)
+        if (opts->replay.n_alloc_conf >= CLI_MAX_PATTERNS)
             return bad_value(o, v, "at most 32 configs", errbuf, errlen);
-        opts->alloc_conf[opts->n_alloc_conf++] = v;
+        opts->replay.alloc_conf[opts->replay.n_alloc_conf++] = v;
         break;
     case O_TORCH:
-        if (!sd_torch_version_parse(v, &opts->torch_version))
+        if (!sd_torch_version_parse(v, &opts->replay.torch_version))
             return bad_value(o, v, "a torch version MAJOR.MINOR, 2.0 or later (e.g. 2.5)",
                              errbuf, errlen);
         break;
@@ -637,7 +612,7 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
         double f = strtod(v, &end);
         if (end == v || *end || errno || !(f > 0.0 && f <= 1.0))
             return bad_value(o, v, "a fraction above 0 and at most 1 (e.g. 0.9)", errbuf, errlen);
-        opts->memory_fraction = f;
+        opts->replay.memory_fraction = f;
         break;
     }
     case O_MAX_GROWTH:
@@ -655,33 +630,34 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
     case O_CONFIG: opts->config = v; break;
     case O_REPO_ROOT: opts->repo_root = v; break;
     case O_GAP_THRESHOLD:
-        if (!parse_double(v, 0, 100, &opts->gap_threshold))
+        if (!parse_double(v, 0, 100, &opts->frag.gap_threshold))
             return bad_value(o, v, "a percentage from 0 to 100", errbuf, errlen);
         break;
     case O_INDEX_THRESHOLD:
-        if (!parse_double(v, 0, 1, &opts->index_threshold))
+        if (!parse_double(v, 0, 1, &opts->frag.index_threshold))
             return bad_value(o, v, "a number from 0 to 1", errbuf, errlen);
         break;
-    case O_MAP: opts->map = true; break;
+    case O_MAP: opts->frag.map = true; break;
     case O_SORT:
-        if (strcmp(v, "name") == 0) opts->sort = SORT_NAME;
-        else if (strcmp(v, "time") == 0) opts->sort = SORT_TIME;
+        if (strcmp(v, "name") == 0) opts->series.sort = SORT_NAME;
+        else if (strcmp(v, "time") == 0) opts->series.sort = SORT_TIME;
         else return bad_value(o, v, "name or time", errbuf, errlen);
         break;
     case O_STEPS_BETWEEN:
-        if (!parse_uint(v, UINT64_MAX / 1000000, &opts->steps_between) || opts->steps_between == 0)
+        if (!parse_uint(v, UINT64_MAX / 1000000, &opts->series.steps_between) ||
+            opts->series.steps_between == 0)
             return bad_value(o, v, "a positive number of steps", errbuf, errlen);
         break;
     case O_MIN_SLOPE:
-        if (!sd_parse_size(v, &opts->min_slope))
+        if (!sd_parse_size(v, &opts->series.min_slope))
             return bad_value(o, v, "a size (e.g. 256KiB)", errbuf, errlen);
-        opts->has_min_slope = true;
+        opts->series.has_min_slope = true;
         break;
     case O_CONFIDENCE:
-        if (!parse_double(v, 0, 1, &opts->confidence) || opts->confidence >= 1)
+        if (!parse_double(v, 0, 1, &opts->series.confidence) || opts->series.confidence >= 1)
             return bad_value(o, v, "a number from 0 to below 1 (e.g. 0.99)", errbuf, errlen);
         break;
-    case O_ASCII: opts->ascii = true; break;
+    case O_ASCII: opts->series.ascii = true; break;
     case O_AS_SERIES: opts->as = AS_SERIES; break;
     case O_AS_RANKS: opts->as = AS_RANKS; break;
     case O_AT:
@@ -689,43 +665,43 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
         else if (strcmp(v, "peak") == 0) opts->at = SD_DIFF_AT_PEAK;
         else return bad_value(o, v, "end or peak", errbuf, errlen);
         break;
-    case O_SVG: opts->svg = v; break;
+    case O_SVG: opts->frag.svg = v; break;
     case O_OUTPUT: opts->output = v; break;
     case O_BASELINE_STEP:
-        if (!parse_uint(v, 1000000000000000ull, &opts->baseline_step))
+        if (!parse_uint(v, 1000000000000000ull, &opts->curve.baseline_step))
             return bad_value(o, v, "a step number", errbuf, errlen);
-        opts->has_baseline_step = true;
+        opts->curve.has_baseline_step = true;
         break;
     case O_THRESHOLD:
-        if (!parse_double(v, 0, 1, &opts->threshold) || opts->threshold == 0)
+        if (!parse_double(v, 0, 1, &opts->curve.threshold) || opts->curve.threshold == 0)
             return bad_value(o, v, "a fraction above 0, at most 1 (e.g. 0.85)", errbuf, errlen);
         break;
     case O_MAX_FRACTION:
-        if (!parse_double(v, 0, 1, &opts->max_fraction))
+        if (!parse_double(v, 0, 1, &opts->curve.max_fraction))
             return bad_value(o, v, "a number from 0 to 1 (e.g. 0.9)", errbuf, errlen);
-        opts->has_max_fraction = true;
+        opts->curve.has_max_fraction = true;
         break;
     case O_HORIZON:
-        if (!parse_uint(v, 1000000000000000ull, &opts->horizon) || opts->horizon == 0)
+        if (!parse_uint(v, 1000000000000000ull, &opts->curve.horizon) || opts->curve.horizon == 0)
             return bad_value(o, v, "a positive number of steps", errbuf, errlen);
         break;
     case O_LOG_FORMAT:
         if (strcmp(v, "text") && strcmp(v, "jsonl") && strcmp(v, "csv") && strcmp(v, "nvidia-smi"))
             return bad_value(o, v, "text, jsonl, csv or nvidia-smi", errbuf, errlen);
-        opts->log_format = v;
+        opts->curve.log_format = v;
         break;
     case O_SHARD:
         if (!cli_share_syntax_ok(v))
             return bad_value(o, v, "I/N (0 <= I < N), auto or auto/N", errbuf, errlen);
-        opts->shard = v;
+        opts->summarize.shard = v;
         break;
-    case O_FORCE: opts->force = true; break;
-    case O_FORMAT_LIST: opts->format_list = true; break;
-    case O_PATTERN: opts->curve_pattern = v; break;
+    case O_FORCE: opts->summarize.force = true; break;
+    case O_FORMAT_LIST: opts->curve.format_list = true; break;
+    case O_PATTERN: opts->curve.pattern = v; break;
     case O_NAME_PATTERN: opts->name_pattern = v; break;
     case O_STRICT: opts->strict = true; break;
-    case O_SINCE: opts->since = v; break;
-    case O_UNTIL: opts->until = v; break;
+    case O_SINCE: opts->trace.since = v; break;
+    case O_UNTIL: opts->trace.until = v; break;
     }
     return OPT_OK;
 }
@@ -795,10 +771,10 @@ static void set_defaults(struct cli_opts *opts)
     memset(opts, 0, sizeof *opts);
     opts->format = FORMAT_TEXT;
     opts->top = 20;
-    opts->gap_threshold = 30;
-    opts->index_threshold = 0.5;
+    opts->frag.gap_threshold = 30;
+    opts->frag.index_threshold = 0.5;
     opts->max_memory = default_max_memory();
-    opts->confidence = -1;
+    opts->series.confidence = -1;
 }
 
 /* --steps: a positive number for the diff; a list N1,N2,... for the series. */
@@ -834,8 +810,8 @@ static enum opt_result parse_steps(struct cli_opts *opts, char *errbuf, size_t e
         if (!comma) break;
         p = comma + 1;
     }
-    opts->step_list = list;
-    opts->n_step_list = n;
+    opts->series.step_list = list;
+    opts->series.n_step_list = n;
     return OPT_OK;
 }
 
@@ -956,11 +932,38 @@ static enum opt_result help_for(const char **pos, int n_pos, struct cli_opts *op
         return OPT_HELP;
     }
     if (n_pos > 2 || (n_pos == 2 && !find_command(pos[1], &opts->command))) {
-        snprintf(errbuf, errlen, "help: '%s' is no command (diff, stats, frag, series, trace, top, check, report, summarize, dump, replay, curve, mcp)",
-                 pos[n_pos == 2 ? 1 : 2]);
+        char names[256];
+        size_t k = 0;
+        for (size_t c = 0; c < sizeof commands / sizeof commands[0] && k < sizeof names; c++)
+            k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", c ? ", " : "",
+                                  commands[c].name);
+        snprintf(errbuf, errlen, "help: '%s' is no command (%s)", pos[n_pos == 2 ? 1 : 2],
+                 names);
         return OPT_ERROR;
     }
     return OPT_HELP;
+}
+
+/* Too few or too many inputs for the command (its registry row's min_files, max_files):
+ * true with the message in errbuf. diff's own (one file with --format folded or pprof) is
+ * checked before; curve --format-list reads none. */
+static bool arity_error(const struct cli_opts *opts, char *errbuf, size_t errlen)
+{
+    const struct cli_command_info *c = cli_command_info(opts->command);
+    unsigned n = (unsigned)opts->n_files;
+    if (opts->command == CMD_DIFF ||
+        (opts->command == CMD_CURVE && opts->curve.format_list && n == 0))
+        return false;
+    if (n >= c->min_files && (c->max_files == 0 || n <= c->max_files)) return false;
+    if (c->max_files == 1)
+        snprintf(errbuf, errlen, "%s takes one snapshot", c->name);
+    else if (c->min_files == 2 && c->max_files == 2)
+        snprintf(errbuf, errlen, "%s needs two inputs, OLD and NEW (got %u)", c->name, n);
+    else
+        snprintf(errbuf, errlen, c->min_files == 1 ? "%s needs at least one snapshot"
+                                                   : "%s needs at least %u snapshots",
+                 c->name, c->min_files);
+    return true;
 }
 
 void cli_opts_release(struct cli_opts *opts)
@@ -1035,14 +1038,7 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
         snprintf(errbuf, errlen, "diff needs two snapshots, OLD and NEW (got %d; one is enough with --format folded or pprof)", opts->n_files);
         return OPT_ERROR;
     }
-    if (opts->command == CMD_TRACE && opts->n_files != 1) {
-        snprintf(errbuf, errlen, "trace takes one snapshot");
-        return OPT_ERROR;
-    }
-    if (opts->command == CMD_CHECK && opts->n_files != 2) {
-        snprintf(errbuf, errlen, "check needs two inputs, OLD and NEW (got %d)", opts->n_files);
-        return OPT_ERROR;
-    }
+    if (arity_error(opts, errbuf, errlen)) return OPT_ERROR;
     bool for_check = opts->format == FORMAT_GITHUB || opts->format == FORMAT_JUNIT;
     if (opts->command == CMD_CURVE && (opts->format == FORMAT_FOLDED || opts->format == FORMAT_PPROF ||
                                        opts->format == FORMAT_JUNIT)) {
@@ -1062,16 +1058,8 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
         snprintf(errbuf, errlen, "--format junit needs --output FILE");
         return OPT_ERROR;
     }
-    if (opts->command == CMD_DUMP && opts->n_files != 1) {
-        snprintf(errbuf, errlen, "dump takes one snapshot");
-        return OPT_ERROR;
-    }
-    if (opts->n_files < 1 && !(opts->command == CMD_CURVE && opts->format_list)) {
-        snprintf(errbuf, errlen, "%s needs at least one snapshot", cli_command_name(opts->command));
-        return OPT_ERROR;
-    }
     if (check_applicable(opts, used, errbuf, errlen) != OPT_OK) return OPT_ERROR;
-    if (opts->command == CMD_SERIES && opts->steps_arg && opts->steps_between) {
+    if (opts->command == CMD_SERIES && opts->steps_arg && opts->series.steps_between) {
         snprintf(errbuf, errlen, "series: give --steps N1,N2,... or --steps-between N, not both");
         return OPT_ERROR;
     }

@@ -16,19 +16,41 @@
 #include "snapdiff/attrib.h"
 #include "snapdiff/gate.h"
 
-enum cli_command { CMD_NONE, CMD_DIFF, CMD_STATS, CMD_DUMP, CMD_FRAG, CMD_TRACE, CMD_SERIES,
-                   CMD_CHECK, CMD_REPORT, CMD_SUMMARIZE, CMD_TOP, CMD_REPLAY, CMD_CURVE,
-                   CMD_MCP };
+/* CMD_DIFF, CMD_STATS, ...: one per row of the registry (commands.def), in its order. */
+enum cli_command {
+    CMD_NONE,
+#define CLI_COMMAND(ID, ...) CMD_##ID,
+#include "commands.def"
+#undef CLI_COMMAND
+    CMD_END
+};
 
-/* Bit per command an option applies to. */
-enum { FOR_DIFF = 1 << CMD_DIFF, FOR_STATS = 1 << CMD_STATS, FOR_DUMP = 1 << CMD_DUMP,
-       FOR_FRAG = 1 << CMD_FRAG, FOR_TRACE = 1 << CMD_TRACE, FOR_SERIES = 1 << CMD_SERIES,
-       FOR_CHECK = 1 << CMD_CHECK, FOR_REPORT = 1 << CMD_REPORT,
-       FOR_SUMMARIZE = 1 << CMD_SUMMARIZE, FOR_TOP = 1 << CMD_TOP, FOR_REPLAY = 1 << CMD_REPLAY,
-       FOR_CURVE = 1 << CMD_CURVE, FOR_MCP = 1 << CMD_MCP,
-       FOR_ALL = FOR_DIFF | FOR_STATS | FOR_DUMP | FOR_FRAG | FOR_TRACE | FOR_SERIES |
-                 FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE | FOR_TOP | FOR_REPLAY | FOR_CURVE |
-                 FOR_MCP };
+/* Bit per command an option applies to (FOR_DIFF, ...); FOR_ALL: every command. */
+enum {
+#define CLI_COMMAND(ID, ...) FOR_##ID = 1u << CMD_##ID,
+#include "commands.def"
+#undef CLI_COMMAND
+    FOR_ALL = (1u << CMD_END) - 2u
+};
+
+/* A registry row's tool_flags (commands.def). */
+enum { TOOL_WRITES = 1u << 0, TOOL_ONE_INPUT = 1u << 1 };
+
+/* One row of the registry (commands.def), for the dispatchers and the docs. */
+struct cli_command_info {
+    enum cli_command cmd;
+    const char *name;
+    const char *usage;          /* "OLD NEW", "FILE...", "" */
+    unsigned min_files;
+    unsigned max_files;         /* 0: any number */
+    const char *help;           /* one line, as --help shows it */
+    const char *example;        /* for `snapdiff CMD --help` */
+    unsigned tool;              /* place in the MCP tools/list (1: first); 0: not a tool */
+    unsigned tool_flags;        /* TOOL_* */
+    const char *schemas;        /* its JSON documents' "schema" values, space-separated */
+};
+/* The row of `cmd`; NULL for CMD_NONE. */
+const struct cli_command_info *cli_command_info(enum cli_command cmd);
 
 enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF, FORMAT_GITHUB,
                   FORMAT_JUNIT };
@@ -47,67 +69,86 @@ struct cli_opts {
     unsigned jobs;               /* --jobs N: files loaded at once, 0 = one per core */
     const char *output;          /* -o FILE: write the result there instead of stdout */
 
-    /* diff */
+    /* how the inputs are read, for several commands */
+    enum cli_as { AS_GUESS, AS_SERIES, AS_RANKS } as;   /* --as-series, --as-ranks */
+    const char *name_pattern;    /* --name-pattern REGEX: rank and step from the paths */
+    bool strict;                 /* --strict: a folder's unreadable snapshot is an error */
+
+    /* diff (its grouping options serve the other views too) */
     sd_group_by group_by;        /* --group-by (names: sd_group_by_name) */
     int depth;                   /* --depth N */
     const char *hide[CLI_MAX_PATTERNS]; int n_hide;    /* --hide REGEX */
     const char *show[CLI_MAX_PATTERNS]; int n_show;    /* --show REGEX */
     const char *focus[CLI_MAX_PATTERNS]; int n_focus;  /* --focus REGEX */
     int top;                     /* --top N, default 20 */
+    const char *steps_arg;       /* --steps as given: diff N, series N1,N2,... */
     uint64_t steps;              /* --steps N, 0 = not given */
     uint64_t capacity;           /* --capacity SIZE, 0 = not given */
     bool has_max_growth;         /* --max-growth SIZE: the CI gate */
     uint64_t max_growth;
+    int at;                      /* --at end|peak: sd_diff_at, 0 = decide */
 
     /* check (--max-growth also sets its row) */
     sd_limits *limits;           /* --max-growth, --max-growth-pct, ... (owned: cli_opts_release) */
     const char *config;          /* --config FILE: more limits, the command line wins */
     const char *repo_root;       /* --repo-root DIR: where --format github looks for sites */
 
-    /* frag */
-    double gap_threshold;        /* --gap-threshold PCT (percent of reserved), default 30 */
-    double index_threshold;      /* --index-threshold X (0..1), default 0.5 */
-    bool map;                    /* --map */
-    const char *svg;             /* --svg FILE */
+    /* frag (also report, which shows its fragmentation) */
+    struct {
+        double gap_threshold;    /* --gap-threshold PCT (percent of reserved), default 30 */
+        double index_threshold;  /* --index-threshold X (0..1), default 0.5 */
+        bool map;                /* --map */
+        const char *svg;         /* --svg FILE */
+    } frag;
 
     /* trace */
-    const char *since, *until;   /* --since/--until: #N, T (time_us) or +US; parsed by cmd_trace */
-    /* series (also: the diff's grouping options, --top, --capacity, --jobs) */
-    const char *steps_arg;       /* --steps as given: diff N, series N1,N2,... */
-    const uint64_t *step_list;   /* series --steps N1,N2,...: one per snapshot */
-    int n_step_list;
-    uint64_t steps_between;      /* --steps-between N, 0 = not given */
-    enum cli_sort { SORT_GIVEN, SORT_NAME, SORT_TIME } sort;   /* --sort name|time */
-    bool has_min_slope;          /* --min-slope SIZE (bytes per snapshot) */
-    uint64_t min_slope;
-    double confidence;           /* --confidence P (0..1); < 0 = not given */
-    bool ascii;                  /* --ascii: sparklines in ASCII */
-    /* replay (also --capacity) */
-    const char *alloc_conf[CLI_MAX_PATTERNS]; int n_alloc_conf;   /* --alloc-conf CONF */
-    double memory_fraction;                    /* --memory-fraction F; 0 = not given */
-    unsigned torch_version;                    /* --torch VERSION: 209 for 2.9; 0 = newest */
-    enum cli_as { AS_GUESS, AS_SERIES, AS_RANKS } as;   /* --as-series, --as-ranks */
-    int at;                      /* diff --at end|peak: sd_diff_at, 0 = decide */
+    struct {
+        const char *since, *until;   /* --since/--until: #N, T (time_us) or +US (cmd_trace) */
+    } trace;
 
-    /* curve (also: --capacity, --max-per-step, --max-growth-pct, --config) */
-    bool has_baseline_step;      /* --baseline-step N */
-    uint64_t baseline_step;
-    double threshold;            /* --threshold F (0..1]; 0 = not given */
-    bool has_max_fraction;       /* --max-fraction F */
-    double max_fraction;
-    uint64_t horizon;            /* --horizon N, 0 = not given */
-    const char *log_format;      /* --log-format text|jsonl|csv|nvidia-smi */
-    bool format_list;            /* --format-list: the formats curve reads, then exit */
-    const char *curve_pattern;   /* --pattern REGEX with named groups */
-    const char *name_pattern;    /* --name-pattern REGEX: rank and step from the paths */
-    bool strict;                 /* --strict: a folder's unreadable snapshot is an error */
+    /* series (also: the diff's grouping options, --top, --capacity, --jobs, --steps) */
+    struct {
+        const uint64_t *step_list;   /* --steps N1,N2,...: one per snapshot */
+        int n_step_list;
+        uint64_t steps_between;      /* --steps-between N, 0 = not given */
+        enum cli_sort { SORT_GIVEN, SORT_NAME, SORT_TIME } sort;   /* --sort name|time */
+        bool has_min_slope;          /* --min-slope SIZE (bytes per snapshot) */
+        uint64_t min_slope;
+        double confidence;           /* --confidence P (0..1); < 0 = not given */
+        bool ascii;                  /* --ascii: sparklines in ASCII */
+    } series;
+
+    /* replay (also --capacity; report's what-ifs) */
+    struct {
+        const char *alloc_conf[CLI_MAX_PATTERNS]; int n_alloc_conf;   /* --alloc-conf CONF */
+        double memory_fraction;                    /* --memory-fraction F; 0 = not given */
+        unsigned torch_version;                    /* --torch VERSION: 209 for 2.9; 0 = newest */
+    } replay;
+
+    /* curve (also: --capacity, --max-per-step, --max-growth-pct, --config; report reads
+     * logs as curve does) */
+    struct {
+        bool has_baseline_step;      /* --baseline-step N */
+        uint64_t baseline_step;
+        double threshold;            /* --threshold F (0..1]; 0 = not given */
+        bool has_max_fraction;       /* --max-fraction F */
+        double max_fraction;
+        uint64_t horizon;            /* --horizon N, 0 = not given */
+        const char *log_format;      /* --log-format text|jsonl|csv|nvidia-smi */
+        bool format_list;            /* --format-list: the formats curve reads, then exit */
+        const char *pattern;         /* --pattern REGEX with named groups */
+    } curve;
 
     /* summarize */
-    const char *shard;           /* --shard I/N|auto|auto/N (syntax checked; shard.h) */
-    bool force;                  /* --force: redo summaries newer than their input */
+    struct {
+        const char *shard;       /* --shard I/N|auto|auto/N (syntax checked; shard.h) */
+        bool force;              /* --force: redo summaries newer than their input */
+    } summarize;
 
     /* mcp */
-    const char *roots[CLI_MAX_PATTERNS]; int n_roots;   /* --root DIR (repeatable) */
+    struct {
+        const char *roots[CLI_MAX_PATTERNS]; int n_roots;   /* --root DIR (repeatable) */
+    } mcp;
     bool has_max_memory;         /* --max-memory was given (mcp: the cap of every call) */
 };
 

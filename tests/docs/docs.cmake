@@ -30,8 +30,18 @@ add_test(NAME docs_pattern_table
 add_test(NAME docs_pattern_table_selftest
          COMMAND ${PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/check_pattern_table.py --selftest
                  ${PROJECT_SOURCE_DIR})
+# The command registry (src/cli/commands.def) is the one list of commands: --help, each
+# command's run, the MCP tools/list and its calls follow it, and no file under src/cli/
+# keeps a list of its own (docs_sync holds the man page and completions to --help).
+add_test(NAME docs_registry
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/check_registry.py
+                 ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR})
+add_test(NAME docs_registry_selftest
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/check_registry.py --selftest
+                 ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR})
 set_tests_properties(docs_sync docs_sync_selftest docs_man_examples docs_readme_example
                      docs_completions docs_pattern_table docs_pattern_table_selftest
+                     docs_registry docs_registry_selftest
                      PROPERTIES LABELS docs TIMEOUT 300)
 # The generated parts of the man page and the completions are what the option table gives
 # now (src/cli/gendocs/gendocs.c); when not: run `cmake --build build --target docs`.
