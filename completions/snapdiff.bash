@@ -9,7 +9,7 @@
 # The commands, in --help's order.
 _snapdiff_commands()
 {
-    echo 'diff stats frag trace series check dump summarize top report replay curve mcp'
+    echo 'diff stats frag trace series check dump summarize top report replay curve plan mcp'
 }
 
 # The options of COMMAND (before a command is given: all of them).
@@ -28,8 +28,9 @@ _snapdiff_options()
         report) echo '--help -h --version -V --output -o --no-color --color --max-memory --quiet -q --jobs --group-by -g --depth -d --hide --show --focus --capacity --gap-threshold --index-threshold --alloc-conf --memory-fraction --torch --as-series --as-ranks --name-pattern --strict --baseline-step --threshold --log-format' ;;
         replay) echo '--help -h --version -V --json -j --no-color --color --max-memory --quiet -q --jobs --capacity --alloc-conf --memory-fraction --torch' ;;
         curve) echo '--help -h --version -V --json -j --format -f --no-color --color --max-memory --quiet -q --capacity --max-growth-pct --max-per-step --config --baseline-step --threshold --max-fraction --horizon --log-format --pattern --format-list' ;;
+        plan) echo '--help -h --version -V --json -j --no-color --color --max-memory --quiet -q --jobs --top -n --capacity --at --size --max --check --batch-scale --zero --shard' ;;
         mcp) echo '--help -h --version -V --no-color --color --max-memory --quiet -q --root' ;;
-        *) echo '--help -h --version -V --json -j --format -f --output -o --no-color --color --max-memory --quiet -q --jobs --group-by -g --depth -d --hide --show --focus --top -n --steps --capacity --max-growth --max-growth-pct --max-group-growth --max-per-step --max-reserved --max-frag-index --fail-on-new-site --max-ooms --config --repo-root --gap-threshold --index-threshold --map --svg --since --until --sort --steps-between --min-slope --confidence --ascii --alloc-conf --memory-fraction --torch --as-series --as-ranks --name-pattern --strict --at --baseline-step --threshold --max-fraction --horizon --log-format --pattern --format-list --shard --force --root' ;;
+        *) echo '--help -h --version -V --json -j --format -f --output -o --no-color --color --max-memory --quiet -q --jobs --group-by -g --depth -d --hide --show --focus --top -n --steps --capacity --max-growth --max-growth-pct --max-group-growth --max-per-step --max-reserved --max-frag-index --fail-on-new-site --max-ooms --config --repo-root --gap-threshold --index-threshold --map --svg --since --until --sort --steps-between --min-slope --confidence --ascii --alloc-conf --memory-fraction --torch --as-series --as-ranks --name-pattern --strict --at --size --max --check --batch-scale --zero --baseline-step --threshold --max-fraction --horizon --log-format --pattern --format-list --shard --force --root' ;;
     esac
 }
 
@@ -37,7 +38,7 @@ _snapdiff_options()
 _snapdiff_takes_value()
 {
     case $1 in
-        --format|-f|--output|-o|--max-memory|--jobs|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--alloc-conf|--memory-fraction|--torch|--name-pattern|--at|--baseline-step|--threshold|--max-fraction|--horizon|--log-format|--pattern|--shard|--root) return 0 ;;
+        --format|-f|--output|-o|--max-memory|--jobs|--group-by|-g|--depth|-d|--hide|--show|--focus|--top|-n|--steps|--capacity|--max-growth|--max-growth-pct|--max-group-growth|--max-per-step|--max-reserved|--max-frag-index|--fail-on-new-site|--max-ooms|--config|--repo-root|--gap-threshold|--index-threshold|--svg|--since|--until|--sort|--steps-between|--min-slope|--confidence|--alloc-conf|--memory-fraction|--torch|--name-pattern|--at|--size|--check|--batch-scale|--zero|--baseline-step|--threshold|--max-fraction|--horizon|--log-format|--pattern|--shard|--root) return 0 ;;
     esac
     return 1
 }
@@ -58,9 +59,19 @@ _snapdiff_value()
         --repo-root) echo dirs ;;
         --svg) echo files ;;
         --sort) echo 'words name time' ;;
-        --at) echo 'words end peak' ;;
+        --at)
+            case $1 in
+                plan) : ;;
+                *) echo 'words end peak' ;;
+            esac ;;
+        --check) echo files ;;
+        --zero) echo 'words 1 2 3' ;;
         --log-format) echo 'words text jsonl csv nvidia-smi' ;;
-        --shard) echo 'words auto' ;;
+        --shard)
+            case $1 in
+                summarize) echo 'words auto' ;;
+                *) : ;;
+            esac ;;
         --root) echo dirs ;;
     esac
 }

@@ -77,7 +77,8 @@ static const char instructions[] =
     "versioned JSON document. diff: what grew between two snapshots; top: live memory by "
     "site; frag: fragmentation and OOM explanations; trace: phases of the allocation "
     "history; series: trends over many snapshots; replay: allocator what-ifs; check: a gate "
-    "against limits; curve: leak or noise in a log. Paths are read only under the server's "
+    "against limits; curve: leak or noise in a log; plan: will it fit, the peak at a size not "
+    "recorded from recordings at other sizes, or what if from one. Paths are read only under the server's "
     "roots. resources/list gives the documents that define every field.";
 
 /* initialize (2024-11-05 and later): the client's version when spoken, else the newest. */

@@ -405,7 +405,8 @@ full:
     return false;
 }
 
-/* The path options: --config is read, -o written; both checked against the roots. */
+/* The path options: --config and plan's --check are read, -o written; all checked
+ * against the roots. */
 static bool add_path_option(struct argv_buf *a, const struct mcp_server *s, const char *key,
                             const json_t *v, bool overwrite, struct mcp_fault *f)
 {
@@ -449,7 +450,8 @@ static bool build_argv(struct argv_buf *a, const struct mcp_server *s, const str
                           "(tools/list gives its inputSchema)", key, t->name);
             return false;
         }
-        bool ok = strcmp(key, "config") == 0 || strcmp(key, "output") == 0
+        bool ok = strcmp(key, "config") == 0 || strcmp(key, "output") == 0 ||
+                          strcmp(key, "check") == 0
                       ? add_path_option(a, s, key, v, json_is_true(ow), f)
                       : add_option(a, key, v, &o, f);
         if (!ok) return false;

@@ -30,6 +30,7 @@ enum opt_id {
     O_LIMIT, O_CONFIG, O_REPO_ROOT, O_ALLOC_CONF, O_MEMORY_FRACTION, O_TORCH,
     O_BASELINE_STEP, O_THRESHOLD, O_MAX_FRACTION, O_HORIZON, O_LOG_FORMAT, O_AT,
     O_SHARD, O_FORCE, O_ROOT, O_FORMAT_LIST, O_PATTERN, O_NAME_PATTERN, O_STRICT,
+    O_SIZE, O_MAX, O_CHECK, O_BATCH_SCALE, O_ZERO,
 };
 
 struct opt_def {
@@ -44,7 +45,7 @@ struct opt_def {
 static const struct opt_def options[] = {
     {"help", 'h', NULL, FOR_ALL, O_HELP, "show this help and exit"},
     {"version", 'V', NULL, FOR_ALL, O_VERSION, "show the version and exit"},
-    {"json", 'j', NULL, FOR_DIFF | FOR_TOP | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPLAY | FOR_CURVE, O_JSON,
+    {"json", 'j', NULL, FOR_DIFF | FOR_TOP | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPLAY | FOR_CURVE | FOR_PLAN, O_JSON,
      "write JSON (documented, versioned schema) instead of text"},
     {"format", 'f', "FMT", FOR_DIFF | FOR_CHECK | FOR_TOP | FOR_CURVE, O_FORMAT,
      "output format: text, json, folded (collapsed stacks for flame graphs) or pprof "
@@ -59,7 +60,7 @@ static const struct opt_def options[] = {
     {"max-memory", 0, "SIZE", FOR_ALL, O_MAX_MEMORY,
      "memory budget per snapshot, e.g. 8GiB (default: half of physical memory)"},
     {"quiet", 'q', NULL, FOR_ALL, O_QUIET, "do not print warnings and notes on stderr"},
-    {"jobs", 0, "N", FOR_DIFF | FOR_TOP | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE | FOR_REPLAY, O_JOBS,
+    {"jobs", 0, "N", FOR_DIFF | FOR_TOP | FOR_STATS | FOR_FRAG | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT | FOR_SUMMARIZE | FOR_REPLAY | FOR_PLAN, O_JOBS,
      "load up to N snapshots at once (default: one per CPU core)"},
     {"group-by", 'g', "KEY", FOR_DIFF | FOR_TOP | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_GROUP_BY,
      "group live blocks by site (default), leaf, stack, file, function, annotation or "
@@ -70,11 +71,12 @@ static const struct opt_def options[] = {
     {"show", 0, "REGEX", FOR_DIFF | FOR_TOP | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_SHOW,
      "treat matching frames as user code, even inside a package (repeatable)"},
     {"focus", 0, "REGEX", FOR_DIFF | FOR_TOP | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_REPORT, O_FOCUS, "only blocks with a matching frame (repeatable)"},
-    {"top", 'n', "N", FOR_DIFF | FOR_TOP | FOR_TRACE | FOR_SERIES | FOR_CHECK, O_TOP,
-     "show the N largest growing groups (default 20); series, trace, top: the first N groups"},
+    {"top", 'n', "N", FOR_DIFF | FOR_TOP | FOR_TRACE | FOR_SERIES | FOR_CHECK | FOR_PLAN, O_TOP,
+     "show the N largest growing groups (default 20); series, trace, top: the first N groups; "
+     "plan: the N largest sites at the predicted peak"},
     {"steps", 0, "N", FOR_DIFF | FOR_SERIES | FOR_CHECK, O_STEPS,
      "training steps between the snapshots: growth per step; series: N1,N2,... one per snapshot"},
-    {"capacity", 0, "SIZE", FOR_DIFF | FOR_SERIES | FOR_REPLAY | FOR_CURVE | FOR_REPORT, O_CAPACITY,
+    {"capacity", 0, "SIZE", FOR_DIFF | FOR_SERIES | FOR_REPLAY | FOR_CURVE | FOR_REPORT | FOR_PLAN, O_CAPACITY,
      "device memory for the steps-until-full estimate, e.g. 80GiB, or a GPU's name "
      "(A100-40GB, A100-80GB, H100, H200, L40S, L40, A10, A6000, RTX4090, RTX3090, T4, "
      "V100-16GB, V100-32GB: the capacity torch reports for it); replay: what the "
@@ -140,8 +142,19 @@ static const struct opt_def options[] = {
     {"strict", 0, NULL, FOR_SERIES | FOR_REPORT | FOR_CHECK, O_STRICT,
      "fail (exit 2) on a snapshot of a folder that does not read, instead of leaving it "
      "out with a warning"},
-    {"at", 0, "VIEW", FOR_DIFF, O_AT,
-     "lead with the end states (end: one run twice) or the peaks (peak: two runs); default: decided from the files"},
+    {"at", 0, "VIEW|SIZE", FOR_DIFF | FOR_PLAN, O_AT,
+     "diff: lead with the end states (end: one run twice) or the peaks (peak: two runs); default: decided from the files; "
+     "plan: the size value to predict the peak at (a sequence length, a batch: the unit of --size)"},
+    {"size", 0, "X1,X2,...", FOR_PLAN, O_SIZE,
+     "the size value each recording was made at (sequence length, batch, image side), one per file, in order"},
+    {"max", 0, NULL, FOR_PLAN, O_MAX,
+     "instead of --at, the largest whole size whose predicted peak fits --capacity"},
+    {"check", 0, "FILE", FOR_PLAN, O_CHECK,
+     "a real recording made at --at: its peaks beside the prediction, and the error"},
+    {"batch-scale", 0, "K", FOR_PLAN, O_BATCH_SCALE,
+     "one recording: activations and temporaries K times as large (a micro-batch or sequence K times the recorded one)"},
+    {"zero", 0, "STAGE", FOR_PLAN, O_ZERO,
+     "one recording, with --shard N: ZeRO stage 1 (optimizer state / N), 2 (also gradients), 3 (also parameters: FSDP)"},
     {"baseline-step", 0, "N", FOR_CURVE | FOR_REPORT, O_BASELINE_STEP,
      "the baseline after warm-up: at step N (default: 200 steps in, or the first 10% of a shorter run)"},
     {"threshold", 0, "F", FOR_CURVE | FOR_REPORT, O_THRESHOLD,
@@ -160,10 +173,11 @@ static const struct opt_def options[] = {
     {"format-list", 0, NULL, FOR_CURVE, O_FORMAT_LIST,
      "list the log formats curve reads (the frameworks' presets too), each with a line as it "
      "comes and its unit rule, and exit"},
-    {"shard", 0, "SHARE", FOR_SUMMARIZE, O_SHARD,
-     "summarize only this task's share of the sorted inputs, one summary each in -o DIR: "
+    {"shard", 0, "SHARE|N", FOR_SUMMARIZE | FOR_PLAN, O_SHARD,
+     "summarize: only this task's share of the sorted inputs, one summary each in -o DIR: "
      "I/N (share I of N, from 0), auto (the task of a Slurm job array or of torchrun) or "
-     "auto/N (pod JOB_COMPLETION_INDEX of a Kubernetes Indexed Job of N completions)"},
+     "auto/N (pod JOB_COMPLETION_INDEX of a Kubernetes Indexed Job of N completions); "
+     "plan: one recording's model state sharded over N ranks (with --zero)"},
     {"force", 0, NULL, FOR_SUMMARIZE, O_FORCE,
      "with several inputs, summarize those too whose summary in -o DIR is newer than the input"},
     {"root", 0, "DIR", FOR_MCP, O_ROOT,
@@ -437,8 +451,9 @@ static const struct {
     {"format", FOR_ALL, "text json folded pprof"},
     {"log-format", FOR_ALL, "text jsonl csv nvidia-smi"},
     {"sort", FOR_ALL, "name time"},
-    {"at", FOR_ALL, "end peak"},
-    {"shard", FOR_ALL, "auto"},
+    {"at", FOR_DIFF, "end peak"},
+    {"shard", FOR_SUMMARIZE, "auto"},
+    {"zero", FOR_ALL, "1 2 3"},
 };
 
 const char *cli_option_values(size_t i, enum cli_command cmd)
@@ -526,6 +541,28 @@ static enum opt_result bad_value(const struct opt_def *o, const char *v, const c
 {
     snprintf(errbuf, errlen, "--%s: '%s' is not %s", o->long_name, v, want);
     return OPT_ERROR;
+}
+
+/* --size X1,X2,...: positive numbers, one per recording. */
+static bool parse_size_list(const char *v, struct cli_opts *opts)
+{
+    static double list[64];
+    int n = 0;
+    for (const char *p = v;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[32];
+        if (len == 0 || len >= sizeof item || n == (int)(sizeof list / sizeof list[0])) return false;
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (!parse_double(item, 1e-9, 1e15, &list[n])) return false;
+        n++;
+        if (!comma) break;
+        p = comma + 1;
+    }
+    opts->plan.sizes = list;
+    opts->plan.n_sizes = n;
+    return true;
 }
 
 static enum opt_result apply_option(const struct opt_def *o, const char *v,
@@ -660,10 +697,19 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
     case O_ASCII: opts->series.ascii = true; break;
     case O_AS_SERIES: opts->as = AS_SERIES; break;
     case O_AS_RANKS: opts->as = AS_RANKS; break;
-    case O_AT:
-        if (strcmp(v, "end") == 0) opts->at = SD_DIFF_AT_END;
-        else if (strcmp(v, "peak") == 0) opts->at = SD_DIFF_AT_PEAK;
-        else return bad_value(o, v, "end or peak", errbuf, errlen);
+    case O_AT: opts->at_arg = v; break;   /* its command says how to read it */
+    case O_SIZE:
+        if (!parse_size_list(v, opts)) return bad_value(o, v, "a list of positive numbers X1,X2,...", errbuf, errlen);
+        break;
+    case O_MAX: opts->plan.max = true; break;
+    case O_CHECK: opts->plan.check = v; break;
+    case O_BATCH_SCALE:
+        if (!parse_double(v, 1e-6, 1e6, &opts->plan.batch_scale))
+            return bad_value(o, v, "a positive number", errbuf, errlen);
+        break;
+    case O_ZERO:
+        if (!parse_uint(v, 3, &u) || u == 0) return bad_value(o, v, "1, 2 or 3", errbuf, errlen);
+        opts->plan.zero = (unsigned)u;
         break;
     case O_SVG: opts->frag.svg = v; break;
     case O_OUTPUT: opts->output = v; break;
@@ -690,11 +736,7 @@ static enum opt_result apply_option(const struct opt_def *o, const char *v,
             return bad_value(o, v, "text, jsonl, csv or nvidia-smi", errbuf, errlen);
         opts->curve.log_format = v;
         break;
-    case O_SHARD:
-        if (!cli_share_syntax_ok(v))
-            return bad_value(o, v, "I/N (0 <= I < N), auto or auto/N", errbuf, errlen);
-        opts->summarize.shard = v;
-        break;
+    case O_SHARD: opts->shard_arg = v; break;   /* its command says how to read it */
     case O_FORCE: opts->summarize.force = true; break;
     case O_FORMAT_LIST: opts->curve.format_list = true; break;
     case O_PATTERN: opts->curve.pattern = v; break;
@@ -812,6 +854,43 @@ static enum opt_result parse_steps(struct cli_opts *opts, char *errbuf, size_t e
     }
     opts->series.step_list = list;
     opts->series.n_step_list = n;
+    return OPT_OK;
+}
+
+/* --at and --shard, read as their command reads them (diff: end|peak, plan: a size;
+ * summarize: a share, plan: N ranks), once the command is known. */
+static enum opt_result parse_by_command(struct cli_opts *opts, char *errbuf, size_t errlen)
+{
+    const char *v = opts->at_arg;
+    if (v && opts->command == CMD_PLAN) {
+        if (!parse_double(v, 1e-9, 1e15, &opts->plan.at)) {
+            snprintf(errbuf, errlen, "--at: '%s' is not a positive size value", v);
+            return OPT_ERROR;
+        }
+        opts->plan.has_at = true;
+    } else if (v) {
+        if (strcmp(v, "end") == 0) opts->at = SD_DIFF_AT_END;
+        else if (strcmp(v, "peak") == 0) opts->at = SD_DIFF_AT_PEAK;
+        else {
+            snprintf(errbuf, errlen, "--at: '%s' is not end or peak", v);
+            return OPT_ERROR;
+        }
+    }
+    v = opts->shard_arg;
+    uint64_t u;
+    if (v && opts->command == CMD_PLAN) {
+        if (!parse_uint(v, 1u << 20, &u) || u < 2) {
+            snprintf(errbuf, errlen, "--shard: '%s' is not a number of ranks (2 or more)", v);
+            return OPT_ERROR;
+        }
+        opts->plan.shard = (unsigned)u;
+    } else if (v) {
+        if (!cli_share_syntax_ok(v)) {
+            snprintf(errbuf, errlen, "--shard: '%s' is not I/N (0 <= I < N), auto or auto/N", v);
+            return OPT_ERROR;
+        }
+        opts->summarize.shard = v;
+    }
     return OPT_OK;
 }
 
@@ -1063,5 +1142,6 @@ enum opt_result cli_parse(int argc, char **argv, struct cli_opts *opts, char *er
         snprintf(errbuf, errlen, "series: give --steps N1,N2,... or --steps-between N, not both");
         return OPT_ERROR;
     }
+    if (parse_by_command(opts, errbuf, errlen) != OPT_OK) return OPT_ERROR;
     return parse_steps(opts, errbuf, errlen);
 }

@@ -87,6 +87,8 @@ struct cli_opts {
     bool has_max_growth;         /* --max-growth SIZE: the CI gate */
     uint64_t max_growth;
     int at;                      /* --at end|peak: sd_diff_at, 0 = decide */
+    const char *at_arg;          /* --at as given: diff end|peak, plan a size (after parsing) */
+    const char *shard_arg;       /* --shard as given: summarize I/N|auto, plan N ranks */
 
     /* check (--max-growth also sets its row) */
     sd_limits *limits;           /* --max-growth, --max-growth-pct, ... (owned: cli_opts_release) */
@@ -144,6 +146,18 @@ struct cli_opts {
         const char *shard;       /* --shard I/N|auto|auto/N (syntax checked; shard.h) */
         bool force;              /* --force: redo summaries newer than their input */
     } summarize;
+
+    /* plan (also --capacity, --at, --shard) */
+    struct {
+        const double *sizes; int n_sizes;   /* --size X1,X2,...: one per recording */
+        bool has_at;
+        double at;                   /* --at SIZE */
+        bool max;                    /* --max: the largest size that fits --capacity */
+        const char *check;           /* --check FILE: a real recording at the target */
+        double batch_scale;          /* --batch-scale K; 0 = not given */
+        unsigned shard;              /* --shard N ranks; 0 = not given */
+        unsigned zero;               /* --zero 1|2|3; 0 = not given */
+    } plan;
 
     /* mcp */
     struct {

@@ -49,8 +49,8 @@ bash_case "leaf" snapdiff diff -g le
 bash_case "function" snapdiff --group-by = fu
 bash_case "--format=folded" snapdiff --format=fo
 bash_case "folded json pprof text" snapdiff --format ""
-bash_case "check curve diff dump frag help mcp new.pickle old.pickle replay report runs series stats summarize top trace" snapdiff ""
-bash_case "check curve diff dump frag mcp replay report series stats summarize top trace" snapdiff help ""
+bash_case "check curve diff dump frag help mcp new.pickle old.pickle plan replay report runs series stats summarize top trace" snapdiff ""
+bash_case "check curve diff dump frag mcp plan replay report series stats summarize top trace" snapdiff help ""
 bash_case "--color --depth --focus --group-by --help --hide --jobs --json --max-memory --no-color --quiet --show --since --top --until --version" snapdiff trace --
 bash_case "frag" snapdiff help f
 bash_case "stats" snapdiff st
@@ -92,8 +92,8 @@ if command -v fish >/dev/null 2>&1; then
     fish_case "--group-by" "snapdiff --gr"
     fish_case "annotation compile-context file function leaf site stack" "snapdiff --group-by "
     fish_case "folded json pprof text" "snapdiff --format "
-    fish_case "check curve diff dump frag help mcp new.pickle old.pickle replay report runs/ series stats summarize top trace" "snapdiff "
-    fish_case "check curve diff dump frag mcp replay report series stats summarize top trace" "snapdiff help "
+    fish_case "check curve diff dump frag help mcp new.pickle old.pickle plan replay report runs/ series stats summarize top trace" "snapdiff "
+    fish_case "check curve diff dump frag mcp plan replay report series stats summarize top trace" "snapdiff help "
     fish_case "--color --depth --focus --group-by --help --hide --jobs --json --max-memory --no-color --quiet --show --since --top --until --version" "snapdiff trace --"
     fish_case "--color --help --jobs --json --max-memory --no-color --quiet --version" "snapdiff stats --"
     fish_case "--color --gap-threshold --help --index-threshold --jobs --json --map --max-memory --no-color --quiet --svg --version" "snapdiff frag --"
@@ -119,7 +119,7 @@ if command -v zsh >/dev/null 2>&1; then
     if zsh -f -c 'zmodload zsh/zpty' 2>/dev/null; then
         expect zsh "snapdiff --gr" "--group-by" "$(zsh_complete 'snapdiff --gr')"
         expect zsh "snapdiff st" "stats" "$(zsh_complete 'snapdiff st')"
-        expect zsh "snapdiff help " "check curve diff dump frag mcp replay report series stats summarize top trace" "$(zsh_complete 'snapdiff help ')"
+        expect zsh "snapdiff help " "check curve diff dump frag mcp plan replay report series stats summarize top trace" "$(zsh_complete 'snapdiff help ')"
         expect zsh "snapdiff trace --" "--color --depth --focus --group-by --help --hide --jobs --json --max-memory --no-color --quiet --show --since --top --until --version" \
             "$(zsh_complete 'snapdiff trace --')"
         expect zsh "snapdiff --format=" "folded json pprof text" "$(zsh_complete 'snapdiff --format=')"
