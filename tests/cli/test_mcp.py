@@ -35,7 +35,7 @@ MODERN = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientCapabilities": {}}
 ROOT_DIR = [None]     # the fixtures' folder, the servers' first root
-TOOLS = {"top", "diff", "frag", "replay", "trace", "series", "curve", "check", "summarize",
+TOOLS = {"top", "diff", "frag", "replay", "trace", "series", "curve", "check", "summarize", "plan",
          "report"}
 
 
@@ -279,7 +279,7 @@ def part_tools(root):
     srv = Server(["--root", root])
     srv.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}})
     tools = {t["name"]: t for t in srv.request("tools/list").get("result", {}).get("tools", [])}
-    check(set(tools) == TOOLS, "tools/list: the ten tools", str(sorted(tools)))
+    check(set(tools) == TOOLS, "tools/list: the eleven tools", str(sorted(tools)))
     help_text = subprocess.run([T.bin, "frag", "--help"], capture_output=True, text=True).stdout
     props = tools.get("frag", {}).get("inputSchema", {}).get("properties", {})
     for name in ["gap-threshold", "index-threshold", "max-memory"]:
