@@ -131,17 +131,16 @@ static json_t *device_json(const sd_attrib *a, const sd_snapshot *s, const sd_tr
     json_object_set_new(o, "device", json_integer(d->device));
     const sd_frag_device *fd = sdp_frag_device_of(ooms, d->device);
     json_object_set_new(o, "ooms", fd ? sdp_frag_ooms_json(ooms, fd) : json_array());
-    json_object_set_new(o, "entries", jint(d->n_entries));
-    json_object_set_new(o, "total_entries", jint(d->total_entries));
-    json_object_set_new(o, "first_entry", jint(d->first_entry));
-    json_object_set_new(o, "alive_bytes", jint(d->alive_bytes));
-    json_object_set_new(o, "alive_count", jint(d->alive_count));
-    json_object_set_new(o, "alloc_count", jint(d->alloc_count));
-    json_object_set_new(o, "alloc_bytes", jint(d->alloc_bytes));
-    json_object_set_new(o, "free_count", jint(d->free_count));
-    json_object_set_new(o, "free_bytes", jint(d->free_bytes));
-    json_object_set_new(o, "unknown_free_count", jint(d->unknown_free_count));
-    json_object_set_new(o, "unknown_free_bytes", jint(d->unknown_free_bytes));
+    const struct { const char *key; uint64_t v; } counts[] = {
+        {"entries", d->n_entries},         {"total_entries", d->total_entries},
+        {"first_entry", d->first_entry},   {"alive_bytes", d->alive_bytes},
+        {"alive_count", d->alive_count},   {"alloc_count", d->alloc_count},
+        {"alloc_bytes", d->alloc_bytes},   {"free_count", d->free_count},
+        {"free_bytes", d->free_bytes},     {"unknown_free_count", d->unknown_free_count},
+        {"unknown_free_bytes", d->unknown_free_bytes},
+    };
+    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
+        json_object_set_new(o, counts[i].key, jint(counts[i].v));
     json_object_set_new(o, "actions", actions_json(d));
     json_object_set_new(o, "peak_bytes", jint(d->has_peak ? d->peak_bytes : 0));
     json_object_set_new(o, "peak", peak_json(a, s, d));
