@@ -4,8 +4,8 @@
 #include <stdio.h>
 
 #include "render/check_render.h"
-#include "render/diff_render.h"
 #include "render/check_words.h"
+#include "render/pattern_words.h"
 
 static json_t *measured_json(const sd_limit_result *x)
 {

@@ -1,94 +1,15 @@
 /* check_text.c - `snapdiff check` for people: one aligned verdict line per limit, then
- * the groups behind the failures; per member when the inputs hold several ranks. Also
- * the words every check renderer shares (sdp_check_*_text). */
+ * the groups behind the failures; per member when the inputs hold several ranks. The
+ * words every check renderer shares are check_words.c's. */
 #include <inttypes.h>
 #include <string.h>
 
 #include "render/check_render.h"
-#include "render/diff_render.h"
 #include "render/check_words.h"
 #include "render/format.h"
+#include "render/pattern_words.h"
 
 enum { TOP_DEFAULT = 5, KEY_SHOWN = 100 };
-
-static bool signed_measure(sd_limit_id id)
-{
-    return id == SD_LIMIT_MAX_GROWTH || id == SD_LIMIT_MAX_GROUP_GROWTH
-           || id == SD_LIMIT_MAX_PER_STEP;
-}
-
-sdp_text sdp_check_measured_text(const sd_limit_result *r)
-{
-    sdp_text t;
-    if (!r->measurable) {
-        snprintf(t.s, sizeof t.s, "n/a");
-        return t;
-    }
-    switch (r->unit) {
-    case SD_UNIT_PERCENT: snprintf(t.s, sizeof t.s, "%+.2f%%", r->measured_ratio); return t;
-    case SD_UNIT_RATIO: snprintf(t.s, sizeof t.s, "%.3f", r->measured_ratio); return t;
-    case SD_UNIT_COUNT: snprintf(t.s, sizeof t.s, "%" PRId64, r->measured); return t;
-    case SD_UNIT_BYTES: break;
-    }
-    return signed_measure(r->id) ? sdp_fmt_delta(r->measured)
-                                 : sdp_fmt_bytes(r->measured < 0 ? 0 : (uint64_t)r->measured);
-}
-
-sdp_text sdp_check_limit_text(const sd_limit_result *r)
-{
-    sdp_text t;
-    switch (r->unit) {
-    case SD_UNIT_PERCENT: snprintf(t.s, sizeof t.s, "%g%%", r->limit_ratio); return t;
-    case SD_UNIT_RATIO: snprintf(t.s, sizeof t.s, "%g", r->limit_ratio); return t;
-    case SD_UNIT_COUNT: snprintf(t.s, sizeof t.s, "%" PRIu64, r->limit); return t;
-    case SD_UNIT_BYTES: break;
-    }
-    return sdp_fmt_bytes(r->limit);
-}
-
-void sdp_check_words(const sd_limit_result *r, char *buf, size_t size)
-{
-    sdp_text m = sdp_check_measured_text(r), l = sdp_check_limit_text(r);
-    const char *rel = r->pass ? "within" : "over";
-    switch (r->id) {
-    case SD_LIMIT_MAX_GROWTH:
-        snprintf(buf, size, "allocated memory grew by %s, %s the limit of %s", m.s, rel, l.s);
-        return;
-    case SD_LIMIT_MAX_GROWTH_PCT:
-        if (!r->measurable)
-            snprintf(buf, size, "OLD allocates nothing: growth of %s (no percentage), %s the "
-                     "limit of %s", sdp_fmt_delta(r->measured).s, rel, l.s);
-        else
-            snprintf(buf, size, "allocated memory grew by %s of OLD's, %s the limit of %s",
-                     m.s, rel, l.s);
-        return;
-    case SD_LIMIT_MAX_GROUP_GROWTH:
-        snprintf(buf, size, "the largest group grew by %s, %s the limit of %s", m.s, rel, l.s);
-        return;
-    case SD_LIMIT_MAX_PER_STEP:
-        snprintf(buf, size, "allocated memory grew by %s per step, %s the limit of %s", m.s,
-                 rel, l.s);
-        return;
-    case SD_LIMIT_MAX_RESERVED:
-        snprintf(buf, size, "NEW reserves %s, %s the limit of %s", m.s, rel, l.s);
-        return;
-    case SD_LIMIT_MAX_FRAG_INDEX:
-        snprintf(buf, size, "NEW's fragmentation index is %s, %s the limit of %s", m.s, rel, l.s);
-        return;
-    case SD_LIMIT_FAIL_ON_NEW_SITE:
-        snprintf(buf, size, "the largest site absent from OLD holds %s, %s the limit of %s", m.s,
-                 rel, l.s);
-        return;
-    case SD_LIMIT_MAX_OOMS:
-        snprintf(buf, size, "NEW recorded %s out-of-memory %s, %s the limit of %s", m.s,
-                 r->measured == 1 ? "error" : "errors", rel, l.s);
-        return;
-    case SD_LIMIT_COUNT: break;
-    }
-    snprintf(buf, size, "%s: %s (limit %s)", r->name, m.s, l.s);
-}
-
-const char *sdp_check_missing_text(sd_member_missing m) { return sd_member_missing_text(m); }
 
 void sd_render_spread_text(FILE *out, const sd_rank_spread *sp, const char *const *names,
                             const char *noun, bool color)

@@ -1,4 +1,4 @@
-/* check_words.h - the words every `snapdiff check` renderer shares (check_text.c). */
+/* check_words.h - the words every `snapdiff check` renderer shares (check_words.c). */
 #ifndef SNAPDIFF_RENDER_CHECK_WORDS_H
 #define SNAPDIFF_RENDER_CHECK_WORDS_H
 

@@ -253,18 +253,23 @@ static json_t *warnings_json(const sd_curve *c)
     return a;
 }
 
+/* Every file read, then every series found, in the curve's order. */
+static void files_and_series_json(json_t *doc, const sd_curve *c)
+{
+    json_t *files = json_array(), *series = json_array();
+    for (size_t i = 0; i < sd_curve_file_count(c); i++)
+        json_array_append_new(files, file_json(sd_curve_file_at(c, i)));
+    for (size_t i = 0; i < sd_curve_series_count(c); i++)
+        json_array_append_new(series, series_json(c, sd_curve_series_at(c, i)));
+    set(doc, "files", files);
+    set(doc, "series", series);
+}
+
 static json_t *curve_json(const sd_curve *c)
 {
     json_t *doc = json_object();
     set(doc, "schema", json_string(SD_CURVE_SCHEMA));
-    json_t *files = json_array();
-    for (size_t i = 0; i < sd_curve_file_count(c); i++)
-        json_array_append_new(files, file_json(sd_curve_file_at(c, i)));
-    set(doc, "files", files);
-    json_t *series = json_array();
-    for (size_t i = 0; i < sd_curve_series_count(c); i++)
-        json_array_append_new(series, series_json(c, sd_curve_series_at(c, i)));
-    set(doc, "series", series);
+    files_and_series_json(doc, c);
     set(doc, "ranks", ranks_json(c));
     set(doc, "ooms", ooms_json(c));
     set(doc, "gate", gate_json(c));

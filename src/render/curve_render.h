@@ -1,4 +1,5 @@
-/* curve_render.h - words shared by the curve renderers (curve_text.c, curve_json.c). */
+/* curve_render.h - words shared by the curve renderers (curve_text.c, curve_json.c),
+ * written in curve_words.c. */
 #ifndef SNAPDIFF_RENDER_CURVE_RENDER_H
 #define SNAPDIFF_RENDER_CURVE_RENDER_H
 
@@ -7,6 +8,8 @@
 #include "snapdiff/curve.h"
 #include "render/format.h"
 
+/* Bytes from a double (negative: 0): "1.5 MiB". */
+sdp_text sdp_curve_bytes(double b);
 /* "rank 3", "GPU 1", "rank 2 of run.log"... : who a series is. */
 void sdp_curve_who(const sd_curve *c, const sd_curve_series *s, char *buf, size_t size);
 /* A slope: "+100.0 KiB/step", "-2.0 MiB/s", "+1.0 MiB/sample"; per: "step", "s", "sample". */

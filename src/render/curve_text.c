@@ -1,6 +1,7 @@
 /* curve_text.c - `snapdiff curve` for people (render_curve.h): per series the curve and
  * its floor as sparklines, the baseline, the lower edge's slope and interval, the verdict
- * with the numbers behind it, growth and steps left; then the ranks and the gate. */
+ * with the numbers behind it, growth and steps left; then the ranks and the gate. The
+ * words it shares with curve_json.c are curve_words.c's. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -10,134 +11,6 @@
 #include "render/format.h"
 #include "render/series_render.h"
 #include "snapdiff/render_curve.h"
-
-static sdp_text bytes_of(double b)
-{
-    if (!(b > 0)) b = 0;
-    if (b > 1.8e19) b = 1.8e19;
-    return sdp_fmt_bytes((uint64_t)llround(b));
-}
-
-const char *sdp_curve_per(const sd_curve_series *s)
-{
-    return s->axis_seconds ? "s" : s->x_name ? s->x_name : "step";
-}
-
-const char *sdp_curve_x(const sd_curve_series *s)
-{
-    return s->axis_seconds ? "second" : s->x_name ? s->x_name : "step";
-}
-
-sdp_text sdp_curve_slope(double b, const char *per)
-{
-    sdp_text t;
-    double r = fabs(b) < 0.5 ? 0 : b;
-    if (r > 9.2e18) r = 9.2e18;
-    if (r < -9.2e18) r = -9.2e18;
-    sdp_text d = sdp_fmt_delta((int64_t)llround(r));
-    size_t k = strnlen(d.s, 32);
-    memcpy(t.s, d.s, k);
-    snprintf(t.s + k, sizeof t.s - k, "/%s", per);
-    return t;
-}
-
-/* Whether the log of s restarted: another series of the same source, rank and GPU. */
-static bool has_runs(const sd_curve *c, const sd_curve_series *s)
-{
-    if (s->run > 0) return true;
-    for (size_t i = 0; i < sd_curve_series_count(c); i++) {
-        const sd_curve_series *o = sd_curve_series_at(c, i);
-        if (o != s && o->source == s->source && o->rank == s->rank && o->gpu == s->gpu)
-            return true;
-    }
-    return false;
-}
-
-void sdp_curve_who(const sd_curve *c, const sd_curve_series *s, char *buf, size_t size)
-{
-    int k;
-    if (s->gpu >= 0)
-        k = snprintf(buf, size, "GPU %" PRId64 "%s%s", s->gpu, sd_curve_file_count(c) > 1 ? " of " : "",
-                     sd_curve_file_count(c) > 1 ? s->source : "");
-    else if (s->rank >= 0)
-        k = snprintf(buf, size, "rank %" PRId64, s->rank);
-    else
-        k = snprintf(buf, size, "%s", s->source);
-    if (k >= 0 && (size_t)k < size && has_runs(c, s))
-        snprintf(buf + k, size - (size_t)k, ", run %" PRId64, s->run + 1);
-}
-
-void sdp_curve_outlier_why(const sd_curve *c, const sd_curve_series *s, char *buf, size_t size)
-{
-    const sd_curve_ranks *r = sd_curve_ranks_of(c);
-    size_t k = 0;
-    buf[0] = '\0';
-    if (s->slope_outlier)
-        k += (size_t)snprintf(buf + k, size - k, "%s %s; the others %s +- %s",
-                              s->slope > r->slope_median ? "grows" : "slopes",
-                              sdp_curve_slope(s->slope, sdp_curve_per(s)).s,
-                              sdp_curve_slope(r->slope_median, sdp_curve_per(s)).s,
-                              bytes_of(1.4826 * r->slope_mad).s);
-    if (s->baseline_outlier && k < size)
-        snprintf(buf + k, size - k, "%sbaseline %s; the others %s +- %s", k ? "; " : "",
-                 bytes_of(s->baseline_bytes).s, bytes_of(r->baseline_median).s,
-                 bytes_of(1.4826 * r->baseline_mad).s);
-}
-
-void sdp_curve_verdict_why(const sd_curve *c, const sd_curve_series *s, char *buf, size_t size)
-{
-    const sd_curve_options *o = sd_curve_options_used(c);
-    double span = s->last_x - s->baseline_x;
-    const char *unit = s->axis_seconds ? "s" : strcmp(sdp_curve_x(s), "sample") == 0 ? "samples" : "steps";
-    switch (s->verdict) {
-    case SD_CURVE_GROWING:
-    case SD_CURVE_SHRINKING:
-        snprintf(buf, size, "%sthe floor %s by %s over %.0f %s; trend confidence %.4f >= %.2f and "
-                 "the 95%% interval excludes 0",
-                 s->maximum && s->verdict == SD_CURVE_GROWING
-                     ? "the peak creeps, not a leak (the figure is a maximum): " : "",
-                 s->verdict == SD_CURVE_GROWING ? "rises" : "falls",
-                 bytes_of(fabs(s->slope) * span).s, span, unit, s->confidence, o->min_confidence);
-        break;
-    case SD_CURVE_NOISY:
-        snprintf(buf, size, "no steady trend (confidence %.4f), and the floors stray %s from "
-                 "the line, more than %s", s->confidence, bytes_of(s->stray).s,
-                 bytes_of(fmax(4.0 * (double)o->min_growth, 0.01 * s->baseline_bytes)).s);
-        break;
-    case SD_CURVE_FLAT:
-        snprintf(buf, size, "no trend that matters: %s over %.0f %s (confidence %.4f; growing "
-                 "needs >= %.2f and %s)", bytes_of(fabs(s->slope) * span).s, span, unit,
-                 s->confidence, o->min_confidence, bytes_of((double)o->min_growth).s);
-        break;
-    default:
-        snprintf(buf, size, "fewer than 8 samples after the baseline: no verdict");
-        break;
-    }
-}
-
-void sdp_curve_limit_words(const sd_curve *c, const sd_curve_limit_result *r, char *buf,
-                           size_t size)
-{
-    char who[160] = "";
-    const sd_curve_series *s = sd_curve_series_at(c, r->series);
-    if (r->measurable && s) sdp_curve_who(c, s, who, sizeof who);
-    const char *cmp = r->pass ? "<=" : ">";
-    if (!r->measurable) {
-        snprintf(buf, size, "--%s: nothing to measure (%s)", r->name,
-                 r->id == SD_CURVE_LIMIT_MAX_FRACTION ? "no capacity: give --capacity"
-                 : r->id == SD_CURVE_LIMIT_MAX_PER_STEP ? "no series with steps and a verdict"
-                                                          : "no baseline");
-    } else if (r->id == SD_CURVE_LIMIT_MAX_PER_STEP) {
-        snprintf(buf, size, "--%s: %s %s %s (%s)", r->name, sdp_curve_slope(r->measured, "step").s,
-                 cmp, bytes_of(r->limit).s, who);
-    } else if (r->id == SD_CURVE_LIMIT_MAX_GROWTH_PCT) {
-        snprintf(buf, size, "--%s: %+.1f%% vs the baseline %s %g%% (%s)", r->name, r->measured,
-                 cmp, r->limit, who);
-    } else {
-        snprintf(buf, size, "--%s: %.3f of the capacity %s %.3f%s (%s)", r->name, r->measured,
-                 cmp, r->limit, r->projected ? ", projected within the horizon" : "", who);
-    }
-}
 
 static const char *verdict_colour(bool color, sd_curve_verdict v)
 {
@@ -197,10 +70,10 @@ static void series_block(FILE *out, const sd_curve *c, const sd_curve_series *s,
     static const char *const names[2] = {"curve", "floor"};
     for (int r = 0; r < 2; r++) {
         spark(src[r], &rows[r][0], &rows[r][1], line, sizeof line, unicode);
-        fprintf(out, "  %-8s  %s  %s .. %s\n", names[r], line, bytes_of(rows[r][0]).s,
-                bytes_of(rows[r][1]).s);
+        fprintf(out, "  %-8s  %s  %s .. %s\n", names[r], line, sdp_curve_bytes(rows[r][0]).s,
+                sdp_curve_bytes(rows[r][1]).s);
     }
-    fprintf(out, "  baseline  %s at %s %.0f%s\n", bytes_of(s->baseline_bytes).s,
+    fprintf(out, "  baseline  %s at %s %.0f%s\n", sdp_curve_bytes(s->baseline_bytes).s,
             sdp_curve_x(s), s->baseline_x,
             s->baseline_short ? " (the step asked for left too little: 10% of the run)" : "");
     if (s->verdict == SD_CURVE_UNDECIDED) {
@@ -215,7 +88,7 @@ static void series_block(FILE *out, const sd_curve *c, const sd_curve_series *s,
     fprintf(out, "  verdict   %s%s%s: %s\n", verdict_colour(color, s->verdict), vname, reset, why);
     if (s->has_growth_pct) {
         fprintf(out, "  growth    %+.1f%% vs the baseline (floor now %s)", s->growth_pct,
-                bytes_of(s->floor_last).s);
+                sdp_curve_bytes(s->floor_last).s);
         if (s->has_early)
             fprintf(out, "; first 200 steps %+.1f%%%s", s->early_pct,
                     s->early_warning ? " (> 5%: early warning)" : "");
@@ -224,7 +97,7 @@ static void series_block(FILE *out, const sd_curve *c, const sd_curve_series *s,
     if (s->has_capacity) {
         fprintf(out, "  capacity  %.2f GiB (%s bytes), peak %s (last window %s)",
                 (double)s->capacity / 1073741824.0, sdp_fmt_count(s->capacity).s,
-                bytes_of(s->peak).s, bytes_of(s->peak_last).s);
+                sdp_curve_bytes(s->peak).s, sdp_curve_bytes(s->peak_last).s);
         if (s->has_to_threshold)
             fprintf(out, "; %.0f%% in %s %s", 100 * s->threshold,
                     sdp_fmt_count((uint64_t)s->to_threshold).s, unit);
@@ -234,11 +107,11 @@ static void series_block(FILE *out, const sd_curve *c, const sd_curve_series *s,
         fputc('\n', out);
     }
     if (s->has_gap)
-        fprintf(out, "  gap       reserved - allocated %s -> %s, %s%s\n", bytes_of(s->gap_first).s,
-                bytes_of(s->gap_last).s, sdp_curve_slope(s->gap_slope, sdp_curve_per(s)).s,
+        fprintf(out, "  gap       reserved - allocated %s -> %s, %s%s\n", sdp_curve_bytes(s->gap_first).s,
+                sdp_curve_bytes(s->gap_last).s, sdp_curve_slope(s->gap_slope, sdp_curve_per(s)).s,
                 s->gap_growing ? " (growing: fragmentation)" : " (not growing)");
     if (s->has_max_allocated)
-        fprintf(out, "  max_memory_allocated %s (last logged)\n", bytes_of(s->max_allocated_last).s);
+        fprintf(out, "  max_memory_allocated %s (last logged)\n", sdp_curve_bytes(s->max_allocated_last).s);
     if (s->has_retries)
         fprintf(out, "  num_alloc_retries %.0f -> %.0f%s\n", s->retries_first, s->retries_last,
                 s->retries_last > s->retries_first ? " (the allocator freed its cache and retried: "
@@ -255,7 +128,7 @@ static void ranks_table(FILE *out, const sd_curve *c, bool color)
     fprintf(out, "\n%sSeries: %zu%s", sdp_ansi(color, SDP_BOLD), n, sdp_ansi(color, SDP_RESET));
     if (r->count >= 3)
         fprintf(out, ", slope median %s (MAD %s), %zu outlier%s", sdp_curve_slope(r->slope_median,
-                "step").s, bytes_of(r->slope_mad).s, r->outliers, r->outliers == 1 ? "" : "s");
+                "step").s, sdp_curve_bytes(r->slope_mad).s, r->outliers, r->outliers == 1 ? "" : "s");
     fprintf(out, "\n  %-18s %-9s %18s %11s %8s  %s\n", "WHO", "VERDICT", "SLOPE", "BASELINE",
             "GROWTH", "OUTLIER");
     for (size_t i = 0; i < n; i++) {
@@ -268,14 +141,14 @@ static void ranks_table(FILE *out, const sd_curve *c, bool color)
         if (s->has_growth_pct) snprintf(growth, sizeof growth, "%+.1f%%", s->growth_pct);
         fprintf(out, "  %-18.18s %s%-9s%s %18s %11s %8s  %s\n", who,
                 verdict_colour(color, s->verdict), v ? v : "-", sdp_ansi(color, SDP_RESET),
-                sdp_curve_slope(s->slope, sdp_curve_per(s)).s, bytes_of(s->baseline_bytes).s,
+                sdp_curve_slope(s->slope, sdp_curve_per(s)).s, sdp_curve_bytes(s->baseline_bytes).s,
                 growth, why);
     }
 }
 
 static void oom_figure(FILE *out, const char *name, double v)
 {
-    if (!isnan(v)) fprintf(out, ", %s %s", name, bytes_of(v).s);
+    if (!isnan(v)) fprintf(out, ", %s %s", name, sdp_curve_bytes(v).s);
 }
 
 /* The out-of-memory errors the logs print, each with its line, rank and figures. */

@@ -5,27 +5,17 @@
 
 #include "render/diff_render.h"
 #include "render/json_frame.h"
-#include "render/top_render.h"
-
+#include "render/pattern_words.h"
+#include "render/peak_words.h"
+#include "render/site.h"
 
 static json_t *jint(uint64_t v) { return json_integer((json_int_t)v); }
-
-/* A frame with its kind (user, framework, ...): the frame every schema writes, and "kind". */
-static json_t *frame_json(const sd_attrib *a, const sd_frame *f)
-{
-    json_t *o = sdp_frame_json(f);
-    json_object_set_new(o, "kind", json_string(sd_frame_kind_name(sd_attrib_classify(a, f))));
-    return o;
-}
 
 /* The group as the text names it (attrib.h, sd_group_label, with via). */
 static json_t *label_json(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
                           const sd_site *site, const char *key)
 {
-    char buf[1400];
-    sd_group_label(a, s, stack, site, key, true, buf, sizeof buf);
-    json_t *t = json_string(buf);
-    return t ? t : json_string(key);
+    return sdp_group_label_json(a, s, stack, site, key, true);
 }
 
 static json_t *side_json(const char *source, const sd_stats *st, const sd_frag_brief *fb)
@@ -120,38 +110,6 @@ static json_t *site_json(const sd_attrib *a, const sd_diff_group *g)
     return sdp_site_json(a, g->rep_snapshot, g->rep_stack, &g->rep_site);
 }
 
-json_t *sdp_site_json(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
-                      const sd_site *site)
-{
-    sd_site_label l;
-    if (!s || !sd_site_label_of(s, stack, site, &l)) return json_null();
-    json_t *o;
-    if (l.native) {
-        o = json_object();
-        json_object_set_new(o, "filename", json_string(""));
-        json_object_set_new(o, "line", json_integer(0));
-        json_object_set_new(o, "name", json_string(l.label));
-        json_object_set_new(o, "kind", json_string(sd_frame_kind_name(SD_FRAME_NATIVE)));
-        json_object_set_new(o, "symbol", json_string(l.name));
-    } else {
-        o = frame_json(a, sd_site_frame(s, stack, site, site->site));
-    }
-    if (l.backward) json_object_set_new(o, "backward", json_true());
-    return o;
-}
-
-static json_t *stack_json(const sd_attrib *a, const sd_snapshot *s, uint32_t stack)
-{
-    json_t *arr = json_array();
-    size_t n;
-    const uint32_t *ids = sd_snapshot_stack(s, stack, &n);
-    for (size_t i = 0; i < n; i++) {
-        const sd_frame *f = sd_snapshot_frame(s, ids[i]);
-        if (!sd_frame_is_noise(f)) json_array_append_new(arr, frame_json(a, f));
-    }
-    return arr;
-}
-
 /* "pattern": code or null, "hint": the fix or null. */
 static void pattern_json(json_t *o, sd_pattern p)
 {
@@ -173,8 +131,8 @@ static json_t *group_json(const sd_attrib *a, const sd_diff_group *g)
         site = site_json(a, g);
         const sd_frame *v = sd_site_frame(g->rep_snapshot, g->rep_stack, &g->rep_site,
                                           g->rep_site.via);
-        if (v) via = frame_json(a, v);
-        stack = stack_json(a, g->rep_snapshot, g->rep_stack);
+        if (v) via = sdp_kind_frame_json(a, v);
+        stack = sdp_stack_json(a, g->rep_snapshot, g->rep_stack);
         ctx = sd_snapshot_stack_context(g->rep_snapshot, g->rep_stack);
     }
     json_object_set_new(o, "site", site);
@@ -183,7 +141,7 @@ static json_t *group_json(const sd_attrib *a, const sd_diff_group *g)
     /* Newer torch only, and only when recorded: absent otherwise. */
     if (ctx && ctx->forward_stack)
         json_object_set_new(o, "forward_stack",
-                            stack_json(a, g->rep_snapshot, ctx->forward_stack));
+                            sdp_stack_json(a, g->rep_snapshot, ctx->forward_stack));
     if (ctx && ctx->user_metadata[0])
         json_object_set_new(o, "user_metadata", json_string(ctx->user_metadata));
     if (ctx && ctx->compile_context[0])
@@ -316,12 +274,12 @@ static json_t *peak_json(const sd_diff *d)
             json_object_set_new(y, "key", json_string(g->key));
             json_object_set_new(y, "label", label_json(a, g->rep_snapshot, g->rep_stack,
                                                        &g->rep_site, g->key));
-            json_object_set_new(y, "site", sdp_peak_site_json(a, g->rep_snapshot, g->rep_stack,
-                                                              &g->rep_site));
+            json_object_set_new(y, "site", sdp_site_json(a, g->rep_snapshot, g->rep_stack,
+                                                         &g->rep_site));
             const sd_frame *v = g->rep_snapshot ? sd_site_frame(g->rep_snapshot, g->rep_stack,
                                                                 &g->rep_site, g->rep_site.via)
                                                 : NULL;
-            json_object_set_new(y, "via", v ? frame_json(a, v) : json_null());
+            json_object_set_new(y, "via", v ? sdp_kind_frame_json(a, v) : json_null());
             json_object_set_new(y, "old_bytes", jint(g->old_bytes));
             json_object_set_new(y, "new_bytes", jint(g->new_bytes));
             json_object_set_new(y, "delta_bytes", json_integer(g->delta_bytes));

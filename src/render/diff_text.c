@@ -10,7 +10,8 @@
 
 #include "render/diff_render.h"
 #include "render/format.h"
-#include "render/top_render.h"
+#include "render/pattern_words.h"
+#include "snapdiff/peak.h"
 
 enum { STACKS_SHOWN = 5, STACK_FRAMES_SHOWN = 8, TOP_DEFAULT = 20 };
 /* Why a group has no stack, and the fix. */

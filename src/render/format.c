@@ -89,51 +89,59 @@ size_t sdp_utf8_seq_len(const unsigned char *s, size_t n)
     return len;
 }
 
-void sdp_put_xml(FILE *out, const char *text, size_t n)
+/* Writes text[0..n) a UTF-8 sequence at a time: `bad` for a byte that starts none, what
+ * `escape` returns for a one-byte sequence it names (NULL: none), else the sequence. */
+static void put_escaped(FILE *out, const char *text, size_t n, const char *bad,
+                        const char *(*escape)(unsigned char c, char *buf))
 {
     const unsigned char *s = (const unsigned char *)text;
     for (size_t i = 0; i < n;) {
         size_t len = sdp_utf8_seq_len(s + i, n - i);
-        if (!len || (len == 1 && s[i] < 0x20 && s[i] != '\t')) {
-            fputc('?', out);
-            i++;
-            continue;
-        }
-        switch (s[i]) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        case '\'': fputs("&apos;", out); break;
-        default: fwrite(s + i, 1, len, out);
-        }
-        i += len;
+        char buf[8];
+        const char *e = !len ? bad : len == 1 ? escape(s[i], buf) : NULL;
+        if (e) fputs(e, out);
+        else fwrite(s + i, 1, len, out);
+        i += len ? len : 1;
+    }
+}
+
+static const char *xml_escape(unsigned char c, char *buf)
+{
+    (void)buf;
+    switch (c) {
+    case '&': return "&amp;";
+    case '<': return "&lt;";
+    case '>': return "&gt;";
+    case '"': return "&quot;";
+    case '\'': return "&apos;";
+    default: return c < 0x20 && c != '\t' ? "?" : NULL;
+    }
+}
+
+void sdp_put_xml(FILE *out, const char *text, size_t n)
+{
+    put_escaped(out, text, n, "?", xml_escape);
+}
+
+static const char *json_escape(unsigned char c, char *buf)
+{
+    switch (c) {
+    case '"': return "\\\"";
+    case '\\': return "\\\\";
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    default:
+        if (c >= 0x20) return NULL;
+        snprintf(buf, 8, "\\u%04x", c);
+        return buf;
     }
 }
 
 void sdp_put_json_string(FILE *out, const char *text, size_t n)
 {
-    const unsigned char *s = (const unsigned char *)text;
     fputc('"', out);
-    for (size_t i = 0; i < n;) {
-        size_t len = sdp_utf8_seq_len(s + i, n - i);
-        if (!len) {                     /* not UTF-8: keep the output valid JSON */
-            fputs("\\ufffd", out);
-            i++;
-            continue;
-        }
-        switch (s[i]) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (s[i] < 0x20) fprintf(out, "\\u%04x", s[i]);
-            else fwrite(s + i, 1, len, out);
-        }
-        i += len;
-    }
+    put_escaped(out, text, n, "\\ufffd", json_escape);   /* not UTF-8: still valid JSON */
     fputc('"', out);
 }
 

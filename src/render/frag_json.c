@@ -1,11 +1,11 @@
 /* frag_json.c - the snapdiff.frag/1 document of `snapdiff frag --json`. */
 #include <stdio.h>
 
-#include "render/diff_render.h"
 #include "render/frag_render.h"
-#include "render/settings.h"
 #include "render/json_frame.h"
-#include "render/top_render.h"
+#include "render/peak_words.h"
+#include "render/settings.h"
+#include "render/site.h"
 
 static json_t *u64(uint64_t v) { return json_integer((json_int_t)v); }
 
@@ -118,11 +118,7 @@ static json_t *advice_replay_json(const sd_frag_device *d)
 /* The site as every view labels it (attrib.h, sd_site_text). */
 static json_t *label_json(const sd_snapshot *s, uint32_t stack, const sd_site *site)
 {
-    char buf[1024];
-    if (site->site < 0) return json_null();
-    sd_site_text(s, stack, site, buf, sizeof buf);
-    json_t *t = json_string(buf);
-    return t ? t : json_null();
+    return site->site < 0 ? json_null() : sdp_site_label_json(s, stack, site, NULL);
 }
 
 /* What was live at the oom by site, named as every JSON document names a site. */

@@ -253,13 +253,6 @@ void sdp_frag_oom_text(FILE *out, const sd_snapshot *s, const sd_frag_oom *m, bo
     print_oom(&c, s, m);
 }
 
-const sd_frag_device *sdp_frag_device_of(const sd_frag *f, int64_t device)
-{
-    for (size_t i = 0; f && i < sd_frag_device_count(f); i++)
-        if (sd_frag_device_at(f, i)->device == device) return sd_frag_device_at(f, i);
-    return NULL;
-}
-
 static void print_advice(const ctx *c, const sd_frag_device *d)
 {
     if (!d->n_advice) return;

@@ -319,3 +319,10 @@ sdp_frag_words sdp_frag_advice_words(const sd_frag_advice *a)
     sd_frag_advice_text(a, t.s, sizeof t.s);
     return t;
 }
+
+const sd_frag_device *sdp_frag_device_of(const sd_frag *f, int64_t device)
+{
+    for (size_t i = 0; f && i < sd_frag_device_count(f); i++)
+        if (sd_frag_device_at(f, i)->device == device) return sd_frag_device_at(f, i);
+    return NULL;
+}

@@ -3,7 +3,7 @@
  * The wording follows the brief's list of culprits and remedies; docs/patterns.md's table of
  * patterns repeats it word for word (tests/docs/check_pattern_table.py compares them).
  */
-#include "render/diff_render.h"
+#include "render/pattern_words.h"
 
 static const char *const pattern_hints[SD_PATTERN_COUNT] = {
     [SD_PATTERN_NONE] = NULL,

@@ -19,8 +19,8 @@
 
 #include "base/base.h"
 #include "render/diff_render.h"
+#include "render/peak_words.h"
 #include "render/report_render.h"
-#include "render/top_render.h"
 #include "report_assets.h"
 #include "snapdiff/render_curve.h"
 #include "snapdiff/render_frag.h"

@@ -5,35 +5,12 @@
 
 #include "base/base.h"
 #include "render/frag_render.h"
-#include "render/top_render.h"
+#include "render/peak_words.h"
 #include "render/settings.h"
+#include "render/site.h"
 #include "snapdiff/render_top.h"
 
 static json_t *jint(uint64_t v) { return json_integer((json_int_t)v); }
-
-json_t *sdp_peak_site_json(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
-                           const sd_site *site)
-{
-    sd_site_label l;
-    if (!sd_site_label_of(s, stack, site, &l)) return json_null();
-    json_t *o = json_object();
-    if (l.native) {
-        json_object_set_new(o, "filename", json_string(""));
-        json_object_set_new(o, "line", json_integer(0));
-        json_object_set_new(o, "name", json_string(l.label));
-        json_object_set_new(o, "kind", json_string(sd_frame_kind_name(SD_FRAME_NATIVE)));
-        json_object_set_new(o, "symbol", json_string(l.name));
-    } else {
-        const sd_frame *f = sd_site_frame(s, stack, site, site->site);
-        json_object_set_new(o, "filename", json_string(f ? f->filename : l.filename));
-        json_object_set_new(o, "line", json_integer(f ? f->line : l.line));
-        json_object_set_new(o, "name", json_string(f ? f->name : l.name));
-        json_object_set_new(o, "kind", json_string(sd_frame_kind_name(
-                                           f ? sd_attrib_classify(a, f) : SD_FRAME_USER)));
-    }
-    if (l.backward) json_object_set_new(o, "backward", json_true());
-    return o;
-}
 
 static json_t *groups_json(const sd_peak *p, const sd_peak_table *t, bool requested)
 {
@@ -41,46 +18,18 @@ static json_t *groups_json(const sd_peak *p, const sd_peak_table *t, bool reques
     for (size_t i = 0; i < t->n_groups; i++) {
         const sd_peak_group *g = &t->groups[i];
         json_t *o = json_object();
-        char label[1400];
-        sd_group_label(sd_peak_attrib(p), sd_peak_snapshot(p), g->rep_stack, &g->rep_site,
-                       g->key, false, label, sizeof label);
-        json_t *lt = json_string(label);
+        const sd_attrib *a = sd_peak_attrib(p);
+        const sd_snapshot *s = sd_peak_snapshot(p);
         json_object_set_new(o, "key", json_string(g->key));
-        json_object_set_new(o, "label", lt ? lt : json_string(g->key));
-        json_object_set_new(o, "site", sdp_peak_site_json(sd_peak_attrib(p), sd_peak_snapshot(p),
-                                                          g->rep_stack, &g->rep_site));
+        json_object_set_new(o, "label", sdp_group_label_json(a, s, g->rep_stack, &g->rep_site,
+                                                             g->key, false));
+        json_object_set_new(o, "site", sdp_site_json(a, s, g->rep_stack, &g->rep_site));
         json_object_set_new(o, "bytes", jint(g->bytes));
         json_object_set_new(o, "blocks", jint(g->blocks));
         if (requested) json_object_set_new(o, "requested_bytes", jint(g->requested));
         json_array_append_new(arr, o);
     }
     return arr;
-}
-
-json_t *sdp_categories_json(const sd_peak_table *t)
-{
-    json_t *arr = json_array();
-    for (size_t i = 0; i < t->n_categories; i++) {
-        const sd_category_total *c = &t->categories[i];
-        json_t *o = json_object();
-        json_object_set_new(o, "category", json_string(sd_category_name(c->category)));
-        json_object_set_new(o, "bytes", jint(c->bytes));
-        json_object_set_new(o, "blocks", jint(c->blocks));
-        json_object_set_new(o, "evidence", json_string(sd_category_total_evidence(c)));
-        json_array_append_new(arr, o);
-    }
-    return arr;
-}
-
-json_t *sdp_peak_phase_json(const sd_peak_device *d)
-{
-    return d->has_peak && d->peak_has_phase ? json_string(sd_step_phase_name(d->peak_phase))
-                                            : json_null();
-}
-
-json_t *sdp_peak_step_json(const sd_peak_device *d)
-{
-    return d->has_peak && d->peak_has_phase && d->peak_step ? jint(d->peak_step) : json_null();
 }
 
 static json_t *peak_json(const sd_peak *p, const sd_peak_device *d)
@@ -92,13 +41,12 @@ static json_t *peak_json(const sd_peak *p, const sd_peak_device *d)
     json_object_set_new(o, "time_us", d->peak_has_time ? json_integer(d->peak_time_us)
                                                         : json_null());
     json_object_set_new(o, "start_bytes", jint(d->start_bytes));
-    char label[1024];
-    sd_site_text(sd_peak_snapshot(p), d->peak_stack, &d->peak_site, label, sizeof label);
-    json_t *lt = json_string(label);
+    const sd_snapshot *s = sd_peak_snapshot(p);
     json_object_set_new(o, "key", json_string(d->peak_key));
-    json_object_set_new(o, "label", lt ? lt : json_string(d->peak_key));
-    json_object_set_new(o, "site", sdp_peak_site_json(sd_peak_attrib(p), sd_peak_snapshot(p),
-                                                      d->peak_stack, &d->peak_site));
+    json_object_set_new(o, "label", sdp_site_label_json(s, d->peak_stack, &d->peak_site,
+                                                        d->peak_key));
+    json_object_set_new(o, "site", sdp_site_json(sd_peak_attrib(p), s, d->peak_stack,
+                                                 &d->peak_site));
     json_object_set_new(o, "blocks", jint(d->at_peak.blocks));
     json_object_set_new(o, "groups", groups_json(p, &d->at_peak, false));
     json_object_set_new(o, "phase", sdp_peak_phase_json(d));

@@ -6,6 +6,7 @@
 #include "base/base.h"
 #include "render/format.h"
 #include "render/frag_render.h"
+#include "render/peak_words.h"
 #include "render/settings.h"
 #include "render/top_render.h"
 #include "snapdiff/render_top.h"
@@ -65,37 +66,6 @@ static void print_table(FILE *out, const sd_peak *x, const sd_peak_table *t, boo
                 "", sdp_fmt_count(t->n_groups - n).s, t->n_groups - n == 1 ? "" : "s");
     }
     if (t->n_groups == 0) fprintf(out, "    (nothing live)\n");
-}
-
-void sdp_categories_text(FILE *out, const sd_peak_table *t, const char *indent)
-{
-    sd_category_total c[SD_CATEGORY_COUNT];
-    size_t n = t->n_categories < SD_CATEGORY_COUNT ? t->n_categories : SD_CATEGORY_COUNT;
-    memcpy(c, t->categories, n * sizeof *c);
-    for (size_t i = 1; i < n; i++)         /* largest first; stable on ties */
-        for (size_t j = i; j > 0 && c[j].bytes > c[j - 1].bytes; j--) {
-            sd_category_total x = c[j];
-            c[j] = c[j - 1];
-            c[j - 1] = x;
-        }
-    for (size_t i = 0; i < n; i++) {
-        const char *ev = sd_category_total_evidence(&c[i]);
-        fprintf(out, "%s%11s %8s  ", indent, sdp_fmt_bytes(c[i].bytes).s,
-                sdp_fmt_count(c[i].blocks).s);
-        if (strcmp(ev, "none") == 0) fprintf(out, "%s\n", sd_category_name(c[i].category));
-        else fprintf(out, "%-16s by %s\n", sd_category_name(c[i].category), ev);
-    }
-}
-
-void sdp_peak_phase_text(const sd_peak_device *d, char *buf, size_t size)
-{
-    buf[0] = '\0';
-    if (!d->has_peak || !d->peak_has_phase) return;
-    if (d->peak_step)
-        snprintf(buf, size, " in the %s of step %u", sd_step_phase_name(d->peak_phase),
-                 (unsigned)d->peak_step);
-    else
-        snprintf(buf, size, " in the %s", sd_step_phase_name(d->peak_phase));
 }
 
 /* The device's oom events first, as frag prints them: the latest SHOWN_OOMS in full. */

@@ -2,38 +2,16 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "render/settings.h"
-#include "render/diff_render.h"
 #include "render/frag_render.h"
-#include "render/trace_render.h"
 #include "render/json_frame.h"
-#include "render/top_render.h"
+#include "render/peak_words.h"
+#include "render/settings.h"
+#include "render/site.h"
+#include "render/trace_render.h"
 
 static json_t *jint(uint64_t v) { return json_integer((json_int_t)v); }
 
-/* A site named as the diff names it (sdp_site_json: a C++-only stack's site is its
- * labelled node, "autograd BmmBackward0" with kind and symbol, not the raw frame). */
-static json_t *site_json(const sd_attrib *a, const sd_snapshot *s, uint32_t stack)
-{
-    if (!stack) return json_null();
-    sd_site site;
-    sd_attrib_site_of_stack(a, s, stack, &site);
-    return sdp_site_json(a, s, stack, &site);
-}
-
 static json_t *time_json(bool has, int64_t us) { return has ? json_integer(us) : json_null(); }
-
-static json_t *stack_json(const sd_snapshot *s, uint32_t stack)
-{
-    json_t *a = json_array();
-    size_t n;
-    const uint32_t *ids = sd_snapshot_stack(s, stack, &n);
-    for (size_t i = 0; i < n; i++) {
-        const sd_frame *f = sd_snapshot_frame(s, ids[i]);
-        if (!sd_frame_is_noise(f)) json_array_append_new(a, sdp_frame_json(f));
-    }
-    return a;
-}
 
 static json_t *peak_json(const sd_attrib *a, const sd_snapshot *s, const sd_trace_device *d)
 {
@@ -43,15 +21,13 @@ static json_t *peak_json(const sd_attrib *a, const sd_snapshot *s, const sd_trac
     json_object_set_new(o, "entry", jint(d->peak_entry));
     json_object_set_new(o, "start_bytes", jint(d->peak_start_bytes));
     json_object_set_new(o, "time_us", time_json(d->peak_has_time, d->peak_time_us));
-    char label[1024];
     sd_site site;
     sd_attrib_site_of_stack(a, s, d->peak_stack, &site);
-    sd_site_text(s, d->peak_stack, &site, label, sizeof label);
-    json_t *lt = json_string(label);
     json_object_set_new(o, "key", json_string(d->peak_key));
-    json_object_set_new(o, "label", lt ? lt : json_string(d->peak_key));
-    json_object_set_new(o, "site", d->peak_site ? site_json(a, s, d->peak_stack) : json_null());
-    json_object_set_new(o, "stack", stack_json(s, d->peak_stack));
+    json_object_set_new(o, "label", sdp_site_label_json(s, d->peak_stack, &site, d->peak_key));
+    json_object_set_new(o, "site", d->peak_site ? sdp_stack_site_json(a, s, d->peak_stack)
+                                                : json_null());
+    json_object_set_new(o, "stack", sdp_stack_json(NULL, s, d->peak_stack));
     json_object_set_new(o, "phase", d->peak_has_phase
                                         ? json_string(sd_step_phase_name(d->peak_phase))
                                         : json_null());
@@ -102,12 +78,11 @@ static json_t *step_phase_json(const sd_trace_step_phase *p)
 static json_t *group_json(const sd_attrib *a, const sd_snapshot *s, const sd_trace_group *g)
 {
     json_t *o = json_object();
-    char label[1400];
-    sd_group_label(a, s, g->rep_stack, NULL, g->key, false, label, sizeof label);
-    json_t *lt = json_string(label);
     json_object_set_new(o, "key", json_string(g->key));
-    json_object_set_new(o, "label", lt ? lt : json_string(g->key));
-    json_object_set_new(o, "site", g->site ? site_json(a, s, g->rep_stack) : json_null());
+    json_object_set_new(o, "label",
+                        sdp_group_label_json(a, s, g->rep_stack, NULL, g->key, false));
+    json_object_set_new(o, "site",
+                        g->site ? sdp_stack_site_json(a, s, g->rep_stack) : json_null());
     json_object_set_new(o, "alive_bytes", jint(g->alive_bytes));
     json_object_set_new(o, "alive_count", jint(g->alive_count));
     json_object_set_new(o, "alloc_count", jint(g->alloc_count));
@@ -156,17 +131,16 @@ static json_t *device_json(const sd_attrib *a, const sd_snapshot *s, const sd_tr
     json_object_set_new(o, "device", json_integer(d->device));
     const sd_frag_device *fd = sdp_frag_device_of(ooms, d->device);
     json_object_set_new(o, "ooms", fd ? sdp_frag_ooms_json(ooms, fd) : json_array());
-    json_object_set_new(o, "entries", jint(d->n_entries));
-    json_object_set_new(o, "total_entries", jint(d->total_entries));
-    json_object_set_new(o, "first_entry", jint(d->first_entry));
-    json_object_set_new(o, "alive_bytes", jint(d->alive_bytes));
-    json_object_set_new(o, "alive_count", jint(d->alive_count));
-    json_object_set_new(o, "alloc_count", jint(d->alloc_count));
-    json_object_set_new(o, "alloc_bytes", jint(d->alloc_bytes));
-    json_object_set_new(o, "free_count", jint(d->free_count));
-    json_object_set_new(o, "free_bytes", jint(d->free_bytes));
-    json_object_set_new(o, "unknown_free_count", jint(d->unknown_free_count));
-    json_object_set_new(o, "unknown_free_bytes", jint(d->unknown_free_bytes));
+    const struct { const char *key; uint64_t v; } counts[] = {
+        {"entries", d->n_entries},         {"total_entries", d->total_entries},
+        {"first_entry", d->first_entry},   {"alive_bytes", d->alive_bytes},
+        {"alive_count", d->alive_count},   {"alloc_count", d->alloc_count},
+        {"alloc_bytes", d->alloc_bytes},   {"free_count", d->free_count},
+        {"free_bytes", d->free_bytes},     {"unknown_free_count", d->unknown_free_count},
+        {"unknown_free_bytes", d->unknown_free_bytes},
+    };
+    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
+        json_object_set_new(o, counts[i].key, jint(counts[i].v));
     json_object_set_new(o, "actions", actions_json(d));
     json_object_set_new(o, "peak_bytes", jint(d->has_peak ? d->peak_bytes : 0));
     json_object_set_new(o, "peak", peak_json(a, s, d));

@@ -5,8 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "render/settings.h"
 #include "render/format.h"
+#include "render/peak_words.h"
+#include "render/settings.h"
 #include "render/top_render.h"
 #include "render/trace_render.h"
 

@@ -111,6 +111,7 @@ class Dom(html.parser.HTMLParser):
         self.rows = {}          # table id -> [data-key of each row]
         self.row_attrs = {}     # data-key -> the row's attributes
         self.cells = {}         # (table id, row data-key, data-rank) -> data-allocated
+        self.key_cells = {}     # (table id, row data-key) -> the text of its td.key
         self._row = None
         self.svgs = []          # attrs of each svg
         self.verdicts = []      # text of each span.verdict
@@ -144,6 +145,9 @@ class Dom(html.parser.HTMLParser):
             self.rows[self._table].append(a["data-key"])
             self.row_attrs[a["data-key"]] = a
             self._row = a["data-key"]
+        elif tag == "td" and self._table and self._row and "key" in a.get("class", "").split():
+            self.key_cells[(self._table, self._row)] = ""
+            self._in = "keycell"
         elif tag == "td" and self._table and "data-rank" in a:
             self.cells[(self._table, self._row, a["data-rank"])] = a.get("data-allocated")
         elif tag == "svg":
@@ -182,7 +186,7 @@ class Dom(html.parser.HTMLParser):
     def handle_endtag(self, tag):
         if tag == "table":
             self._table = None
-        if tag in ("span", "pre", "text"):
+        if tag in ("span", "pre", "text", "td"):
             self._in = None
         if tag == "svg":
             self._svg = None
@@ -194,6 +198,8 @@ class Dom(html.parser.HTMLParser):
             self.verdicts.append(data)
         elif self._in == "errors":
             self.error_text += data
+        elif self._in == "keycell":
+            self.key_cells[(self._table, self._row)] += data
         elif self._in == "median":
             self.median_labels[-1][1] += data
 
@@ -518,6 +524,13 @@ def check_peak_phases_and_oom(snapdiff, browser, tmp):
         want = [g["key"] for g in doc["peak"]["devices"][0]["groups"] if g["delta_bytes"]][:20]
         rows = dom.rows.get("sd-peak-table-0", [])
         check(rows == want and rows, "two files: at the peak, rows %s, the diff's %s" % (rows, want))
+        # each row names its site as the CLI's "at the peak" table does (the label, not the key)
+        at_peak = cli[cli.index("at the peak"):] if "at the peak" in cli else ""
+        cli_rows = [l.rstrip() for l in at_peak.splitlines()[1:]]
+        shown = [dom.key_cells.get(("sd-peak-table-0", k)) for k in rows]
+        bad = [s for s in shown if not s or not any(l.endswith("  " + s) for l in cli_rows)]
+        check(shown and not bad, "two files: at the peak, the page names %s, not as the CLI's rows %s"
+              % (bad, cli_rows[:5]))
     path = os.path.join(ROOT, "testdata", "oom", "fragmentation.pickle")
     p = os.path.join(tmp, "oom.html")
     report(snapdiff, [path], p)

@@ -101,7 +101,12 @@ def same_output(args_snap, args_sum, snap, summ, what):
               % (what, diff + 1, la[diff] if diff < len(la) else "<end>",
                  lb[diff] if diff < len(lb) else "<end>"))
     else:
-        check(True, what)
+        # The same output proves nothing when it is no result: both runs refused or crashed
+        # alike (exit 2 with an empty stdout compares equal), or wrote nothing.
+        check(a.returncode in (0, 1) and a.stdout.strip() != b"",
+              "%s: the same output with the snapshot and the summary, but no result (exit %d,"
+              " %d bytes; stderr: %s)" % (what, a.returncode, len(a.stdout),
+                                          b.stderr.decode(errors="replace")[:200]))
 
 
 def compare_all(snap, summ, partners, keys=("site",), light=False):

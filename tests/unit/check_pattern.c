@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "render/diff_render.h"
+#include "render/pattern_words.h"
 #include "snapdiff/diff.h"
 #include "snapdiff/pattern.h"
 

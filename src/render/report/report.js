@@ -653,7 +653,7 @@
           el('td', {'class': 'num', text: fmtBytes(g.old_bytes)}),
           el('td', {'class': 'num', text: fmtBytes(g.new_bytes)}),
           el('td', {'class': 'num ' + (g.delta_bytes > 0 ? 'grow' : 'shrink'), text: fmtDelta(g.delta_bytes)}),
-          el('td', {'class': 'key', text: g.key})]));
+          el('td', {'class': 'key', text: g.label || g.key})]));   /* as the CLI names it */
       });
       if (changed.length > PEAK_ROWS) {
         var rest = changed.slice(PEAK_ROWS).reduce(function (a, g) { return a + g.delta_bytes; }, 0);
