@@ -30,5 +30,6 @@ foreach(part fixtures real)
   add_test(NAME replay_trust_${part}
            COMMAND ${PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/test_trust_cli.py
                    --bin ${SNAPDIFF_BIN} --root ${PROJECT_SOURCE_DIR} ${part})
-  set_tests_properties(replay_trust_${part} PROPERTIES SKIP_RETURN_CODE 77)
+  set_tests_properties(replay_trust_${part} PROPERTIES SKIP_RETURN_CODE 77
+                       ENVIRONMENT "SNAPDIFF_SHARED=${SNAPDIFF_SHARED}")
 endforeach()
