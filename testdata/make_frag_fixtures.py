@@ -20,6 +20,9 @@ each one, and the script checks it with tests/truth/truth_frag.py before writing
                small expandable segment with a free last page: fragmented, but the advice
                must not suggest expandable_segments again; empty_cache() would return the
                two whole free pages (20 MiB + 2 MiB).
+  expandable_tail  (issue 36) one 1 GiB expandable segment: 200 MiB live at its start,
+               an 824 MiB free tail (820 MiB of whole pages): compact, and its cached
+               memory is the free tail of a live segment, not wholly free segments.
   oom          the trace ends in an oom for 256 MiB while the 1 GiB segment had 344 MiB free
                in three holes (largest 124 MiB); after the oom a 200 MiB tensor was freed,
                so the snapshot alone shows a 420 MiB hole. Replaying the trace backwards
@@ -272,6 +275,22 @@ def multidev():
     return s
 
 
+def expandable_tail():
+    # Issue 36: expandable_segments:True recorded; one 1 GiB expandable large segment whose
+    # live 200 MiB sit at its start and whose free 824 MiB are its tail (torch's
+    # expandable segment grows by pages, map_block, and frees leave the tail). The whole
+    # 20 MiB pages of the tail, [200, 1020) MiB, are 820 MiB that release_blocks ->
+    # unmap_block hands back; 4 MiB past the last page boundary are stranded. Gap 80.5%
+    # (over 30%), stranded 4 MiB (under the 256 MiB floor): compact, and the 820 MiB are the
+    # free tail of a live expandable segment, not "wholly free segments".
+    s = Snap()
+    s.record_settings(expandable=True, max_split=-1, conf="expandable_segments:True")
+    s.segment(BASE, [(120 * MiB, ALLOC, MODEL), (80 * MiB, ALLOC, OPTIM),
+                     (824 * MiB, FREE, None)], expandable=True)
+    s.trace("segment_map", addr=BASE, size=220 * MiB, frames=MODEL)
+    return s
+
+
 def empty():
     s = Snap()
     s.record_settings()
@@ -288,6 +307,7 @@ SCENARIOS = {
     "legacy": (legacy, {"verdict": "full"}),
     "multidev": (multidev, {"verdict": "fragmented"}),
     "empty": (empty, {"verdict": "compact"}),
+    "expandable_tail": (expandable_tail, {"verdict": "compact"}),
 }
 
 

@@ -92,6 +92,33 @@ typedef enum sd_replay_warning_code {
  * "bad-start-block". */
 const char *sd_replay_warning_name(sd_replay_warning_code c);
 
+/* Why a device's fidelity is low, or what its trust rests on (docs/json-replay.md,
+ * "trust_reasons"): bits of sd_replay_device.trust_reasons. The first four are why a device
+ * is not trusted; the rest are said whatever the verdict. */
+typedef enum sd_replay_trust_reason {
+    SD_TRUST_NOT_RUN,            /* the replay did not run */
+    SD_TRUST_FEW_PLACEMENTS,     /* under 99% of placements matched */
+    SD_TRUST_SEGMENT_DECISIONS,  /* a segment decision differs */
+    SD_TRUST_PEAK_DIFFERS,       /* the peak reserved is not reproduced */
+    SD_TRUST_PLACEMENTS_ONLY,    /* a warm start with no segment event: 0 segment decisions
+                                  * to check, the trust rests on placements alone */
+    SD_TRUST_NOTHING_CHECKED,    /* a warm start with no alloc and no segment event: nothing
+                                  * to check but the peak reserved */
+    SD_TRUST_NON_UPSTREAM_KEYS,  /* keys upstream torch never writes
+                                  * (sd_snapshot_foreign_key): a patched build */
+    SD_TRUST_NPU_STREAMS,        /* no segment or entry on stream 0 and no time_us: the
+                                  * stream ids of torch_npu's NPUCachingAllocator, another
+                                  * allocator than the one modelled */
+    SD_TRUST_REASON_COUNT
+} sd_replay_trust_reason;
+
+/* "not-run", "placements-below-99pct", "segment-decisions-differ", "peak-differs",
+ * "placements-only", "nothing-checked", "non-upstream-keys", "npu-streams"; NULL past the
+ * last. */
+const char *sd_replay_trust_reason_name(sd_replay_trust_reason r);
+/* The reason in a sentence (static). */
+const char *sd_replay_trust_reason_text(sd_replay_trust_reason r);
+
 typedef struct sd_replay_choice {
     bool new_segment;                /* a new segment (cudaMalloc / map) */
     uint64_t address;                /* the block's address (a new segment's: 0 in the model) */
@@ -189,6 +216,9 @@ typedef struct sd_replay_device {
     bool trusted;
     const char *untrusted_why;
     bool trust_peak_compared;
+    /* Bits 1u << sd_replay_trust_reason: why the fidelity is low or what the trust rests
+     * on (a trusted warm start with no segment event is trusted on placements only). */
+    uint32_t trust_reasons;
     /* The window creates no segment: it starts with its memory reserved, and a what-if
      * can show only how that memory is reused, not how much a run from empty would need. */
     bool warm_start;

@@ -125,6 +125,12 @@ typedef struct sd_diff_totals {
      * (peak_delta: NEW's peak - OLD's, summed over the paired devices): what it was. */
     bool reserved_with_peak;
     int64_t peak_delta;
+    /* Groups paired as moved code (sd_diff_group.moved), and whether the two files' live
+     * memory is identical: an OLD, the same allocated bytes on every device, and every
+     * group (moved ones paired) with the same bytes, blocks and requested bytes on both
+     * sides (docs/json-diff.md, live_identical). */
+    size_t moved_groups;
+    bool live_identical;
 } sd_diff_totals;
 
 /* Pinned host memory (snapshot.h, sd_snapshot_host_memory) of each side: its own section,
@@ -154,6 +160,15 @@ typedef struct sd_diff_group {
     /* The known pattern of a growing group, from its representative stack and growth
      * (pattern.h); SD_PATTERN_NONE when none is clear and for groups that did not grow. */
     sd_pattern pattern;
+    /* Code that moved (an edit above it), not growth: OLD had this group's site in the same
+     * function with the same stack shape, at other lines, and nothing at this key, while
+     * NEW has nothing at OLD's key. The two are one group: old_* are OLD's figures, key
+     * and rep_* NEW's; moved_file and moved_line are OLD's site frame (its line may equal
+     * NEW's when only a caller moved). Groups of one function and shape are paired in
+     * line order, and only when OLD and NEW have as many of them (docs/json-diff.md). */
+    bool moved;
+    const char *moved_file;
+    int64_t moved_line;
 } sd_diff_group;
 
 /* ---- Warnings: what makes the comparison itself doubtful (docs/json-diff.md). --------- */

@@ -96,6 +96,11 @@ typedef struct sd_frag_figures {
     uint64_t largest_stranded_bytes;  /* largest stranded part of one INACTIVE block */
     double stranded_index;            /* 1 - largest_stranded / stranded; 0 if none */
     sd_frag_bucket histogram[SD_FRAG_BUCKETS];
+    /* The free tail of live expandable segments (issue 36): the whole free pages of
+     * default-pool expandable segments that hold a live block. Part of
+     * empty_cache_releasable_bytes (release_blocks unmaps them), never of a wholly free
+     * segment: cached memory, but in a segment that is in use. */
+    uint64_t expandable_tail_bytes;
 } sd_frag_figures;
 
 typedef struct sd_frag_pool {
@@ -300,8 +305,8 @@ typedef struct sd_frag_why {
     double stranded_pct, stranded_threshold_pct;   /* of reserved */
     uint64_t stranded_floor_bytes;/* SD_FRAG_MIN_STRANDED */
     bool stranded_over;           /* stranded >= the floor and >= the share */
-    uint64_t cached_bytes;        /* free bytes in wholly free segments: what empty_cache()
-                                   * would release */
+    uint64_t cached_bytes;        /* what empty_cache() would release: free bytes in
+                                   * wholly free segments and expandable_tail_bytes */
     uint64_t free_bytes;
     double free_pct, free_threshold_pct;           /* of reserved */
     uint64_t largest_free_bytes;
@@ -324,6 +329,9 @@ typedef struct sd_frag_why {
     /* No trace with an alloc (!has_cost) and no oom decided: the verdict rests on the end
      * state alone, the weaker evidence (issue 26); the words say how to get a better one. */
     bool end_state_only;
+    /* Of cached_bytes, the free tail of live expandable segments (sd_frag_figures): the
+     * words never call it wholly free segments. */
+    uint64_t expandable_tail_bytes;
 } sd_frag_why;
 
 typedef enum sd_frag_advice_code {

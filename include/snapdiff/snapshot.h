@@ -182,6 +182,14 @@ size_t sd_snapshot_device_count(const sd_snapshot *s);   /* sorted by device ord
 const sd_cuda_device *sd_snapshot_device(const sd_snapshot *s, size_t i);
 /* `oom` entries in the traces of every device (0 without a trace). */
 uint64_t sd_snapshot_oom_count(const sd_snapshot *s);
+/* Keys upstream torch never writes (torch/csrc/cuda/memory_snapshot.cpp), met in the
+ * top-level dict, a segment, a block or a trace entry: a patched torch build, whose
+ * allocator the replay's model may not follow. Distinct names as "where.key" (where is
+ * snapshot, segment, block or trace), first met first, at most SD_SNAPSHOT_FOREIGN_MAX
+ * kept; a summary keeps none. */
+#define SD_SNAPSHOT_FOREIGN_MAX 8
+size_t sd_snapshot_foreign_key_count(const sd_snapshot *s);
+const char *sd_snapshot_foreign_key(const sd_snapshot *s, size_t i);
 
 size_t sd_snapshot_stack_count(const sd_snapshot *s);
 /* Frames of stack `id`, innermost first, as indices for sd_snapshot_frame. */

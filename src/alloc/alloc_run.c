@@ -19,6 +19,34 @@ const char *sd_replay_warning_name(sd_replay_warning_code c)
     return (unsigned)c < SD_REPLAY_WARNING_COUNT ? names[c] : "?";
 }
 
+const char *sd_replay_trust_reason_name(sd_replay_trust_reason r)
+{
+    static const char *const names[] = {"not-run", "placements-below-99pct",
+                                        "segment-decisions-differ", "peak-differs",
+                                        "placements-only", "nothing-checked",
+                                        "non-upstream-keys", "npu-streams"};
+    return (unsigned)r < SD_TRUST_REASON_COUNT ? names[r] : NULL;
+}
+
+const char *sd_replay_trust_reason_text(sd_replay_trust_reason r)
+{
+    static const char *const texts[] = {
+        "the replay did not run",
+        "the recorded settings' replay places fewer than 99% of requests where the "
+        "allocator did",
+        "the recorded settings' replay departs from the allocator's segment decisions",
+        "the recorded settings' replay does not reproduce the recorded peak reserved",
+        "a warm start with no segment event: no segment decision to check, trusted on "
+        "placements only",
+        "a warm start with no alloc and no segment event: no placement and no segment "
+        "decision to check, trusted on the peak reserved only",
+        "the snapshot has keys upstream torch never writes (a patched torch build, whose "
+        "allocator the model may not follow)",
+        "no segment or trace entry is on stream 0 and the entries carry no time_us: "
+        "torch_npu's stream ids (the NPU caching allocator, not the CUDA one modelled)"};
+    return (unsigned)r < SD_TRUST_REASON_COUNT ? texts[r] : NULL;
+}
+
 /* Zeroed memory the results point to, freed with the run's owner. */
 static void *own(const sdp_alloc_run *r, size_t bytes) { return r->own(r->owner, bytes); }
 
@@ -986,23 +1014,45 @@ static void judge_trust(sd_replay_device *d, bool recorded_as_run)
     d->trust_peak_compared =
         recorded_as_run ||
         (d->n_configs && d->configs[0].peak_reserved_bytes == d->recorded_peak_reserved_bytes);
-    if (!d->n_configs) {
-        d->untrusted_why = "the replay did not run";
-    } else if (d->placements_checked &&
-               d->placements_matched * 100 < d->placements_checked * 99) {
-        d->untrusted_why = "the recorded settings' replay places fewer than 99% of requests "
-                           "where the allocator did";
-    } else if (d->segment_decisions_matched != d->segment_decisions_checked) {
-        d->untrusted_why = "the recorded settings' replay departs from the allocator's "
-                           "segment decisions";
-    } else if (d->trust_peak_compared &&
-               d->configs[0].peak_reserved_bytes != d->recorded_peak_reserved_bytes) {
-        d->untrusted_why = "the recorded settings' replay does not reproduce the recorded "
-                           "peak reserved";
-    } else {
-        d->trusted = true;
-        d->untrusted_why = NULL;
+    sd_replay_trust_reason why = SD_TRUST_REASON_COUNT;
+    if (!d->n_configs) why = SD_TRUST_NOT_RUN;
+    else if (d->placements_checked && d->placements_matched * 100 < d->placements_checked * 99)
+        why = SD_TRUST_FEW_PLACEMENTS;
+    else if (d->segment_decisions_matched != d->segment_decisions_checked)
+        why = SD_TRUST_SEGMENT_DECISIONS;
+    else if (d->trust_peak_compared &&
+             d->configs[0].peak_reserved_bytes != d->recorded_peak_reserved_bytes)
+        why = SD_TRUST_PEAK_DIFFERS;
+    if (why != SD_TRUST_REASON_COUNT) {
+        d->untrusted_why = sd_replay_trust_reason_text(why);
+        d->trust_reasons |= 1u << why;
+        return;
     }
+    d->trusted = true;
+    d->untrusted_why = NULL;
+    /* 0 of 0 segment decisions is no evidence: the trust rests on placements alone. */
+    if (d->warm_start && !d->segment_decisions_checked)
+        d->trust_reasons |= 1u << (d->placements_checked ? SD_TRUST_PLACEMENTS_ONLY
+                                                         : SD_TRUST_NOTHING_CHECKED);
+}
+
+/* What the snapshot says about the allocator that wrote it, whatever the verdict: keys of
+ * a patched build, torch_npu's stream ids (its default stream is a real aclrtStream, never
+ * 0, and its trace entries carry no time_us: torch_npu/csrc/npu/memory_snapshot.cpp). */
+static uint32_t snapshot_reasons(const sd_snapshot *s, const sd_cuda_device *d)
+{
+    uint32_t r = 0;
+    if (sd_snapshot_foreign_key_count(s)) r |= 1u << SD_TRUST_NON_UPSTREAM_KEYS;
+    size_t n = 0;
+    for (size_t i = 0; i < d->n_segments; i++, n++)
+        if (!d->segments[i].stream) return r;
+    for (size_t i = 0; i < d->n_trace; i++, n++) {
+        const sd_trace_entry *e = &d->trace[i];
+        if (e->has_time) return r;
+        if (!e->stream && e->action != SD_ACT_OOM && e->action != SD_ACT_SNAPSHOT) return r;
+    }
+    if (n) r |= 1u << SD_TRUST_NPU_STREAMS;
+    return r;
 }
 
 /* ---- per device ---- */
@@ -1101,6 +1151,7 @@ sd_status sdp_alloc_run_device(const sdp_alloc_run *r, const sd_cuda_device *d, 
     out->configs = cfgs;
     out->n_configs = status == SD_OK ? r->n_confs : 0;
     out->warm_start = out->recorded_segment_allocs == 0;
+    out->trust_reasons = snapshot_reasons(r->snap, d);
     judge_trust(out, out->capacity_source != SD_REPLAY_CAPACITY_GIVEN &&
                          !(o && o->memory_fraction > 0));
     free(f.alloc_pp);

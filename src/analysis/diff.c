@@ -22,6 +22,7 @@ struct sd_diff {
     size_t n_growth, n_shrink;
     size_t devices_with_memory;    /* groups are per device; > 1: the text splits */
     size_t *group_cell;            /* per group: key index * n_devices + device index */
+    uint32_t *moved_partner;       /* per profile key: its moved pair's key (diff_moved.c) */
 
     sd_diff_device *devices;
     size_t n_devices, devices_cap;
@@ -142,6 +143,42 @@ static sd_status make_groups(sd_diff *d, sd_error *err)
     }
     free(slot_of);
     return SD_OK;
+}
+
+/* Code that moved is not growth (diff_moved.c). */
+static sd_status pair_moved(sd_diff *d, sd_error *err)
+{
+    size_t n_keys = sd_profile_key_count(d->profile);
+    d->moved_partner = diff_calloc(d, n_keys, sizeof *d->moved_partner);
+    if (!d->moved_partner) return nomem(err);
+    if (!d->snaps[0]) {
+        for (size_t k = 0; k < n_keys; k++) d->moved_partner[k] = SD_PROFILE_NO_KEY;
+        return SD_OK;
+    }
+    return sdp_diff_pair_moved(d->groups, &d->n_groups, d->group_cell, d->n_devices,
+                               d->moved_partner, n_keys, sd_profile_attrib(d->profile),
+                               &d->totals.moved_groups, &d->arena, err);
+}
+
+uint32_t sdp_diff_moved_partner(const sd_diff *d, size_t k)
+{
+    return d->moved_partner && k < sd_profile_key_count(d->profile) ? d->moved_partner[k]
+                                                                    : SD_PROFILE_NO_KEY;
+}
+
+/* Identical live memory: the same allocated bytes on every device and every group (moved
+ * ones paired) the same on both sides. */
+static bool live_identical(const sd_diff *d)
+{
+    if (!d->snaps[0]) return false;
+    for (size_t i = 0; i < d->n_devices; i++)
+        if (d->devices[i].old_stats.allocated_bytes != d->devices[i].new_stats.allocated_bytes)
+            return false;
+    for (size_t i = 0; i < d->n_groups; i++) {
+        const sd_diff_group *g = &d->groups[i];
+        if (g->delta_bytes || g->delta_blocks || g->delta_requested_bytes) return false;
+    }
+    return true;
 }
 
 bool sd_diff_group_changed(const sd_diff_group *g)
@@ -407,6 +444,7 @@ static void compute_totals(sd_diff *d, const sd_diff_options *o)
     t->delta = stats_delta(&t->old_stats, &t->new_stats);
     compute_host(d);
     t->new_ooms = sd_snapshot_oom_count(d->snaps[1]);
+    t->live_identical = live_identical(d);
     if (d->snaps[0]) sd_frag_brief_of(d->snaps[0], &t->old_frag);
     sd_frag_brief_of(d->snaps[1], &t->new_frag);
     t->steps = o->steps;
@@ -428,6 +466,7 @@ static sd_status diff_build(sd_diff *d, const sd_diff_options *opts, sd_error *e
     if (!d->profile) return SD_ENOMEM;   /* err filled by the profile */
     sd_status st = collect_devices(d, err);
     if (!st) st = make_groups(d, err);
+    if (!st) st = pair_moved(d, err);
     if (!st) st = sort_groups(d, err);
     if (!st) st = match_kept(d, err);
     if (!st) st = classify_groups(d, err);
@@ -522,6 +561,7 @@ void sd_diff_free(sd_diff *d)
     sd_peak_diff_free(d->peak);
     free(d->groups);
     free(d->group_cell);
+    free(d->moved_partner);
     free(d->sorted);
     free(d->devices);
     free(d->warnings);

@@ -42,6 +42,19 @@ bool sdp_attrib_key_of_stack(const sd_attrib *a, const sd_snapshot *s, uint32_t 
 void sdp_attrib_key_kinds(const sd_attrib *a, const sd_frame *const *frames,
                           const uint8_t *kinds, size_t n, sdp_sbuf *b);
 
+/* ---- code that moved (diff_moved.c) ----
+ * Pair the groups[0..*n_groups) that only OLD has with those that only NEW has when their
+ * keys differ only in line numbers and their stacks have one shape; each pair becomes NEW's
+ * group with OLD's figures (sd_diff_group.moved) and OLD's is removed (groups and
+ * group_cell compacted). partner[key index] (n_keys entries) is the other key of a pair,
+ * SD_PROFILE_NO_KEY for the rest; *n_moved the pairs. */
+sd_status sdp_diff_pair_moved(sd_diff_group *groups, size_t *n_groups, size_t *group_cell,
+                              size_t n_devices, uint32_t *partner, size_t n_keys,
+                              const sd_attrib *a, size_t *n_moved, sdp_arena *arena,
+                              sd_error *err);
+/* The key paired with profile key k as moved code, or SD_PROFILE_NO_KEY (diff.c). */
+uint32_t sdp_diff_moved_partner(const sd_diff *d, size_t k);
+
 /* ---- kept blocks (diff_kept.c) ----
  * Count per device the ALLOCATED blocks of each side and those kept (same device,
  * address, size and stack content) into devices[].blocks; old_snap may be NULL. Every

@@ -43,9 +43,19 @@ static void site_warnings(const sd_diff *d, warn_list *l)
         if (strcmp(k->key, SD_NO_STACK) == 0 || (!ob && !nb)) continue;
         n_old += ob > 0;
         n_new += nb > 0;
+        /* A moved site (diff_moved.c) is one site: counted once, at its NEW key. */
+        uint32_t mate = sdp_diff_moved_partner(d, i);
+        if (mate != SD_PROFILE_NO_KEY && !nb) {
+            of_bytes += ob;
+            bytes += ob;
+            continue;
+        }
         all++;
         of_bytes += ob + nb;
-        if (ob && nb) {
+        if (mate != SD_PROFILE_NO_KEY) {
+            shared++;
+            bytes += ob + nb;
+        } else if (ob && nb) {
             shared++;
             bytes += ob + nb;
         }
@@ -226,7 +236,8 @@ static double shared_new_pct(const sd_diff *d)
         const sd_profile_key *k = sd_profile_key_at(p, i);
         if (strcmp(k->key, SD_NO_STACK) == 0) continue;
         all += k->sides[1].bytes;
-        if (k->sides[0].bytes) shared += k->sides[1].bytes;
+        if (k->sides[0].bytes || sdp_diff_moved_partner(d, i) != SD_PROFILE_NO_KEY)
+            shared += k->sides[1].bytes;
     }
     return all ? pct_of(shared, all) : 100.0;
 }

@@ -135,7 +135,9 @@ static void add_segment(sd_frag *f, accum *acc, const sd_cuda_device *dev, const
     bool all_free = segment_all_free(dev, seg);
     fig->segments++;
     fig->reserved_bytes += seg->total_size;
-    fig->empty_cache_releasable_bytes += segment_releasable(dev, seg, all_free);
+    uint64_t releasable = segment_releasable(dev, seg, all_free);
+    fig->empty_cache_releasable_bytes += releasable;
+    if (seg->is_expandable && !all_free) fig->expandable_tail_bytes += releasable;
     for (uint32_t k = 0; k < seg->n_blocks; k++) {
         const sd_block *b = &dev->blocks[seg->first_block + k];
         fig->blocks++;

@@ -158,6 +158,7 @@ static sd_frag_why reason(const sd_frag *f, const sd_frag_device *d)
     w.stranded_floor_bytes = MIN_STRANDED;
     w.stranded_over = stranded_enough(g);
     w.cached_bytes = g->empty_cache_releasable_bytes;
+    w.expandable_tail_bytes = g->expandable_tail_bytes;
     w.free_bytes = g->external_free_bytes;
     w.free_pct = pct_of(g->external_free_bytes, g->reserved_bytes);
     w.free_threshold_pct = ROOM_PCT;

@@ -102,6 +102,46 @@ static bool str_is(const sd_value *v, const char *lit)
     return sdp_str_eq(*v, lit, strlen(lit));
 }
 
+/* ---------- keys upstream torch writes (torch/csrc/cuda/memory_snapshot.cpp) ----------
+ * Any other key is a patched build's (sd_snapshot_foreign_key). Keys of older torch
+ * (history) and of newer torch main (pool_id, host_*) count as upstream. */
+static const char *const TOP_KEYS[] = {"segments", "device_traces", "allocator_settings",
+                                       "external_annotations", "host_segments",
+                                       "host_traces", "skip_actions", NULL};
+static const char *const SEGMENT_KEYS[] = {"device", "address", "total_size",
+                                           "allocated_size", "active_size", "requested_size",
+                                           "stream", "segment_type", "segment_pool_id",
+                                           "is_expandable", "frames", "blocks", NULL};
+static const char *const BLOCK_KEYS[] = {"size", "address", "requested_size", "state",
+                                         "frames", "history", "forward_frames",
+                                         "user_metadata", "compile_context", NULL};
+static const char *const TRACE_KEYS[] = {"action", "addr", "size", "stream", "device_free",
+                                         "time_us", "frames", "forward_frames",
+                                         "user_metadata", "compile_context", "pool_id", NULL};
+
+void sdp_model_note_key(sd_snapshot *s, sdp_key_where where, const sd_value *k)
+{
+    static const char *const *const lists[] = {TOP_KEYS, SEGMENT_KEYS, BLOCK_KEYS, TRACE_KEYS};
+    static const char *const names[] = {"snapshot", "segment", "block", "trace"};
+    for (const char *const *p = lists[where]; *p; p++)
+        if (str_is(k, *p)) return;
+    const sdp_blob *b = sdp_blob_of(*k);
+    char name[96];
+    int n = b && b->type == SDP_STR
+                ? snprintf(name, sizeof name, "%s.%.*s", names[where],
+                           (int)(b->len < 64 ? b->len : 64), (const char *)b->data)
+                : snprintf(name, sizeof name, "%s.<not a string>", names[where]);
+    if (n < 0) return;
+    for (size_t i = 0; i < s->n_foreign_keys; i++)
+        if (strcmp(s->foreign_keys[i], name) == 0) return;
+    if (s->n_foreign_keys == SD_SNAPSHOT_FOREIGN_MAX) return;
+    char *copy = model_strndup(s, name, strlen(name));
+    /* Control characters shown as '?': the name goes to a terminal. */
+    for (char *c = copy; c && *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+    if (copy) s->foreign_keys[s->n_foreign_keys++] = copy;
+}
+
 const sd_value *sdp_model_need_dict(sd_snapshot *s, const sd_value *v, const char *what,
                                     sd_status *st)
 {
@@ -191,6 +231,7 @@ static sd_status read_block(sd_snapshot *s, const sd_value *v, sd_block *b, bool
         else if (KEY_IS(k, "forward_frames")) forward = x;
         else if (KEY_IS(k, "user_metadata")) meta = x;
         else if (KEY_IS(k, "compile_context")) cctx = x;
+        else sdp_model_note_key(s, SDP_KEYS_BLOCK, k);
     }
     if (st) return st;
     if (!has_size) return sdp_model_fail(s, v, "block has no 'size'");
@@ -301,6 +342,7 @@ static sd_status read_segment(sd_snapshot *s, const sd_value *v, sdp_raw_segment
             if (sdp_type(*x) != SDP_LIST) st = sdp_model_fail(s, v, "segment 'blocks' should be a list");
             r->blocks = x;
         }
+        else sdp_model_note_key(s, SDP_KEYS_SEGMENT, k);
     }
     if (st) return st;
     if (!has_addr) return sdp_model_fail(s, v, "segment has no 'address'");
@@ -939,6 +981,9 @@ sd_status sdp_model_build(sd_snapshot *s)
         host_segments = sd_value_dict_get(root, "host_segments");
         host_traces = sd_value_dict_get(root, "host_traces");
         skip = sd_value_dict_get(root, "skip_actions");
+        const sdp_cont *rc = sdp_cont_of(*root);
+        for (uint32_t i = 0; rc && i < rc->n; i++)
+            sdp_model_note_key(s, SDP_KEYS_TOP, sdp_dict_key(rc, i));
         if (!skip && settings && sdp_type(*settings) == SDP_DICT)
             skip = sd_value_dict_get(settings, "skip_actions");
         if (!segments)

@@ -115,6 +115,9 @@ struct sd_snapshot {
     sdp_htab pool_index;           /* pool id -> index in pools, while loading */
 
     sd_allocator_settings settings;
+    /* Keys upstream torch never writes, "where.key" (sd_snapshot_foreign_key; model.c). */
+    char *foreign_keys[SD_SNAPSHOT_FOREIGN_MAX];
+    size_t n_foreign_keys;
     sd_annotation *annotations;    /* external_annotations, in the arena */
     size_t n_annotations;
 
@@ -200,6 +203,11 @@ sd_status sdp_model_build(sd_snapshot *s);
 void *sdp_model_alloc(sd_snapshot *s, size_t size);
 sd_status sdp_model_grow(sd_snapshot *s, void **buf, size_t *cap, size_t need, size_t elem);
 void sdp_model_warn(sd_snapshot *s, const char *fmt, ...) SDP_PRINTF(2, 3);
+/* Where a dict's keys come from, for the keys upstream torch writes (model.c). */
+typedef enum sdp_key_where { SDP_KEYS_TOP, SDP_KEYS_SEGMENT, SDP_KEYS_BLOCK,
+                             SDP_KEYS_TRACE } sdp_key_where;
+/* Note key k of a dict of that kind when upstream torch never writes it. */
+void sdp_model_note_key(sd_snapshot *s, sdp_key_where where, const sd_value *k);
 sd_status sdp_model_fail(sd_snapshot *s, const sd_value *where, const char *fmt, ...)
     SDP_PRINTF(3, 4);
 /* Make c->items readable: a run of records (sdp_cont.run) gets its array, from the load's

@@ -172,6 +172,12 @@ uint64_t sd_snapshot_oom_count(const sd_snapshot *s)
     return n;
 }
 
+size_t sd_snapshot_foreign_key_count(const sd_snapshot *s) { return s ? s->n_foreign_keys : 0; }
+const char *sd_snapshot_foreign_key(const sd_snapshot *s, size_t i)
+{
+    return s && i < s->n_foreign_keys ? s->foreign_keys[i] : NULL;
+}
+
 size_t sd_snapshot_stack_count(const sd_snapshot *s) { return s->n_stacks; }
 
 const uint32_t *sd_snapshot_stack(const sd_snapshot *s, uint32_t id, size_t *n_frames)

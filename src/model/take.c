@@ -324,6 +324,8 @@ static uint32_t record_kind(void *ctx, const sd_value *keys, uint32_t n)
         layout[i] = field_of(&keys[i]);
         is_trace |= layout[i] == F_ACTION; /* only trace entries have an action */
     }
+    for (uint32_t i = 0; is_trace && i < n; i++)   /* a patched build's keys (model.c) */
+        if (i >= 16 || layout[i] == F_OTHER) sdp_model_note_key(s, SDP_KEYS_TRACE, &keys[i]);
     uint32_t cls = 0;
     if (!is_trace) {
         if (block_layout(keys, n, layout)) cls = BLOCK_KIND;
@@ -546,7 +548,10 @@ sd_status sdp_take_read_trace_entry(sd_snapshot *s, const sd_value *v, sd_trace_
     const sdp_cont *c = sdp_cont_of(*v);
     uint8_t *layout = c->n ? malloc(c->n) : NULL;
     if (c->n && !layout) return sdp_fail(s->load->err, SD_ENOMEM, c->offset, "out of memory");
-    for (uint32_t i = 0; i < c->n; i++) layout[i] = field_of(sdp_dict_key(c, i));
+    for (uint32_t i = 0; i < c->n; i++) {
+        layout[i] = field_of(sdp_dict_key(c, i));
+        if (layout[i] == F_OTHER) sdp_model_note_key(s, SDP_KEYS_TRACE, sdp_dict_key(c, i));
+    }
     st = decode_trace(s, layout, c->n ? sdp_dict_val(c, 0) : NULL, c->shape ? 1 : 2, c->n, e,
                       NULL);
     free(layout);

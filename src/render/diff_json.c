@@ -156,6 +156,13 @@ static json_t *group_json(const sd_attrib *a, const sd_diff_group *g)
     json_object_set_new(o, "new_requested_bytes", jint(g->new_requested_bytes));
     json_object_set_new(o, "delta_requested_bytes", json_integer(g->delta_requested_bytes));
     json_object_set_new(o, "kept_blocks", jint(g->kept_blocks));
+    /* Code that moved (docs/json-diff.md): OLD's site, absent for every other group. */
+    if (g->moved) {
+        json_t *m = json_object();
+        json_object_set_new(m, "filename", json_string(g->moved_file ? g->moved_file : ""));
+        json_object_set_new(m, "line", json_integer(g->moved_line));
+        json_object_set_new(o, "moved_from", m);
+    }
     pattern_json(o, g->pattern);
     return o;
 }
@@ -321,6 +328,8 @@ static json_t *diff_json(const sd_diff *d)
     /* Reserved grew with the peak, not by fragmentation: the peak delta, else null. */
     json_object_set_new(tot, "reserved_with_peak",
                         t->reserved_with_peak ? json_integer(t->peak_delta) : json_null());
+    json_object_set_new(tot, "moved_groups", jint(t->moved_groups));
+    json_object_set_new(tot, "live_identical", json_boolean(t->live_identical));
     json_object_set_new(doc, "totals", tot);
     json_object_set_new(doc, "host", host_json(d));
     json_object_set_new(doc, "warnings", warnings_json(d));

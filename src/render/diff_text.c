@@ -378,6 +378,10 @@ static void print_header(const text_ctx *r)
     print_peak_rows(r);
     fprintf(r->out, "  live blocks: %s kept, %s new, %s freed\n", sdp_fmt_count(t->blocks.kept).s,
             sdp_fmt_count(t->blocks.added).s, sdp_fmt_count(t->blocks.freed).s);
+    if (t->live_identical)
+        fprintf(r->out, "  %slive memory identical%s: every site holds the same bytes and "
+                "blocks in both files%s\n", clr_bold(r), clr_reset(r),
+                t->moved_groups ? " (some at other lines: moved code)" : "");
     print_host(r);
     print_devices(r);
     print_frag_line(r);
@@ -407,6 +411,44 @@ static void print_hint(const text_ctx *r, const sd_diff_group *g, const table_wi
             sdp_pattern_hint(g->pattern), clr_reset(r));
 }
 
+/* A moved group's label ends with "(moved 51 -> 52)": OLD's line of its site, then NEW's. */
+static void append_moved(const sd_diff_group *g, char *label, size_t size)
+{
+    if (!g->moved) return;
+    const sd_frame *f = g->rep_snapshot ? sd_site_frame(g->rep_snapshot, g->rep_stack,
+                                                        &g->rep_site, g->rep_site.site)
+                                        : NULL;
+    size_t len = strlen(label);
+    if (len + 1 >= size) return;
+    if (f && f->line != g->moved_line)
+        snprintf(label + len, size - len, " (moved %" PRId64 " -> %" PRId64 ")", g->moved_line,
+                 f->line);
+    else
+        snprintf(label + len, size - len, " (moved: its callers' lines)");
+}
+
+/* Groups paired as moved code whose figures did not change: one line, a few named. */
+static void print_moved_unchanged(const text_ctx *r, size_t from)
+{
+    size_t n = 0;
+    for (size_t i = from; i < sd_diff_group_count(r->diff); i++)
+        n += sd_diff_group_at(r->diff, i)->moved;
+    if (!n) return;
+    fprintf(r->out, "%s(%s site%s moved to other lines with the same function and stack, "
+            "the same bytes: not growth", clr_dim(r), sdp_fmt_count(n).s, n == 1 ? "" : "s");
+    size_t shown = 0;
+    for (size_t i = from; i < sd_diff_group_count(r->diff) && shown < 3; i++) {
+        const sd_diff_group *g = sd_diff_group_at(r->diff, i);
+        if (!g->moved) continue;
+        char label[LABEL_MAX];
+        row_label(r, i, label, sizeof label);
+        append_moved(g, label, sizeof label);
+        fprintf(r->out, "%s %s", shown ? ";" : ":", label);
+        shown++;
+    }
+    fprintf(r->out, "%s)%s\n", shown < n ? "; ..." : "", clr_reset(r));
+}
+
 static void print_rows(const text_ctx *r, size_t from, size_t to, const table_widths *w)
 {
     for (size_t i = from; i < to; i++) {
@@ -415,6 +457,7 @@ static void print_rows(const text_ctx *r, size_t from, size_t to, const table_wi
         char label[LABEL_MAX];
         cells_of(g, &c);
         row_label(r, i, label, sizeof label);
+        append_moved(g, label, sizeof label);
         const char *col = g->delta_bytes > 0 ? clr_red(r) : clr_green(r);
         fprintf(r->out, "  %s%*s%s  %*s  %*s  %s\n", col, w->delta, c.delta.s, clr_reset(r),
                 w->now, c.now.s, w->blocks, c.blocks, label);
@@ -568,6 +611,7 @@ static void print_table(const text_ctx *r)
         print_tables_of(r, &w, false, -1);
     }
     print_rounding(r, growth + shrink);
+    print_moved_unchanged(r, growth + shrink);
     print_no_stack_note(r, shown, growth, shrink);
     print_sum_check(r);
 }

@@ -43,6 +43,7 @@ static void figures_json(json_t *o, const sd_frag_figures *g)
     json_object_set_new(o, "median_allocated_bytes", u64(g->median_allocated_bytes));
     json_object_set_new(o, "free_below_median_bytes", u64(g->free_below_median_bytes));
     json_object_set_new(o, "empty_cache_releasable_bytes", u64(g->empty_cache_releasable_bytes));
+    json_object_set_new(o, "expandable_tail_bytes", u64(g->expandable_tail_bytes));
     json_object_set_new(o, "stranded_free_bytes", u64(g->stranded_free_bytes));
     json_object_set_new(o, "largest_stranded_bytes", u64(g->largest_stranded_bytes));
     json_object_set_new(o, "stranded_index", json_real(g->stranded_index));

@@ -311,10 +311,13 @@ static void print_device(const ctx *c, const sd_snapshot *s, const sd_frag_devic
             "than the median live allocation (%s)\n", B(g->largest_free_bytes),
             B(g->free_below_1mib_bytes), B(g->free_below_median_bytes),
             B(g->median_allocated_bytes));
-    fprintf(c->out, "  empty_cache() would return %s of %s reserved; %s of free memory is "
-            "stranded in segments that hold live blocks (stranded index %.2f)\n",
-            B(g->empty_cache_releasable_bytes), B(g->reserved_bytes), B(g->stranded_free_bytes),
-            g->stranded_index);
+    fprintf(c->out, "  empty_cache() would return %s of %s reserved", B(g->empty_cache_releasable_bytes),
+            B(g->reserved_bytes));
+    if (g->expandable_tail_bytes)
+        fprintf(c->out, " (%s of it the free tail of live expandable segments)",
+                B(g->expandable_tail_bytes));
+    fprintf(c->out, "; %s of free memory is stranded in segments that hold live blocks "
+            "(stranded index %.2f)\n", B(g->stranded_free_bytes), g->stranded_index);
     for (size_t i = 0; i < d->n_ooms; i++) print_oom(c, s, &d->ooms[i]);
     if (with_map) {
         fprintf(c->out, "\n");

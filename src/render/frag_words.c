@@ -146,14 +146,25 @@ static void say_reason(words *w, const sd_frag_why *y)
             "piece %s", B(y->stranded_bytes), stranded.s, index.s, y->index_threshold,
             B(y->largest_stranded_bytes));
         break;
-    case SD_FRAG_WHY_NOT_STRANDED:
+    case SD_FRAG_WHY_NOT_STRANDED: {
+        uint64_t rest = y->free_bytes > y->stranded_bytes ? y->free_bytes - y->stranded_bytes : 0;
+        uint64_t tail = y->expandable_tail_bytes < rest ? y->expandable_tail_bytes : rest;
         say(w, ", but only %s of free memory (%s%% of reserved) is stranded in segments that "
-            "hold live blocks (fragmentation needs %s and %g%%); the rest, %s, is cached in "
-            "wholly free segments, which the allocator releases itself before it reports out "
-            "of memory", B(y->stranded_bytes), stranded.s, B(y->stranded_floor_bytes),
-            y->stranded_threshold_pct,
-            B(y->free_bytes > y->stranded_bytes ? y->free_bytes - y->stranded_bytes : 0));
+            "hold live blocks (fragmentation needs %s and %g%%); the rest, %s, is cached",
+            B(y->stranded_bytes), stranded.s, B(y->stranded_floor_bytes),
+            y->stranded_threshold_pct, B(rest));
+        /* An expandable segment's free pages are its free tail, in a segment that is in
+         * use: not a wholly free segment, though release_blocks unmaps them as well. */
+        if (tail == rest)
+            say(w, " as the free tail of live expandable segments (whole free pages)");
+        else if (tail)
+            say(w, ": %s in wholly free segments and %s as the free tail of live expandable "
+                "segments (whole free pages)", B(rest - tail), B(tail));
+        else
+            say(w, " in wholly free segments");
+        say(w, ", which the allocator releases itself before it reports out of memory");
         break;
+    }
     default: break;
     }
     say_end_state_only(w, y);

@@ -97,7 +97,28 @@ static json_t *config_json(const sd_replay_config *c)
     return o;
 }
 
-static json_t *device_json(const sd_replay_device *d)
+/* trust_reasons (docs/json-replay.md): [{"code", "message"}], a non-upstream-keys one
+ * with the keys' names. */
+static json_t *trust_reasons_json(const sd_replay_device *d, const sd_snapshot *s)
+{
+    json_t *a = json_array();
+    for (unsigned r = 0; r < SD_TRUST_REASON_COUNT; r++) {
+        if (!(d->trust_reasons & 1u << r)) continue;
+        json_t *o = json_object();
+        json_object_set_new(o, "code", json_string(sd_replay_trust_reason_name(r)));
+        json_object_set_new(o, "message", json_string(sd_replay_trust_reason_text(r)));
+        if (r == SD_TRUST_NON_UPSTREAM_KEYS) {
+            json_t *k = json_array();
+            for (size_t i = 0; i < sd_snapshot_foreign_key_count(s); i++)
+                json_array_append_new(k, json_string(sd_snapshot_foreign_key(s, i)));
+            json_object_set_new(o, "keys", k);
+        }
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+static json_t *device_json(const sd_replay_device *d, const sd_snapshot *s)
 {
     json_t *o = json_object();
     json_object_set_new(o, "device", json_integer(d->device));
@@ -113,7 +134,9 @@ static json_t *device_json(const sd_replay_device *d)
     json_object_set_new(rec, "segment_allocs", jint(d->recorded_segment_allocs));
     json_object_set_new(rec, "ooms", jint(d->recorded_ooms));
     json_object_set_new(o, "recorded", rec);
-    json_object_set_new(o, "fidelity", fidelity_json(d));
+    json_t *fid = fidelity_json(d);
+    json_object_set_new(fid, "trust_reasons", trust_reasons_json(d, s));
+    json_object_set_new(o, "fidelity", fid);
     json_object_set_new(o, "warm_start", json_boolean(d->warm_start));
     json_t *cs = json_array();
     for (size_t c = 0; c < d->n_configs; c++) json_array_append_new(cs, config_json(&d->configs[c]));
@@ -136,7 +159,8 @@ sd_status sd_render_replay_json(FILE *out, const sd_replay *r, const sd_render_o
     json_object_set_new(doc, "torch_rules", json_string(tv ? ver : "newest"));
     json_t *devs = json_array();
     for (size_t i = 0; i < sd_replay_device_count(r); i++)
-        json_array_append_new(devs, device_json(sd_replay_device_at(r, i)));
+        json_array_append_new(devs, device_json(sd_replay_device_at(r, i),
+                                                sd_replay_snapshot(r)));
     json_object_set_new(doc, "devices", devs);
     return sdp_json_write(out, doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 }

@@ -29,7 +29,24 @@ static void put_site(FILE *out, const char *label)
     if (label) fprintf(out, " at %s", label);
 }
 
-static void put_fidelity(FILE *out, const sd_replay_device *d, const sd_render_options *ro)
+/* The reasons beside the verdict (docs/json-replay.md, trust_reasons): the ones the
+ * verdict line did not already say, each on its own line. */
+static void put_trust_reasons(FILE *out, const sd_replay_device *d, const sd_snapshot *s)
+{
+    for (unsigned r = SD_TRUST_NOTHING_CHECKED + 1; r < SD_TRUST_REASON_COUNT; r++) {
+        if (!(d->trust_reasons & 1u << r)) continue;
+        fprintf(out, "  fidelity may be low: %s", sd_replay_trust_reason_text(r));
+        if (r == SD_TRUST_NON_UPSTREAM_KEYS) {
+            size_t n = sd_snapshot_foreign_key_count(s);
+            for (size_t k = 0; k < n; k++)
+                fprintf(out, "%s%s", k ? ", " : ": ", sd_snapshot_foreign_key(s, k));
+        }
+        fprintf(out, "\n");
+    }
+}
+
+static void put_fidelity(FILE *out, const sd_replay_device *d, const sd_render_options *ro,
+                         const sd_snapshot *s)
 {
     bool c = ro && ro->color;
     fprintf(out, "%sfidelity%s: %s of %s placements matched (%.2f%%), %s of %s segment "
@@ -57,7 +74,17 @@ static void put_fidelity(FILE *out, const sd_replay_device *d, const sd_render_o
         }
         if (!m->n_seen) fprintf(out, "    the model saw no free block of that pool and stream that could hold it\n");
     }
-    if (d->trusted && d->trust_peak_compared)
+    if (d->trusted && d->trust_reasons & 1u << SD_TRUST_PLACEMENTS_ONLY)
+        fprintf(out, "trusted on placements only: %s of %s matched (>= 99%%)%s; a warm start "
+                     "with no segment event has no segment decision to check\n",
+                sdp_fmt_count(d->placements_matched).s, sdp_fmt_count(d->placements_checked).s,
+                d->trust_peak_compared ? ", the peak reserved reproduced" : "");
+    else if (d->trusted && d->trust_reasons & 1u << SD_TRUST_NOTHING_CHECKED)
+        fprintf(out, "%s: a warm start with no alloc and no segment event has no placement or "
+                     "segment decision to check\n",
+                d->trust_peak_compared ? "trusted on the peak reserved only"
+                                       : "trusted with nothing checked");
+    else if (d->trusted && d->trust_peak_compared)
         fprintf(out, "trusted: the recorded settings reproduce the recording (>= 99%% of "
                      "placements, every segment decision, the peak reserved)\n");
     else if (d->trusted)
@@ -67,6 +94,7 @@ static void put_fidelity(FILE *out, const sd_replay_device *d, const sd_render_o
     else
         fprintf(out, "not trusted: %s; the what-ifs below are the model's, not advice\n",
                 d->untrusted_why);
+    put_trust_reasons(out, d, s);
 }
 
 static void put_capacity(FILE *out, const sd_replay_device *d)
@@ -178,7 +206,7 @@ sd_status sd_render_replay_text(FILE *out, const sd_replay *r, const sd_render_o
                 sdp_fmt_count(d->allocs).s, d->allocs == 1 ? "" : "s",
                 sdp_fmt_bytes(d->start_reserved_bytes).s,
                 sdp_fmt_bytes(d->start_allocated_bytes).s);
-        put_fidelity(out, d, ro);
+        put_fidelity(out, d, ro, s);
         fprintf(out, "recorded: peak reserved %s, %s at the end, %s segment%s created, "
                      "%zu OOM%s\n",
                 sdp_fmt_bytes(d->recorded_peak_reserved_bytes).s,

@@ -11,3 +11,8 @@ foreach(part fixtures json folded errors real)
                    --bin ${SNAPDIFF_BIN} --root ${PROJECT_SOURCE_DIR} ${part})
   set_tests_properties(diff_cli_${part} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
+
+# Code that moved is not growth (issue 36): moved sites paired, against truth_moved.py.
+add_test(NAME diff_moved_cli
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/test_moved_cli.py
+                 --bin ${SNAPDIFF_BIN} --root ${PROJECT_SOURCE_DIR})

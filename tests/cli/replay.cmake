@@ -23,3 +23,13 @@ add_test(NAME replay_torch_h200
                  ${SNAPDIFF_BIN} ${PROJECT_SOURCE_DIR}/testdata/torch/h200-torch2.11-whatif.tar.xz
                  ${PROJECT_SOURCE_DIR}/testdata/torch/h200-torch2.11-features.tar.xz)
 set_tests_properties(replay_torch_h200 PROPERTIES LABELS cli)
+
+# Why the fidelity is low (issue 36): trust_reasons on testdata/trust/ and the real
+# snapshots, against tests/truth/truth_trust.py.
+foreach(part fixtures real)
+  add_test(NAME replay_trust_${part}
+           COMMAND ${PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/test_trust_cli.py
+                   --bin ${SNAPDIFF_BIN} --root ${PROJECT_SOURCE_DIR} ${part})
+  set_tests_properties(replay_trust_${part} PROPERTIES SKIP_RETURN_CODE 77
+                       ENVIRONMENT "SNAPDIFF_SHARED=${SNAPDIFF_SHARED}")
+endforeach()

@@ -27,7 +27,7 @@ FIGURES = ["segments", "blocks", "free_blocks", "reserved_bytes", "allocated_byt
            "pending_free_bytes", "largest_free_bytes", "fragmentation_index",
            "free_below_1mib_bytes", "median_allocated_bytes", "free_below_median_bytes",
            "empty_cache_releasable_bytes", "stranded_free_bytes", "largest_stranded_bytes",
-           "stranded_index", "free_histogram"]
+           "stranded_index", "free_histogram", "expandable_tail_bytes"]
 OOM_KEYS = ["trace_index", "time_us", "request_bytes", "device_free_bytes", "stream", "pool",
             "largest_free_bytes", "free_bytes", "source", "note", "cause", "site", "stack",
             "allocator_free_bytes", "cached_free_bytes", "stranded_free_bytes", "all_free_bytes",
@@ -129,6 +129,18 @@ def mode_fixtures():
     check("Do not call torch.cuda.empty_cache() as a fix" in a, "fragmented: empty_cache note")
     check(not any(x.startswith("Call") or "call torch.cuda.empty_cache() to" in x
                   for x in d["advice"]), "fragmented: never empty_cache as a fix")
+
+    # Issue 36: an expandable segment's free pages are its free tail, not wholly free
+    # segments (the figure is checked against truth_frag above).
+    d = frag_json(os.path.join(FIX, "expandable_tail.pickle"))["devices"][0]
+    check(d["verdict"] == "compact" and d["expandable_tail_bytes"] == 820 * MiB,
+          "expandable_tail: compact, 820 MiB of free tail", d.get("expandable_tail_bytes"))
+    check("the rest, 820.0 MiB, is cached as the free tail of live expandable segments"
+          in d["explanation"] and "wholly free" not in d["explanation"],
+          "expandable_tail: the explanation names the free tail", d["explanation"])
+    out = run(["frag", os.path.join(FIX, "expandable_tail.pickle")]).stdout
+    check("(820.0 MiB of it the free tail of live expandable segments)" in out,
+          "expandable_tail: text names the free tail", out)
 
     doc = frag_json(os.path.join(FIX, "expandable.pickle"))
     d = doc["devices"][0]

@@ -340,14 +340,19 @@ def compute(old, new, group_by="site", depth=0, hide=(), show=(), focus=()):
     # groups[(key, device)] = [old bytes, old blocks, new bytes, new blocks, old requested,
     # new requested]: a site is one group per device, never summed over devices
     groups = {}
+    stacks = {}   # (key, device) -> per side {frames: bytes}, for the moved pairing
     for side, blocks in ((0, old_live), (2, new_live)):
         for dev, _a, size, req, _st, frames in blocks:
             if focus_re and not any(r.search(frame_text(f)) for f in frames for r in focus_re):
                 continue
-            g = groups.setdefault((group_key(rules, group_by, depth, frames), dev), [0] * 6)
+            key = group_key(rules, group_by, depth, frames)
+            g = groups.setdefault((key, dev), [0] * 6)
             g[side] += size
             g[side + 1] += 1
             g[4 + side // 2] += req
+            st = stacks.setdefault((key, dev), ({}, {}))[side // 2]
+            st[frames] = st.get(frames, 0) + size
+    moved = pair_moved(rules, group_by, depth, groups, stacks) if old is not None else {}
 
     per_old, tot_old = totals(old)
     per_new, tot_new = totals(new)
@@ -362,7 +367,57 @@ def compute(old, new, group_by="site", depth=0, hide=(), show=(), focus=()):
                     for d in sorted(set(per_old) | set(per_new))},
         "groups": groups,
         "order": order(groups),
+        "moved": moved,
     }
+
+
+# ---- code that moved (docs/json-diff.md "moved_from", issue 36) -------------------------------
+
+def _shape(rules, by, depth, frames):
+    """The key on the same frames with every line 0, and the files and functions."""
+    zero = Stack((f[0], 0, f[2]) for f in frames)
+    zero.fwd = tuple((f[0], 0, f[2]) for f in getattr(frames, "fwd", ()))
+    return (group_key(rules, by, depth, zero),
+            tuple((f[0], f[2]) for f in frames if not is_native_noise(f)))
+
+
+def _site_frame(rules, frames):
+    s, _n, is_user = site_of(rules, frames) if frames else (-1, None, False)
+    fwd = getattr(frames, "fwd", ())
+    if not is_user and fwd:
+        fs, _fn, fuser = site_of(rules, fwd)
+        if fuser:
+            return fwd[fs]
+    return frames[s] if s >= 0 else None
+
+
+def pair_moved(rules, by, depth, groups, stacks):
+    """Pair the groups only OLD has with those only NEW has whose keys differ in lines only
+    and whose representative stacks (most bytes) have one shape, per device, in line order,
+    when there are as many of each. Merges each pair into NEW's key in `groups` (OLD's
+    removed) and returns {(new key, device): (old key, OLD's site frame)}."""
+    if by not in ("site", "leaf", "stack"):
+        return {}
+    classes = {}
+    for (key, dev), g in groups.items():
+        if key == NO_STACK or (g[1] and g[3]):
+            continue
+        side = 0 if g[1] else 1
+        rep = max(stacks[(key, dev)][side].items(), key=lambda kv: kv[1])[0]
+        f = _site_frame(rules, rep)
+        if f is None:
+            continue
+        c = classes.setdefault((dev, _shape(rules, by, depth, rep)), ([], []))
+        c[side].append((f[1], key, f))
+    moved = {}
+    for (dev, _s), (olds, news) in classes.items():
+        if not olds or len(olds) != len(news):
+            continue
+        for o, n in zip(sorted(olds), sorted(news)):
+            og, ng = groups.pop((o[1], dev)), groups[(n[1], dev)]
+            ng[0], ng[1], ng[4] = og[0], og[1], og[4]
+            moved[(n[1], dev)] = (o[1], o[2])
+    return moved
 
 
 # ---- warnings (src/analysis/diff_warn.c) -----------------------------------------------------

@@ -135,12 +135,15 @@ def figures(segs):
          "allocated_bytes": 0, "internal_waste_bytes": 0, "external_free_bytes": 0,
          "pending_free_bytes": 0, "largest_free_bytes": 0, "free_below_1mib_bytes": 0,
          "empty_cache_releasable_bytes": 0, "stranded_free_bytes": 0,
-         "largest_stranded_bytes": 0}
+         "largest_stranded_bytes": 0, "expandable_tail_bytes": 0}
     hist = [[0, 0] for _ in range(N_BUCKETS)]
     alloc_sizes, free_sizes = [], []
     for s in segs:
         f["reserved_bytes"] += s.total_size
         f["empty_cache_releasable_bytes"] += releasable(s)
+        # the free tail of a live expandable segment (issue 36): its whole free pages
+        if s.expandable and any(b[3] != INACTIVE for b in s.blocks):
+            f["expandable_tail_bytes"] += releasable(s)
         for _addr, size, req, state in s.blocks:
             f["blocks"] += 1
             if state == ALLOCATED:
