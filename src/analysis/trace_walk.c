@@ -101,11 +101,13 @@ sd_status sdp_trace_walk_entry(sdp_trace_walk *w, const sd_trace_entry *e, size_
 {
     out->released = false;
     out->early = false;
+    out->id = UINT32_MAX;
     bool requested = e->action == SD_ACT_FREE_REQUESTED;
     if (e->action != SD_ACT_ALLOC && !requested && e->action != SD_ACT_FREE_COMPLETED)
         return SD_OK;
     sdp_addr_rec *a = addr_find(w, e->addr);
     if (!a) return SD_ENOMEM;
+    out->id = (uint32_t)(a - w->addrs);
     if (a->state == SDP_ADDR_LIVE) {
         out->released = true;
         out->old = *a;

@@ -38,6 +38,8 @@ typedef struct sdp_walk_step {
                               * was not recorded) */
     bool early;              /* it freed a block from before the walk, of the entry's size */
     sdp_addr_rec old;        /* the block released, as it was */
+    uint32_t id;             /* the entry's address record (its index in `addrs`, the order
+                              * first seen); UINT32_MAX for an action the walk ignores */
 } sdp_walk_step;
 
 /* Entries [*lo, *hi) of the device that the window since..until covers. */
