@@ -54,10 +54,23 @@ sd_status sdp_trace_walk_reset(sdp_trace_walk *w)
     return sdp_htab_init(&w->index, 1024, w->budget);
 }
 
+/* A trace this long reserves its address records' room (32 bytes a record, a record at
+ * most per entry): a 3-million-entry trace has 250,000 addresses, 8 MiB of records, which
+ * in 4 KiB pages cost a TLB miss per probe and a fault per page on this VM. */
+enum { EXPECT_MIN_ENTRIES = 65536 };
+
+void sdp_trace_walk_expect(sdp_trace_walk *w, size_t n)
+{
+    if (w->addrs || w->region.base || n < EXPECT_MIN_ENTRIES) return;
+    if (n > SIZE_MAX / sizeof *w->addrs) return;
+    sdp_region_reserve(&w->region, n * sizeof *w->addrs);
+}
+
 void sdp_trace_walk_free(sdp_trace_walk *w)
 {
     sdp_htab_free(&w->index);
-    free(w->addrs);
+    if (w->region.base) sdp_region_release(&w->region);
+    else free(w->addrs);
     w->addrs = NULL;
     w->n_addrs = w->addrs_cap = 0;
 }
@@ -72,7 +85,8 @@ static sdp_addr_rec *addr_find(sdp_trace_walk *w, uint64_t addr)
         if (r->addr == addr) return r;
     }
     if (w->n_addrs >= UINT32_MAX - 1 || sdp_htab_reserve_one(&w->index, addr_hash_of_id, w) ||
-        sdp_grow((void **)&w->addrs, &w->addrs_cap, w->n_addrs + 1, sizeof *w->addrs, w->budget))
+        sdp_grow_in_region((void **)&w->addrs, &w->addrs_cap, w->n_addrs + 1, sizeof *w->addrs,
+                           w->budget, &w->region))
         return NULL;
     j = sdp_htab_first(&w->index, h);
     while (w->index.slots[j]) j = sdp_htab_next(&w->index, j);
@@ -81,6 +95,14 @@ static sdp_addr_rec *addr_find(sdp_trace_walk *w, uint64_t addr)
     memset(r, 0, sizeof *r);
     r->addr = addr;
     return r;
+}
+
+void sdp_trace_walk_prefetch(const sdp_trace_walk *w, uint64_t addr, int stage)
+{
+    if (!w->index.slots) return;
+    const uint32_t *slot = &w->index.slots[sdp_htab_first(&w->index, addr_hash(addr))];
+    if (stage == 0) __builtin_prefetch(slot);
+    else if (*slot) __builtin_prefetch(&w->addrs[*slot - 1]);
 }
 
 const sdp_addr_rec *sdp_trace_walk_live(const sdp_trace_walk *w, uint64_t addr)

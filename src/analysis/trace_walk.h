@@ -30,6 +30,7 @@ typedef struct sdp_trace_walk {
     size_t n_addrs, addrs_cap;
     sdp_htab index;
     sdp_arena *budget;
+    sdp_region region;       /* where addrs grows in place, when reserved (expect) */
 } sdp_trace_walk;
 
 /* What one entry did. */
@@ -47,12 +48,20 @@ void sdp_trace_window(const sd_cuda_device *d, const sd_trace_bound *since,
                       const sd_trace_bound *until, size_t *lo, size_t *hi);
 
 void sdp_trace_walk_init(sdp_trace_walk *w, sdp_arena *budget);
+/* A walk of up to n entries is coming: reserve room for its address records in place
+ * (huge pages, base/region.c), where the trace is long enough for it to matter. Before the
+ * first reset; without it (or when the space cannot be had) they grow on the heap. */
+void sdp_trace_walk_expect(sdp_trace_walk *w, size_t n);
 /* An empty table, for a walk from the trace's start. */
 sd_status sdp_trace_walk_reset(sdp_trace_walk *w);
 void sdp_trace_walk_free(sdp_trace_walk *w);
 /* Entry e (index i) through the state machine; other actions do nothing. */
 sd_status sdp_trace_walk_entry(sdp_trace_walk *w, const sd_trace_entry *e, size_t i,
                                sdp_walk_step *out);
+/* Warm the cache for an entry at `addr` a few entries ahead of the walk: stage 0 the
+ * address's home slot, stage 1 (later, once the slot is in cache) the record it holds.
+ * Each probe of the table is otherwise a cache miss or two on a big trace. */
+void sdp_trace_walk_prefetch(const sdp_trace_walk *w, uint64_t addr, int stage);
 /* The block live at `addr` now, or NULL. */
 const sdp_addr_rec *sdp_trace_walk_live(const sdp_trace_walk *w, uint64_t addr);
 
