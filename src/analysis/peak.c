@@ -20,7 +20,6 @@
 #define KEY_NONE (UINT32_MAX - 1)   /* dropped by a focus pattern */
 
 #define ENTRY_NONE UINT32_MAX       /* a block never released in the trace */
-#define WALK_AHEAD 16               /* entries the walk prefetches ahead */
 
 typedef struct key_rec {
     const char *text;
@@ -414,10 +413,6 @@ static sd_status walk_device_trace(sd_peak *p, const sd_cuda_device *d, sd_peak_
         bool early;
         uint32_t released, addr;
         if (i == lo) rel_lo = rel;
-        /* The address table's probes, prefetched ahead (the walk is most of a peak). */
-        if (i + WALK_AHEAD < n) sdp_trace_walk_prefetch(&p->walk, d->trace[i + WALK_AHEAD].addr, 0);
-        if (i + WALK_AHEAD / 2 < n)
-            sdp_trace_walk_prefetch(&p->walk, d->trace[i + WALK_AHEAD / 2].addr, 1);
         if (replay_step(p, e, i, &delta, &early, &released, &addr)) return SD_ENOMEM;
         if (released != ENTRY_NONE && ds->released) ds->released[released] = (uint32_t)i;
         if (e->action == SD_ACT_ALLOC && ds->addr_id) ds->addr_id[i] = addr;

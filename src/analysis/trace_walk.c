@@ -97,14 +97,6 @@ static sdp_addr_rec *addr_find(sdp_trace_walk *w, uint64_t addr)
     return r;
 }
 
-void sdp_trace_walk_prefetch(const sdp_trace_walk *w, uint64_t addr, int stage)
-{
-    if (!w->index.slots) return;
-    const uint32_t *slot = &w->index.slots[sdp_htab_first(&w->index, addr_hash(addr))];
-    if (stage == 0) __builtin_prefetch(slot);
-    else if (*slot) __builtin_prefetch(&w->addrs[*slot - 1]);
-}
-
 const sdp_addr_rec *sdp_trace_walk_live(const sdp_trace_walk *w, uint64_t addr)
 {
     uint64_t h = addr_hash(addr);

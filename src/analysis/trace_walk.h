@@ -58,10 +58,6 @@ void sdp_trace_walk_free(sdp_trace_walk *w);
 /* Entry e (index i) through the state machine; other actions do nothing. */
 sd_status sdp_trace_walk_entry(sdp_trace_walk *w, const sd_trace_entry *e, size_t i,
                                sdp_walk_step *out);
-/* Warm the cache for an entry at `addr` a few entries ahead of the walk: stage 0 the
- * address's home slot, stage 1 (later, once the slot is in cache) the record it holds.
- * Each probe of the table is otherwise a cache miss or two on a big trace. */
-void sdp_trace_walk_prefetch(const sdp_trace_walk *w, uint64_t addr, int stage);
 /* The block live at `addr` now, or NULL. */
 const sdp_addr_rec *sdp_trace_walk_live(const sdp_trace_walk *w, uint64_t addr);
 
