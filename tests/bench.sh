@@ -13,6 +13,18 @@
 #   tests/bench.sh [SNAPDIFF [OLD NEW]]   (BENCH_RUNS=5: best of 5; BENCH_HUGE=0 skips
 #                                          the 700 MB file, which takes a minute to make)
 #   tests/bench.sh --ranks [SNAPDIFF]     only the reduce of issue 30 (below)
+#   tests/bench.sh --paired [SNAPDIFF [BASELINE]]   paired runs (issue 39, below)
+#
+# --paired: the method for a shared, noisy machine (issue 39). Two commands A and B are run
+# in turn, A B A B ... (BENCH_PAIRS pairs, default 11, after one unmeasured warm-up pair),
+# so that both see the same load; each pair gives a ratio B/A, and the median of those
+# ratios is the figure (printed with the median walls, CPU and peak RSS of each side, read
+# from /usr/bin/time). The pairs: opscan against `stats` on big.pickle (shared frames) and
+# on fresh.pickle (fresh frames), `stats OLD` against `snapdiff OLD NEW --steps 100`, and,
+# given a BASELINE binary (another build, e.g. of the commit before a change), BASELINE
+# against SNAPDIFF for `stats` and for the diff. Issue 39's targets: stats <= 2.2x opscan
+# (shared frames) and <= 3.0x (fresh frames), a diff <= 1.3x one stats, peak RSS of stats
+# <= 0.8x the file. The load average before and after is printed: quote it with the figures.
 #
 # --ranks: the reduce of a cluster job (docs/cluster.md) at 1,024, 2,048 and 4,096 ranks.
 # Every real snapshot is summarized once; the summaries are linked, round robin, as
@@ -95,6 +107,13 @@ print("4,096 ranks: check %.1f s, %.0f MiB; series %.1f s, %.0f MiB "
 EOF
     exit 0
 fi
+paired=
+if [ "${1:-}" = --paired ]; then
+    paired=1
+    shift
+    baseline=${2:-}
+    set -- "${1:-}"
+fi
 bin=${1:-$root/build/src/snapdiff}
 dir=${BENCH_DIR:-/tmp/bench}
 old=${2:-$dir/big.pickle}
@@ -109,6 +128,7 @@ if [ ! -f "$old" ]; then
     echo "making $old (inflate.py x100)" >&2
     python3 "$root/../shared/bench/inflate.py" "$real" "$old" 100
 fi
+[ -z "$paired" ] || BENCH_HUGE=0     # the paired runs do not use it
 if [ "${BENCH_HUGE:-1}" != 0 ] && [ ! -f "$huge" ]; then
     echo "making $huge (inflate.py x400)" >&2
     python3 "$root/../shared/bench/inflate.py" "$real" "$huge" 400
@@ -143,6 +163,75 @@ for t in snap["device_traces"]:
 with open(sys.argv[2], "wb") as f:
     pickle.dump(snap, f, protocol=4)
 EOF
+fi
+
+if [ -n "$paired" ]; then
+    python3 - "$bin" "$old" "$new" "$opscan" "$fresh" "$baseline" <<'EOF'
+import os, statistics, subprocess, sys, time
+bin_, old, new, opscan, fresh, base = sys.argv[1:7]
+pairs = int(os.environ.get("BENCH_PAIRS", "11"))
+MiB = 2**20
+
+def run(cmd):
+    """One run: (wall s, cpu s, peak RSS MiB)."""
+    t = time.perf_counter()
+    r = subprocess.run(["/usr/bin/time", "-f", "%U %S %M"] + cmd, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE)
+    wall = time.perf_counter() - t
+    if r.returncode not in (0, 1):
+        sys.exit("failed (%d): %s\n%s" % (r.returncode, " ".join(cmd), r.stderr.decode()[-500:]))
+    u, s_, rss = r.stderr.decode().strip().splitlines()[-1].split()
+    return wall, float(u) + float(s_), int(rss) / 1024
+
+def paired(a, b):
+    """A and B in turn; the medians of each side and of the per-pair ratios B/A."""
+    run(a), run(b)                               # warm-up: page cache, CPU frequency
+    ra, rb = [], []
+    for _ in range(pairs):
+        ra.append(run(a))
+        rb.append(run(b))
+    med = lambda rows, k: statistics.median(r[k] for r in rows)
+    ratio = lambda k: statistics.median(y[k] / max(x[k], 1e-3) for x, y in zip(ra, rb))
+    return {"a": [med(ra, k) for k in range(3)], "b": [med(rb, k) for k in range(3)],
+            "wall": ratio(0), "cpu": ratio(1), "rss": max(r[2] for r in rb)}
+
+def show(name_a, name_b, m, target=None):
+    ok = "" if target is None else "  (target <= %.1fx: %s)" % (
+        target, "met" if m["wall"] <= target else "NOT MET")
+    print("  A %-28s %7.3f s wall %7.3f s cpu %6.0f MiB" % ((name_a,) + tuple(m["a"])))
+    print("  B %-28s %7.3f s wall %7.3f s cpu %6.0f MiB" % ((name_b,) + tuple(m["b"])))
+    print("  B/A %26s %6.2fx wall, %5.2fx cpu (median of %d paired ratios)%s" % (
+        "", m["wall"], m["cpu"], pairs, ok))
+    sys.stdout.flush()
+
+size_old, size_fresh = os.path.getsize(old) / MiB, os.path.getsize(fresh) / MiB
+size_new = os.path.getsize(new) / MiB
+before = os.getloadavg()
+print("paired runs, %d pairs each: %s (%.0f MiB), %s (%.0f MiB), %s (%.0f MiB); %d cores; "
+      "load average %.2f %.2f %.2f" % ((pairs, os.path.basename(old), size_old,
+                                        os.path.basename(new), size_new, os.path.basename(fresh),
+                                        size_fresh, os.cpu_count() or 0) + before))
+s1 = paired([opscan, old], [bin_, "stats", old])
+show("opscan OLD (the floor)", "stats OLD (shared frames)", s1, 2.2)
+s2 = paired([opscan, fresh], [bin_, "stats", fresh])
+show("opscan FRESH", "stats FRESH (fresh frames)", s2, 3.0)
+s3 = paired([bin_, "stats", old], [bin_, old, new, "--steps", "100"])
+show("stats OLD", "OLD NEW --steps 100 (diff)", s3, 1.3)
+for name, size, m in (("stats OLD", size_old, s1), ("stats FRESH", size_fresh, s2)):
+    print("peak RSS %-12s %5.0f MiB = %.2fx the file (target <= 0.8x: %s)" % (
+        name, m["rss"], m["rss"] / size, "met" if m["rss"] / size <= 0.8 else "NOT MET"))
+print("peak RSS diff         %5.0f MiB = %.2fx OLD + NEW" % (
+    s3["rss"], s3["rss"] / (size_old + size_new)))
+if base:
+    print("BASELINE %s against %s:" % (base, bin_))
+    show("BASELINE stats OLD", "stats OLD", paired([base, "stats", old], [bin_, "stats", old]))
+    show("BASELINE stats FRESH", "stats FRESH",
+         paired([base, "stats", fresh], [bin_, "stats", fresh]))
+    show("BASELINE diff", "diff", paired([base, old, new, "--steps", "100"],
+                                         [bin_, old, new, "--steps", "100"]))
+print("load average %.2f %.2f %.2f before, %.2f %.2f %.2f after" % (before + os.getloadavg()))
+EOF
+    exit 0
 fi
 
 python3 - "$bin" "$old" "$new" "$opscan" "$huge" "$fresh" <<'EOF'

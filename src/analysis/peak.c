@@ -35,6 +35,12 @@ typedef struct dev_state {
     size_t *early_frees; size_t n_early;        /* entry indices */
     uint32_t *released;           /* per alloc entry: the entry that released it, or
                                    * ENTRY_NONE (NULL when the trace is too long) */
+    uint32_t *addr_id;            /* per entry: an alloc's address record in the walk (the
+                                   * order first seen), UINT32_MAX for other actions; NULL
+                                   * when the trace is too long or the budget too small.
+                                   * With `released` it gives the live set at any entry
+                                   * without a second replay (live_from_records). */
+    size_t n_addrs;               /* the walk's address records after the whole trace */
 } dev_state;
 
 typedef struct stack_acc {
@@ -66,6 +72,7 @@ struct sd_peak {
     stack_acc *stacks;            /* per stack id */
     uint32_t *touched; size_t n_touched, touched_cap;
     uint32_t *ktouched; size_t n_ktouched, ktouched_cap;
+    uint32_t *slot; size_t slot_cap;    /* per address record: its live alloc entry */
     /* categories (category.h) of the table being built */
     sd_phases *phases;
     sd_category_total cats[SD_CATEGORY_COUNT];
@@ -327,12 +334,13 @@ static int64_t wrap_neg(uint64_t size) { return (int64_t)(0 - size); }
 
 /* One entry (index i), by the walk's rules. *delta: the change of live bytes; *early: the
  * entry freed a block from before the trace; *released: the alloc entry of the block it
- * released (ENTRY_NONE when none). */
+ * released (ENTRY_NONE when none); *addr (when not NULL): the entry's address record. */
 static sd_status replay_step(sd_peak *p, const sd_trace_entry *e, size_t i, int64_t *delta,
-                             bool *early, uint32_t *released)
+                             bool *early, uint32_t *released, uint32_t *addr)
 {
     sdp_walk_step s;
     if (sdp_trace_walk_entry(&p->walk, e, i, &s)) return SD_ENOMEM;
+    if (addr) *addr = s.id;
     *delta = 0;
     *early = s.early;
     *released = ENTRY_NONE;
@@ -387,10 +395,15 @@ static sd_status walk_device_trace(sd_peak *p, const sd_cuda_device *d, sd_peak_
     dv->n_entries = hi - lo;
     if (sdp_trace_walk_reset(&p->walk)) return SD_ENOMEM;
     if (n < ENTRY_NONE) {
-        if (!sdp_arena_charge(&p->arena, (uint64_t)n * sizeof *ds->released) ||
-            !(ds->released = malloc(n * sizeof *ds->released)))
+        /* From the arena: arrays this big get a chunk of their own in huge pages (arena.c),
+         * which fault 2 MiB at a time instead of 4 KiB (3,000 faults a side on 3 million
+         * entries, in malloc's pages). */
+        if (!(ds->released = sdp_arena_alloc(&p->arena, n * sizeof *ds->released)))
             return SD_ENOMEM;
         memset(ds->released, 0xff, n * sizeof *ds->released);   /* ENTRY_NONE */
+        /* Optional: without it (a budget this small) live_table replays instead. */
+        if ((ds->addr_id = sdp_arena_alloc(&p->arena, n * sizeof *ds->addr_id)) != NULL)
+            memset(ds->addr_id, 0xff, n * sizeof *ds->addr_id);
     }
     int64_t rel = 0, rel_lo = 0, best = 0;
     size_t early_cap = 0;
@@ -398,10 +411,11 @@ static sd_status walk_device_trace(sd_peak *p, const sd_cuda_device *d, sd_peak_
         const sd_trace_entry *e = &d->trace[i];
         int64_t delta;
         bool early;
-        uint32_t released;
+        uint32_t released, addr;
         if (i == lo) rel_lo = rel;
-        if (replay_step(p, e, i, &delta, &early, &released)) return SD_ENOMEM;
+        if (replay_step(p, e, i, &delta, &early, &released, &addr)) return SD_ENOMEM;
         if (released != ENTRY_NONE && ds->released) ds->released[released] = (uint32_t)i;
+        if (e->action == SD_ACT_ALLOC && ds->addr_id) ds->addr_id[i] = addr;
         rel = wrap_add(rel, delta);
         if (early) {
             if (sdp_grow((void **)&ds->early_frees, &early_cap, ds->n_early + 1,
@@ -426,6 +440,7 @@ static sd_status walk_device_trace(sd_peak *p, const sd_cuda_device *d, sd_peak_
         }
     }
     if (lo >= n) rel_lo = rel;
+    ds->n_addrs = p->walk.n_addrs;
     /* Leftovers: ALLOCATED blocks at no address the replay holds live at the end. */
     uint64_t base = 0;
     size_t left_cap = 0;
@@ -468,18 +483,53 @@ static sd_status walk_device_trace(sd_peak *p, const sd_cuda_device *d, sd_peak_
     return SD_OK;
 }
 
+/* The blocks of the trace live after entry `entry`, added to the table in the order of
+ * their address records, as a replay up to `entry` would leave them in the walk's table:
+ * an alloc k <= entry is live then unless released at or before `entry` (the walk of the
+ * whole trace is the same walk up to `entry`, so its `released` and address records hold
+ * for the prefix too, and an address holds one live block at a time). One pass over two
+ * arrays of 4 bytes per entry, with no address hashing: the peak and each phase's peak
+ * (the diff asks for up to five tables a side) used to replay the trace once each. */
+static sd_status live_from_records(sd_peak *p, size_t i, const sd_cuda_device *d,
+                                   size_t entry)
+{
+    const dev_state *ds = &p->states[i];
+    if (sdp_grow((void **)&p->slot, &p->slot_cap, ds->n_addrs ? ds->n_addrs : 1,
+                 sizeof *p->slot, &p->arena))
+        return SD_ENOMEM;
+    memset(p->slot, 0xff, ds->n_addrs * sizeof *p->slot);   /* ENTRY_NONE: none live */
+    size_t end = entry < d->n_trace ? entry + 1 : d->n_trace;
+    for (size_t k = 0; k < end; k++) {
+        uint32_t a = ds->addr_id[k];
+        if (a == UINT32_MAX) continue;                       /* not an alloc */
+        uint32_t r = ds->released[k];
+        if (r == ENTRY_NONE || r > entry) p->slot[a] = (uint32_t)k;
+    }
+    for (size_t a = 0; a < ds->n_addrs; a++) {
+        uint32_t k = p->slot[a];
+        if (k == ENTRY_NONE) continue;
+        const sd_trace_entry *e = &d->trace[k];
+        sd_block_life l = life_in_trace(ds, e->stack, k);
+        if (table_add(p, i, &l, e->size, 0)) return SD_ENOMEM;
+    }
+    return SD_OK;
+}
+
 /* Live after entry `entry`: the leftovers, the early-freed blocks not yet freed, and the
- * blocks of the trace alive then. */
+ * blocks of the trace alive then (from the first walk's records when it kept them, else
+ * by a replay up to `entry`). */
 static sd_status live_table(sd_peak *p, size_t i, size_t entry, sd_peak_table *out)
 {
     const sd_cuda_device *d = sd_snapshot_device(p->snap, p->states[i].index);
     const dev_state *ds = &p->states[i];
-    if (sdp_trace_walk_reset(&p->walk)) return SD_ENOMEM;
-    for (size_t k = 0; k <= entry && k < d->n_trace; k++) {
+    bool records = ds->addr_id && ds->released;
+    if (!records && sdp_trace_walk_reset(&p->walk)) return SD_ENOMEM;
+    for (size_t k = 0; !records && k <= entry && k < d->n_trace; k++) {
         int64_t delta;
         bool early;
         uint32_t released;
-        if (replay_step(p, &d->trace[k], k, &delta, &early, &released)) return SD_ENOMEM;
+        if (replay_step(p, &d->trace[k], k, &delta, &early, &released, NULL))
+            return SD_ENOMEM;
     }
     table_begin(p);
     for (size_t k = 0; k < ds->n_leftovers; k++) {
@@ -496,6 +546,10 @@ static sd_status live_table(sd_peak *p, size_t i, size_t entry, sd_peak_table *o
         sd_block_life l = {.stack = 0, .has_trace = true, .freed = true,
                            .free_entry = ds->early_frees[k]};
         if (table_add(p, i, &l, e->size, 0)) return SD_ENOMEM;
+    }
+    if (records) {
+        if (live_from_records(p, i, d, entry)) return SD_ENOMEM;
+        return table_end(p, out);
     }
     for (size_t k = 0; k < p->walk.n_addrs; k++) {
         const sdp_addr_rec *a = &p->walk.addrs[k];
@@ -548,6 +602,11 @@ static sd_status peak_build(sd_peak *p, const sd_peak_options *o)
         sdp_htab_init(&p->key_index, 64, &p->arena))
         return SD_ENOMEM;
     for (size_t s = 0; s < p->n_stacks; s++) p->stack_key[s] = KEY_UNSET;
+    size_t longest = 0;
+    for (size_t i = 0; i < nd; i++)
+        if (sd_snapshot_device(p->snap, i)->n_trace > longest)
+            longest = sd_snapshot_device(p->snap, i)->n_trace;
+    sdp_trace_walk_expect(&p->walk, longest);
     memset(p->devices, 0, (nd ? nd : 1) * sizeof *p->devices);
     memset(p->states, 0, (nd ? nd : 1) * sizeof *p->states);
     for (size_t i = 0; i < nd; i++) {
@@ -611,7 +670,6 @@ void sd_peak_free(sd_peak *p)
     for (size_t i = 0; i < p->n_devices; i++) {
         free(p->states[i].leftovers);
         free(p->states[i].early_frees);
-        free(p->states[i].released);
     }
     sd_phases_free(p->phases);
     free(p->stack_key);
@@ -623,6 +681,7 @@ void sd_peak_free(sd_peak *p)
     free(p->fwd_kinds);
     free(p->touched);
     free(p->ktouched);
+    free(p->slot);
     sdp_arena_free(&p->arena);
     free(p);
 }
@@ -666,7 +725,8 @@ sd_status sd_peak_live_series(sd_peak *p, size_t i, uint64_t *live, size_t n, sd
         int64_t delta;
         bool early;
         uint32_t released;
-        if (replay_step(p, &d->trace[k], k, &delta, &early, &released)) return nomem(err);
+        if (replay_step(p, &d->trace[k], k, &delta, &early, &released, NULL))
+            return nomem(err);
         cur = wrap_add(cur, delta);
         live[k] = cur > 0 ? (uint64_t)cur : 0;
     }

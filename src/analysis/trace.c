@@ -490,6 +490,7 @@ static sd_status replay_device(sd_trace *t, size_t dev_index, sd_trace_device *d
     dv->n_entries = hi - lo;
 
     memset(t->stacks, 0, t->n_stacks * sizeof *t->stacks);
+    sdp_trace_walk_expect(&t->walk, d->n_trace);   /* room in place for a long trace */
     if (sdp_trace_walk_reset(&t->walk)) return nomem(err);
 
     /* This device's external annotations, by time. */

@@ -54,10 +54,23 @@ sd_status sdp_trace_walk_reset(sdp_trace_walk *w)
     return sdp_htab_init(&w->index, 1024, w->budget);
 }
 
+/* A trace this long reserves its address records' room (32 bytes a record, a record at
+ * most per entry): a 3-million-entry trace has 250,000 addresses, 8 MiB of records, which
+ * in 4 KiB pages cost a TLB miss per probe and a fault per page on this VM. */
+enum { EXPECT_MIN_ENTRIES = 65536 };
+
+void sdp_trace_walk_expect(sdp_trace_walk *w, size_t n)
+{
+    if (w->addrs || w->region.base || n < EXPECT_MIN_ENTRIES) return;
+    if (n > SIZE_MAX / sizeof *w->addrs) return;
+    sdp_region_reserve(&w->region, n * sizeof *w->addrs);
+}
+
 void sdp_trace_walk_free(sdp_trace_walk *w)
 {
     sdp_htab_free(&w->index);
-    free(w->addrs);
+    if (w->region.base) sdp_region_release(&w->region);
+    else free(w->addrs);
     w->addrs = NULL;
     w->n_addrs = w->addrs_cap = 0;
 }
@@ -72,7 +85,8 @@ static sdp_addr_rec *addr_find(sdp_trace_walk *w, uint64_t addr)
         if (r->addr == addr) return r;
     }
     if (w->n_addrs >= UINT32_MAX - 1 || sdp_htab_reserve_one(&w->index, addr_hash_of_id, w) ||
-        sdp_grow((void **)&w->addrs, &w->addrs_cap, w->n_addrs + 1, sizeof *w->addrs, w->budget))
+        sdp_grow_in_region((void **)&w->addrs, &w->addrs_cap, w->n_addrs + 1, sizeof *w->addrs,
+                           w->budget, &w->region))
         return NULL;
     j = sdp_htab_first(&w->index, h);
     while (w->index.slots[j]) j = sdp_htab_next(&w->index, j);
@@ -101,11 +115,13 @@ sd_status sdp_trace_walk_entry(sdp_trace_walk *w, const sd_trace_entry *e, size_
 {
     out->released = false;
     out->early = false;
+    out->id = UINT32_MAX;
     bool requested = e->action == SD_ACT_FREE_REQUESTED;
     if (e->action != SD_ACT_ALLOC && !requested && e->action != SD_ACT_FREE_COMPLETED)
         return SD_OK;
     sdp_addr_rec *a = addr_find(w, e->addr);
     if (!a) return SD_ENOMEM;
+    out->id = (uint32_t)(a - w->addrs);
     if (a->state == SDP_ADDR_LIVE) {
         out->released = true;
         out->old = *a;

@@ -30,6 +30,7 @@ typedef struct sdp_trace_walk {
     size_t n_addrs, addrs_cap;
     sdp_htab index;
     sdp_arena *budget;
+    sdp_region region;       /* where addrs grows in place, when reserved (expect) */
 } sdp_trace_walk;
 
 /* What one entry did. */
@@ -38,6 +39,8 @@ typedef struct sdp_walk_step {
                               * was not recorded) */
     bool early;              /* it freed a block from before the walk, of the entry's size */
     sdp_addr_rec old;        /* the block released, as it was */
+    uint32_t id;             /* the entry's address record (its index in `addrs`, the order
+                              * first seen); UINT32_MAX for an action the walk ignores */
 } sdp_walk_step;
 
 /* Entries [*lo, *hi) of the device that the window since..until covers. */
@@ -45,6 +48,10 @@ void sdp_trace_window(const sd_cuda_device *d, const sd_trace_bound *since,
                       const sd_trace_bound *until, size_t *lo, size_t *hi);
 
 void sdp_trace_walk_init(sdp_trace_walk *w, sdp_arena *budget);
+/* A walk of up to n entries is coming: reserve room for its address records in place
+ * (huge pages, base/region.c), where the trace is long enough for it to matter. Before the
+ * first reset; without it (or when the space cannot be had) they grow on the heap. */
+void sdp_trace_walk_expect(sdp_trace_walk *w, size_t n);
 /* An empty table, for a walk from the trace's start. */
 sd_status sdp_trace_walk_reset(sdp_trace_walk *w);
 void sdp_trace_walk_free(sdp_trace_walk *w);

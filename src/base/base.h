@@ -129,6 +129,7 @@ typedef struct sdp_htab {
     size_t cap;          /* power of two */
     size_t count;
     sdp_arena *budget;
+    size_t mapped;       /* the slots' mapping (big tables, hash.c); 0: from the heap */
 } sdp_htab;
 
 sd_status sdp_htab_init(sdp_htab *t, size_t cap_hint, sdp_arena *budget);
