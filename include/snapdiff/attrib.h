@@ -74,27 +74,11 @@ typedef struct sd_attrib sd_attrib;
 sd_attrib *sd_attrib_create(const sd_attrib_options *opts, sd_error *err);
 void sd_attrib_free(sd_attrib *a);
 
-/* What kind of code a frame is (hide and show patterns applied first). */
-sd_frame_kind sd_attrib_classify(const sd_attrib *a, const sd_frame *f);
-/* Does any focus pattern match the frame? (false when there are none) */
-bool sd_attrib_frame_focused(const sd_attrib *a, const sd_frame *f);
 const char *sd_frame_kind_name(sd_frame_kind k);
 /* What the rules were made with. */
 sd_group_by sd_attrib_group_by(const sd_attrib *a);
 int sd_attrib_depth(const sd_attrib *a);
 bool sd_attrib_has_focus(const sd_attrib *a);       /* any focus pattern given */
-/* PyTorch's own noise filter (_memory_viz.py): unwinder, interpreter, dispatcher frames. */
-bool sd_frame_is_noise(const sd_frame *f);
-/* sd_frame_is_noise, and the native frames that never name memory: the caching
- * allocator, the unwinder and CapturedTraceback, at::detail::empty*, the dispatcher and
- * boxing (c10::Dispatcher, BoxedKernelWrapper, wrap_kernel_functor...), the autograd
- * engine's own loop, Python bindings, libc and thread start-up. `-g leaf`, `-g stack`
- * and folded stacks skip them. */
-bool sd_frame_is_native_noise(const sd_frame *f);
-/* The part of a library path people recognise, for display only: after site-packages/
- * or dist-packages/, from torch/ on, after lib/pythonX.Y/. Else the path itself. Points
- * into `filename`. */
-const char *sd_frame_short_path(const char *filename);
 
 /* How the site frame names the memory. A stack with no Python frame (the autograd
  * engine's thread, C++ callers) is named after its most informative native frame:
@@ -116,20 +100,10 @@ typedef struct sd_site {
     uint8_t how;      /* sd_site_how of the site frame */
 } sd_site;
 
-/* Find the site of frames[0..n) (innermost first). When no frame is user code: the first
- * .py frame outside torch, else the innermost .py frame; with no .py frame at all, the
- * innermost autograd node, else the outermost ATen op, else the innermost frame that is
- * not native noise (sd_frame_is_native_noise), else the innermost frame. */
-void sd_attrib_site(const sd_attrib *a, const sd_frame *const *frames, size_t n,
-                    sd_site *out);
 /* The same for a stack of a snapshot, with its forward_frames: when the stack has no user
  * frame and its forward_frames have one, the site is that user frame, marked backward. */
 void sd_attrib_site_of_stack(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
                              sd_site *out);
-/* Frame `index` (a site's site or via) of `stack`, read from its forward_frames when the
- * site is backward. NULL when out of range. */
-const sd_frame *sd_site_frame(const sd_snapshot *s, uint32_t stack, const sd_site *site,
-                              int32_t index);
 
 enum { SD_SITE_LABEL_MAX = 160 };
 
@@ -150,17 +124,6 @@ bool sd_site_label_of(const sd_snapshot *s, uint32_t stack, const sd_site *site,
                       sd_site_label *out);
 /* The name to show: label when native, else the frame's name. */
 const char *sd_site_label_name(const sd_site_label *l);
-/* The readable label of a native frame as `how` names it ("" for SD_SITE_FRAME); the
- * length, as snprintf returns it. */
-size_t sd_site_native_name(const sd_frame *f, sd_site_how how, char *buf, size_t size);
-/* What a native frame names by itself: SD_SITE_AUTOGRAD, SD_SITE_ACCUMULATE_GRAD,
- * SD_SITE_ATEN, else SD_SITE_FRAME. */
-sd_site_how sd_frame_native_how(const sd_frame *f);
-/* The innermost frame of frames[0..n) that is not native noise (0 when all are). */
-size_t sd_attrib_leaf(const sd_frame *const *frames, size_t n);
-/* A mode shim torch routes every call through (torch/utils/_device.py,
- * torch/overrides.py): never shown as `via`. */
-bool sd_frame_is_mode_shim(const sd_frame *f);
 
 /* ---- Labels: a site as every view shows it (text, JSON `label`, HTML, folded, pprof).
  * A path is shown after its last site-packages/ or dist-packages/; else torch's from
@@ -169,18 +132,10 @@ bool sd_frame_is_mode_shim(const sd_frame *f);
  * stays), computed once per snapshot. Labels are for people: the group key keeps whole
  * paths (it matches groups across files), JSON keeps them in `site.filename`. */
 
-/* `filename` as labels show it; points into `filename`. s NULL: no prefix is dropped. */
-const char *sd_frame_label_path(const sd_snapshot *s, const char *filename);
-/* A frame: "PATH:LINE NAME" (names past 60 characters cut, "..."), or what a native frame
- * names by itself ("autograd DivBackward0", "aten::bmm"). @return the length written. */
-size_t sd_frame_label(const sd_snapshot *s, const sd_frame *f, char *buf, size_t size);
 /* The site of `stack`: its frame's label, " [backward]" after a backward site; a native
  * site's name; "<no stack>" without one. @return the length written. */
 size_t sd_site_text(const sd_snapshot *s, uint32_t stack, const sd_site *site, char *buf,
                     size_t size);
-/* The site's `via` frame's label; "" (0) when it has none. */
-size_t sd_site_via_text(const sd_snapshot *s, uint32_t stack, const sd_site *site, char *buf,
-                        size_t size);
 /* A group as every view names it, by the rules' group-by: the site (and --depth callers)
  * for site keys, the leaf frame for -g leaf, the site for -g stack, the file for -g file,
  * "FILE NAME" for -g function, the recorded string (control characters as '?') for
@@ -192,6 +147,60 @@ size_t sd_group_label(const sd_attrib *a, const sd_snapshot *s, uint32_t stack,
                       const sd_site *site, const char *key, bool with_via, char *buf,
                       size_t size);
 
+/* Write the group key of the stack into buf (always NUL-terminated when size > 0).
+ * @return the key's length, as snprintf does: a result >= size means it was cut. */
+size_t sd_attrib_key(const sd_attrib *a, const sd_frame *const *frames, size_t n,
+                     char *buf, size_t size);
+
+/* ---- Experimental (docs/architecture.md, "Tiers"): declared only where the includer
+ * defines SNAPDIFF_EXPERIMENTAL; exported in the node LIBSNAPDIFF_EXPERIMENTAL_0.3, with no
+ * API or ABI promise (they may change in any release). */
+#ifdef SNAPDIFF_EXPERIMENTAL
+/* What kind of code a frame is (hide and show patterns applied first). */
+sd_frame_kind sd_attrib_classify(const sd_attrib *a, const sd_frame *f);
+/* Does any focus pattern match the frame? (false when there are none) */
+bool sd_attrib_frame_focused(const sd_attrib *a, const sd_frame *f);
+/* PyTorch's own noise filter (_memory_viz.py): unwinder, interpreter, dispatcher frames. */
+bool sd_frame_is_noise(const sd_frame *f);
+/* sd_frame_is_noise, and the native frames that never name memory: the caching
+ * allocator, the unwinder and CapturedTraceback, at::detail::empty*, the dispatcher and
+ * boxing (c10::Dispatcher, BoxedKernelWrapper, wrap_kernel_functor...), the autograd
+ * engine's own loop, Python bindings, libc and thread start-up. `-g leaf`, `-g stack`
+ * and folded stacks skip them. */
+bool sd_frame_is_native_noise(const sd_frame *f);
+/* The part of a library path people recognise, for display only: after site-packages/
+ * or dist-packages/, from torch/ on, after lib/pythonX.Y/. Else the path itself. Points
+ * into `filename`. */
+const char *sd_frame_short_path(const char *filename);
+/* Find the site of frames[0..n) (innermost first). When no frame is user code: the first
+ * .py frame outside torch, else the innermost .py frame; with no .py frame at all, the
+ * innermost autograd node, else the outermost ATen op, else the innermost frame that is
+ * not native noise (sd_frame_is_native_noise), else the innermost frame. */
+void sd_attrib_site(const sd_attrib *a, const sd_frame *const *frames, size_t n,
+                    sd_site *out);
+/* Frame `index` (a site's site or via) of `stack`, read from its forward_frames when the
+ * site is backward. NULL when out of range. */
+const sd_frame *sd_site_frame(const sd_snapshot *s, uint32_t stack, const sd_site *site,
+                              int32_t index);
+/* The readable label of a native frame as `how` names it ("" for SD_SITE_FRAME); the
+ * length, as snprintf returns it. */
+size_t sd_site_native_name(const sd_frame *f, sd_site_how how, char *buf, size_t size);
+/* What a native frame names by itself: SD_SITE_AUTOGRAD, SD_SITE_ACCUMULATE_GRAD,
+ * SD_SITE_ATEN, else SD_SITE_FRAME. */
+sd_site_how sd_frame_native_how(const sd_frame *f);
+/* The innermost frame of frames[0..n) that is not native noise (0 when all are). */
+size_t sd_attrib_leaf(const sd_frame *const *frames, size_t n);
+/* A mode shim torch routes every call through (torch/utils/_device.py,
+ * torch/overrides.py): never shown as `via`. */
+bool sd_frame_is_mode_shim(const sd_frame *f);
+/* `filename` as labels show it; points into `filename`. s NULL: no prefix is dropped. */
+const char *sd_frame_label_path(const sd_snapshot *s, const char *filename);
+/* A frame: "PATH:LINE NAME" (names past 60 characters cut, "..."), or what a native frame
+ * names by itself ("autograd DivBackward0", "aten::bmm"). @return the length written. */
+size_t sd_frame_label(const sd_snapshot *s, const sd_frame *f, char *buf, size_t size);
+/* The site's `via` frame's label; "" (0) when it has none. */
+size_t sd_site_via_text(const sd_snapshot *s, uint32_t stack, const sd_site *site, char *buf,
+                        size_t size);
 /* A table's row names made distinct. With -g stack, different stacks can share a label
  * (they differ where the label does not look: torch internals, callers); a row whose label
  * an earlier row of the table has gets " (stack 2)", " (stack 3)"... in table order, so
@@ -203,11 +212,7 @@ typedef void (*sd_row_label_fn)(void *ctx, size_t row, char *buf, size_t size);
 size_t sd_group_label_distinct(const sd_attrib *a, sd_row_label_fn label_at, void *ctx,
                                size_t row, uint64_t *hashes, size_t n_hashes, char *buf,
                                size_t size);
-
-/* Write the group key of the stack into buf (always NUL-terminated when size > 0).
- * @return the key's length, as snprintf does: a result >= size means it was cut. */
-size_t sd_attrib_key(const sd_attrib *a, const sd_frame *const *frames, size_t n,
-                     char *buf, size_t size);
+#endif /* SNAPDIFF_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

@@ -81,21 +81,6 @@ const char *sd_category_total_evidence(const sd_category_total *t);
  * ends, step 2 after it, ...; a trace with no optimizer phase has no steps (0). */
 typedef struct sd_phases sd_phases;
 
-/* @return the phases of every device of `s` (which must outlive them), or NULL with err
- * (SD_ENOMEM). */
-sd_phases *sd_phases_create(const sd_snapshot *s, sd_error *err);
-void sd_phases_free(sd_phases *p);
-
-/* The phase of entry `entry` of device index `dev` and its step (0 when the trace shows no
- * step). @return false (phase other, step 0) for an entry or device that has none. */
-bool sd_phases_at(const sd_phases *p, size_t dev, size_t entry, sd_step_phase *phase,
-                  uint32_t *step);
-/* Do the allocs' request sizes (as a multiset) differ between the complete steps of the
- * trace of device index `dev`? A step is complete when it is not the first (the trace may
- * start inside it) and an optimizer run ends it. @return -1 (fewer than two complete
- * steps: unknown), 0 (every complete step asks for the same sizes) or 1. */
-int sd_phases_request_sizes_vary(const sd_phases *p, size_t dev);
-
 /* One live block, as the trace knows it. */
 typedef struct sd_block_life {
     uint32_t stack;           /* its frames */
@@ -109,9 +94,27 @@ typedef struct sd_block_life {
     size_t free_entry;
 } sd_block_life;
 
+/* ---- Experimental (docs/architecture.md, "Tiers"): declared only where the includer
+ * defines SNAPDIFF_EXPERIMENTAL; exported in the node LIBSNAPDIFF_EXPERIMENTAL_0.3, with no
+ * API or ABI promise (they may change in any release). */
+#ifdef SNAPDIFF_EXPERIMENTAL
+/* @return the phases of every device of `s` (which must outlive them), or NULL with err
+ * (SD_ENOMEM). */
+sd_phases *sd_phases_create(const sd_snapshot *s, sd_error *err);
+void sd_phases_free(sd_phases *p);
+/* The phase of entry `entry` of device index `dev` and its step (0 when the trace shows no
+ * step). @return false (phase other, step 0) for an entry or device that has none. */
+bool sd_phases_at(const sd_phases *p, size_t dev, size_t entry, sd_step_phase *phase,
+                  uint32_t *step);
+/* Do the allocs' request sizes (as a multiset) differ between the complete steps of the
+ * trace of device index `dev`? A step is complete when it is not the first (the trace may
+ * start inside it) and an optimizer run ends it. @return -1 (fewer than two complete
+ * steps: unknown), 0 (every complete step asks for the same sizes) or 1. */
+int sd_phases_request_sizes_vary(const sd_phases *p, size_t dev);
 /* The category of a block of device index `dev`, and what decided it. */
 sd_category sd_category_of(const sd_phases *p, size_t dev, const sd_block_life *b,
                            sd_evidence *evidence);
+#endif /* SNAPDIFF_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

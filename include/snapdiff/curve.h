@@ -184,11 +184,6 @@ const sd_curve_oom *sd_curve_oom_at(const sd_curve *c, size_t i);
  * with its unit rule. @return false when i is out of range. */
 bool sd_curve_format_at(size_t i, const char **name, const char **example, const char **figure);
 
-/* A GPU's usable memory by name ("A100-80GB", "H100", "h200", "RTX4090"...): the total
- * capacity torch reports for it (what its OOM message prints). @return false when the name
- * is not known. */
-bool sd_gpu_capacity(const char *name, uint64_t *bytes);
-
 /* Read paths[0..n) and analyse them. @return NULL with err: SD_EIO (cannot open),
  * SD_ESNAPSHOT (a file without any memory figure: the message names what was looked
  * for), SD_EUSAGE (bad options), SD_ELIMIT, SD_ENOMEM. */
@@ -217,6 +212,28 @@ size_t sd_curve_limit_count(const sd_curve *c);
 const sd_curve_limit_result *sd_curve_limit_at(const sd_curve *c, size_t i);
 bool sd_curve_pass(const sd_curve *c);
 
+/* Limits from a `check --config` file: `key = value` lines, `#` comments. Curve reads
+ * max-per-step, max-growth-pct, max-fraction and horizon; check's other keys are
+ * skipped. Values already set in *limits win (the command line). @return SD_OK, or
+ * SD_EFORMAT naming the line ("path:3"). */
+sd_status sd_curve_limits_parse(const char *text, size_t len, const char *path,
+                                sd_curve_limits *limits, sd_error *err);
+
+/* ---- Experimental (docs/architecture.md, "Tiers"): declared only where the includer
+ * defines SNAPDIFF_EXPERIMENTAL; exported in the node LIBSNAPDIFF_EXPERIMENTAL_0.3, with no
+ * API or ABI promise (they may change in any release). */
+#ifdef SNAPDIFF_EXPERIMENTAL
+/* A GPU's usable memory by name ("A100-80GB", "H100", "h200", "RTX4090"...): the total
+ * capacity torch reports for it (what its OOM message prints). @return false when the name
+ * is not known. */
+bool sd_gpu_capacity(const char *name, uint64_t *bytes);
+#endif /* SNAPDIFF_EXPERIMENTAL */
+
+/* ---- Render tier (docs/architecture.md, "Tiers"): declared only where the includer
+ * defines SNAPDIFF_RENDER_API; exported in the node LIBSNAPDIFF_RENDER_0.3. Words and
+ * layout for people, which change with the tool's output: no API promise past the
+ * SONAME's. */
+#ifdef SNAPDIFF_RENDER_API
 /* What a picture of series i needs, bounded whatever the log's length: the samples in at
  * most SD_CURVE_PLOT_POINTS buckets of equal x range (each: the x of its first sample, its
  * lowest and highest figure), and the lower edge: the window floors the slope is fitted to
@@ -230,13 +247,7 @@ typedef struct sd_curve_plot {
     const double *floor_x, *floor_bytes;
 } sd_curve_plot;
 bool sd_curve_series_plot(const sd_curve *c, size_t i, sd_curve_plot *out);
-
-/* Limits from a `check --config` file: `key = value` lines, `#` comments. Curve reads
- * max-per-step, max-growth-pct, max-fraction and horizon; check's other keys are
- * skipped. Values already set in *limits win (the command line). @return SD_OK, or
- * SD_EFORMAT naming the line ("path:3"). */
-sd_status sd_curve_limits_parse(const char *text, size_t len, const char *path,
-                                sd_curve_limits *limits, sd_error *err);
+#endif /* SNAPDIFF_RENDER_API */
 
 #ifdef __cplusplus
 }

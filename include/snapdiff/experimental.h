@@ -1,14 +1,21 @@
 /* experimental.h - EXPERIMENTAL parts of libsnapdiff: no API or ABI promise.
  *
  * What is here may change or go in any release, a patch release too, without a new
- * SONAME; it is exported (and listed in the CHANGELOG when it changes) but not part of
- * the stable surface that <snapdiff/snapdiff.h> includes. The stable answers these
- * helpers build are in frag.h (sd_frag_device's `map`, sd_frag_figures' `histogram`).
+ * SONAME; it is exported in the version node LIBSNAPDIFF_EXPERIMENTAL_0.3 (and listed in
+ * the CHANGELOG when it changes), declared only where the includer defines
+ * SNAPDIFF_EXPERIMENTAL (this header and pickle.h stop with #error without it; the other
+ * headers declare their experimental block under it). <snapdiff/snapdiff.h> includes
+ * both only with the macro. The stable answers these helpers build are in frag.h
+ * (sd_frag_device's `map`, sd_frag_figures' `histogram`).
  * The other experimental header is snapdiff/pickle.h, the raw pickle reader.
  *
  * Here: the segment-map, page and bucket helpers of the fragmentation analysis (frag.h).
  * They are public because the renderers and the unit tests are clients of them, and a
  * program drawing its own segment map may want the same pages. */
+#ifndef SNAPDIFF_EXPERIMENTAL
+#error "snapdiff/experimental.h is in libsnapdiff's experimental tier, with no API or ABI promise (docs/architecture.md, \"Tiers\"): define SNAPDIFF_EXPERIMENTAL before including it"
+#endif
+
 #ifndef SNAPDIFF_EXPERIMENTAL_H
 #define SNAPDIFF_EXPERIMENTAL_H
 

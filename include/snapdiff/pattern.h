@@ -52,22 +52,27 @@ typedef struct sd_pattern_growth {
 /* The stable code of a pattern ("parameter-gradients", ...); NULL for SD_PATTERN_NONE and
  * out of range. */
 const char *sd_pattern_code(sd_pattern p);
-/* How the pattern is recognised, one line (for documentation and --help-like tables). */
-const char *sd_pattern_evidence(sd_pattern p);
 /* The pattern whose code is `code`. @return false when none has it. */
 bool sd_pattern_parse(const char *code, sd_pattern *out);
-
-/* The pattern of a group's stack frames[0..n) (innermost first) with growth `g`; `a`
- * classifies the frames (user, torch, native, ...). Groups that did not grow are
- * SD_PATTERN_NONE. Never SD_PATTERN_FRAGMENTATION. */
-sd_pattern sd_pattern_classify(const sd_attrib *a, const sd_frame *const *frames, size_t n,
-                               const sd_pattern_growth *g);
 
 /* The diff-level pattern: SD_PATTERN_FRAGMENTATION when reserved grew by at least
  * SD_PATTERN_FRAG_MIN_RESERVED bytes and allocated changed by at most a tenth of that
  * growth (either way); else SD_PATTERN_NONE. */
 #define SD_PATTERN_FRAG_MIN_RESERVED (2u << 20)
+
+/* ---- Experimental (docs/architecture.md, "Tiers"): declared only where the includer
+ * defines SNAPDIFF_EXPERIMENTAL; exported in the node LIBSNAPDIFF_EXPERIMENTAL_0.3, with no
+ * API or ABI promise (they may change in any release). */
+#ifdef SNAPDIFF_EXPERIMENTAL
+/* How the pattern is recognised, one line (for documentation and --help-like tables). */
+const char *sd_pattern_evidence(sd_pattern p);
+/* The pattern of a group's stack frames[0..n) (innermost first) with growth `g`; `a`
+ * classifies the frames (user, torch, native, ...). Groups that did not grow are
+ * SD_PATTERN_NONE. Never SD_PATTERN_FRAGMENTATION. */
+sd_pattern sd_pattern_classify(const sd_attrib *a, const sd_frame *const *frames, size_t n,
+                               const sd_pattern_growth *g);
 sd_pattern sd_pattern_of_totals(int64_t allocated_delta, int64_t reserved_delta);
+#endif /* SNAPDIFF_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

@@ -115,8 +115,6 @@ sd_peak *sd_peak_create(const sd_snapshot *s, const sd_peak_options *opts, sd_er
 void sd_peak_free(sd_peak *p);
 
 const sd_snapshot *sd_peak_snapshot(const sd_peak *p);
-/* The phases and steps the peak's categories were decided with (category.h). */
-const sd_phases *sd_peak_phases(const sd_peak *p);
 const sd_attrib *sd_peak_attrib(const sd_peak *p);
 size_t sd_peak_device_count(const sd_peak *p);
 const sd_peak_device *sd_peak_device_at(const sd_peak *p, size_t i);
@@ -181,11 +179,8 @@ typedef struct sd_peak_diff_device {
 
 typedef struct sd_peak_diff sd_peak_diff;
 
-/* Both snapshots' peaks (either may lack a trace: then no device pairs). Both snapshots
- * must outlive the result. @return it, or NULL with err (SD_EUSAGE, SD_ENOMEM). */
-sd_peak_diff *sd_peak_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap,
-                                  const sd_peak_options *opts, sd_error *err);
-void sd_peak_diff_free(sd_peak_diff *d);
+/* Both snapshots' peaks (either may lack a trace: then no device pairs). The diff makes
+ * and owns it (sd_diff_peak, diff.h); it lives as long as the diff. */
 /* Which sides have a peak on some device: bit 0 OLD, bit 1 NEW. */
 unsigned sd_peak_diff_sides(const sd_peak_diff *d);
 /* The whole peak analysis of one side (0 OLD, 1 NEW). Unused by the tool, which reads the
@@ -193,6 +188,14 @@ unsigned sd_peak_diff_sides(const sd_peak_diff *d);
 const sd_peak *sd_peak_diff_side(const sd_peak_diff *d, int side);
 size_t sd_peak_diff_device_count(const sd_peak_diff *d);
 const sd_peak_diff_device *sd_peak_diff_device_at(const sd_peak_diff *d, size_t i);
+
+/* ---- Experimental (docs/architecture.md, "Tiers"): declared only where the includer
+ * defines SNAPDIFF_EXPERIMENTAL; exported in the node LIBSNAPDIFF_EXPERIMENTAL_0.3, with no
+ * API or ABI promise (they may change in any release). */
+#ifdef SNAPDIFF_EXPERIMENTAL
+/* The phases and steps the peak's categories were decided with (category.h). */
+const sd_phases *sd_peak_phases(const sd_peak *p);
+#endif /* SNAPDIFF_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,10 @@
  * PERSID, out-of-band buffers) are refused with SD_EREFUSED; nothing is ever executed or
  * looked up.
  */
+#ifndef SNAPDIFF_EXPERIMENTAL
+#error "snapdiff/pickle.h is in libsnapdiff's experimental tier, with no API or ABI promise (docs/architecture.md, \"Tiers\"): define SNAPDIFF_EXPERIMENTAL before including it"
+#endif
+
 #ifndef SNAPDIFF_PICKLE_H
 #define SNAPDIFF_PICKLE_H
 

@@ -25,12 +25,6 @@ typedef enum sd_member_missing {
     SD_MEMBER_NO_NEW,         /* only in OLD (the rank is gone) */
 } sd_member_missing;
 
-/* The rank number a member name carries: as a job's folder names it (sd_job_name_read),
- * else the digits after the last "rank" (any case), with an optional '_', '-' or '.'
- * between ("rank3.pickle", "job_rank_12.pkl", "rank0/snapshot.pickle"). @return -1 when
- * none. */
-int64_t sd_rank_of_name(const char *name);
-
 /* ---- the snapshot folders that training jobs write ----
  * What a file's path says when a framework wrote it (the one rule; sd_rank_of_name and
  * sd_ranks_names_are_ranks use it too):
@@ -63,17 +57,6 @@ typedef struct sd_job_name {
 
 typedef struct sd_name_pattern sd_name_pattern;
 
-/* Compile --name-pattern (POSIX extended; groups (?P<rank>...) and (?P<step>...), at least
- * one of them; (?P<oom>...) marks an OOM dump when it matches). @return NULL with err
- * filled (SD_EUSAGE) when it is no such expression. */
-sd_name_pattern *sd_name_pattern_create(const char *regex, sd_error *err);
-void sd_name_pattern_free(sd_name_pattern *p);
-
-/* Read `name` (a path as sd_input_name gives it) by `pattern` when given and it matches,
- * else by the frameworks' layouts above. @return false (out->layout SD_JOB_NONE, rank and
- * step -1) when none applies. */
-bool sd_job_name_read(const char *name, const sd_name_pattern *pattern, sd_job_name *out);
-
 /* "torchtitan", "Megatron-LM", "Megatron-Bridge", "verl", "--name-pattern", or NULL. */
 const char *sd_job_layout_name(sd_job_layout layout);
 
@@ -89,12 +72,6 @@ typedef struct sd_rank_pair {
  * `pairs` has room for n_old + n_new. @return the number of pairs. */
 size_t sd_ranks_pair(const char *const *old_names, size_t n_old, const char *const *new_names,
                      size_t n_new, sd_rank_pair *pairs);
-
-/* Whether n >= 2 names are the ranks of one job: every name carries a rank number, no two
- * the same, and the names are equal once that number is taken out ("rank0.pickle",
- * "rank1.pickle"; "job.zip:rank3/step200.pickle"). Names that differ otherwise
- * ("step100_rank0", "step200_rank0") are a series. */
-bool sd_ranks_names_are_ranks(const char *const *names, size_t n);
 
 /* ---- a job's folder: its snapshots by step and rank ---- */
 
@@ -115,11 +92,6 @@ typedef struct sd_job_rank {
     int64_t change;         /* last - first allocated; 0 with fewer than 2 steps */
 } sd_job_rank;
 
-/* Whether n names are a job's folder to be read by step and rank: every one reads
- * (sd_job_name_read), and they hold two or more steps or an OOM dump. (One step of
- * several ranks is sd_ranks_names_are_ranks.) */
-bool sd_job_names_are_steps(const char *const *names, size_t n, const sd_name_pattern *pattern);
-
 /* How snapshots are to be read: as their names say, or as the user said (--as-ranks,
  * --as-series). */
 typedef enum sd_read_as { SD_READ_AS_GUESS, SD_READ_AS_RANKS, SD_READ_AS_SERIES } sd_read_as;
@@ -128,19 +100,6 @@ typedef enum sd_names_view {
     SD_NAMES_RANKS,     /* the ranks of one job, side by side */
     SD_NAMES_JOB,       /* a job's folder, by step and rank */
 } sd_names_view;
-
-/* The one rule by which every command reads a folder (or the snapshots given) as ranks:
- * `as` RANKS or SERIES as said; else a job's folder when n >= 2 names hold steps
- * (sd_job_names_are_steps) or `pattern` reads every one of them; else the ranks of one
- * job when sd_ranks_names_are_ranks; else a series. */
-sd_names_view sd_names_view_of(const char *const *names, size_t n, sd_read_as as,
-                               const sd_name_pattern *pattern);
-
-/* Order e[0..n) by step, then rank, the OOM dumps of a step after its snapshots; fill
- * ranks (room for n) by rank number. *grown: the index into ranks of the rank whose
- * allocated grew most between its first and last step, SD_RANK_NONE when none grew.
- * @return the number of ranks. */
-size_t sd_job_summarize(sd_job_entry *e, size_t n, sd_job_rank *ranks, size_t *grown);
 
 typedef struct sd_rank_spread {
     size_t n;
@@ -157,6 +116,46 @@ void sd_rank_spread_of(const sd_snapshot *const *snaps, size_t n, sd_rank_spread
 /* The same from each snapshot's totals (sd_stats_total), for callers that keep those and
  * free the snapshots. */
 void sd_rank_spread_of_totals(const sd_stats *totals, size_t n, sd_rank_spread *out);
+
+/* ---- Experimental (docs/architecture.md, "Tiers"): declared only where the includer
+ * defines SNAPDIFF_EXPERIMENTAL; exported in the node LIBSNAPDIFF_EXPERIMENTAL_0.3, with no
+ * API or ABI promise (they may change in any release). */
+#ifdef SNAPDIFF_EXPERIMENTAL
+/* The rank number a member name carries: as a job's folder names it (sd_job_name_read),
+ * else the digits after the last "rank" (any case), with an optional '_', '-' or '.'
+ * between ("rank3.pickle", "job_rank_12.pkl", "rank0/snapshot.pickle"). @return -1 when
+ * none. */
+int64_t sd_rank_of_name(const char *name);
+/* Compile --name-pattern (POSIX extended; groups (?P<rank>...) and (?P<step>...), at least
+ * one of them; (?P<oom>...) marks an OOM dump when it matches). @return NULL with err
+ * filled (SD_EUSAGE) when it is no such expression. */
+sd_name_pattern *sd_name_pattern_create(const char *regex, sd_error *err);
+void sd_name_pattern_free(sd_name_pattern *p);
+/* Read `name` (a path as sd_input_name gives it) by `pattern` when given and it matches,
+ * else by the frameworks' layouts above. @return false (out->layout SD_JOB_NONE, rank and
+ * step -1) when none applies. */
+bool sd_job_name_read(const char *name, const sd_name_pattern *pattern, sd_job_name *out);
+/* Whether n >= 2 names are the ranks of one job: every name carries a rank number, no two
+ * the same, and the names are equal once that number is taken out ("rank0.pickle",
+ * "rank1.pickle"; "job.zip:rank3/step200.pickle"). Names that differ otherwise
+ * ("step100_rank0", "step200_rank0") are a series. */
+bool sd_ranks_names_are_ranks(const char *const *names, size_t n);
+/* Whether n names are a job's folder to be read by step and rank: every one reads
+ * (sd_job_name_read), and they hold two or more steps or an OOM dump. (One step of
+ * several ranks is sd_ranks_names_are_ranks.) */
+bool sd_job_names_are_steps(const char *const *names, size_t n, const sd_name_pattern *pattern);
+/* The one rule by which every command reads a folder (or the snapshots given) as ranks:
+ * `as` RANKS or SERIES as said; else a job's folder when n >= 2 names hold steps
+ * (sd_job_names_are_steps) or `pattern` reads every one of them; else the ranks of one
+ * job when sd_ranks_names_are_ranks; else a series. */
+sd_names_view sd_names_view_of(const char *const *names, size_t n, sd_read_as as,
+                               const sd_name_pattern *pattern);
+/* Order e[0..n) by step, then rank, the OOM dumps of a step after its snapshots; fill
+ * ranks (room for n) by rank number. *grown: the index into ranks of the rank whose
+ * allocated grew most between its first and last step, SD_RANK_NONE when none grew.
+ * @return the number of ranks. */
+size_t sd_job_summarize(sd_job_entry *e, size_t n, sd_job_rank *ranks, size_t *grown);
+#endif /* SNAPDIFF_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,13 @@
  * advice come from the analyses as data) and only words and lays them out.
  *
  * Text renderers colour only when opts->color says so (the caller decides: a terminal,
- * NO_COLOR). @return SD_OK, or SD_EIO when writing failed (errno set). */
+ * NO_COLOR). @return SD_OK, or SD_EIO when writing failed (errno set).
+ *
+ * Tiers (docs/architecture.md, "Tiers"): each analysis's JSON writer (sd_render_*_json, a
+ * versioned schema of docs/json-*.md) is stable and declared by its render_*.h as is;
+ * everything that words or lays out for people (text, SVG, HTML, folded, pprof, CI
+ * annotations, the English of warnings and advice) is declared only where the includer
+ * defines SNAPDIFF_RENDER_API, and exported in the node LIBSNAPDIFF_RENDER_0.3. */
 #ifndef SNAPDIFF_RENDER_H
 #define SNAPDIFF_RENDER_H
 

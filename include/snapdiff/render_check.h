@@ -43,10 +43,17 @@ typedef struct sd_check_report {
      NULL, NULL, NULL}
 sd_status sd_check_report_init(sd_check_report *opts, unsigned version);
 
-sd_status sd_render_check_text(FILE *out, const sd_check_report *r);
 sd_status sd_render_check_json(FILE *out, const sd_check_report *r);
+
+/* ---- Render tier (docs/architecture.md, "Tiers"): declared only where the includer
+ * defines SNAPDIFF_RENDER_API; exported in the node LIBSNAPDIFF_RENDER_0.3. Words and
+ * layout for people, which change with the tool's output: no API promise past the
+ * SONAME's. */
+#ifdef SNAPDIFF_RENDER_API
+sd_status sd_render_check_text(FILE *out, const sd_check_report *r);
 sd_status sd_render_check_github(FILE *out, const sd_check_report *r);
 sd_status sd_render_check_junit(FILE *out, const sd_check_report *r);
+#endif /* SNAPDIFF_RENDER_API */
 
 #ifdef __cplusplus
 }

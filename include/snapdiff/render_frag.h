@@ -16,19 +16,24 @@ extern "C" {
 
 #define SD_FRAG_SCHEMA "snapdiff.frag/1"
 
+/* The snapdiff.frag/1 document of n analyses (one file: the file's object itself). */
+sd_status sd_render_frag_json(FILE *out, const sd_frag *const *frags, size_t n);
+
+/* ---- Render tier (docs/architecture.md, "Tiers"): declared only where the includer
+ * defines SNAPDIFF_RENDER_API; exported in the node LIBSNAPDIFF_RENDER_0.3. Words and
+ * layout for people, which change with the tool's output: no API promise past the
+ * SONAME's. */
+#ifdef SNAPDIFF_RENDER_API
 /* One analysis as text: per device the verdict with its reason, the advice, the figures
  * per device, pool and stream, the histogram, the oom events; with_map adds the segment
  * maps. opts NULL = no colour. */
 sd_status sd_render_frag_text(FILE *out, const sd_frag *f, bool with_map,
                               const sd_render_options *opts);
-/* The snapdiff.frag/1 document of n analyses (one file: the file's object itself). */
-sd_status sd_render_frag_json(FILE *out, const sd_frag *const *frags, size_t n);
 /* The picture of n analyses as one <svg> element, to embed in HTML or another document:
  * per device the verdict, the segment map to scale and the free-block histogram. */
 sd_status sd_render_frag_svg_element(FILE *out, const sd_frag *const *frags, size_t n);
 /* The same as a self-contained SVG document (XML prolog, then the element). */
 sd_status sd_render_frag_svg(FILE *out, const sd_frag *const *frags, size_t n);
-
 /* The reason of a verdict / one piece of advice in English, as snprintf does: at most
  * size bytes with the NUL. @return the length the whole text needs. */
 size_t sd_frag_explain(const sd_frag_why *why, char *buf, size_t size);
@@ -39,6 +44,7 @@ size_t sd_frag_oom_note(const sd_frag_oom *o, char *buf, size_t size);
  * long C++ names cut), "" when its trace entry has no frames; s is the analysed snapshot. */
 size_t sd_frag_oom_site(const sd_snapshot *s, const sd_frag_oom *o, char *buf, size_t size);
 #define SD_FRAG_TEXT_MAX 1024    /* enough for any of them */
+#endif /* SNAPDIFF_RENDER_API */
 
 #ifdef __cplusplus
 }

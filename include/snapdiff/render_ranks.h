@@ -6,6 +6,10 @@
  * render_diff.h into memory; these functions lay those reports out member by member, so
  * that a caller can stream the members (one model per loading thread) and interleave
  * its own messages. @return SD_OK, or SD_EIO when writing failed. */
+#ifndef SNAPDIFF_RENDER_API
+#error "snapdiff/render_ranks.h is in libsnapdiff's render tier (docs/architecture.md, \"Tiers\"): define SNAPDIFF_RENDER_API before including it"
+#endif
+
 #ifndef SNAPDIFF_RENDER_RANKS_H
 #define SNAPDIFF_RENDER_RANKS_H
 

@@ -6,6 +6,10 @@
  * for training logs snapdiff.curve/1), and a snapdiff.report/1 document of aggregates the
  * pictures need. Every array in it is bounded, so a report stays small
  * however large the snapshot. */
+#ifndef SNAPDIFF_RENDER_API
+#error "snapdiff/render_report.h is in libsnapdiff's render tier (docs/architecture.md, \"Tiers\"): define SNAPDIFF_RENDER_API before including it"
+#endif
+
 #ifndef SNAPDIFF_RENDER_REPORT_H
 #define SNAPDIFF_RENDER_REPORT_H
 

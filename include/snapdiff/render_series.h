@@ -19,6 +19,13 @@ extern "C" {
 
 #define SD_SERIES_SCHEMA "snapdiff.series/1"
 
+sd_status sd_render_series_json(FILE *out, const sd_series *s);
+
+/* ---- Render tier (docs/architecture.md, "Tiers"): declared only where the includer
+ * defines SNAPDIFF_RENDER_API; exported in the node LIBSNAPDIFF_RENDER_0.3. Words and
+ * layout for people, which change with the tool's output: no API promise past the
+ * SONAME's. */
+#ifdef SNAPDIFF_RENDER_API
 /* Growable as common.h says. */
 #define SD_SERIES_TEXT_OPTIONS_VERSION 1
 typedef struct sd_series_text_options {
@@ -30,10 +37,7 @@ typedef struct sd_series_text_options {
 #define SD_SERIES_TEXT_OPTIONS_INIT \
     {SD_SERIES_TEXT_OPTIONS_VERSION, SD_RENDER_OPTIONS_INIT, 0, false}
 sd_status sd_series_text_options_init(sd_series_text_options *opts, unsigned version);
-
 sd_status sd_render_series_text(FILE *out, const sd_series *s, const sd_series_text_options *o);
-sd_status sd_render_series_json(FILE *out, const sd_series *s);
-
 /* Snapshots that are the ranks of one job (ranks.h, sd_ranks_names_are_ranks), side by
  * side instead of as a series: per rank its allocated and reserved bytes (`totals`, over
  * all devices) and their distance from the median, then the spread (`sp`, from
@@ -47,7 +51,6 @@ sd_status sd_render_series_ranks_text(FILE *out, const char *const *sources,
 sd_status sd_render_series_ranks_json(FILE *out, const char *const *sources,
                                       const sd_stats *totals, size_t n,
                                       const sd_rank_spread *sp);
-
 /* A job's folder by step and rank (ranks.h: sd_job_summarize): per step its ranks, per
  * rank its steps and the change of its allocated bytes from its first to its last step,
  * the OOM dumps called out, then every snapshot (e ordered by sd_job_summarize). `grown`
@@ -70,6 +73,7 @@ sd_status sd_render_series_ranks_oom_text(FILE *out, const char *const *sources,
 sd_status sd_render_series_ranks_oom_json(FILE *out, const char *const *sources,
                                           const sd_stats *totals, const sd_groups_oom *ooms,
                                           size_t n, const sd_rank_spread *sp);
+#endif /* SNAPDIFF_RENDER_API */
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,9 @@
 /* render_summary.h - a baseline summary (summary.h) shown whole as JSON, for people and
  * jq (`snapdiff dump base.sdsum`). See render.h for the rules every renderer keeps. */
+#ifndef SNAPDIFF_RENDER_API
+#error "snapdiff/render_summary.h is in libsnapdiff's render tier (docs/architecture.md, \"Tiers\"): define SNAPDIFF_RENDER_API before including it"
+#endif
+
 #ifndef SNAPDIFF_RENDER_SUMMARY_H
 #define SNAPDIFF_RENDER_SUMMARY_H
 

@@ -9,6 +9,10 @@
  * profile: its stacks as the folded output merges them (the icicle). Every figure has the
  * one definition its own header gives; nothing here is decided anew.
  */
+#ifndef SNAPDIFF_RENDER_API
+#error "snapdiff/report_data.h is in libsnapdiff's render tier (docs/architecture.md, \"Tiers\"): define SNAPDIFF_RENDER_API before including it"
+#endif
+
 #ifndef SNAPDIFF_REPORT_DATA_H
 #define SNAPDIFF_REPORT_DATA_H
 

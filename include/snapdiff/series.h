@@ -139,11 +139,16 @@ const sd_series_capacity *sd_series_capacity_of(const sd_series *s);
  * monotonic series): below min_confidence, nothing can be growing or shrinking. */
 double sd_series_max_confidence(const sd_series *s);
 
+/* ---- Experimental (docs/architecture.md, "Tiers"): declared only where the includer
+ * defines SNAPDIFF_EXPERIMENTAL; exported in the node LIBSNAPDIFF_EXPERIMENTAL_0.3, with no
+ * API or ABI promise (they may change in any release). */
+#ifdef SNAPDIFF_EXPERIMENTAL
 /* The statistics themselves, for tests and other analyses. x may be NULL (0, 1, 2, ...).
  * Pairs with equal x are left out of the slope. @return false when no pair counts or
  * memory ran out (n(n-1)/2 doubles are needed). */
 bool sd_theil_sen(const double *x, const double *y, size_t n, double *slope);
 void sd_mann_kendall(const double *y, size_t n, sd_series_trend *out);
+#endif /* SNAPDIFF_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

@@ -2,12 +2,18 @@
  *
  * Stable means: while the version is 0.x, only a minor release (0.3 -> 0.4) breaks it,
  * with a new SONAME and a CHANGELOG entry; from 1.0 only a major one
- * (docs/architecture.md, "ABI and versions"). Each header below also compiles alone.
+ * (docs/architecture.md, "ABI and versions"). Its functions are in the version node
+ * LIBSNAPDIFF_0.3. Each header below also compiles alone.
  *
- * Not included, because they are EXPERIMENTAL (no API or ABI promise, may change in any
- * release): snapdiff/experimental.h (the segment-map, page and bucket helpers of the
- * fragmentation analysis) and snapdiff/pickle.h (the raw pickle reader and its value
- * accessors, which `snapdiff dump` uses). Include them by name if you accept that.
+ * Two tiers are opt-in, as zstd's ZSTD_STATIC_LINKING_ONLY (docs/architecture.md, "Tiers"):
+ *  - SNAPDIFF_RENDER_API (node LIBSNAPDIFF_RENDER_0.3): the renderers for people (text,
+ *    SVG, HTML report, folded, pprof, CI annotations) and the words they use. Their output
+ *    is wording, free to change; the JSON writers are stable and declared without it.
+ *  - SNAPDIFF_EXPERIMENTAL (node LIBSNAPDIFF_EXPERIMENTAL_0.3): no API or ABI promise, may
+ *    change in any release: the raw pickle reader (pickle.h), the segment-map helpers
+ *    (experimental.h), the attribution's frame rules, the job-name readers, the statistics.
+ * Define the macro before including this header (or any other) to get that tier too; a
+ * header of one tier only (pickle.h, render_report.h, ...) stops with #error without it.
  */
 #ifndef SNAPDIFF_SNAPDIFF_H
 #define SNAPDIFF_SNAPDIFF_H
@@ -33,16 +39,12 @@
 #include "render_curve.h"
 #include "render_diff.h"
 #include "render_frag.h"
-#include "render_ranks.h"
 #include "render_replay.h"
-#include "render_report.h"
 #include "render_series.h"
 #include "render_stats.h"
-#include "render_summary.h"
 #include "render_top.h"
 #include "render_trace.h"
 #include "replay.h"
-#include "report_data.h"
 #include "series.h"
 #include "snapshot.h"
 #include "source.h"
@@ -51,5 +53,17 @@
 #include "summary.h"
 #include "trace.h"
 #include "units.h"
+
+#ifdef SNAPDIFF_RENDER_API
+#include "render_ranks.h"
+#include "render_report.h"
+#include "render_summary.h"
+#include "report_data.h"
+#endif
+
+#ifdef SNAPDIFF_EXPERIMENTAL
+#include "experimental.h"
+#include "pickle.h"
+#endif
 
 #endif

@@ -228,12 +228,6 @@ const sd_cuda_device *sd_snapshot_host_memory(const sd_snapshot *s);
  * anything was skipped is then unknown (*mask is 0). */
 bool sd_snapshot_skipped_actions(const sd_snapshot *s, uint32_t *mask);
 
-/* The figures read from the trace that skipping the actions in `mask` makes unreliable,
- * as fixed phrases ("the trace's peak", ...), in a fixed order; at most cap are stored.
- * Figures read from the segments and blocks are never among them.
- * @return how many there are. */
-size_t sd_skip_unreliable_figures(uint32_t mask, const char **figures, size_t cap);
-
 /* The distinct pool ids trace entries record (`pool_id`: (0, 0) is the default pool, any
  * other a CUDA graph's or a MemPool's private pool), in the order first met; an entry's
  * `pool` is 1 + an index here. Past SD_SNAPSHOT_MAX_POOLS distinct ids an entry's pool
@@ -250,6 +244,18 @@ const char *sd_snapshot_warning(const sd_snapshot *s, size_t i);
 
 const char *sd_block_state_name(sd_block_state st);
 const char *sd_trace_action_name(sd_trace_action a);
+
+/* ---- Render tier (docs/architecture.md, "Tiers"): declared only where the includer
+ * defines SNAPDIFF_RENDER_API; exported in the node LIBSNAPDIFF_RENDER_0.3. Words and
+ * layout for people, which change with the tool's output: no API promise past the
+ * SONAME's. */
+#ifdef SNAPDIFF_RENDER_API
+/* The figures read from the trace that skipping the actions in `mask` makes unreliable,
+ * as fixed phrases ("the trace's peak", ...), in a fixed order; at most cap are stored.
+ * Figures read from the segments and blocks are never among them.
+ * @return how many there are. */
+size_t sd_skip_unreliable_figures(uint32_t mask, const char **figures, size_t cap);
+#endif /* SNAPDIFF_RENDER_API */
 
 #ifdef __cplusplus
 }

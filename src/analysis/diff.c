@@ -536,7 +536,7 @@ sd_diff *sd_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap
         memset(&po, 0, sizeof po);
         po.attrib = opts->attrib;
         po.max_memory = opts->max_memory;
-        d->peak = sd_peak_diff_create(old_snap, new_snap, &po, err);
+        d->peak = sdp_peak_diff_create(old_snap, new_snap, &po, err);
         if (!d->peak) {
             sd_diff_free(d);
             return NULL;
@@ -558,7 +558,7 @@ void sd_diff_free(sd_diff *d)
 {
     if (!d) return;
     sd_profile_free(d->profile);
-    sd_peak_diff_free(d->peak);
+    sdp_peak_diff_free(d->peak);
     free(d->groups);
     free(d->group_cell);
     free(d->moved_partner);

@@ -1,9 +1,18 @@
-/* diff_internal.h - shared by attrib.c, profile.c, diff.c and diff_kept.c. Not installed. */
+/* diff_internal.h - shared by attrib.c, profile.c, diff.c, diff_kept.c and peak_diff.c. Not
+ * installed. */
 #ifndef SNAPDIFF_DIFF_INTERNAL_H
 #define SNAPDIFF_DIFF_INTERNAL_H
 
 #include "base/base.h"
 #include "snapdiff/diff.h"
+#include "snapdiff/peak.h"
+
+/* The peaks of both snapshots, compared (peak_diff.c): the diff makes and frees it, and
+ * hands it out as sd_diff_peak. Either snapshot may lack a trace (then no device pairs);
+ * both must outlive the result. @return it, or NULL with err (SD_EUSAGE, SD_ENOMEM). */
+sd_peak_diff *sdp_peak_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap,
+                                   const sd_peak_options *opts, sd_error *err);
+void sdp_peak_diff_free(sd_peak_diff *d);
 
 /* "FILENAME:LINE NAME" (attrib.c) */
 void sdp_sbuf_put_frame(sdp_sbuf *b, const sd_frame *f);

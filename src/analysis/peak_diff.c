@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "base/base.h"
+#include "analysis/diff_internal.h"
 #include "snapdiff/peak.h"
 
 struct sd_peak_diff {
@@ -248,13 +249,13 @@ static void create_sides(sd_peak_diff *pd, const sd_snapshot *old_snap,
     if (pd->sides[0] && !job.out && err && err->code == SD_OK) *err = job.err;
 }
 
-sd_peak_diff *sd_peak_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap,
-                                  const sd_peak_options *opts, sd_error *err)
+sd_peak_diff *sdp_peak_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap,
+                                   const sd_peak_options *opts, sd_error *err)
 {
     sd_error_clear(err);
     if (sdp_options_check(opts, SD_PEAK_OPTIONS_VERSION, "sd_peak_options", err)) return NULL;
     if (!old_snap || !new_snap || !opts) {
-        sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_peak_diff_create: two snapshots needed");
+        sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "peak diff: two snapshots needed");
         return NULL;
     }
     sd_peak_diff *pd = calloc(1, sizeof *pd);
@@ -267,18 +268,18 @@ sd_peak_diff *sd_peak_diff_create(const sd_snapshot *old_snap, const sd_snapshot
     with_phases.phase_peaks = true;     /* the diff compares the phases' peaks too */
     create_sides(pd, old_snap, new_snap, &with_phases, err);
     if (!pd->sides[0] || !pd->sides[1]) {
-        sd_peak_diff_free(pd);
+        sdp_peak_diff_free(pd);
         return NULL;
     }
     if (pair_devices(pd)) {
         sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory comparing the peaks");
-        sd_peak_diff_free(pd);
+        sdp_peak_diff_free(pd);
         return NULL;
     }
     return pd;
 }
 
-void sd_peak_diff_free(sd_peak_diff *pd)
+void sdp_peak_diff_free(sd_peak_diff *pd)
 {
     if (!pd) return;
     for (size_t i = 0; pd->tables && i < pd->n_devices; i++) free(pd->tables[i]);

@@ -145,6 +145,7 @@ static void name_source(sd_error *err, const sd_snapshot *s)
 sd_report_data *sd_report_data_create(const sd_snapshot *const *snaps, size_t n,
                                       const sd_report_data_options *opts, sd_error *err)
 {
+    sd_error_clear(err);
     sd_report_data_options defaults;
     sd_report_data_options_init(&defaults, SD_REPORT_DATA_OPTIONS_VERSION);
     const sd_report_data_options *o = opts ? opts : &defaults;

@@ -27,5 +27,6 @@ add_test(NAME core_symbol_prefix
 add_executable(check_hash ${CMAKE_CURRENT_SOURCE_DIR}/unit/check_hash.c)
 target_include_directories(check_hash PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(check_hash PRIVATE snapdiff_core PkgConfig::CHECK)
+target_compile_definitions(check_hash PRIVATE ${SNAPDIFF_ALL_TIERS})
 add_test(NAME core_hash COMMAND check_hash)
 set_tests_properties(core_hash PROPERTIES LABELS unit TIMEOUT 300)

@@ -42,6 +42,7 @@ for f in libsnapdiff.a libsnapdiff.so; do
 done
 soname=$(objdump -p "$libdir/libsnapdiff.so" | awk '$1 == "SONAME" {print $2}')
 [ -f "$libdir/$soname" ] || fail "the SONAME $soname is not installed beside the library"
+soname_abi=${soname#libsnapdiff.so.}
 
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 grep -qx "prefix=$prefix" "$libdir/pkgconfig/snapdiff.pc" ||
@@ -69,11 +70,21 @@ static_libs=$("$pkgconfig" --static --libs snapdiff | sed 's/-lsnapdiff\b//')
 cmp -s "$work/app.out" "$work/app_static.out" ||
     fail "static and shared disagree: $(cat "$work/app.out") / $(cat "$work/app_static.out")"
 
-# A C++ program: every installed header inside extern "C", one version at compile and
-# at run time, linked through pkg-config (issue 22).
+# The example uses the stable API alone, so it binds to the stable version node only
+# (docs/architecture.md, "Tiers").
+nodes=$(objdump -T "$work/app" | awk '/ sd_/' | grep -o 'LIBSNAPDIFF_[A-Z_]*[0-9.]*' | sort -u)
+[ "$nodes" = "LIBSNAPDIFF_$soname_abi" ] ||
+    fail "the stable example binds to the nodes '$nodes', not LIBSNAPDIFF_$soname_abi alone"
+
+# A C++ program: every installed header inside extern "C" (with both opt-in tiers, so
+# that each header declares all it has), one version at compile and at run time, linked
+# through pkg-config (issue 22); sd_format_bytes is of the render tier, so the program
+# binds to that tier's node too.
 cxx=$(command -v g++ || command -v c++ || true)
 [ -n "$cxx" ] || fail "no C++ compiler (g++): tests/deps.sh installs it"
 {
+    echo "#define SNAPDIFF_RENDER_API"
+    echo "#define SNAPDIFF_EXPERIMENTAL"
     for h in "$prefix"/include/snapdiff/*.h; do echo "#include <snapdiff/$(basename "$h")>"; done
     cat <<'CXX'
 #include <cstdio>
@@ -91,6 +102,8 @@ CXX
 } >"$work/app.cpp"
 "$cxx" "$@" -std=c++11 -Wall -Wextra -Werror -o "$work/app_cxx" "$work/app.cpp" \
     $("$pkgconfig" --cflags --libs snapdiff) || fail "a C++ program does not build against it"
+objdump -T "$work/app_cxx" | grep -q "LIBSNAPDIFF_RENDER_$soname_abi.*sd_format_bytes" ||
+    fail "the C++ program does not bind sd_format_bytes to LIBSNAPDIFF_RENDER_$soname_abi"
 LD_LIBRARY_PATH=$libdir "$work/app_cxx" >"$work/app_cxx.out" ||
     fail "the C++ program failed: $(cat "$work/app_cxx.out")"
 pcver=$("$pkgconfig" --modversion snapdiff)

@@ -116,6 +116,33 @@ START_TEST(reused_error_holds_the_last_call)
 }
 END_TEST
 
+/* sd_report_data_create keeps the rule too (issue 39: it was the one entry point of 42
+ * that left a stale record in place). A record holding an earlier failure: the next
+ * failure reports itself, and a success leaves "no error". */
+START_TEST(report_data_clears_a_stale_error)
+{
+    sd_snapshot *s = sdp_test_load_ok("%s", FIXTURE("basic/v2_6_full.pickle"));
+    const sd_snapshot *one[1] = {s};
+    sd_error err;
+    memset(&err, 0x5a, sizeof err);
+    ck_assert_ptr_null(sd_snapshot_load_file("/nonexistent/stale.pickle", NULL, &err));
+    ck_assert_int_eq(err.code, SD_EIO);
+
+    ck_assert_ptr_null(sd_report_data_create(one, 0, NULL, &err));   /* n == 0: a misuse */
+    ck_assert_int_eq(err.code, SD_EUSAGE);
+    ck_assert_ptr_null(strstr(err.source, "stale.pickle"));
+    ck_assert_ptr_nonnull(strstr(err.text, "report data"));
+
+    sd_report_data *d = sd_report_data_create(one, 1, NULL, &err);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_int_eq(err.code, SD_OK);
+    ck_assert_str_eq(err.source, "");
+    ck_assert_str_eq(err.text, "");
+    sd_report_data_free(d);
+    sd_snapshot_free(s);
+}
+END_TEST
+
 START_TEST(loader_reports_per_input)
 {
     const char *specs[] = {FIXTURE("leak/churn_old.pickle"), "/nonexistent/x.pickle"};
@@ -264,6 +291,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, error_format_without_error);
     tcase_add_test(tc, loader_reports_per_input);
     tcase_add_test(tc, reused_error_holds_the_last_call);
+    tcase_add_test(tc, report_data_clears_a_stale_error);
     tcase_add_test(tc, options_init_knows_its_versions);
     tcase_add_test(tc, every_options_init);
     tcase_add_test(tc, entry_points_refuse_a_newer_struct);
