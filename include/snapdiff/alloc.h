@@ -116,8 +116,6 @@ typedef enum sd_replay_trust_reason {
  * "placements-only", "nothing-checked", "non-upstream-keys", "npu-streams"; NULL past the
  * last. */
 const char *sd_replay_trust_reason_name(sd_replay_trust_reason r);
-/* The reason in a sentence (static). */
-const char *sd_replay_trust_reason_text(sd_replay_trust_reason r);
 
 typedef struct sd_replay_choice {
     bool new_segment;                /* a new segment (cudaMalloc / map) */
@@ -226,6 +224,13 @@ typedef struct sd_replay_device {
     uint64_t warnings[SD_REPLAY_WARNING_COUNT];
     const sd_replay_config *configs; size_t n_configs;   /* "recorded" first */
 } sd_replay_device;
+
+/* ---- Render (docs/architecture.md, "Tiers"): declared only where the includer defines
+ * SNAPDIFF_RENDER_API; exported in the node LIBSNAPDIFF_RENDER_0.3. */
+#ifdef SNAPDIFF_RENDER_API
+/* The reason in a sentence (static). */
+const char *sd_replay_trust_reason_text(sd_replay_trust_reason r);
+#endif
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,10 @@
  * recorded settings for the predicted peak reserved. docs/plan.md has the rules and what
  * a prediction cannot show.
  */
+#ifndef SNAPDIFF_EXPERIMENTAL
+#error "snapdiff/plan.h is in libsnapdiff's experimental tier, with no API or ABI promise (docs/architecture.md, \"Tiers\"): define SNAPDIFF_EXPERIMENTAL before including it"
+#endif
+
 #ifndef SNAPDIFF_PLAN_H
 #define SNAPDIFF_PLAN_H
 

@@ -1,5 +1,9 @@
 /* render_plan.h - the answer of `snapdiff plan` as text and as JSON (snapdiff.plan/1,
  * docs/json-plan.md); see render.h for the rules every renderer keeps. */
+#ifndef SNAPDIFF_EXPERIMENTAL
+#error "snapdiff/render_plan.h is in libsnapdiff's experimental tier, with no API or ABI promise (docs/architecture.md, \"Tiers\"): define SNAPDIFF_EXPERIMENTAL before including it"
+#endif
+
 #ifndef SNAPDIFF_RENDER_PLAN_H
 #define SNAPDIFF_RENDER_PLAN_H
 

@@ -64,6 +64,8 @@
 #ifdef SNAPDIFF_EXPERIMENTAL
 #include "experimental.h"
 #include "pickle.h"
+#include "plan.h"
+#include "render_plan.h"
 #endif
 
 #endif

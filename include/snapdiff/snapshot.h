@@ -182,14 +182,9 @@ size_t sd_snapshot_device_count(const sd_snapshot *s);   /* sorted by device ord
 const sd_cuda_device *sd_snapshot_device(const sd_snapshot *s, size_t i);
 /* `oom` entries in the traces of every device (0 without a trace). */
 uint64_t sd_snapshot_oom_count(const sd_snapshot *s);
-/* Keys upstream torch never writes (torch/csrc/cuda/memory_snapshot.cpp), met in the
- * top-level dict, a segment, a block or a trace entry: a patched torch build, whose
- * allocator the replay's model may not follow. Distinct names as "where.key" (where is
- * snapshot, segment, block or trace), first met first, at most SD_SNAPSHOT_FOREIGN_MAX
- * kept; a summary keeps none. */
+/* The keys this snapshot holds that upstream torch never writes: sd_snapshot_foreign_key
+ * (experimental, below). */
 #define SD_SNAPSHOT_FOREIGN_MAX 8
-size_t sd_snapshot_foreign_key_count(const sd_snapshot *s);
-const char *sd_snapshot_foreign_key(const sd_snapshot *s, size_t i);
 
 size_t sd_snapshot_stack_count(const sd_snapshot *s);
 /* Frames of stack `id`, innermost first, as indices for sd_snapshot_frame. */
@@ -256,6 +251,18 @@ const char *sd_trace_action_name(sd_trace_action a);
  * @return how many there are. */
 size_t sd_skip_unreliable_figures(uint32_t mask, const char **figures, size_t cap);
 #endif /* SNAPDIFF_RENDER_API */
+
+/* ---- Experimental (docs/architecture.md, "Tiers"): declared only where the includer
+ * defines SNAPDIFF_EXPERIMENTAL; exported in the node LIBSNAPDIFF_EXPERIMENTAL_0.3. */
+#ifdef SNAPDIFF_EXPERIMENTAL
+/* Keys upstream torch never writes (torch/csrc/cuda/memory_snapshot.cpp), met in the
+ * top-level dict, a segment, a block or a trace entry: a patched torch build, whose
+ * allocator the replay's model may not follow. Distinct names as "where.key" (where is
+ * snapshot, segment, block or trace), first met first, at most SD_SNAPSHOT_FOREIGN_MAX
+ * kept; a summary keeps none. */
+size_t sd_snapshot_foreign_key_count(const sd_snapshot *s);
+const char *sd_snapshot_foreign_key(const sd_snapshot *s, size_t i);
+#endif
 
 #ifdef __cplusplus
 }
