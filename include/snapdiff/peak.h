@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include "attrib.h"
 #include "category.h"
+#include "levers.h"
 #include "snapshot.h"
 #include "trace.h"
 
@@ -105,6 +106,9 @@ typedef struct sd_peak_device {
     /* With sd_peak_options.phase_peaks: the peak of each phase that has an alloc in the
      * window, in phase order (the overall peak is one of them). */
     const sd_peak_phase *phase_peaks; size_t n_phase_peaks;
+    /* Issue 36: the levers at the peak (levers.h: what a model change frees then, with the
+     * bytes), owned by the peak; NULL when no peak. A peak has no shortfall. */
+    const struct sd_levers *levers;
 } sd_peak_device;
 
 typedef struct sd_peak sd_peak;

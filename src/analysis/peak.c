@@ -13,6 +13,7 @@
 #include "base/base.h"
 #include "diff_internal.h"
 #include "trace_walk.h"
+#include "levers_internal.h"
 #include "snapdiff/category.h"
 #include "snapdiff/peak.h"
 
@@ -69,6 +70,9 @@ struct sd_peak {
     /* categories (category.h) of the table being built */
     sd_phases *phases;
     sd_category_total cats[SD_CATEGORY_COUNT];
+    /* the levers of the moment being tabled (levers.h), fed every live block; or NULL */
+    sd_levers *visit;
+    uint64_t max_memory;
 };
 
 static sd_status nomem(sd_error *err)
@@ -200,6 +204,7 @@ static sd_status table_add(sd_peak *p, size_t dev, const sd_block_life *life, ui
     t->blocks++;
     if (ev == SD_EVIDENCE_FRAMES) t->frames_bytes += size;
     else if (ev == SD_EVIDENCE_LIFETIME) t->lifetime_bytes += size;
+    if (p->visit && sdp_levers_add(p->visit, life, size, c)) return SD_ENOMEM;
     uint32_t stack = life->stack;
     if (stack >= p->n_stacks) stack = 0;
     stack_acc *a = &p->stacks[stack];
@@ -506,6 +511,33 @@ static sd_status live_table(sd_peak *p, size_t i, size_t entry, sd_peak_table *o
     return table_end(p, out);
 }
 
+/* live_table, and the levers of that moment (levers.h, owned by the caller). */
+static sd_status peak_levers(sd_peak *p, size_t i, size_t entry, sd_peak_table *out,
+                             sd_levers **levers)
+{
+    *levers = sdp_levers_begin(p->snap, p->phases, p->attrib, i, entry, p->max_memory);
+    if (!*levers) return SD_ENOMEM;
+    p->visit = *levers;
+    sd_status st = live_table(p, i, entry, out);
+    p->visit = NULL;
+    if (!st) st = sdp_levers_end(*levers);
+    if (!st) st = sdp_levers_judge(*levers, false, 0, NULL, 0);
+    return st;
+}
+
+sd_status sdp_peak_live_levers(sd_peak *p, size_t i, size_t entry, sd_peak_table *out,
+                               sd_levers **levers)
+{
+    *levers = NULL;
+    if (!p || i >= p->n_devices || entry >= p->devices[i].total_entries) return SD_EUSAGE;
+    sd_status st = peak_levers(p, i, entry, out, levers);
+    if (st) {
+        sd_levers_free(*levers);
+        *levers = NULL;
+    }
+    return st;
+}
+
 /* The peak of each phase, after walk_device_trace. */
 static sd_status phase_peaks(sd_peak *p, size_t i)
 {
@@ -564,7 +596,8 @@ static sd_status peak_build(sd_peak *p, const sd_peak_options *o)
             sd_step_phase ph;
             dv->peak_has_phase = sd_phases_at(p->phases, i, dv->peak_entry, &ph, &dv->peak_step);
             dv->peak_phase = ph;
-            if (live_table(p, i, dv->peak_entry, &dv->at_peak)) return SD_ENOMEM;
+            if (peak_levers(p, i, dv->peak_entry, &dv->at_peak, (sd_levers **)&dv->levers))
+                return SD_ENOMEM;
             if (o->phase_peaks && phase_peaks(p, i)) return SD_ENOMEM;
         }
     }
@@ -586,6 +619,7 @@ sd_peak *sd_peak_create(const sd_snapshot *s, const sd_peak_options *opts, sd_er
     }
     p->snap = s;
     sdp_arena_init(&p->arena, opts->max_memory);
+    p->max_memory = opts->max_memory;
     sdp_trace_walk_init(&p->walk, &p->arena);
     p->attrib = sd_attrib_create(&opts->attrib, err);
     if (p->attrib) p->phases = sd_phases_create(s, err);
@@ -609,6 +643,7 @@ void sd_peak_free(sd_peak *p)
     sdp_trace_walk_free(&p->walk);
     sdp_sbuf_free(&p->key);
     for (size_t i = 0; i < p->n_devices; i++) {
+        sd_levers_free((sd_levers *)p->devices[i].levers);
         free(p->states[i].leftovers);
         free(p->states[i].early_frees);
         free(p->states[i].released);

@@ -104,6 +104,8 @@ static json_t *peak_json(const sd_peak *p, const sd_peak_device *d)
     json_object_set_new(o, "phase", sdp_peak_phase_json(d));
     json_object_set_new(o, "step", sdp_peak_step_json(d));
     json_object_set_new(o, "categories", sdp_categories_json(&d->at_peak));
+    json_object_set_new(o, "model_levers",
+                        sdp_levers_json(sd_peak_attrib(p), sd_peak_snapshot(p), d->levers));
     return o;
 }
 

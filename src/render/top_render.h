@@ -5,6 +5,7 @@
 #include <jansson.h>
 
 #include "snapdiff/frag.h"
+#include "snapdiff/levers.h"
 #include "snapdiff/peak.h"
 
 /* The site of `stack` as the diff's JSON names it: {filename, line, name, kind} (a native
@@ -21,6 +22,14 @@ json_t *sdp_peak_step_json(const sd_peak_device *d);
 void sdp_categories_text(FILE *out, const sd_peak_table *t, const char *indent);
 /* " in the backward of step 2" / " in the forward" / "" for the peak line. */
 void sdp_peak_phase_text(const sd_peak_device *d, char *buf, size_t size);
+
+/* The levers of a moment (levers.h) as docs/levers.md names them: [{lever, category,
+ * bytes, enough, sites, ...}], ranked. */
+json_t *sdp_levers_json(const sd_attrib *a, const sd_snapshot *s, const sd_levers *l);
+/* "levers at the WHAT, ...:" and one line per lever with its arithmetic; nothing when
+ * there is none. */
+void sdp_levers_text(FILE *out, const sd_snapshot *s, const sd_levers *l, const char *what,
+                     const char *indent);
 
 /* The oom events of device `device` in `f` (NULL: none), first in top and trace: a line
  * with their count, then the latest three as frag prints them. */

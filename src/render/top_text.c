@@ -149,6 +149,7 @@ static void print_device(FILE *out, const sd_peak *x, const sd_peak_device *d, s
     fprintf(out, "%s, reached by an alloc at %s\n", phase, site);
     fprintf(out, "  live at the peak, by category:\n");
     sdp_categories_text(out, &d->at_peak, "    ");
+    sdp_levers_text(out, sd_peak_snapshot(x), d->levers, "peak", "  ");
     fprintf(out, "  live at the peak, by site (%s live when recording began included):\n",
             sdp_fmt_bytes(d->start_bytes).s);
     print_table(out, x, &d->at_peak, false, top, ro);
