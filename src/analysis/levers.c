@@ -263,8 +263,8 @@ static sd_category main_category(const sd_levers *l, bool (*pick)(const sd_lever
     uint64_t by[SD_CATEGORY_COUNT] = {0};
     for (size_t i = 0; i < l->n_blocks; i++)
         if (pick(l, &l->blocks[i], ctx)) by[l->blocks[i].cat] += l->blocks[i].size;
-    size_t best = SD_CAT_OTHER;
-    for (size_t c = 0; c < SD_CATEGORY_COUNT; c++)
+    size_t best = 0;                /* the first of the largest, in category order */
+    for (size_t c = 1; c < SD_CATEGORY_COUNT; c++)
         if (by[c] > by[best]) best = c;
     return (sd_category)best;
 }
