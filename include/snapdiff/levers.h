@@ -16,8 +16,8 @@
  *  - sharding over N ranks (ZeRO-1 the optimizer state, ZeRO-2 and gradients, ZeRO-3 / FSDP
  *    and parameters): X * (1 - 1/N), quoted at N = 2 and 8;
  *  - the allocator settings frag's replay tried, with their replayed headroom (an oom only).
- * A lever whose bytes the trace cannot support is not given; a lever freeing 0 bytes is not
- * given. The levers are ranked by bytes, largest first (allocator settings, which free no
+ * A lever whose bytes the trace cannot support is not given, nor one freeing under
+ * SD_LEVERS_MIN_BYTES (1 MiB). The levers are ranked by bytes, largest first (allocator settings, which free no
  * live memory, last). With a shortfall (an oom's), each says whether it alone closes it.
  */
 #ifndef SNAPDIFF_LEVERS_H
@@ -31,6 +31,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* A model lever freeing fewer bytes than this is not given. */
+#define SD_LEVERS_MIN_BYTES (1024ULL * 1024)
 
 typedef enum sd_lever_kind {
     SD_LEVER_KIND_CHECKPOINT,     /* "activation-checkpointing" */

@@ -611,6 +611,11 @@ sd_status sdp_levers_end(sd_levers *l)
     if (checkpoint(l) || half_batch(l) || chunked_loss(l) || optim_foreach(l) ||
         by_categories(l))
         return SD_ENOMEM;
+    /* A lever freeing under SD_LEVERS_MIN_BYTES (a loss's scalar) is not worth a line. */
+    size_t m = 0;
+    for (size_t i = 0; i < l->n_items; i++)
+        if (l->items[i].bytes >= SD_LEVERS_MIN_BYTES) l->items[m++] = l->items[i];
+    l->n_items = m;
     if (l->n_items > 1) qsort(l->items, l->n_items, sizeof *l->items, cmp_lever);
     /* The blocks are not needed past here. */
     free(l->blocks);

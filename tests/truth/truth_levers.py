@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import truth_category as tc  # noqa: E402
 import truth_diff  # noqa: E402
 
+MIN_BYTES = 1 << 20      # SD_LEVERS_MIN_BYTES: a lever freeing less is not given
 KINDS = ["activation-checkpointing", "halve-micro-batch", "chunked-loss",
          "optimizer-foreach-off", "zero-grad-set-to-none", "shard-optimizer-state",
          "shard-gradients", "shard-parameters", "allocator-setting"]
@@ -186,6 +187,8 @@ def levers_at(blocks, ph, at):
             continue
         prev = x
         out.append(lever(kind, cat, x - x // 2, x, b8=x - x // 8))
+
+    out = [v for v in out if v["bytes"] >= MIN_BYTES]
 
     def rank(v):
         k = KINDS.index(v["lever"])
