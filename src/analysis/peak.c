@@ -36,6 +36,8 @@ typedef struct dev_state {
     size_t *early_frees; size_t n_early;        /* entry indices */
     uint32_t *released;           /* per alloc entry: the entry that released it, or
                                    * ENTRY_NONE (NULL when the trace is too long) */
+    struct step_best { bool has; int64_t best; size_t entry; } *steps;   /* by step */
+    size_t n_steps, steps_cap;
 } dev_state;
 
 typedef struct stack_acc {
@@ -381,6 +383,33 @@ static sd_status end_table(sd_peak *p, const sd_cuda_device *d, sd_peak_device *
     return table_end(p, &dv->at_end);
 }
 
+/* The peak of each step seen, after the walk: a step is complete when a later one
+ * follows it in the trace, or the trace ends in its optimizer run. */
+static sd_status step_peaks(sd_peak *p, const sd_cuda_device *d, sd_peak_device *dv,
+                            const dev_state *ds, uint64_t base)
+{
+    size_t n = 0;
+    for (size_t k = 1; k < ds->n_steps; k++) n += ds->steps[k].has;
+    if (!n) return SD_OK;
+    sd_peak_step *out = sdp_arena_alloc(&p->arena, n * sizeof *out);
+    if (!out) return SD_ENOMEM;
+    size_t dev = (size_t)(dv - p->devices);
+    sd_step_phase last_phase = SD_IN_OTHER;
+    uint32_t last_step = 0;
+    if (d->n_trace) sd_phases_at(p->phases, dev, d->n_trace - 1, &last_phase, &last_step);
+    n = 0;
+    for (size_t k = 1; k < ds->n_steps; k++) {
+        if (!ds->steps[k].has) continue;
+        out[n++] = (sd_peak_step){
+            .step = (uint32_t)k, .bytes = base + (uint64_t)ds->steps[k].best,
+            .entry = ds->steps[k].entry,
+            .complete = k < last_step || (k == last_step && last_phase == SD_IN_OPTIMIZER)};
+    }
+    dv->step_peaks = out;
+    dv->n_step_peaks = n;
+    return SD_OK;
+}
+
 /* The whole trace once: the peak, the early frees and the leftovers. */
 static sd_status walk_device_trace(sd_peak *p, const sd_cuda_device *d, sd_peak_device *dv,
                                dev_state *ds, const sd_peak_options *o)
@@ -416,7 +445,20 @@ static sd_status walk_device_trace(sd_peak *p, const sd_cuda_device *d, sd_peak_
         }
         if (e->action == SD_ACT_ALLOC && i >= lo && i < hi) {
             sd_step_phase ph;
-            sd_phases_at(p->phases, (size_t)(dv - p->devices), i, &ph, NULL);
+            uint32_t step;
+            sd_phases_at(p->phases, (size_t)(dv - p->devices), i, &ph, &step);
+            if (step) {
+                if (step >= ds->n_steps) {
+                    if (sdp_grow((void **)&ds->steps, &ds->steps_cap, (size_t)step + 1,
+                                 sizeof *ds->steps, &p->arena))
+                        return SD_ENOMEM;
+                    memset(ds->steps + ds->n_steps, 0,
+                           ((size_t)step + 1 - ds->n_steps) * sizeof *ds->steps);
+                    ds->n_steps = (size_t)step + 1;
+                }
+                struct step_best *sb = &ds->steps[step];
+                if (!sb->has || rel > sb->best) *sb = (struct step_best){true, rel, i};
+            }
             if (!ds->phase_has[ph] || rel > ds->phase_best[ph]) {
                 ds->phase_has[ph] = true;
                 ds->phase_best[ph] = rel;
@@ -447,6 +489,7 @@ static sd_status walk_device_trace(sd_peak *p, const sd_cuda_device *d, sd_peak_
     for (size_t k = 0; k < ds->n_early; k++) base += d->trace[ds->early_frees[k]].size;
     dv->start_bytes = base;
     dv->window_start_bytes = base + (uint64_t)rel_lo;
+    if (step_peaks(p, d, dv, ds, base)) return SD_ENOMEM;
     if (dv->has_peak) {
         const sd_trace_entry *e = &d->trace[dv->peak_entry];
         dv->peak_bytes = base + (uint64_t)best;
@@ -647,6 +690,7 @@ void sd_peak_free(sd_peak *p)
         free(p->states[i].leftovers);
         free(p->states[i].early_frees);
         free(p->states[i].released);
+        free(p->states[i].steps);
     }
     sd_phases_free(p->phases);
     free(p->stack_key);

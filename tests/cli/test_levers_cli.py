@@ -5,7 +5,11 @@ tests/truth/truth_levers.py, on testdata/levers/ (also against the figures worke
 in testdata/make_levers_fixtures.py), the other oom fixtures and the real corpus; each oom
 lever's `enough` against what would have had to be freed; the text prints the arithmetic.
 
-    test_levers_cli.py --bin SNAPDIFF --root SOURCE_DIR fixtures|oom|real
+A/B (steps): `snapdiff OLD NEW --json`'s peak.devices[].steps_compared (the steps of the
+two peaks, and the steady step's peaks by category when they differ) against the truth's
+per-step peaks.
+
+    test_levers_cli.py --bin SNAPDIFF --root SOURCE_DIR fixtures|oom|real|steps
 """
 import argparse
 import os
@@ -157,6 +161,77 @@ def part_fixtures():
           in text and "-- enough alone" in text, "adam_oom: the text", text)
 
 
+def steps_with_truth(old, new):
+    """`snapdiff OLD NEW --json`'s steps_compared against the truth's per-step peaks."""
+    T.prefix = []
+    doc = run_json([old, new], rc=None)
+    if not doc or not doc.get("peak"):
+        return None
+    wo = truth_levers.compute(truth_diff.load(old))["devices"]
+    wn = truth_levers.compute(truth_diff.load(new))["devices"]
+    tag = "%s vs %s" % (os.path.basename(old), os.path.basename(new))
+    for dv in doc["peak"]["devices"]:
+        so = dv["steps_compared"]
+        o = [d for d in wo if d["device"] == dv["device_old"]][0]
+        n = [d for d in wn if d["device"] == dv["device_new"]][0]
+        check(so["old_step"] == (o["peak_step"] or None) and
+              so["new_step"] == (n["peak_step"] or None), tag + ": the peaks' steps", so)
+        differ = bool(o["peak_step"] and n["peak_step"] and o["peak_step"] != n["peak_step"])
+        lo = max([x["step"] for x in o["steps"] if x["complete"]] + [0])
+        ln = max([x["step"] for x in n["steps"] if x["complete"]] + [0])
+        steady = min(lo, ln) if differ else 0
+        xo = [x for x in o["steps"] if x["step"] == steady]
+        xn = [x for x in n["steps"] if x["step"] == steady]
+        if not (xo and xn):
+            steady = 0
+        check(so["steady_step"] == (steady or None), tag + ": the steady step", so, steady)
+        if steady:
+            st = so["steady"]
+            check(st["old_bytes"] == xo[0]["bytes"] and st["new_bytes"] == xn[0]["bytes"] and
+                  st["old_entry"] == xo[0]["entry"] and st["new_entry"] == xn[0]["entry"],
+                  tag + ": the steady step's peaks", st, xo, xn)
+            got = {c["category"]: c["delta_bytes"] for c in st["categories"]}
+            cats = set(xo[0]["categories"]) | set(xn[0]["categories"])
+            want = {c: xn[0]["categories"].get(c, 0) - xo[0]["categories"].get(c, 0)
+                    for c in cats}
+            check(got == want, tag + ": the steady step by category", got, want)
+    return doc
+
+
+def part_steps():
+    cat = os.path.join(ROOT, "testdata", "category")
+    doc = steps_with_truth(os.path.join(cat, "adam.pickle"),
+                           os.path.join(cat, "adam_bigstep.pickle"))
+    so = doc["peak"]["devices"][0]["steps_compared"]
+    # by hand (make_category_fixtures.py): OLD's peak 35 MiB in step 2's backward, NEW's
+    # 40 MiB in step 1's optimizer; NEW's step 2 reaches 40 MiB again.
+    check(so["old_step"] == 2 and so["new_step"] == 1 and so["same_step"] is False and
+          so["steady_step"] == 2 and so["steady"]["old_bytes"] == 35 * MiB and
+          so["steady"]["new_bytes"] == 40 * MiB, "adam vs adam_bigstep: step 2 of both", so)
+    T.prefix = []
+    text = run([os.path.join(cat, "adam.pickle"), os.path.join(cat, "adam_bigstep.pickle")],
+               rc=None).stdout
+    check("the peaks are in different steps: OLD's in step 2, NEW's in step 1; at step 2 "
+          "(the last complete step of both): OLD 35.0 MiB, NEW 40.0 MiB" in text,
+          "adam vs adam_bigstep: the text says which steps", text)
+    same = steps_with_truth(os.path.join(cat, "adam.pickle"), os.path.join(cat, "adam.pickle"))
+    check(same["peak"]["devices"][0]["steps_compared"]["same_step"] is True,
+          "a file against itself: the same step")
+    real = clitest.real_snapshots(ROOT, skip_if_absent=False)
+    if real:
+        pairs = [("NiuHuangxiaozi_assignment2-systems__fwd_bwd_ctx100_fp32.pickle",
+                  "NiuHuangxiaozi_assignment2-systems__fwd_bwd_ctx150_fp32.pickle"),
+                 ("sidsoc12_spring2024-assignment2-systems__cs336_systems-mem_snapshot_"
+                  "ctx128_fp32_train.pickle",
+                  "NiuHuangxiaozi_assignment2-systems__fwd_bwd_ctx100_fp32.pickle"),
+                 ("JasperSolt_EoR_NN__snapshot.pickle",
+                  "sidsoc12_spring2024-assignment2-systems__cs336_systems-mem_snapshot_"
+                  "ctx128_fp32_train.pickle")]
+        for a, b in pairs:
+            if os.path.exists(os.path.join(real, a)) and os.path.exists(os.path.join(real, b)):
+                steps_with_truth(os.path.join(real, a), os.path.join(real, b))
+
+
 def part_oom():
     n = 0
     for f in sorted(os.listdir(os.path.join(ROOT, "testdata", "oom"))):
@@ -181,10 +256,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--root", required=True)
-    ap.add_argument("part", choices=["fixtures", "oom", "real"])
+    ap.add_argument("part", choices=["fixtures", "oom", "real", "steps"])
     a = ap.parse_args()
     T.bin, ROOT = a.bin, a.root
-    {"fixtures": part_fixtures, "oom": part_oom, "real": part_real}[a.part]()
+    {"fixtures": part_fixtures, "oom": part_oom, "real": part_real,
+     "steps": part_steps}[a.part]()
     sys.exit(T.finish())
 
 

@@ -5,7 +5,8 @@ at each oom entry.
     truth_levers.py FILE
 
 Prints JSON {"devices": [{"device", "peak": {"entry", "phase", "levers": [...]} or null,
-"ooms": [{"entry", "levers": [...]}]}]}, each lever {lever, category, bytes, of_bytes,
+"ooms": [{"entry", "levers": [...]}], "peak_step", "steps": [{"step", "bytes", "entry",
+"complete", "categories"}] (the peak inside each step, for the A/B's like steps)}]}, each lever {lever, category, bytes, of_bytes,
 less_bytes, calls, bytes_8_ranks, site} ranked as snapdiff ranks them (`site`: the
 checkpointed module's call line or the `_multi_tensor_` frame as "file:line", else null).
 The live blocks and their categories come from truth_category.py (the categories' own
@@ -209,7 +210,7 @@ def compute(snap):
     out = []
     for dev in truth_diff.devices_of(snap):
         trace = traces[dev] if dev < len(traces) else []
-        d = dict(device=dev, peak=None, ooms=[])
+        d = dict(device=dev, peak=None, ooms=[], steps=[], peak_step=0)
         out.append(d)
         if not trace:
             continue
@@ -223,7 +224,9 @@ def compute(snap):
             if r is not None:
                 ends.setdefault(r, []).append(a)
         early_set = set(early)
-        cur, best, at = 0, None, None
+        base = sum(b[2] for b in leftovers) + sum(trace[i].get("size", 0) for i in early)
+        cur, best, at = base, None, None
+        steps = {}
         for i, e in enumerate(trace):
             if e.get("action") == "alloc":
                 cur += e.get("size", 0)
@@ -233,6 +236,21 @@ def compute(snap):
                 cur -= e.get("size", 0)
             if e.get("action") == "alloc" and (best is None or cur > best):
                 best, at = cur, i
+            st = ph[i][2]
+            if e.get("action") == "alloc" and st and (st not in steps or cur > steps[st][0]):
+                steps[st] = (cur, i)
+        last_phase, _run, last_step = ph[-1]
+        d["steps"] = []
+        for st in sorted(steps):
+            lb = live_blocks(trace, leftovers, early, release, ph, steps[st][1])
+            cats = {}
+            for size, c, fr, a in lb:
+                cats[c] = cats.get(c, 0) + size
+            d["steps"].append(dict(step=st, bytes=steps[st][0], entry=steps[st][1],
+                                   complete=st < last_step or (st == last_step and
+                                                               last_phase == "optimizer"),
+                                   categories=cats))
+        d["peak_step"] = ph[at][2] if at is not None else 0
         if at is not None:
             lb = live_blocks(trace, leftovers, early, release, ph, at)
             d["peak"] = dict(entry=at, phase=ph[at][0], levers=levers_at(lb, ph, at))
