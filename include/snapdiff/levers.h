@@ -24,6 +24,7 @@
 #define SNAPDIFF_LEVERS_H
 
 #include <stdbool.h>
+#include "common.h"
 #include "attrib.h"
 #include "category.h"
 #include "snapshot.h"
@@ -92,8 +93,6 @@ size_t sd_levers_count(const sd_levers *l);
 const sd_lever *sd_levers_at(const sd_levers *l, size_t i);
 /* The shortfall the levers were judged against; false when there is none (a peak). */
 bool sd_levers_shortfall(const sd_levers *l, uint64_t *bytes);
-/* The phase of the moment (category.h) and its step (0: none). */
-sd_step_phase sd_levers_phase(const sd_levers *l, uint32_t *step);
 void sd_levers_free(sd_levers *l);
 
 #ifdef __cplusplus

@@ -41,8 +41,7 @@ struct sd_levers {
     const sd_phases *phases;
     const sd_attrib *attrib;
     size_t dev, entry;
-    sd_step_phase phase;
-    uint32_t step;
+    sd_step_phase phase;          /* of the moment: zero_grad's lever needs a forward */
     lblock *blocks; size_t n_blocks, cap_blocks;
     sd_lever *items; size_t n_items, cap_items;
     bool has_shortfall;
@@ -70,7 +69,7 @@ sd_levers *sdp_levers_begin(const sd_snapshot *s, const sd_phases *ph, const sd_
     l->attrib = a;
     l->dev = dev;
     l->entry = entry;
-    sd_phases_at(ph, dev, entry, &l->phase, &l->step);
+    sd_phases_at(ph, dev, entry, &l->phase, NULL);
     return l;
 }
 
@@ -680,10 +679,4 @@ bool sd_levers_shortfall(const sd_levers *l, uint64_t *bytes)
 {
     if (bytes) *bytes = l && l->has_shortfall ? l->shortfall : 0;
     return l && l->has_shortfall;
-}
-
-sd_step_phase sd_levers_phase(const sd_levers *l, uint32_t *step)
-{
-    if (step) *step = l ? l->step : 0;
-    return l ? l->phase : SD_IN_OTHER;
 }
