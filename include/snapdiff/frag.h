@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include "attrib.h"
 #include "category.h"
+#include "levers.h"
 #include "snapshot.h"
 
 #ifdef __cplusplus
@@ -189,6 +190,10 @@ typedef struct sd_frag_whatif {
     uint64_t headroom_bytes;    /* capacity minus the peak reserved replayed under it */
     bool enough;                /* headroom >= 5% of the capacity: else "not enough for
                                  * the next step" */
+    /* Issue 36: the reserved bytes the setting saves at the replayed peak (the recorded
+     * settings' peak reserved minus its own; 0 when it saves none). */
+    bool has_saved;
+    uint64_t saved_bytes;
 } sd_frag_whatif;
 
 #define SD_FRAG_LEVERS 5            /* at most this many levers per oom */
@@ -267,6 +272,11 @@ typedef struct sd_frag_oom {
     bool whatif_trusted;
     const char *whatif_untrusted_why;
     const sd_frag_whatif *whatif; size_t n_whatif;
+    /* Issue 36: the levers at the oom in the model's terms (levers.h), each with the bytes
+     * it frees then and whether it alone closes the shortfall (shortfall_bytes, or the
+     * request when the free memory covered it), allocator settings last; NULL when what
+     * was live is not computed. Owned by the frag analysis. */
+    const struct sd_levers *model_levers;
 } sd_frag_oom;
 
 /* ---- Why the verdict, and what would help: data, worded by the renderers. ---------- */

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include "attrib.h"
 #include "category.h"
+#include "levers.h"
 #include "snapshot.h"
 #include "trace.h"
 
@@ -79,6 +80,14 @@ typedef struct sd_peak_phase {
     sd_peak_table at;               /* live then, by key and by category */
 } sd_peak_phase;
 
+/* The peak inside one step of the window (issue 36: like steps compared). */
+typedef struct sd_peak_step {
+    uint32_t step;                  /* 1, 2, ... (category.h) */
+    bool complete;                  /* an optimizer run ends it in the trace */
+    uint64_t bytes;
+    size_t entry;                   /* the alloc that reached it (first on ties) */
+} sd_peak_step;
+
 typedef struct sd_peak_device {
     int64_t device;
     uint64_t allocated_bytes;       /* the snapshot's ALLOCATED blocks (the end state) */
@@ -105,6 +114,12 @@ typedef struct sd_peak_device {
     /* With sd_peak_options.phase_peaks: the peak of each phase that has an alloc in the
      * window, in phase order (the overall peak is one of them). */
     const sd_peak_phase *phase_peaks; size_t n_phase_peaks;
+    /* Issue 36: the levers at the peak (levers.h: what a model change frees then, with the
+     * bytes), owned by the peak; NULL when no peak. A peak has no shortfall. */
+    const struct sd_levers *levers;
+    /* Issue 36: the peak of each step with an alloc in the window, in step order (none
+     * when the trace shows no steps). */
+    const sd_peak_step *step_peaks; size_t n_step_peaks;
 } sd_peak_device;
 
 typedef struct sd_peak sd_peak;
@@ -175,6 +190,15 @@ typedef struct sd_peak_diff_device {
     /* What makes each peak: the category that holds the most more bytes at that side's
      * peak than at the other's (the largest at that side's peak when none holds more). */
     sd_category old_lead, new_lead;
+    /* Issue 36: the steps of the two peaks (0: the trace shows none). When both are known
+     * and differ, the table above compares unlike moments: steady_step is then the last
+     * complete step both traces hold (0: none), with each side's peak inside it and the
+     * categories live at those two peaks. */
+    uint32_t old_step, new_step;
+    uint32_t steady_step;
+    uint64_t old_steady_bytes, new_steady_bytes;
+    size_t old_steady_entry, new_steady_entry;
+    const sd_peak_diff_category *steady_categories; size_t n_steady_categories;
 } sd_peak_diff_device;
 
 typedef struct sd_peak_diff sd_peak_diff;

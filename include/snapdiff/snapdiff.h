@@ -29,6 +29,7 @@
 #include "frag.h"
 #include "gate.h"
 #include "groups.h"
+#include "levers.h"
 #include "load.h"
 #include "pattern.h"
 #include "peak.h"

@@ -529,6 +529,9 @@ nomem:
 void sd_frag_free(sd_frag *f)
 {
     if (!f) return;
+    for (size_t i = 0; f->devices && i < f->n_devices; i++)
+        for (size_t k = 0; k < f->devices[i].n_ooms; k++)
+            sd_levers_free((sd_levers *)f->devices[i].ooms[k].model_levers);
     sdp_arena_free(&f->mem);
     sd_attrib_free(f->attrib);
     sd_peak_free(f->peak);

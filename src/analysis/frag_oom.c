@@ -15,6 +15,7 @@
 
 #include "alloc/alloc_model.h"
 #include "analysis/frag_internal.h"
+#include "analysis/levers_internal.h"
 #include "base/base.h"
 
 /* ---- a map: address -> segment or live block ----------------------------------- *
@@ -469,7 +470,9 @@ static sd_status oom_levers(sd_frag *f, sd_frag_oom *o, const sd_peak_table *t)
 static sd_status oom_live(sd_frag *f, size_t peak_dev, sd_frag_oom *o)
 {
     sd_peak_table t;
-    if (sd_peak_live_at(f->peak, peak_dev, o->trace_index, &t, NULL)) return SD_ENOMEM;
+    sd_levers *lv = NULL;
+    if (sdp_peak_live_levers(f->peak, peak_dev, o->trace_index, &t, &lv)) return SD_ENOMEM;
+    o->model_levers = lv;       /* freed by sd_frag_free */
     o->live_known = true;
     o->live_bytes = t.bytes;
     o->live_blocks = t.blocks;

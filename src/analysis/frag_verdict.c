@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "analysis/frag_internal.h"
+#include "analysis/levers_internal.h"
 #include "base/base.h"
 
 /* A largest free block below 2 MiB, or free memory below 5% of reserved, is "no free
@@ -419,6 +420,9 @@ static sd_status oom_whatif(sd_frag *f, sd_frag_oom *o, const sd_replay_device *
                                 ? c->capacity_bytes - c->peak_reserved_bytes : 0;
         x->enough = fits && x->has_headroom &&
                     x->headroom_bytes * 100 >= c->capacity_bytes * SD_FRAG_HEADROOM_PCT;
+        uint64_t recorded = rd->configs[0].peak_reserved_bytes;
+        x->has_saved = true;
+        x->saved_bytes = recorded > c->peak_reserved_bytes ? recorded - c->peak_reserved_bytes : 0;
     }
     o->whatif = w;
     o->n_whatif = n;
@@ -456,6 +460,21 @@ static void oom_arithmetic(sd_frag_device *d)
     }
 }
 
+/* Each oom's levers (levers.h) against what would have had to be freed: the shortfall
+ * R - (D + W), or the request itself when the free memory covered it (fragmentation: the
+ * stranded space cannot be counted on, so a lever is enough when it frees the request). */
+static sd_status oom_levers_judge(sd_frag_device *d)
+{
+    for (size_t i = 0; i < d->n_ooms; i++) {
+        const sd_frag_oom *o = &d->ooms[i];
+        if (!o->model_levers) continue;
+        uint64_t need = o->shortfall_bytes ? o->shortfall_bytes : o->request_bytes;
+        if (sdp_levers_judge((sd_levers *)o->model_levers, true, need, o->whatif, o->n_whatif))
+            return SD_ENOMEM;
+    }
+    return SD_OK;
+}
+
 sd_status sdp_frag_judge_device(sd_frag *f, sd_frag_device *d)
 {
     if (peak_cost(f, d)) return SD_ENOMEM;
@@ -479,7 +498,7 @@ sd_status sdp_frag_judge_device(sd_frag *f, sd_frag_device *d)
     }
     device_advice(f, d, rd, &l);
     set_advice(d, &l);
-    return SD_OK;
+    return oom_levers_judge(d);
 }
 
 /* The most severe device verdict and its reason; the advice of all devices, each once. */

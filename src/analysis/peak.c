@@ -13,6 +13,7 @@
 #include "base/base.h"
 #include "diff_internal.h"
 #include "trace_walk.h"
+#include "levers_internal.h"
 #include "snapdiff/category.h"
 #include "snapdiff/peak.h"
 
@@ -41,6 +42,8 @@ typedef struct dev_state {
                                    * With `released` it gives the live set at any entry
                                    * without a second replay (live_from_records). */
     size_t n_addrs;               /* the walk's address records after the whole trace */
+    struct step_best { bool has; int64_t best; size_t entry; } *steps;   /* by step */
+    size_t n_steps, steps_cap;
 } dev_state;
 
 typedef struct stack_acc {
@@ -76,6 +79,9 @@ struct sd_peak {
     /* categories (category.h) of the table being built */
     sd_phases *phases;
     sd_category_total cats[SD_CATEGORY_COUNT];
+    /* the levers of the moment being tabled (levers.h), fed every live block; or NULL */
+    sd_levers *visit;
+    uint64_t max_memory;
 };
 
 static sd_status nomem(sd_error *err)
@@ -207,6 +213,7 @@ static sd_status table_add(sd_peak *p, size_t dev, const sd_block_life *life, ui
     t->blocks++;
     if (ev == SD_EVIDENCE_FRAMES) t->frames_bytes += size;
     else if (ev == SD_EVIDENCE_LIFETIME) t->lifetime_bytes += size;
+    if (p->visit && sdp_levers_add(p->visit, life, size, c)) return SD_ENOMEM;
     uint32_t stack = life->stack;
     if (stack >= p->n_stacks) stack = 0;
     stack_acc *a = &p->stacks[stack];
@@ -384,6 +391,33 @@ static sd_status end_table(sd_peak *p, const sd_cuda_device *d, sd_peak_device *
     return table_end(p, &dv->at_end);
 }
 
+/* The peak of each step seen, after the walk: a step is complete when a later one
+ * follows it in the trace, or the trace ends in its optimizer run. */
+static sd_status step_peaks(sd_peak *p, const sd_cuda_device *d, sd_peak_device *dv,
+                            const dev_state *ds, uint64_t base)
+{
+    size_t n = 0;
+    for (size_t k = 1; k < ds->n_steps; k++) n += ds->steps[k].has;
+    if (!n) return SD_OK;
+    sd_peak_step *out = sdp_arena_alloc(&p->arena, n * sizeof *out);
+    if (!out) return SD_ENOMEM;
+    size_t dev = (size_t)(dv - p->devices);
+    sd_step_phase last_phase = SD_IN_OTHER;
+    uint32_t last_step = 0;
+    if (d->n_trace) sd_phases_at(p->phases, dev, d->n_trace - 1, &last_phase, &last_step);
+    n = 0;
+    for (size_t k = 1; k < ds->n_steps; k++) {
+        if (!ds->steps[k].has) continue;
+        out[n++] = (sd_peak_step){
+            .step = (uint32_t)k, .bytes = base + (uint64_t)ds->steps[k].best,
+            .entry = ds->steps[k].entry,
+            .complete = k < last_step || (k == last_step && last_phase == SD_IN_OPTIMIZER)};
+    }
+    dv->step_peaks = out;
+    dv->n_step_peaks = n;
+    return SD_OK;
+}
+
 /* The whole trace once: the peak, the early frees and the leftovers. */
 static sd_status walk_device_trace(sd_peak *p, const sd_cuda_device *d, sd_peak_device *dv,
                                dev_state *ds, const sd_peak_options *o)
@@ -425,7 +459,20 @@ static sd_status walk_device_trace(sd_peak *p, const sd_cuda_device *d, sd_peak_
         }
         if (e->action == SD_ACT_ALLOC && i >= lo && i < hi) {
             sd_step_phase ph;
-            sd_phases_at(p->phases, (size_t)(dv - p->devices), i, &ph, NULL);
+            uint32_t step;
+            sd_phases_at(p->phases, (size_t)(dv - p->devices), i, &ph, &step);
+            if (step) {
+                if (step >= ds->n_steps) {
+                    if (sdp_grow((void **)&ds->steps, &ds->steps_cap, (size_t)step + 1,
+                                 sizeof *ds->steps, &p->arena))
+                        return SD_ENOMEM;
+                    memset(ds->steps + ds->n_steps, 0,
+                           ((size_t)step + 1 - ds->n_steps) * sizeof *ds->steps);
+                    ds->n_steps = (size_t)step + 1;
+                }
+                struct step_best *sb = &ds->steps[step];
+                if (!sb->has || rel > sb->best) *sb = (struct step_best){true, rel, i};
+            }
             if (!ds->phase_has[ph] || rel > ds->phase_best[ph]) {
                 ds->phase_has[ph] = true;
                 ds->phase_best[ph] = rel;
@@ -457,6 +504,7 @@ static sd_status walk_device_trace(sd_peak *p, const sd_cuda_device *d, sd_peak_
     for (size_t k = 0; k < ds->n_early; k++) base += d->trace[ds->early_frees[k]].size;
     dv->start_bytes = base;
     dv->window_start_bytes = base + (uint64_t)rel_lo;
+    if (step_peaks(p, d, dv, ds, base)) return SD_ENOMEM;
     if (dv->has_peak) {
         const sd_trace_entry *e = &d->trace[dv->peak_entry];
         dv->peak_bytes = base + (uint64_t)best;
@@ -560,6 +608,33 @@ static sd_status live_table(sd_peak *p, size_t i, size_t entry, sd_peak_table *o
     return table_end(p, out);
 }
 
+/* live_table, and the levers of that moment (levers.h, owned by the caller). */
+static sd_status peak_levers(sd_peak *p, size_t i, size_t entry, sd_peak_table *out,
+                             sd_levers **levers)
+{
+    *levers = sdp_levers_begin(p->snap, p->phases, p->attrib, i, entry, p->max_memory);
+    if (!*levers) return SD_ENOMEM;
+    p->visit = *levers;
+    sd_status st = live_table(p, i, entry, out);
+    p->visit = NULL;
+    if (!st) st = sdp_levers_end(*levers);
+    if (!st) st = sdp_levers_judge(*levers, false, 0, NULL, 0);
+    return st;
+}
+
+sd_status sdp_peak_live_levers(sd_peak *p, size_t i, size_t entry, sd_peak_table *out,
+                               sd_levers **levers)
+{
+    *levers = NULL;
+    if (!p || i >= p->n_devices || entry >= p->devices[i].total_entries) return SD_EUSAGE;
+    sd_status st = peak_levers(p, i, entry, out, levers);
+    if (st) {
+        sd_levers_free(*levers);
+        *levers = NULL;
+    }
+    return st;
+}
+
 /* The peak of each phase, after walk_device_trace. */
 static sd_status phase_peaks(sd_peak *p, size_t i)
 {
@@ -623,7 +698,8 @@ static sd_status peak_build(sd_peak *p, const sd_peak_options *o)
             sd_step_phase ph;
             dv->peak_has_phase = sd_phases_at(p->phases, i, dv->peak_entry, &ph, &dv->peak_step);
             dv->peak_phase = ph;
-            if (live_table(p, i, dv->peak_entry, &dv->at_peak)) return SD_ENOMEM;
+            if (peak_levers(p, i, dv->peak_entry, &dv->at_peak, (sd_levers **)&dv->levers))
+                return SD_ENOMEM;
             if (o->phase_peaks && phase_peaks(p, i)) return SD_ENOMEM;
         }
     }
@@ -645,6 +721,7 @@ sd_peak *sd_peak_create(const sd_snapshot *s, const sd_peak_options *opts, sd_er
     }
     p->snap = s;
     sdp_arena_init(&p->arena, opts->max_memory);
+    p->max_memory = opts->max_memory;
     sdp_trace_walk_init(&p->walk, &p->arena);
     p->attrib = sd_attrib_create(&opts->attrib, err);
     if (p->attrib) p->phases = sd_phases_create(s, err);
@@ -668,8 +745,10 @@ void sd_peak_free(sd_peak *p)
     sdp_trace_walk_free(&p->walk);
     sdp_sbuf_free(&p->key);
     for (size_t i = 0; i < p->n_devices; i++) {
+        sd_levers_free((sd_levers *)p->devices[i].levers);
         free(p->states[i].leftovers);
         free(p->states[i].early_frees);
+        free(p->states[i].steps);   /* released and addr_id live in the arena */
     }
     sd_phases_free(p->phases);
     free(p->stack_key);

@@ -178,6 +178,49 @@ static sd_status phases_merge(sd_peak_diff *pd, sd_peak_diff_device *dv)
     return SD_OK;
 }
 
+/* The last complete step of a side, 0 when none. */
+static uint32_t last_complete(const sd_peak_device *d)
+{
+    uint32_t s = 0;
+    for (size_t i = 0; i < d->n_step_peaks; i++)
+        if (d->step_peaks[i].complete) s = d->step_peaks[i].step;
+    return s;
+}
+
+static const sd_peak_step *step_of(const sd_peak_device *d, uint32_t step)
+{
+    for (size_t i = 0; i < d->n_step_peaks; i++)
+        if (d->step_peaks[i].step == step) return &d->step_peaks[i];
+    return NULL;
+}
+
+/* Issue 36: the steps of the two peaks; when they differ, the steady step's peaks (the
+ * last complete step both hold) and the categories live at them. */
+static sd_status steps_compare(sd_peak_diff *pd, sd_peak_diff_device *dv)
+{
+    dv->old_step = dv->old->peak_has_phase ? dv->old->peak_step : 0;
+    dv->new_step = dv->new_->peak_has_phase ? dv->new_->peak_step : 0;
+    if (!dv->old_step || !dv->new_step || dv->old_step == dv->new_step) return SD_OK;
+    uint32_t a = last_complete(dv->old), b = last_complete(dv->new_);
+    uint32_t steady = a < b ? a : b;
+    const sd_peak_step *so = steady ? step_of(dv->old, steady) : NULL;
+    const sd_peak_step *sn = steady ? step_of(dv->new_, steady) : NULL;
+    if (!so || !sn) return SD_OK;
+    sd_peak_table to, tn;
+    size_t io = (size_t)(dv->old - sd_peak_device_at(pd->sides[0], 0));
+    size_t in = (size_t)(dv->new_ - sd_peak_device_at(pd->sides[1], 0));
+    /* The first table lives in the side's arena: the second call does not reuse it. */
+    if (sd_peak_live_at(pd->sides[0], io, so->entry, &to, NULL) ||
+        sd_peak_live_at(pd->sides[1], in, sn->entry, &tn, NULL))
+        return SD_ENOMEM;
+    dv->steady_step = steady;
+    dv->old_steady_bytes = so->bytes;
+    dv->new_steady_bytes = sn->bytes;
+    dv->old_steady_entry = so->entry;
+    dv->new_steady_entry = sn->entry;
+    return categories_merge(pd, &to, &tn, &dv->steady_categories, &dv->n_steady_categories);
+}
+
 static size_t with_peak(const sd_peak *p, const sd_peak_device **only)
 {
     size_t n = 0;
@@ -212,7 +255,8 @@ static sd_status pair_devices(sd_peak_diff *pd)
     for (size_t i = 0; i < pd->n_devices; i++) {
         sd_peak_diff_device *dv = &pd->devices[i];
         dv->delta_bytes = (int64_t)dv->new_->peak_bytes - (int64_t)dv->old->peak_bytes;
-        if (merge(pd, dv, &pd->tables[i]) || phases_merge(pd, dv)) return SD_ENOMEM;
+        if (merge(pd, dv, &pd->tables[i]) || phases_merge(pd, dv) || steps_compare(pd, dv))
+            return SD_ENOMEM;
     }
     return SD_OK;
 }

@@ -227,6 +227,35 @@ static json_t *peak_side_json(const sd_peak_device *p)
 }
 
 /* [{category, old_bytes, new_bytes, delta_bytes}] */
+static json_t *category_deltas_json(const sd_peak_diff_category *c, size_t n);
+
+/* Issue 36: which steps the peaks are in, and the steady step's peaks when they differ. */
+static json_t *steps_json(const sd_peak_diff_device *dv)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "old_step", dv->old_step ? jint(dv->old_step) : json_null());
+    json_object_set_new(o, "new_step", dv->new_step ? jint(dv->new_step) : json_null());
+    json_object_set_new(o, "same_step", dv->old_step && dv->new_step
+                                            ? json_boolean(dv->old_step == dv->new_step)
+                                            : json_null());
+    json_object_set_new(o, "steady_step", dv->steady_step ? jint(dv->steady_step)
+                                                          : json_null());
+    json_t *st = json_null();
+    if (dv->steady_step) {
+        st = json_object();
+        json_object_set_new(st, "old_bytes", jint(dv->old_steady_bytes));
+        json_object_set_new(st, "new_bytes", jint(dv->new_steady_bytes));
+        json_object_set_new(st, "delta_bytes", json_integer((json_int_t)dv->new_steady_bytes -
+                                                            (json_int_t)dv->old_steady_bytes));
+        json_object_set_new(st, "old_entry", jint(dv->old_steady_entry));
+        json_object_set_new(st, "new_entry", jint(dv->new_steady_entry));
+        json_object_set_new(st, "categories", category_deltas_json(dv->steady_categories,
+                                                                   dv->n_steady_categories));
+    }
+    json_object_set_new(o, "steady", st);
+    return o;
+}
+
 static json_t *category_deltas_json(const sd_peak_diff_category *c, size_t n)
 {
     json_t *a = json_array();
@@ -301,6 +330,7 @@ static json_t *peak_json(const sd_diff *d)
         json_object_set_new(x, "old_lead", json_string(sd_category_name(dv->old_lead)));
         json_object_set_new(x, "new_lead", json_string(sd_category_name(dv->new_lead)));
         json_object_set_new(x, "phases", phases_json(dv));
+        json_object_set_new(x, "steps_compared", steps_json(dv));
         json_array_append_new(devs, x);
     }
     json_object_set_new(o, "devices", devs);

@@ -241,6 +241,39 @@ static void print_phase_line(const text_ctx *r)
     }
 }
 
+/* Issue 36: peaks in different steps are not like for like: say which steps, then the
+ * steady step's peaks (the last complete step of both) by category. */
+static void print_steps_line(const text_ctx *r)
+{
+    const sd_peak_diff *pd = sd_diff_peak(r->diff);
+    size_t n = pd ? sd_peak_diff_device_count(pd) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const sd_peak_diff_device *dv = sd_peak_diff_device_at(pd, i);
+        if (!dv->old_step || !dv->new_step || dv->old_step == dv->new_step) continue;
+        fprintf(r->out, "%sthe peaks are in different steps: OLD's in step %u, NEW's in step "
+                "%u%s", clr_bold(r), (unsigned)dv->old_step, (unsigned)dv->new_step,
+                clr_reset(r));
+        if (n > 1) fprintf(r->out, " on device %" PRId64, dv->device_new);
+        if (!dv->steady_step) {
+            fprintf(r->out, "; no complete step in both to compare instead\n");
+            continue;
+        }
+        fprintf(r->out, "; at step %u (the last complete step of both): OLD %s, NEW %s (%s)",
+                (unsigned)dv->steady_step, sdp_fmt_bytes(dv->old_steady_bytes).s,
+                sdp_fmt_bytes(dv->new_steady_bytes).s,
+                sdp_fmt_delta((int64_t)dv->new_steady_bytes - (int64_t)dv->old_steady_bytes).s);
+        const char *sep = ": ";
+        for (size_t k = 0; k < dv->n_steady_categories; k++) {
+            const sd_peak_diff_category *c = &dv->steady_categories[k];
+            if (!c->delta_bytes) continue;
+            fprintf(r->out, "%s%s %s", sep, sd_category_name(c->category),
+                    sdp_fmt_delta(c->delta_bytes).s);
+            sep = ", ";
+        }
+        fprintf(r->out, "\n");
+    }
+}
+
 /* The peak of each phase in OLD and NEW, by category. */
 static void print_phase_table(const text_ctx *r, const sd_peak_diff_device *dv)
 {
@@ -368,6 +401,7 @@ static void print_header(const text_ctx *r)
             sd_snapshot_source(r->old_snap), clr_bold(r), clr_reset(r),
             sd_snapshot_source(r->new_snap));
     print_phase_line(r);
+    print_steps_line(r);
     fprintf(r->out, "\n");
     fprintf(r->out, "  %-13s %11s %11s  %11s\n", "", "old", "new", "delta");
     print_total_row(r, "allocated", o->allocated_bytes, n->allocated_bytes);

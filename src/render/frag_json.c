@@ -3,6 +3,7 @@
 
 #include "render/frag_render.h"
 #include "render/json_frame.h"
+#include "render/levers_words.h"
 #include "render/peak_words.h"
 #include "render/settings.h"
 #include "render/site.h"
@@ -176,6 +177,15 @@ static void oom_arithmetic_json(json_t *o, const sd_frag *f, const sd_frag_oom *
         json_array_append_new(l, y);
     }
     json_object_set_new(o, "levers", l);
+    /* issue 36: the levers in the model's terms (docs/levers.md) */
+    uint64_t need = 0;
+    bool has_need = sd_levers_shortfall(m->model_levers, &need);
+    json_object_set_new(o, "model_levers", m->model_levers
+                                               ? sdp_levers_json(sd_frag_attrib(f),
+                                                                 sd_frag_snapshot(f),
+                                                                 m->model_levers)
+                                               : json_null());
+    json_object_set_new(o, "levers_need_bytes", has_need ? u64(need) : json_null());
 }
 
 /* The figures issue 19 added to an oom event (docs/json-frag.md). */

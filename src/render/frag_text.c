@@ -7,6 +7,8 @@
 
 #include "render/format.h"
 #include "render/frag_render.h"
+#include "render/levers_words.h"
+#include "render/top_render.h"
 #include "render/settings.h"
 
 #define HIST_BAR 40          /* widest histogram bar, in characters */
@@ -142,6 +144,7 @@ static void print_oom_arithmetic(const ctx *c, const sd_snapshot *s, const sd_fr
     } else
         print_oom_sum(c, m);
     print_levers(c, s, m);
+    sdp_levers_text(c->out, s, m->model_levers, "oom", "    ");
 }
 
 /* R against D + W + S, summed so that it visibly adds up; what would have had to be freed. */

@@ -5,6 +5,7 @@
 
 #include "base/base.h"
 #include "render/frag_render.h"
+#include "render/levers_words.h"
 #include "render/peak_words.h"
 #include "render/settings.h"
 #include "render/site.h"
@@ -52,6 +53,8 @@ static json_t *peak_json(const sd_peak *p, const sd_peak_device *d)
     json_object_set_new(o, "phase", sdp_peak_phase_json(d));
     json_object_set_new(o, "step", sdp_peak_step_json(d));
     json_object_set_new(o, "categories", sdp_categories_json(&d->at_peak));
+    json_object_set_new(o, "model_levers",
+                        sdp_levers_json(sd_peak_attrib(p), sd_peak_snapshot(p), d->levers));
     return o;
 }
 

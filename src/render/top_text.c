@@ -6,6 +6,7 @@
 #include "base/base.h"
 #include "render/format.h"
 #include "render/frag_render.h"
+#include "render/levers_words.h"
 #include "render/peak_words.h"
 #include "render/settings.h"
 #include "render/top_render.h"
@@ -119,6 +120,7 @@ static void print_device(FILE *out, const sd_peak *x, const sd_peak_device *d, s
     fprintf(out, "%s, reached by an alloc at %s\n", phase, site);
     fprintf(out, "  live at the peak, by category:\n");
     sdp_categories_text(out, &d->at_peak, "    ");
+    sdp_levers_text(out, sd_peak_snapshot(x), d->levers, "peak", "  ");
     fprintf(out, "  live at the peak, by site (%s live when recording began included):\n",
             sdp_fmt_bytes(d->start_bytes).s);
     print_table(out, x, &d->at_peak, false, top, ro);
