@@ -79,6 +79,7 @@ def without_peak(out):
             continue
         if (ln.startswith("  peak ") or ln.startswith("compared as ") or "grew with NEW's" in ln or "recorded a trace" in ln
                 or ln.startswith("OLD peaks in the ")   # the peaks' phases (issue 26)
+                or ln.startswith("the peaks are in ")   # the steps compared (issue 36)
                 or ln.startswith("[fragmentation]")):
             continue
         keep.append(ln)
