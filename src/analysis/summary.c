@@ -17,7 +17,6 @@
 #include "snapdiff/summarize.h"
 
 #define NO_ID UINT32_MAX
-#define SDP_SUM_TRY(x) do { sd_status st_ = (x); if (st_ != SD_OK) return st_; } while (0)
 
 typedef struct writer {
     const sd_snapshot *s;
@@ -127,7 +126,7 @@ static sd_status string_of(writer *w, const char *p, uint32_t *out)
             *out = t->slots[j] - 1;
             return SD_OK;
         }
-    SDP_SUM_TRY(sdp_grow((void **)&w->strings, &w->strings_cap, w->n_strings + 1,
+    SDP_TRY(sdp_grow((void **)&w->strings, &w->strings_cap, w->n_strings + 1,
                           sizeof *w->strings, NULL));
     *out = (uint32_t)w->n_strings;
     w->strings[w->n_strings++] = p;
@@ -153,15 +152,15 @@ static sd_status number_kept(writer *w)
     for (size_t i = 0; i < w->n_frames; i++) {
         if (w->frame_id[i] == NO_ID) continue;
         const sd_frame *f = sd_snapshot_frame(w->s, (uint32_t)i);
-        SDP_SUM_TRY(string_of(w, f->filename, &ignored));
-        SDP_SUM_TRY(string_of(w, f->name, &ignored));
+        SDP_TRY(string_of(w, f->filename, &ignored));
+        SDP_TRY(string_of(w, f->name, &ignored));
     }
     for (size_t i = 0; i < w->n_stacks; i++) {
         if (w->stack_id[i] == NO_ID) continue;
         const sd_stack_context *c = sd_snapshot_stack_context(w->s, (uint32_t)i);
         if (!c->forward_stack && !c->user_metadata[0] && !c->compile_context[0]) continue;
-        SDP_SUM_TRY(string_of(w, c->user_metadata, &ignored));
-        SDP_SUM_TRY(string_of(w, c->compile_context, &ignored));
+        SDP_TRY(string_of(w, c->user_metadata, &ignored));
+        SDP_TRY(string_of(w, c->compile_context, &ignored));
     }
     return SD_OK;
 }
@@ -515,8 +514,8 @@ static sd_status pack_all(writer *w, const char *writer_name)
     key(w, "digest");
     map(w, 3);
     pack_totals(w);
-    SDP_SUM_TRY(pack_groups(w));
-    SDP_SUM_TRY(pack_frag(w));
+    SDP_TRY(pack_groups(w));
+    SDP_TRY(pack_frag(w));
     pack_strings_frames_stacks(w);   /* strings, frames, stacks, contexts */
     key(w, "devices");
     arr(w, nd);

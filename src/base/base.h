@@ -13,6 +13,8 @@
 
 #define SDP_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define SDP_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+/* Return the status of x from the calling function unless it is SD_OK. */
+#define SDP_TRY(x) do { sd_status st_ = (x); if (st_ != SD_OK) return st_; } while (0)
 
 /* ---- saturating int64 arithmetic ----
  * Times and offsets come from the file: a hostile time_us near INT64_MAX must give a
@@ -121,7 +123,7 @@ uint64_t sdp_hash_mix(uint64_t h, uint64_t v);                  /* fold in a 64-
  *
  *     size_t j = sdp_htab_first(&t, h);
  *     for (; t.slots[j]; j = sdp_htab_next(&t, j)) if (equal(t.slots[j] - 1)) return ...;
- *     TRY(sdp_htab_reserve_one(&t, hash_of_id, ctx));  // may rehash: probe again after
+ *     SDP_TRY(sdp_htab_reserve_one(&t, hash_of_id, ctx));  // may rehash: probe again after
  */
 typedef uint64_t (*sdp_id_hash_fn)(const void *ctx, uint32_t id);
 typedef struct sdp_htab {
