@@ -208,7 +208,8 @@ static inline bool sdp_cur_line(sdp_cursor *c, const uint8_t **out, size_t *n)
     return true;
 }
 
-/* UTF-8 validation; surrogates allowed (Python's surrogatepass). */
+/* ---- UTF-8 (utf8.c) ----
+ * Whether s[0..n) is UTF-8 as CPython's surrogatepass accepts it: surrogates allowed. */
 bool sdp_utf8_valid(const uint8_t *s, size_t n);
 
 /* ---- regular expressions with named groups (regex_named.c) ----
