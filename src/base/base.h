@@ -37,6 +37,14 @@ static inline int64_t sdp_i64_sub_sat(int64_t a, int64_t b)
 sd_status sdp_fail(sd_error *err, sd_status code, uint64_t offset, const char *fmt, ...)
     SDP_PRINTF(4, 5);
 void sdp_error_set_source(sd_error *err, const char *source);
+/* A failed allocation (SD_ENOMEM): "memory budget exhausted while DOING" ("diffing"), the
+ * budget (--max-memory) being what almost always runs out. The library's one message for
+ * it; sdp_nomem_at when the input has an offset to name. */
+sd_status sdp_nomem_at(sd_error *err, uint64_t offset, const char *doing);
+static inline sd_status sdp_nomem(sd_error *err, const char *doing)
+{
+    return sdp_nomem_at(err, SD_NO_OFFSET, doing);
+}
 
 /* ---- options structs that can grow (options.c) ----
  * Every struct a caller fills starts with `unsigned version` (docs/architecture.md,

@@ -109,11 +109,11 @@ static sd_status optional_int(reader *r, const char *what, bool *has, int64_t *o
 static void *alloc(reader *r, size_t n, size_t size, uint64_t offset)
 {
     if (n && size > SIZE_MAX / n) {
-        sdp_fail(r->err, SD_ENOMEM, offset, "memory budget exhausted reading the summary");
+        sdp_nomem_at(r->err, offset, "reading the summary");
         return NULL;
     }
     void *p = sdp_model_alloc(r->s, n ? n * size : size);  /* never NULL for none */
-    if (!p) sdp_fail(r->err, SD_ENOMEM, offset, "memory budget exhausted reading the summary");
+    if (!p) sdp_nomem_at(r->err, offset, "reading the summary");
     else memset(p, 0, n ? n * size : size);
     return p;
 }
