@@ -15,7 +15,10 @@
 #include "model/model.h"
 #include "model/memo.h"
 #include "base/msgpack.h"
+#include "model/summary_keys.h"
 #include "snapdiff/summary.h"
+
+#define Q(key) "'" key "'"   /* a key as the messages name it */
 
 typedef struct reader {
     sd_snapshot *s;
@@ -29,8 +32,9 @@ typedef struct reader {
 enum { SEC_STRINGS, SEC_FRAMES, SEC_STACKS, SEC_CONTEXTS, SEC_DEVICES, SEC_SETTINGS,
        SEC_ANNOTATIONS, SEC_WARNINGS, SEC_HOST, SEC_SKIP, SEC_LEGACY, SEC_COUNT };
 static const char *const section_names[SEC_COUNT] = {
-    "strings", "frames", "stacks", "contexts", "devices", "settings", "annotations",
-    "warnings", "host", "skip_actions", "legacy_list"};
+    SDP_SK_STRINGS, SDP_SK_FRAMES, SDP_SK_STACKS, SDP_SK_CONTEXTS, SDP_SK_DEVICES,
+    SDP_SK_SETTINGS, SDP_SK_ANNOTATIONS, SDP_SK_WARNINGS, SDP_SK_HOST, SDP_SK_SKIP_ACTIONS,
+    SDP_SK_LEGACY_LIST};
 
 /* ---------- tokens with expectations ---------- */
 
@@ -149,12 +153,12 @@ static sd_status string_ref(reader *r, const char *what, const char **out)
 static sd_status read_strings(reader *r)
 {
     uint64_t n;
-    SDP_TRY(array_of(r, "'strings'", 0, &n));
+    SDP_TRY(array_of(r, Q(SDP_SK_STRINGS), 0, &n));
     r->strings = alloc(r, n, sizeof *r->strings, r->cur.pos);
     if (!r->strings) return SD_ENOMEM;
     for (uint64_t i = 0; i < n; i++) {
         sdp_mp_token t;
-        SDP_TRY(expect(r, &t, SDP_MP_STR, "a string of 'strings'"));
+        SDP_TRY(expect(r, &t, SDP_MP_STR, "a string of " Q(SDP_SK_STRINGS)));
         /* The model's strings end at their first NUL (sd_frame shows them so). */
         sdp_mp_token cut = t;
         cut.len = strnlen((const char *)t.p, t.len);
@@ -168,7 +172,7 @@ static sd_status read_frames(reader *r)
 {
     sd_snapshot *s = r->s;
     uint64_t n;
-    SDP_TRY(array_of(r, "'frames'", 0, &n));
+    SDP_TRY(array_of(r, Q(SDP_SK_FRAMES), 0, &n));
     if (n >= UINT32_MAX) return corrupt(r, r->cur.pos, "too many frames");
     SDP_TRY(sdp_model_grow(s, (void **)&s->frames, &s->frames_cap, n ? (size_t)n : 1,
                        sizeof *s->frames));
@@ -189,9 +193,10 @@ static sd_status read_stacks(reader *r)
     sd_snapshot *s = r->s;
     uint64_t n;
     size_t at = r->cur.pos;
-    SDP_TRY(array_of(r, "'stacks'", 0, &n));
+    SDP_TRY(array_of(r, Q(SDP_SK_STACKS), 0, &n));
     if (n == 0 || n >= UINT32_MAX - 1)
-        return corrupt(r, at, "'stacks' should hold the empty stack and at most 2^32 - 2 others");
+        return corrupt(r, at, Q(SDP_SK_STACKS) " should hold the empty stack and at most "
+                       "2^32 - 2 others");
     SDP_TRY(sdp_model_grow(s, (void **)&s->stack_start, &s->stacks_cap, (size_t)n + 1,
                        sizeof *s->stack_start));
     s->stack_start[0] = 0;
@@ -217,7 +222,7 @@ static sd_status read_contexts(reader *r)
 {
     sd_snapshot *s = r->s;
     uint64_t n;
-    SDP_TRY(array_of(r, "'contexts'", 0, &n));
+    SDP_TRY(array_of(r, Q(SDP_SK_CONTEXTS), 0, &n));
     if (!n) return SD_OK;
     SDP_TRY(sdp_model_grow(s, (void **)&s->stack_ctx, &s->stack_ctx_cap, s->n_stacks,
                        sizeof *s->stack_ctx));
@@ -242,7 +247,7 @@ static sd_status read_contexts(reader *r)
 static sd_status read_segments(reader *r, sd_cuda_device *d, uint64_t *n_blocks_claimed)
 {
     uint64_t n;
-    SDP_TRY(array_of(r, "a device's 'segments'", 0, &n));
+    SDP_TRY(array_of(r, "a device's " Q(SDP_SK_SEGMENTS), 0, &n));
     sd_segment *segs = alloc(r, n, sizeof *segs, r->cur.pos);
     if (!segs) return SD_ENOMEM;
     *n_blocks_claimed = 0;
@@ -287,7 +292,7 @@ static sd_status read_blocks(reader *r, sd_cuda_device *d, uint64_t n_claimed)
 {
     uint64_t n;
     size_t at = r->cur.pos;
-    SDP_TRY(array_of(r, "a device's 'blocks'", 0, &n));
+    SDP_TRY(array_of(r, "a device's " Q(SDP_SK_BLOCKS), 0, &n));
     if (n != n_claimed)
         return corrupt(r, at, "%" PRIu64 " blocks, but the segments hold %" PRIu64, n, n_claimed);
     sd_block *blocks = alloc(r, n, sizeof *blocks, r->cur.pos);
@@ -318,7 +323,7 @@ static sd_status read_trace(reader *r, sd_cuda_device *d)
 {
     sd_snapshot *s = r->s;
     uint64_t n;
-    SDP_TRY(array_of(r, "a device's 'trace'", 0, &n));
+    SDP_TRY(array_of(r, "a device's " Q(SDP_SK_TRACE), 0, &n));
     size_t first = s->n_records;
     SDP_TRY(sdp_model_grow(s, (void **)&s->records, &s->records_cap, first + (size_t)n + 1,
                        sizeof *s->records));
@@ -350,7 +355,7 @@ static sd_status read_layout(reader *r, sd_cuda_device *d, uint64_t *trace_first
     uint64_t n;
     sdp_mp_token t;
     size_t at = r->cur.pos;
-    SDP_TRY(expect(r, &t, SDP_MP_MAP, host ? "'host'" : "a device"));
+    SDP_TRY(expect(r, &t, SDP_MP_MAP, host ? Q(SDP_SK_HOST) : "a device"));
     n = t.u;
     bool seen[4] = {host, false, false, false};
     uint64_t claimed = 0;
@@ -358,19 +363,21 @@ static sd_status read_layout(reader *r, sd_cuda_device *d, uint64_t *trace_first
     for (uint64_t i = 0; i < n; i++) {
         SDP_TRY(expect(r, &t, SDP_MP_STR, "a device's key"));
         #define IS(lit) (t.len == sizeof(lit) - 1 && memcmp(t.p, lit, t.len) == 0)
-        if (IS("device") && !host) {
-            SDP_TRY(int_of(r, "'device'", &d->device));
+        if (IS(SDP_SK_DEVICE) && !host) {
+            SDP_TRY(int_of(r, Q(SDP_SK_DEVICE), &d->device));
             seen[0] = true;
-        } else if (IS("segments")) {
+        } else if (IS(SDP_SK_SEGMENTS)) {
             SDP_TRY(read_segments(r, d, &claimed));
             seen[1] = true;
-        } else if (IS("blocks")) {
-            if (!seen[1]) return corrupt(r, t.offset, "a device's 'blocks' come before its 'segments'");
+        } else if (IS(SDP_SK_BLOCKS)) {
+            if (!seen[1])
+                return corrupt(r, t.offset, "a device's " Q(SDP_SK_BLOCKS) " come before its "
+                               Q(SDP_SK_SEGMENTS));
             SDP_TRY(read_blocks(r, d, claimed));
             seen[2] = true;
-        } else if (IS("trace_entries") && !host) {
-            SDP_TRY(uint_of(r, "'trace_entries'", recorded));
-        } else if (IS("trace") && !host) {   /* the host's trace is never kept */
+        } else if (IS(SDP_SK_TRACE_ENTRIES) && !host) {
+            SDP_TRY(uint_of(r, Q(SDP_SK_TRACE_ENTRIES), recorded));
+        } else if (IS(SDP_SK_TRACE) && !host) {   /* the host's trace is never kept */
             *trace_first = r->s->n_records;
             SDP_TRY(read_trace(r, d));
             seen[3] = true;
@@ -380,12 +387,15 @@ static sd_status read_layout(reader *r, sd_cuda_device *d, uint64_t *trace_first
         #undef IS
     }
     if (host) {
-        if (!seen[1] || !seen[2]) return corrupt(r, at, "'host' should have 'segments' and 'blocks'");
+        if (!seen[1] || !seen[2])
+            return corrupt(r, at, Q(SDP_SK_HOST) " should have " Q(SDP_SK_SEGMENTS) " and "
+                           Q(SDP_SK_BLOCKS));
         d->device = -1;
         return SD_OK;
     }
     if (!seen[0] || !seen[1] || !seen[2])
-        return corrupt(r, at, "a device should have 'device', 'segments' and 'blocks'");
+        return corrupt(r, at, "a device should have " Q(SDP_SK_DEVICE) ", " Q(SDP_SK_SEGMENTS)
+                       " and " Q(SDP_SK_BLOCKS));
     if (*recorded < d->n_trace) *recorded = d->n_trace;   /* absent: at least those kept */
     if (d->device < 0 || d->device > 4095)
         return corrupt(r, at, "device ordinal %" PRId64 " is outside 0..4095", d->device);
@@ -402,7 +412,7 @@ static sd_status read_devices(reader *r)
 {
     sd_snapshot *s = r->s;
     uint64_t n;
-    SDP_TRY(array_of(r, "'devices'", 0, &n));
+    SDP_TRY(array_of(r, Q(SDP_SK_DEVICES), 0, &n));
     s->devices = alloc(r, n, sizeof *s->devices, r->cur.pos);
     if (!s->devices) return SD_ENOMEM;
     uint64_t *trace_first = alloc(r, n, sizeof *trace_first, r->cur.pos);
@@ -496,7 +506,7 @@ static sd_status read_roundup(reader *r, sd_allocator_settings *a)
     size_t at = r->cur.pos;
     SDP_TRY(sdp_mp_next(&r->cur, &t, r->err));
     if (t.type == SDP_MP_NIL) return SD_OK;
-    if (t.type != SDP_MP_ARRAY) return corrupt(r, at, "'roundup_power2_divisions' should be an array");
+    if (t.type != SDP_MP_ARRAY) return corrupt(r, at, Q(SDP_SK_ROUNDUP) " should be an array");
     sd_roundup_division *d = alloc(r, (size_t)t.u, sizeof *d, at);
     if (!d) return SD_ENOMEM;
     for (uint64_t i = 0; i < t.u; i++) {
@@ -518,25 +528,25 @@ static sd_status read_settings(reader *r)
     size_t at = r->cur.pos;
     SDP_TRY(sdp_mp_next(&r->cur, &t, r->err));
     if (t.type == SDP_MP_NIL) return SD_OK;
-    if (t.type != SDP_MP_MAP) return corrupt(r, at, "'settings' should be a map or nil");
+    if (t.type != SDP_MP_MAP) return corrupt(r, at, Q(SDP_SK_SETTINGS) " should be a map or nil");
     a->present = true;
     for (uint64_t i = 0; i < t.u; i++) {
         sdp_mp_token k;
-        SDP_TRY(expect(r, &k, SDP_MP_STR, "a key of 'settings'"));
+        SDP_TRY(expect(r, &k, SDP_MP_STR, "a key of " Q(SDP_SK_SETTINGS)));
         #define IS(lit) (k.len == sizeof(lit) - 1 && memcmp(k.p, lit, k.len) == 0)
-        if (IS("alloc_conf")) {
+        if (IS(SDP_SK_ALLOC_CONF)) {
             sdp_mp_token v;
             size_t vat = r->cur.pos;
             SDP_TRY(sdp_mp_next(&r->cur, &v, r->err));
             if (v.type == SDP_MP_STR) {
                 r->cur.pos = vat;
-                SDP_TRY(string_of(r, "'alloc_conf'", &a->alloc_conf));
+                SDP_TRY(string_of(r, Q(SDP_SK_ALLOC_CONF), &a->alloc_conf));
             } else if (v.type != SDP_MP_NIL) {
-                return corrupt(r, vat, "'alloc_conf' should be a string or nil");
+                return corrupt(r, vat, Q(SDP_SK_ALLOC_CONF) " should be a string or nil");
             }
-        } else if (IS("roundup_power2_divisions")) {
+        } else if (IS(SDP_SK_ROUNDUP)) {
             SDP_TRY(read_roundup(r, a));
-        } else if (IS("recorded")) {
+        } else if (IS(SDP_SK_RECORDED)) {
             sd_setting *tree = alloc(r, 1, sizeof *tree, r->cur.pos);
             if (!tree) return SD_ENOMEM;
             size_t budget = SD_SETTINGS_MAX_NODES;
@@ -555,7 +565,7 @@ static sd_status read_annotations(reader *r)
 {
     sd_snapshot *s = r->s;
     uint64_t n;
-    SDP_TRY(array_of(r, "'annotations'", 0, &n));
+    SDP_TRY(array_of(r, Q(SDP_SK_ANNOTATIONS), 0, &n));
     sd_annotation *a = alloc(r, n, sizeof *a, r->cur.pos);
     if (!a) return SD_ENOMEM;
     for (uint64_t i = 0; i < n; i++) {
@@ -577,7 +587,7 @@ static sd_status read_annotations(reader *r)
 static sd_status read_warnings(reader *r)
 {
     uint64_t n;
-    SDP_TRY(array_of(r, "'warnings'", 0, &n));
+    SDP_TRY(array_of(r, Q(SDP_SK_WARNINGS), 0, &n));
     for (uint64_t i = 0; i < n; i++) {
         sdp_mp_token t;
         SDP_TRY(expect(r, &t, SDP_MP_STR, "a warning"));
@@ -610,7 +620,7 @@ static sd_status read_skip_actions(reader *r)
     if (t.type == SDP_MP_NIL) return SD_OK;
     r->cur.pos = at;
     uint64_t n;
-    SDP_TRY(array_of(r, "'skip_actions'", 0, &n));
+    SDP_TRY(array_of(r, Q(SDP_SK_SKIP_ACTIONS), 0, &n));
     uint32_t mask = 0;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t a;
@@ -636,7 +646,7 @@ static sd_status read_label_prefix(reader *r)
     SDP_TRY(sdp_mp_next(&r->cur, &t, r->err));
     if (t.type != SDP_MP_NIL) {
         r->cur.pos = here;
-        SDP_TRY(expect(r, &t, SDP_MP_STR, "'label_prefix'"));
+        SDP_TRY(expect(r, &t, SDP_MP_STR, Q(SDP_SK_LABEL_PREFIX)));
         SDP_TRY(copy_str(r, &t, &p, &len));
     }
     /* set either way: the summary's frames must not be asked again (round trip) */
@@ -679,13 +689,15 @@ sd_status sdp_summary_build(sd_snapshot *s, const uint8_t *data, size_t len, sd_
         for (int sec = 0; sec < SEC_COUNT; sec++)
             if (k.len == strlen(section_names[sec]) && !memcmp(k.p, section_names[sec], k.len))
                 at[sec] = r.cur.pos;
-        if (k.len == 6 && !memcmp(k.p, "source", 6)) {   /* the snapshot it was made from */
+        #define IS(lit) (k.len == sizeof(lit) - 1 && memcmp(k.p, lit, k.len) == 0)
+        if (IS(SDP_SK_SOURCE)) {   /* the snapshot it was made from */
             size_t here = r.cur.pos;
-            SDP_TRY(string_of(&r, "'source'", &s->origin));
+            SDP_TRY(string_of(&r, Q(SDP_SK_SOURCE), &s->origin));
             r.cur.pos = here;
         }
-        if (k.len == 12 && !memcmp(k.p, "label_prefix", 12))
+        if (IS(SDP_SK_LABEL_PREFIX))
             SDP_TRY(read_label_prefix(&r));
+        #undef IS
         SDP_TRY(sdp_mp_skip(&r.cur, err));   /* checks the whole body's syntax on the way */
     }
     for (int sec = 0; sec <= SEC_DEVICES; sec++)
@@ -702,7 +714,7 @@ sd_status sdp_summary_build(sd_snapshot *s, const uint8_t *data, size_t len, sd_
     if (at[SEC_LEGACY]) {
         sdp_mp_token t;
         r.cur.pos = at[SEC_LEGACY];
-        SDP_TRY(expect(&r, &t, SDP_MP_BOOL, "'legacy_list'"));
+        SDP_TRY(expect(&r, &t, SDP_MP_BOOL, Q(SDP_SK_LEGACY_LIST)));
         s->legacy_list = t.b;
     }
     s->is_summary = true;
