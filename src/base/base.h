@@ -220,6 +220,25 @@ static inline bool sdp_cur_line(sdp_cursor *c, const uint8_t **out, size_t *n)
  * Whether s[0..n) is UTF-8 as CPython's surrogatepass accepts it: surrogates allowed. */
 bool sdp_utf8_valid(const uint8_t *s, size_t n);
 
+/* ---- the syntax of a limits file (limits_file.c) ----
+ * `check --config` and `curve --config` read one file: a `key = value` per line, `#` to the
+ * end of the line a comment, blank lines skipped, spaces and tabs around key and value
+ * (and a CRLF's CR) dropped, at most 1023 bytes a line, no NUL byte. What a key means is
+ * each reader's own (gate.c, curve.c). sdp_limits_file_read hands each pair to `fn` in
+ * file order with where it is, and stops at the first error, its own or fn's. Every error
+ * is SD_EFORMAT naming the line in err->source ("limits.conf:3", no offset): fn reports
+ * its own through sdp_limits_file_fail. */
+typedef struct sdp_limits_line {
+    const char *path;
+    size_t line;        /* from 1 */
+} sdp_limits_line;
+typedef sd_status (*sdp_limits_pair_fn)(void *ctx, const char *key, const char *value,
+                                        const sdp_limits_line *at, sd_error *err);
+sd_status sdp_limits_file_read(const char *text, size_t len, const char *path,
+                               sdp_limits_pair_fn fn, void *ctx, sd_error *err);
+sd_status sdp_limits_file_fail(sd_error *err, const sdp_limits_line *at, const char *fmt, ...)
+    SDP_PRINTF(3, 4);
+
 /* ---- regular expressions with named groups (regex_named.c) ----
  * A POSIX extended expression whose groups may be named (?P<name>...) or (?<name>...):
  * compiled with the names taken out, each kept by its group number ("" when unnamed).
