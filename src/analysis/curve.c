@@ -698,16 +698,7 @@ bool sd_curve_series_plot(const sd_curve *c, size_t i, sd_curve_plot *out)
     return true;
 }
 
-/* ---------- the limits file (check --config's format) ---------- */
-
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t') s++;
-    char *e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
-    *e = '\0';
-    return s;
-}
+/* ---------- the limits file (check --config's; its syntax: base/limits_file.c) ---------- */
 
 static bool parse_ratio(const char *v, double lo, double hi, double *out)
 {
@@ -720,13 +711,10 @@ static bool parse_ratio(const char *v, double lo, double hi, double *out)
     return true;
 }
 
-static sd_status bad_line(sd_error *err, const char *path, size_t line, const char *what,
-                          const char *key, const char *value)
+static sd_status bad_value(sd_error *err, const sdp_limits_line *at, const char *key,
+                           const char *value, const char *what)
 {
-    sd_status st = sdp_fail(err, SD_EFORMAT, SD_NO_OFFSET, "%s: '%.80s' is not %s", key, value,
-                            what);
-    if (err) snprintf(err->source, sizeof err->source, "%s:%zu", path, line);
-    return st;
+    return sdp_limits_file_fail(err, at, "%s: '%.80s' is not %s", key, value, what);
 }
 
 /* check's own keys (gate.h's one table, and steps): skipped here, read by check. */
@@ -736,45 +724,31 @@ static bool is_check_key(const char *k)
     return strcmp(k, "steps") == 0 || sd_limit_find(k, &id);
 }
 
-static sd_status limits_line(char *text, const char *path, size_t line, sd_curve_limits *f,
+static sd_status limits_pair(void *ctx, const char *k, const char *v, const sdp_limits_line *at,
                              sd_error *err)
 {
-    char *hash = strchr(text, '#');
-    if (hash) *hash = '\0';
-    char *s = trim(text);
-    if (!*s) return SD_OK;
-    char *eq = strchr(s, '=');
-    if (!eq) {
-        sd_status st = sdp_fail(err, SD_EFORMAT, SD_NO_OFFSET,
-                                "expected 'key = value', got '%.120s'", s);
-        if (err) snprintf(err->source, sizeof err->source, "%s:%zu", path, line);
-        return st;
-    }
-    *eq = '\0';
-    const char *k = trim(s), *v = trim(eq + 1);
+    sd_curve_limits *f = ctx;
     uint64_t u;
     if (strcmp(k, "max-per-step") == 0) {
-        if (!sd_parse_size(v, &u)) return bad_line(err, path, line, "a size (e.g. 64KiB)", k, v);
+        if (!sd_parse_size(v, &u)) return bad_value(err, at, k, v, "a size (e.g. 64KiB)");
         f->has_max_per_step = true;
         f->max_per_step = u;
     } else if (strcmp(k, "max-growth-pct") == 0) {
         if (!parse_ratio(v, 0, 1e12, &f->max_growth_pct))
-            return bad_line(err, path, line, "a percentage of at least 0", k, v);
+            return bad_value(err, at, k, v, "a percentage of at least 0");
         f->has_max_growth_pct = true;
     } else if (strcmp(k, "max-fraction") == 0) {
         if (!parse_ratio(v, 0, 1, &f->max_fraction))
-            return bad_line(err, path, line, "a number from 0 to 1", k, v);
+            return bad_value(err, at, k, v, "a number from 0 to 1");
         f->has_max_fraction = true;
     } else if (strcmp(k, "horizon") == 0) {
         double d;
         if (!parse_ratio(v, 1, 1e15, &d) || d != floor(d))
-            return bad_line(err, path, line, "a positive number of steps", k, v);
+            return bad_value(err, at, k, v, "a positive number of steps");
         f->horizon = (uint64_t)d;
     } else if (!is_check_key(k)) {
-        sd_status st = sdp_fail(err, SD_EFORMAT, SD_NO_OFFSET, "unknown limit '%.60s' (curve "
-                                "reads max-per-step, max-growth-pct, max-fraction, horizon)", k);
-        if (err) snprintf(err->source, sizeof err->source, "%s:%zu", path, line);
-        return st;
+        return sdp_limits_file_fail(err, at, "unknown limit '%.60s' (curve reads max-per-step, "
+                                    "max-growth-pct, max-fraction, horizon)", k);
     }
     return SD_OK;
 }
@@ -787,24 +761,7 @@ sd_status sd_curve_limits_parse(const char *text, size_t len, const char *path,
         return SD_EUSAGE;
     sd_curve_limits file;
     memset(&file, 0, sizeof file);
-    char buf[1024];
-    size_t line = 0;
-    for (size_t pos = 0; pos < len;) {
-        line++;
-        const char *nl = memchr(text + pos, '\n', len - pos);
-        size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
-        if (n >= sizeof buf || memchr(text + pos, '\0', n)) {
-            sd_status st = sdp_fail(err, SD_EFORMAT, SD_NO_OFFSET, "a line longer than 1023 "
-                                    "bytes, or a NUL byte: not a limits file");
-            if (err) snprintf(err->source, sizeof err->source, "%s:%zu", path, line);
-            return st;
-        }
-        memcpy(buf, text + pos, n);
-        buf[n] = '\0';
-        pos += n + (nl ? 1 : 0);
-        sd_status st = limits_line(buf, path, line, &file, err);
-        if (st != SD_OK) return st;
-    }
+    SDP_TRY(sdp_limits_file_read(text, len, path, limits_pair, &file, err));
     if (file.has_max_per_step && !limits->has_max_per_step) {
         limits->has_max_per_step = true;
         limits->max_per_step = file.max_per_step;

@@ -38,10 +38,7 @@ struct sd_diff {
 /* new - old as a signed delta (two's complement: exact whenever the result fits). */
 static int64_t delta_of(uint64_t new_v, uint64_t old_v) { return (int64_t)(new_v - old_v); }
 
-static sd_status nomem(sd_error *err)
-{
-    return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "memory budget exhausted while diffing");
-}
+#define DOING "diffing"   /* what sdp_nomem says failed */
 
 static void *diff_calloc(sd_diff *d, size_t n, size_t elem)
 {
@@ -104,18 +101,18 @@ static sd_status make_groups(sd_diff *d, sd_error *err)
     const sd_profile *p = d->profile;
     size_t n_keys = sd_profile_key_count(p);
     size_t *slot_of = calloc(d->n_devices ? d->n_devices : 1, sizeof *slot_of);
-    if (!slot_of) return nomem(err);
+    if (!slot_of) return sdp_nomem(err, DOING);
     size_t n_mem = memory_devices(d, slot_of);
     d->devices_with_memory = n_mem;
     if (n_mem && n_keys > SIZE_MAX / n_mem) {
         free(slot_of);
-        return nomem(err);
+        return sdp_nomem(err, DOING);
     }
     d->groups = diff_calloc(d, n_keys * n_mem, sizeof *d->groups);
     d->group_cell = diff_calloc(d, n_keys * n_mem, sizeof *d->group_cell);
     if (!d->groups || !d->group_cell) {
         free(slot_of);
-        return nomem(err);
+        return sdp_nomem(err, DOING);
     }
     add_side(d, 0, slot_of, n_mem);
     add_side(d, 1, slot_of, n_mem);
@@ -150,7 +147,7 @@ static sd_status pair_moved(sd_diff *d, sd_error *err)
 {
     size_t n_keys = sd_profile_key_count(d->profile);
     d->moved_partner = diff_calloc(d, n_keys, sizeof *d->moved_partner);
-    if (!d->moved_partner) return nomem(err);
+    if (!d->moved_partner) return sdp_nomem(err, DOING);
     if (!d->snaps[0]) {
         for (size_t k = 0; k < n_keys; k++) d->moved_partner[k] = SD_PROFILE_NO_KEY;
         return SD_OK;
@@ -210,7 +207,7 @@ static int group_cmp(const void *pa, const void *pb)
 static sd_status sort_groups(sd_diff *d, sd_error *err)
 {
     d->sorted = diff_calloc(d, d->n_groups, sizeof *d->sorted);
-    if (!d->sorted) return nomem(err);
+    if (!d->sorted) return sdp_nomem(err, DOING);
     for (size_t i = 0; i < d->n_groups; i++) d->sorted[i] = &d->groups[i];
     qsort(d->sorted, d->n_groups, sizeof *d->sorted, group_cmp);
     for (size_t i = 0; i < d->n_groups; i++) {
@@ -228,9 +225,9 @@ static sd_status sort_groups(sd_diff *d, sd_error *err)
 static sd_status match_kept(sd_diff *d, sd_error *err)
 {
     size_t n_keys = sd_profile_key_count(d->profile);
-    if (d->n_devices && n_keys > SIZE_MAX / d->n_devices) return nomem(err);
+    if (d->n_devices && n_keys > SIZE_MAX / d->n_devices) return sdp_nomem(err, DOING);
     uint64_t *kept = diff_calloc(d, n_keys * d->n_devices, sizeof *kept);
-    if (!kept) return nomem(err);
+    if (!kept) return sdp_nomem(err, DOING);
     sd_status st = sdp_kept_match(d->snaps[0], d->snaps[1], d->devices, d->n_devices,
                                   d->profile, kept, &d->arena, err);
     for (size_t i = 0; i < d->n_groups; i++) d->groups[i].kept_blocks = kept[d->group_cell[i]];
@@ -252,7 +249,7 @@ static sd_status classify_groups(sd_diff *d, sd_error *err)
         const uint32_t *ids = NULL;
         if (g->rep_snapshot) ids = sd_snapshot_stack(g->rep_snapshot, g->rep_stack, &n);
         if (n && sdp_grow((void **)&frames, &cap, n, sizeof *frames, &d->arena)) {
-            st = nomem(err);
+            st = sdp_nomem(err, DOING);
             break;
         }
         for (size_t k = 0; k < n; k++) frames[k] = sd_snapshot_frame(g->rep_snapshot, ids[k]);
@@ -322,7 +319,7 @@ static sd_status collect_devices(sd_diff *d, sd_error *err)
             if (k == SIZE_MAX) {
                 if (sdp_grow((void **)&d->devices, &d->devices_cap, d->n_devices + 1,
                              sizeof *d->devices, &d->arena))
-                    return nomem(err);
+                    return sdp_nomem(err, DOING);
                 k = d->n_devices++;
                 memset(&d->devices[k], 0, sizeof d->devices[k]);
                 d->devices[k].device = dev->device;
@@ -545,7 +542,7 @@ sd_diff *sd_diff_create(const sd_snapshot *old_snap, const sd_snapshot *new_snap
     refine_pattern(d);
     d->warnings = diff_calloc(d, sdp_diff_warning_cap(d), sizeof *d->warnings);
     if (!d->warnings) {
-        nomem(err);
+        sdp_nomem(err, DOING);
         sd_diff_free(d);
         return NULL;
     }

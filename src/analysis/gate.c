@@ -210,73 +210,51 @@ size_t sd_limits_count(const sd_limits *limits)
     return n;
 }
 
-/* ---- the limits file ---- */
+/* ---- the limits file (its syntax: base/limits_file.c) ---- */
 
-static const char *trim(char *s, char **end)
+/* What the file sets, kept apart until it has all been read. */
+typedef struct gate_file {
+    sd_limits limits;
+    uint64_t steps;
+    bool has_steps;
+} gate_file;
+
+static sd_status steps_pair(gate_file *f, const char *value, const sdp_limits_line *at,
+                            sd_error *err)
 {
-    while (*s == ' ' || *s == '\t') s++;
-    char *e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
-    *e = '\0';
-    if (end) *end = e;
-    return s;
+    char *end;
+    errno = 0;
+    unsigned long long v = *value && *value != '-' ? strtoull(value, &end, 10) : 0;
+    if (!*value || *value == '-' || errno || *end || v == 0)
+        return sdp_limits_file_fail(err, at, "steps: '%.120s' is not a positive number", value);
+    f->steps = v;
+    f->has_steps = true;
+    return SD_OK;
 }
 
-/* The first bad line: "PATH:LINE: what" (the source carries the line). */
-static sd_status bad_line(sd_error *err, const char *path, size_t line, const char *what)
+static sd_status unknown_limit(const char *key, const sdp_limits_line *at, sd_error *err)
 {
-    sd_status st = sdp_fail(err, SD_EFORMAT, SD_NO_OFFSET, "%s", what);
-    if (err) snprintf(err->source, sizeof err->source, "%s:%zu", path, line);
-    return st;
+    char names[200];
+    size_t k = 0;
+    names[0] = '\0';
+    for (size_t i = 0; i < SD_LIMIT_COUNT && k < sizeof names; i++)
+        k += (size_t)snprintf(names + k, sizeof names - k, "%s, ", limit_table[i].name);
+    return sdp_limits_file_fail(err, at, "unknown limit '%.60s' (%sor steps)", key, names);
 }
 
-/* One line, already cut at '#' and NUL-terminated. */
-static sd_status parse_line(char *text, const char *path, size_t line, sd_limits *file,
-                            uint64_t *steps, bool *has_steps, sd_error *err)
+static sd_status limits_pair(void *ctx, const char *key, const char *value,
+                             const sdp_limits_line *at, sd_error *err)
 {
-    const char *s = trim(text, NULL);
-    if (!*s) return SD_OK;
-    char *eq = strchr(s, '=');
-    if (!eq) {
-        char what[200];
-        snprintf(what, sizeof what, "expected 'key = value', got '%.120s'", s);
-        return bad_line(err, path, line, what);
-    }
-    *eq = '\0';
-    const char *key = trim((char *)s, NULL), *value = trim(eq + 1, NULL);
-    if (strcmp(key, "steps") == 0) {
-        char *end;
-        errno = 0;
-        unsigned long long v = *value && *value != '-' ? strtoull(value, &end, 10) : 0;
-        if (!*value || *value == '-' || errno || *end || v == 0)
-        {
-            char what[200];
-            snprintf(what, sizeof what, "steps: '%.120s' is not a positive number", value);
-            return bad_line(err, path, line, what);
-        }
-        *steps = v;
-        *has_steps = true;
-        return SD_OK;
-    }
+    gate_file *f = ctx;
+    if (strcmp(key, "steps") == 0) return steps_pair(f, value, at, err);
     /* `snapdiff curve`'s own keys (curve.h): one file can serve both commands */
     if (strcmp(key, "max-fraction") == 0 || strcmp(key, "horizon") == 0) return SD_OK;
     sd_limit_id id;
-    char what[240];
-    if (!sd_limit_find(key, &id)) {
-        size_t k = (size_t)snprintf(what, sizeof what, "unknown limit '%.60s' (", key);
-        for (size_t i = 0; i < SD_LIMIT_COUNT && k < sizeof what; i++)
-            k += (size_t)snprintf(what + k, sizeof what - k, "%s, ", limit_table[i].name);
-        if (k < sizeof what) snprintf(what + k, sizeof what - k, "or steps)");
-        return bad_line(err, path, line, what);
-    }
-    if (file->has[id]) {
-        snprintf(what, sizeof what, "'%s' is set twice", key);
-        return bad_line(err, path, line, what);
-    }
-    if (!sd_limit_set(file, id, value)) {
-        snprintf(what, sizeof what, "%s: '%.80s' is not %s", key, value, sd_limit_expects(id));
-        return bad_line(err, path, line, what);
-    }
+    if (!sd_limit_find(key, &id)) return unknown_limit(key, at, err);
+    if (f->limits.has[id]) return sdp_limits_file_fail(err, at, "'%s' is set twice", key);
+    if (!sd_limit_set(&f->limits, id, value))
+        return sdp_limits_file_fail(err, at, "%s: '%.80s' is not %s", key, value,
+                                    sd_limit_expects(id));
     return SD_OK;
 }
 
@@ -284,36 +262,17 @@ sd_status sd_limits_parse(const char *text, size_t len, const char *path, sd_lim
                           uint64_t *steps, sd_error *err)
 {
     sd_error_clear(err);
-    sd_limits file;
+    gate_file file;
     memset(&file, 0, sizeof file);
-    uint64_t file_steps = 0;
-    bool has_steps = false;
-    char buf[1024];
-    size_t line = 0;
-    for (size_t pos = 0; pos < len;) {
-        line++;
-        const char *nl = memchr(text + pos, '\n', len - pos);
-        size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
-        if (n >= sizeof buf)
-            return bad_line(err, path, line, "line longer than 1023 bytes");
-        memcpy(buf, text + pos, n);
-        buf[n] = '\0';
-        pos += n + (nl ? 1 : 0);
-        if (memchr(buf, '\0', n))
-            return bad_line(err, path, line, "a NUL byte: not a text file");
-        char *hash = strchr(buf, '#');
-        if (hash) *hash = '\0';
-        sd_status st = parse_line(buf, path, line, &file, &file_steps, &has_steps, err);
-        if (st != SD_OK) return st;
-    }
+    SDP_TRY(sdp_limits_file_read(text, len, path, limits_pair, &file, err));
     /* The command line wins: only what it left unset. */
     for (size_t i = 0; i < SD_LIMIT_COUNT; i++)
-        if (file.has[i] && !limits->has[i]) {
+        if (file.limits.has[i] && !limits->has[i]) {
             limits->has[i] = true;
-            limits->value[i] = file.value[i];
-            limits->ratio[i] = file.ratio[i];
+            limits->value[i] = file.limits.value[i];
+            limits->ratio[i] = file.limits.ratio[i];
         }
-    if (steps && has_steps && *steps == 0) *steps = file_steps;
+    if (steps && file.has_steps && *steps == 0) *steps = file.steps;
     return SD_OK;
 }
 

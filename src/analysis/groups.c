@@ -25,10 +25,7 @@ struct sd_groups {
     sd_group_device host;       /* pinned host memory, when has_host */
 };
 
-static sd_status nomem(sd_error *err)
-{
-    return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "memory budget exhausted while grouping");
-}
+#define DOING "grouping"   /* what sdp_nomem says failed */
 
 static const char *copy(sdp_arena *a, const char *s)
 {
@@ -87,12 +84,13 @@ static sd_status fill_rows(sd_groups *g, const sd_snapshot *s, const sd_profile 
                            sd_error *err)
 {
     size_t nk = sd_profile_key_count(p), nd = g->n_devices, ns = sd_profile_stack_count(p, 0);
-    if (nk && nd > SIZE_MAX / nk / sizeof(sd_profile_figures)) return nomem(err);
+    if (nk && nd > SIZE_MAX / nk / sizeof(sd_profile_figures)) return sdp_nomem(err, DOING);
     sd_profile_figures *cells = NULL;
     if (nk && nd) {
-        if (!sdp_arena_charge(&g->arena, (uint64_t)nk * nd * sizeof *cells)) return nomem(err);
+        if (!sdp_arena_charge(&g->arena, (uint64_t)nk * nd * sizeof *cells))
+            return sdp_nomem(err, DOING);
         cells = calloc(nk * nd, sizeof *cells);
-        if (!cells) return nomem(err);
+        if (!cells) return sdp_nomem(err, DOING);
     }
     size_t n_rows = 0;
     for (size_t d = 0; d < nd; d++) {
@@ -111,7 +109,7 @@ static sd_status fill_rows(sd_groups *g, const sd_snapshot *s, const sd_profile 
     }
     sd_status st = SD_OK;
     g->rows = n_rows ? sdp_arena_alloc(&g->arena, n_rows * sizeof *g->rows) : NULL;
-    if (n_rows && !g->rows) st = nomem(err);
+    if (n_rows && !g->rows) st = sdp_nomem(err, DOING);
     for (size_t d = 0; d < nd && st == SD_OK; d++)
         for (size_t k = 0; k < nk && st == SD_OK; k++) {
             const sd_profile_figures *c = &cells[d * nk + k];
@@ -126,7 +124,7 @@ static sd_status fill_rows(sd_groups *g, const sd_snapshot *s, const sd_profile 
             r->requested = c->requested;
             if (!r->key || !rep_frames(&g->arena, s, pk, r) ||
                 !(r->label = row_label(&g->arena, s, p, pk)))
-                st = nomem(err);
+                st = sdp_nomem(err, DOING);
         }
     free(cells);
     sdp_arena_uncharge(&g->arena, (uint64_t)nk * nd * sizeof *cells);
@@ -153,7 +151,7 @@ static sd_status fill_devices(sd_groups *g, const sd_snapshot *s, sd_error *err)
     g->n_devices = sd_snapshot_device_count(s);
     if (!g->n_devices) return SD_OK;
     g->devices = sdp_arena_alloc(&g->arena, g->n_devices * sizeof *g->devices);
-    if (!g->devices) return nomem(err);
+    if (!g->devices) return sdp_nomem(err, DOING);
     for (size_t d = 0; d < g->n_devices; d++) {
         sd_stats st;
         sd_stats_device(sd_snapshot_device(s, d), &st);
@@ -204,7 +202,7 @@ sd_groups *sd_groups_create(const sd_snapshot *snap, const sd_attrib_options *at
     }
     sd_groups *g = calloc(1, sizeof *g);
     if (!g) {
-        nomem(err);
+        sdp_nomem(err, DOING);
         return NULL;
     }
     sdp_arena_init(&g->arena, max_memory);
@@ -213,7 +211,7 @@ sd_groups *sd_groups_create(const sd_snapshot *snap, const sd_attrib_options *at
     sd_status st = p ? SD_OK : SD_ENOMEM;
     if (st == SD_OK) {
         g->source = (char *)copy(&g->arena, sd_snapshot_source(snap));
-        st = g->source ? fill_devices(g, snap, err) : nomem(err);
+        st = g->source ? fill_devices(g, snap, err) : sdp_nomem(err, DOING);
         sd_groups_oom_of_snapshot(snap, &g->oom);
     }
     if (st == SD_OK) st = fill_rows(g, snap, p, err);

@@ -84,10 +84,7 @@ struct sd_peak {
     uint64_t max_memory;
 };
 
-static sd_status nomem(sd_error *err)
-{
-    return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "memory budget exhausted finding the peak");
-}
+#define DOING "finding the peak"   /* what sdp_nomem says failed */
 
 /* ---------- keys: the diff's, with forward_frames ---------- */
 
@@ -730,7 +727,7 @@ sd_peak *sd_peak_create(const sd_snapshot *s, const sd_peak_options *opts, sd_er
         return NULL;
     }
     if (peak_build(p, opts) != SD_OK) {
-        nomem(err);
+        sdp_nomem(err, DOING);
         sd_peak_free(p);
         return NULL;
     }
@@ -788,7 +785,7 @@ sd_status sd_peak_live_at(sd_peak *p, size_t i, size_t entry, sd_peak_table *out
     sd_error_clear(err);
     if (!p || i >= p->n_devices || entry >= p->devices[i].total_entries)
         return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_peak_live_at: no such entry");
-    if (live_table(p, i, entry, out)) return nomem(err);
+    if (live_table(p, i, entry, out)) return sdp_nomem(err, DOING);
     return SD_OK;
 }
 
@@ -798,14 +795,14 @@ sd_status sd_peak_live_series(sd_peak *p, size_t i, uint64_t *live, size_t n, sd
     if (!p || i >= p->n_devices || (n && !live))
         return sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET, "sd_peak_live_series: no such device");
     const sd_cuda_device *d = sd_snapshot_device(p->snap, p->states[i].index);
-    if (sdp_trace_walk_reset(&p->walk)) return nomem(err);
+    if (sdp_trace_walk_reset(&p->walk)) return sdp_nomem(err, DOING);
     int64_t cur = (int64_t)p->devices[i].start_bytes;
     for (size_t k = 0; k < d->n_trace && k < n; k++) {
         int64_t delta;
         bool early;
         uint32_t released;
         if (replay_step(p, &d->trace[k], k, &delta, &early, &released, NULL))
-            return nomem(err);
+            return sdp_nomem(err, DOING);
         cur = wrap_add(cur, delta);
         live[k] = cur > 0 ? (uint64_t)cur : 0;
     }

@@ -50,10 +50,7 @@ struct sd_profile {
 
 /* ---------- memory: every table is charged to the profile's budget ---------- */
 
-static sd_status nomem(sd_error *err)
-{
-    return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "memory budget exhausted while profiling");
-}
+#define DOING "profiling"   /* what sdp_nomem says failed */
 
 static void *charged_calloc(sd_profile *p, size_t n, size_t elem)
 {
@@ -82,7 +79,7 @@ static sd_status side_init(sd_profile *p, prof_side *sd, const sd_snapshot *s, s
     sd->n_stacks = sd_snapshot_stack_count(s);
     sd->stacks = charged_calloc(p, sd->n_stacks, sizeof *sd->stacks);
     sd->stack_key = charged_calloc(p, sd->n_stacks, sizeof *sd->stack_key);
-    if (!sd->stacks || !sd->stack_key) return nomem(err);
+    if (!sd->stacks || !sd->stack_key) return sdp_nomem(err, DOING);
     memset(sd->stack_key, 0xFF, (sd->n_stacks ? sd->n_stacks : 1) * sizeof *sd->stack_key);
     return SD_OK;
 }
@@ -177,10 +174,10 @@ static sd_status key_find(sd_profile *p, const char *text, size_t len, uint32_t 
         return sdp_fail(err, SD_ELIMIT, SD_NO_OFFSET, "too many groups");
     if (sdp_htab_reserve_one(&p->key_index, key_hash_of_id, p) ||
         sdp_grow((void **)&p->keys, &p->keys_cap, p->n_keys + 1, sizeof *p->keys, &p->arena))
-        return nomem(err);
+        return sdp_nomem(err, DOING);
     char *copy = sdp_arena_strndup(&p->arena, text, len);
     sd_profile_figures *figs = sdp_arena_alloc(&p->arena, p->n_sides * sizeof *figs);
-    if (!copy || !figs) return nomem(err);
+    if (!copy || !figs) return sdp_nomem(err, DOING);
     memset(figs, 0, p->n_sides * sizeof *figs);
     key_rec *k = &p->keys[p->n_keys];
     memset(k, 0, sizeof *k);
@@ -226,14 +223,14 @@ static sd_status key_of_stack(sd_profile *p, prof_side *sd, uint32_t stack, uint
     size_t n;
     bool focused;
     *out = SD_PROFILE_NO_KEY;
-    if (load_stack(p, sd, stack, &n, &focused)) return nomem(err);
+    if (load_stack(p, sd, stack, &n, &focused)) return sdp_nomem(err, DOING);
     if (!focused) return SD_OK;
     sdp_stack_view v = {p->scratch_frames, p->scratch_kinds, n,
                         sd_snapshot_stack_context(sd->snap, stack)}, fwd;
-    if (load_forward(p, sd, stack, &fwd)) return nomem(err);
+    if (load_forward(p, sd, stack, &fwd)) return sdp_nomem(err, DOING);
     sdp_sbuf_reset(&p->key);
     sdp_attrib_key_view(p->attrib, &v, &fwd, &p->key);
-    if (p->key.failed) return nomem(err);
+    if (p->key.failed) return sdp_nomem(err, DOING);
     return key_find(p, sdp_sbuf_str(&p->key), p->key.len, out, err);
 }
 
@@ -287,9 +284,10 @@ static sd_status pick_representatives(sd_profile *p, sd_error *err)
         size_t n;
         bool focused;
         if (load_stack(p, &p->sides[k->rep_side], k->rep_stack, &n, &focused))
-            return nomem(err);
+            return sdp_nomem(err, DOING);
         sdp_stack_view v = {p->scratch_frames, p->scratch_kinds, n, NULL}, fwd;
-        if (load_forward(p, &p->sides[k->rep_side], k->rep_stack, &fwd)) return nomem(err);
+        if (load_forward(p, &p->sides[k->rep_side], k->rep_stack, &fwd))
+            return sdp_nomem(err, DOING);
         sdp_attrib_site_view(&v, &fwd, &k->rep_site);
     }
     return SD_OK;
@@ -312,7 +310,7 @@ static void mark_steady_growth(sd_profile *p)
 static sd_status profile_build(sd_profile *p, const sd_snapshot *const *snaps,
                                sd_error *err)
 {
-    if (sdp_htab_init(&p->key_index, 1024, &p->arena)) return nomem(err);
+    if (sdp_htab_init(&p->key_index, 1024, &p->arena)) return sdp_nomem(err, DOING);
     for (size_t w = 0; w < p->n_sides; w++) {
         sd_status st = side_init(p, &p->sides[w], snaps[w], err);
         if (st) return st;

@@ -143,10 +143,7 @@ static int row_ptr_cmp(const void *pa, const void *pb)
     return (a->device > b->device) - (a->device < b->device);
 }
 
-static sd_status nomem(sd_error *err)
-{
-    return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory while analysing the series");
-}
+#define DOING "analysing the series"   /* what sdp_nomem says failed */
 
 /* The union of the tables' rows, one group per (key, device). */
 static sd_status collect_groups(sd_series *se, const sd_groups *const *tables, sd_error *err)
@@ -154,7 +151,7 @@ static sd_status collect_groups(sd_series *se, const sd_groups *const *tables, s
     size_t total = 0;
     for (size_t i = 0; i < se->n; i++) total += sd_groups_row_count(tables[i]);
     const sd_group_row **all = malloc((total ? total : 1) * sizeof *all);
-    if (!all) return nomem(err);
+    if (!all) return sdp_nomem(err, DOING);
     size_t k = 0;
     for (size_t i = 0; i < se->n; i++)
         for (size_t r = 0; r < sd_groups_row_count(tables[i]); r++)
@@ -167,7 +164,7 @@ static sd_status collect_groups(sd_series *se, const sd_groups *const *tables, s
                     ? NULL : calloc(n_groups ? n_groups * se->n : 1, sizeof *se->bytes);
     if (!se->groups || !se->bytes) {
         free(all);
-        return nomem(err);
+        return sdp_nomem(err, DOING);
     }
     for (size_t i = 0; i < total; i++)
         if (i == 0 || row_ptr_cmp(&all[i - 1], &all[i])) {
@@ -204,7 +201,7 @@ static sd_trend decide(const sd_series *se, const sd_series_group *g)
 static sd_status analyse_groups(sd_series *se, sd_error *err)
 {
     double *y = malloc(se->n * sizeof *y);
-    if (!y) return nomem(err);
+    if (!y) return sdp_nomem(err, DOING);
     for (size_t gi = 0; gi < se->n_groups; gi++) {
         sd_series_group *g = &se->groups[gi];
         g->min_bytes = UINT64_MAX;
@@ -215,7 +212,7 @@ static sd_status analyse_groups(sd_series *se, sd_error *err)
         }
         if (!trend_of(se, y, &g->trend)) {
             free(y);
-            return nomem(err);
+            return sdp_nomem(err, DOING);
         }
         g->verdict = decide(se, g);
         se->verdicts[g->verdict]++;
@@ -253,16 +250,17 @@ static sd_status analyse_floor(sd_series *se, sd_error *err)
     double *y = malloc(n * sizeof *y), *x = malloc(n * sizeof *x);
     double *ly = malloc(n * sizeof *ly), *lx = malloc(n * sizeof *lx);
     size_t *idx = malloc(n * sizeof *idx);
-    sd_status st = y && x && ly && lx && idx ? SD_OK : nomem(err);
+    sd_status st = y && x && ly && lx && idx ? SD_OK : sdp_nomem(err, DOING);
     for (size_t i = 0; st == SD_OK && i < n; i++) {
         y[i] = (double)se->snaps[i].reserved;
         x[i] = se->steps ? (double)se->steps[i] : (double)i;
     }
-    if (st == SD_OK && !trend_of(se, y, &se->reserved)) st = nomem(err);
+    if (st == SD_OK && !trend_of(se, y, &se->reserved)) st = sdp_nomem(err, DOING);
     for (size_t i = 0; st == SD_OK && i < n; i++) y[i] = (double)se->snaps[i].allocated;
-    if (st == SD_OK && !trend_of(se, y, &se->allocated)) st = nomem(err);
+    if (st == SD_OK && !trend_of(se, y, &se->allocated)) st = sdp_nomem(err, DOING);
     double a = 0;
-    if (st == SD_OK && !intercept(NULL, y, NULL, n, se->allocated.slope, &a)) st = nomem(err);
+    if (st == SD_OK && !intercept(NULL, y, NULL, n, se->allocated.slope, &a))
+        st = sdp_nomem(err, DOING);
     size_t m = 0;
     for (size_t i = 0; st == SD_OK && i < n; i++)
         if (y[i] <= a + se->allocated.slope * (double)i) {
@@ -275,12 +273,12 @@ static sd_status analyse_floor(sd_series *se, sd_error *err)
     f->n_points = m;
     if (st == SD_OK && m >= 2) {
         double *ix = malloc(m * sizeof *ix);
-        if (!ix) st = nomem(err);
+        if (!ix) st = sdp_nomem(err, DOING);
         for (size_t k = 0; ix && k < m; k++) ix[k] = (double)idx[k];
         double fa = 0;
         if (st == SD_OK && (!sd_theil_sen(ix, ly, m, &f->slope) ||
                             !intercept(NULL, y, idx, m, f->slope, &fa)))
-            st = nomem(err);
+            st = sdp_nomem(err, DOING);
         f->first_bytes = fa;
         f->last_bytes = fa + f->slope * (double)(n - 1);
         if (st == SD_OK && se->steps)
@@ -383,7 +381,7 @@ sd_series *sd_series_create(const sd_groups *const *tables, size_t n,
     }
     sd_series *se = calloc(1, sizeof *se);
     if (!se) {
-        nomem(err);
+        sdp_nomem(err, DOING);
         return NULL;
     }
     se->n = n;
@@ -394,7 +392,7 @@ sd_series *sd_series_create(const sd_groups *const *tables, size_t n,
         if (se->steps) memcpy(se->steps, o.steps, n * sizeof *se->steps);
     }
     se->opts.steps = se->steps;
-    sd_status st = se->snaps && (!o.steps || se->steps) ? SD_OK : nomem(err);
+    sd_status st = se->snaps && (!o.steps || se->steps) ? SD_OK : sdp_nomem(err, DOING);
     if (st == SD_OK) {
         fill_snapshots(se, tables);
         st = collect_groups(se, tables, err);

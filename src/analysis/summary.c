@@ -11,13 +11,13 @@
 
 #include "base/base.h"
 #include "analysis/diff_internal.h"
+#include "model/summary_keys.h"
 #include "snapdiff/frag.h"
 #include "snapdiff/groups.h"
 #include "snapdiff/stats.h"
 #include "snapdiff/summarize.h"
 
 #define NO_ID UINT32_MAX
-#define SDP_SUM_TRY(x) do { sd_status st_ = (x); if (st_ != SD_OK) return st_; } while (0)
 
 typedef struct writer {
     const sd_snapshot *s;
@@ -127,7 +127,7 @@ static sd_status string_of(writer *w, const char *p, uint32_t *out)
             *out = t->slots[j] - 1;
             return SD_OK;
         }
-    SDP_SUM_TRY(sdp_grow((void **)&w->strings, &w->strings_cap, w->n_strings + 1,
+    SDP_TRY(sdp_grow((void **)&w->strings, &w->strings_cap, w->n_strings + 1,
                           sizeof *w->strings, NULL));
     *out = (uint32_t)w->n_strings;
     w->strings[w->n_strings++] = p;
@@ -153,15 +153,15 @@ static sd_status number_kept(writer *w)
     for (size_t i = 0; i < w->n_frames; i++) {
         if (w->frame_id[i] == NO_ID) continue;
         const sd_frame *f = sd_snapshot_frame(w->s, (uint32_t)i);
-        SDP_SUM_TRY(string_of(w, f->filename, &ignored));
-        SDP_SUM_TRY(string_of(w, f->name, &ignored));
+        SDP_TRY(string_of(w, f->filename, &ignored));
+        SDP_TRY(string_of(w, f->name, &ignored));
     }
     for (size_t i = 0; i < w->n_stacks; i++) {
         if (w->stack_id[i] == NO_ID) continue;
         const sd_stack_context *c = sd_snapshot_stack_context(w->s, (uint32_t)i);
         if (!c->forward_stack && !c->user_metadata[0] && !c->compile_context[0]) continue;
-        SDP_SUM_TRY(string_of(w, c->user_metadata, &ignored));
-        SDP_SUM_TRY(string_of(w, c->compile_context, &ignored));
+        SDP_TRY(string_of(w, c->user_metadata, &ignored));
+        SDP_TRY(string_of(w, c->compile_context, &ignored));
     }
     return SD_OK;
 }
@@ -182,10 +182,10 @@ static uint32_t known_string(writer *w, const char *p)
 
 static void pack_strings_frames_stacks(writer *w)
 {
-    key(w, "strings");
+    key(w, SDP_SK_STRINGS);
     arr(w, w->n_strings);
     for (size_t i = 0; i < w->n_strings; i++) str(w, w->strings[i]);
-    key(w, "frames");     /* [filename, name, line]: string ids */
+    key(w, SDP_SK_FRAMES);     /* [filename, name, line]: string ids */
     arr(w, w->n_kept_frames);
     for (size_t i = 0; i < w->n_frames; i++) {
         if (w->frame_id[i] == NO_ID) continue;
@@ -195,7 +195,7 @@ static void pack_strings_frames_stacks(writer *w)
         u64(w, known_string(w, f->name));
         i64(w, f->line);
     }
-    key(w, "stacks");     /* frame ids, innermost first; stack 0 is the empty stack */
+    key(w, SDP_SK_STACKS);     /* frame ids, innermost first; stack 0 is the empty stack */
     arr(w, w->n_kept_stacks);
     size_t n_ctx = 0;
     for (size_t i = 0; i < w->n_stacks; i++) {
@@ -207,7 +207,7 @@ static void pack_strings_frames_stacks(writer *w)
         const sd_stack_context *c = sd_snapshot_stack_context(w->s, (uint32_t)i);
         n_ctx += c->forward_stack || c->user_metadata[0] || c->compile_context[0];
     }
-    key(w, "contexts");   /* [stack, forward stack, user_metadata, compile_context] */
+    key(w, SDP_SK_CONTEXTS);   /* [stack, forward stack, user_metadata, compile_context] */
     arr(w, n_ctx);
     for (size_t i = 0; i < w->n_stacks; i++) {
         if (w->stack_id[i] == NO_ID) continue;
@@ -236,7 +236,7 @@ static void pack_trace_entry(writer *w, const sd_trace_entry *e)
 /* segments and blocks: a device's, and the pinned host memory's. */
 static void pack_layout(writer *w, const sd_cuda_device *dev)
 {
-    key(w, "segments");   /* [address, total_size, stream, pool_id or nil, flags, stack,
+    key(w, SDP_SK_SEGMENTS);   /* [address, total_size, stream, pool_id or nil, flags, stack,
                            *  first_block, n_blocks]; flags: 1 small, 2 expandable */
     arr(w, dev->n_segments);
     for (size_t i = 0; i < dev->n_segments; i++) {
@@ -257,7 +257,7 @@ static void pack_layout(writer *w, const sd_cuda_device *dev)
         u64(w, g->first_block);
         u64(w, g->n_blocks);
     }
-    key(w, "blocks");     /* [address, size, requested_size, state, segment, stack] */
+    key(w, SDP_SK_BLOCKS);     /* [address, size, requested_size, state, segment, stack] */
     arr(w, dev->n_blocks);
     for (size_t i = 0; i < dev->n_blocks; i++) {
         const sd_block *b = &dev->blocks[i];
@@ -274,12 +274,12 @@ static void pack_layout(writer *w, const sd_cuda_device *dev)
 static void pack_device(writer *w, size_t d, const sd_cuda_device *dev)
 {
     map(w, 5);
-    key(w, "device");
+    key(w, SDP_SK_DEVICE);
     i64(w, dev->device);
     pack_layout(w, dev);
-    key(w, "trace_entries");   /* in the snapshot; `trace` keeps only some */
+    key(w, SDP_SK_TRACE_ENTRIES);   /* in the snapshot; `trace` keeps only some */
     u64(w, sd_snapshot_trace_recorded(w->s, d));
-    key(w, "trace");
+    key(w, SDP_SK_TRACE);
     arr(w, kept_trace_count(w, d, dev));
     if (w->newest[d] < dev->n_trace) pack_trace_entry(w, &dev->trace[w->newest[d]]);
     for (size_t i = w->trace_from[d]; i < dev->n_trace; i++) pack_trace_entry(w, &dev->trace[i]);
@@ -311,7 +311,7 @@ static void pack_setting(writer *w, const sd_setting *v)
 static void pack_settings(writer *w)
 {
     const sd_allocator_settings *a = sd_snapshot_allocator_settings(w->s);
-    key(w, "settings");
+    key(w, SDP_SK_SETTINGS);
     if (!a->present) {
         nil(w);
         return;
@@ -319,10 +319,10 @@ static void pack_settings(writer *w)
     /* The typed fields are read from `recorded` again on loading, as from the pickle,
      * except the two that keep what the pickle reader made of them. */
     map(w, 3);
-    key(w, "alloc_conf");
+    key(w, SDP_SK_ALLOC_CONF);
     if (a->alloc_conf) str(w, a->alloc_conf);
     else nil(w);
-    key(w, "roundup_power2_divisions");
+    key(w, SDP_SK_ROUNDUP);
     if (a->has_roundup_power2_divisions) {
         arr(w, a->n_roundup_power2_divisions);
         for (size_t i = 0; i < a->n_roundup_power2_divisions; i++) {
@@ -333,7 +333,7 @@ static void pack_settings(writer *w)
     } else {
         nil(w);
     }
-    key(w, "recorded");
+    key(w, SDP_SK_RECORDED);
     if (a->recorded) pack_setting(w, a->recorded);
     else nil(w);
 }
@@ -341,7 +341,7 @@ static void pack_settings(writer *w)
 static void pack_annotations(writer *w)
 {
     size_t n = sd_snapshot_annotation_count(w->s);
-    key(w, "annotations");   /* [name, device, time_us or nil, stage] */
+    key(w, SDP_SK_ANNOTATIONS);   /* [name, device, time_us or nil, stage] */
     arr(w, n);
     for (size_t i = 0; i < n; i++) {
         const sd_annotation *a = sd_snapshot_annotation(w->s, i);
@@ -353,7 +353,7 @@ static void pack_annotations(writer *w)
         u64(w, a->stage);
     }
     n = sd_snapshot_warning_count(w->s);
-    key(w, "warnings");
+    key(w, SDP_SK_WARNINGS);
     arr(w, n);
     for (size_t i = 0; i < n; i++) str(w, sd_snapshot_warning(w->s, i));
 }
@@ -363,7 +363,7 @@ static void pack_annotations(writer *w)
 static void pack_host(writer *w)
 {
     const sd_cuda_device *h = sd_snapshot_host_memory(w->s);
-    key(w, "host");
+    key(w, SDP_SK_HOST);
     if (!h) {
         nil(w);
         return;
@@ -377,7 +377,7 @@ static void pack_host(writer *w)
 static void pack_skip_actions(writer *w)
 {
     uint32_t mask = 0;
-    key(w, "skip_actions");
+    key(w, SDP_SK_SKIP_ACTIONS);
     if (!sd_snapshot_skipped_actions(w->s, &mask)) {
         nil(w);
         return;
@@ -395,7 +395,7 @@ static void pack_label_prefix(writer *w)
 {
     const char *p = NULL;
     size_t len = sdp_attrib_label_prefix(w->s, &p);
-    key(w, "label_prefix");
+    key(w, SDP_SK_LABEL_PREFIX);
     if (p) strn(w, p, len);   /* "" when the user frames share no directory */
     else nil(w);              /* no user frame */
 }
@@ -405,22 +405,22 @@ static void pack_label_prefix(writer *w)
 static void pack_totals(writer *w)
 {
     size_t nd = sd_snapshot_device_count(w->s);
-    key(w, "devices");
+    key(w, SDP_SK_DEVICES);
     arr(w, nd);
     for (size_t d = 0; d < nd; d++) {
         sd_stats st;
         sd_stats_device(sd_snapshot_device(w->s, d), &st);
         map(w, 10);
-        key(w, "device"); i64(w, st.device);
-        key(w, "allocated_bytes"); u64(w, st.allocated_bytes);
-        key(w, "reserved_bytes"); u64(w, st.reserved_bytes);
-        key(w, "active_bytes"); u64(w, st.active_bytes);
-        key(w, "requested_bytes"); u64(w, st.requested_bytes);
-        key(w, "pending_free_bytes"); u64(w, st.pending_free_bytes);
-        key(w, "inactive_bytes"); u64(w, st.inactive_bytes);
-        key(w, "segments"); u64(w, st.segments);
-        key(w, "blocks"); u64(w, st.blocks);
-        key(w, "trace_entries"); u64(w, sd_snapshot_trace_recorded(w->s, d));
+        key(w, SDP_SK_DEVICE); i64(w, st.device);
+        key(w, SDP_SK_ALLOCATED_BYTES); u64(w, st.allocated_bytes);
+        key(w, SDP_SK_RESERVED_BYTES); u64(w, st.reserved_bytes);
+        key(w, SDP_SK_ACTIVE_BYTES); u64(w, st.active_bytes);
+        key(w, SDP_SK_REQUESTED_BYTES); u64(w, st.requested_bytes);
+        key(w, SDP_SK_PENDING_FREE_BYTES); u64(w, st.pending_free_bytes);
+        key(w, SDP_SK_INACTIVE_BYTES); u64(w, st.inactive_bytes);
+        key(w, SDP_SK_SEGMENTS); u64(w, st.segments);
+        key(w, SDP_SK_BLOCKS); u64(w, st.blocks);
+        key(w, SDP_SK_TRACE_ENTRIES); u64(w, sd_snapshot_trace_recorded(w->s, d));
     }
 }
 
@@ -439,7 +439,7 @@ static void pack_frame(writer *w, bool has, const sd_frame *f)
 /* Every group under every key, with the default options (depth 0, no patterns). */
 static sd_status pack_groups(writer *w)
 {
-    key(w, "groups");
+    key(w, SDP_SK_GROUPS);
     map(w, SD_GROUP_BY_COUNT);
     for (int by = 0; by < SD_GROUP_BY_COUNT; by++) {
         sd_attrib_options ao = {.group_by = (sd_group_by)by};
@@ -474,23 +474,23 @@ static sd_status pack_frag(writer *w)
     sd_frag *f = sd_frag_create(w->s, NULL, w->err);
     if (!f) return w->err && w->err->code ? w->err->code : SD_ENOMEM;
     size_t nd = sd_frag_device_count(f);
-    key(w, "frag");
+    key(w, SDP_SK_FRAG);
     arr(w, nd);
     for (size_t d = 0; d < nd; d++) {
         const sd_frag_device *fd = sd_frag_device_at(f, d);
         const sd_frag_figures *x = &fd->fig;
         map(w, 11);
-        key(w, "device"); i64(w, fd->device);
-        key(w, "verdict"); str(w, sd_frag_verdict_name(fd->verdict));
-        key(w, "reserved_bytes"); u64(w, x->reserved_bytes);
-        key(w, "allocated_bytes"); u64(w, x->allocated_bytes);
-        key(w, "gap_bytes"); u64(w, x->gap_bytes);
-        key(w, "free_bytes"); u64(w, x->external_free_bytes);
-        key(w, "largest_free_bytes"); u64(w, x->largest_free_bytes);
-        key(w, "fragmentation_index"); dbl(w, x->fragmentation_index);
-        key(w, "stranded_free_bytes"); u64(w, x->stranded_free_bytes);
-        key(w, "stranded_index"); dbl(w, x->stranded_index);
-        key(w, "empty_cache_releasable_bytes"); u64(w, x->empty_cache_releasable_bytes);
+        key(w, SDP_SK_DEVICE); i64(w, fd->device);
+        key(w, SDP_SK_VERDICT); str(w, sd_frag_verdict_name(fd->verdict));
+        key(w, SDP_SK_RESERVED_BYTES); u64(w, x->reserved_bytes);
+        key(w, SDP_SK_ALLOCATED_BYTES); u64(w, x->allocated_bytes);
+        key(w, SDP_SK_GAP_BYTES); u64(w, x->gap_bytes);
+        key(w, SDP_SK_FREE_BYTES); u64(w, x->external_free_bytes);
+        key(w, SDP_SK_LARGEST_FREE_BYTES); u64(w, x->largest_free_bytes);
+        key(w, SDP_SK_FRAGMENTATION_INDEX); dbl(w, x->fragmentation_index);
+        key(w, SDP_SK_STRANDED_FREE_BYTES); u64(w, x->stranded_free_bytes);
+        key(w, SDP_SK_STRANDED_INDEX); dbl(w, x->stranded_index);
+        key(w, SDP_SK_EMPTY_CACHE_RELEASABLE); u64(w, x->empty_cache_releasable_bytes);
     }
     sd_frag_free(f);
     return SD_OK;
@@ -506,19 +506,19 @@ static sd_status pack_all(writer *w, const char *writer_name)
     str(w, SD_SUMMARY_MAGIC);
     u64(w, SD_SUMMARY_VERSION);
     map(w, 15);
-    key(w, "writer");
+    key(w, SDP_SK_WRITER);
     str(w, writer_name ? writer_name : "libsnapdiff");
-    key(w, "source");
+    key(w, SDP_SK_SOURCE);
     str(w, sd_snapshot_origin(s));
-    key(w, "legacy_list");
+    key(w, SDP_SK_LEGACY_LIST);
     boolean(w, sd_snapshot_is_legacy_list(s));
-    key(w, "digest");
+    key(w, SDP_SK_DIGEST);
     map(w, 3);
     pack_totals(w);
-    SDP_SUM_TRY(pack_groups(w));
-    SDP_SUM_TRY(pack_frag(w));
+    SDP_TRY(pack_groups(w));
+    SDP_TRY(pack_frag(w));
     pack_strings_frames_stacks(w);   /* strings, frames, stacks, contexts */
-    key(w, "devices");
+    key(w, SDP_SK_DEVICES);
     arr(w, nd);
     for (size_t d = 0; d < nd; d++) pack_device(w, d, sd_snapshot_device(s, d));
     pack_settings(w);

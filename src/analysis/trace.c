@@ -68,10 +68,7 @@ const char *sd_trace_phase_kind_name(sd_trace_phase_kind k)
     return (unsigned)k < SDP_ARRAY_LEN(names) ? names[k] : "unknown";
 }
 
-static sd_status nomem(sd_error *err)
-{
-    return sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "memory budget exhausted replaying the trace");
-}
+#define DOING "replaying the trace"   /* what sdp_nomem says failed */
 
 /* ---------- phases ---------- */
 
@@ -491,7 +488,7 @@ static sd_status replay_device(sd_trace *t, size_t dev_index, sd_trace_device *d
 
     memset(t->stacks, 0, t->n_stacks * sizeof *t->stacks);
     sdp_trace_walk_expect(&t->walk, d->n_trace);   /* room in place for a long trace */
-    if (sdp_trace_walk_reset(&t->walk)) return nomem(err);
+    if (sdp_trace_walk_reset(&t->walk)) return sdp_nomem(err, DOING);
 
     /* This device's external annotations, by time. */
     size_t n_ann = 0, ann_cap = 0;
@@ -501,7 +498,7 @@ static sd_status replay_device(sd_trace *t, size_t dev_index, sd_trace_device *d
         if (!x->has_time || x->device != d->device) continue;
         if (sdp_grow((void **)&ann, &ann_cap, n_ann + 1, sizeof *ann, &t->arena)) {
             free(ann);
-            return nomem(err);
+            return sdp_nomem(err, DOING);
         }
         ann[n_ann++] = (ann_ref){x->time_us, k};
     }
@@ -557,7 +554,7 @@ static sd_status replay_device(sd_trace *t, size_t dev_index, sd_trace_device *d
     dv->n_phases = r.n_phases;
     dv->step_phases = r.runs;   /* the same */
     dv->n_step_phases = r.n_runs;
-    if (st) return nomem(err);
+    if (st) return sdp_nomem(err, DOING);
     for (size_t k = 0; k < r.n_phases; k++)
         r.phases[k].growth = (int64_t)(r.phases[k].live_end - r.phases[k].live_start);
     dv->alive_bytes = r.live;
@@ -577,7 +574,7 @@ static sd_status replay_device(sd_trace *t, size_t dev_index, sd_trace_device *d
     size_t n_alive = 0;
     for (size_t k = 0; k < t->walk.n_addrs; k++) n_alive += t->walk.addrs[k].state == SDP_ADDR_LIVE;
     sd_trace_block *alive = sdp_arena_alloc(&t->arena, (n_alive ? n_alive : 1) * sizeof *alive);
-    if (!alive) return nomem(err);
+    if (!alive) return sdp_nomem(err, DOING);
     n_alive = 0;
     for (size_t k = 0; k < t->walk.n_addrs; k++) {
         const sdp_addr_rec *a = &t->walk.addrs[k];
@@ -588,11 +585,11 @@ static sd_status replay_device(sd_trace *t, size_t dev_index, sd_trace_device *d
     qsort(alive, n_alive, sizeof *alive, cmp_block);
     dv->alive = alive;
     dv->n_alive = dv->alive_count = n_alive;
-    if (tally_pools(t, d, dv, lo, hi)) return nomem(err);
+    if (tally_pools(t, d, dv, lo, hi)) return sdp_nomem(err, DOING);
 
     /* Warnings. */
     sd_trace_warning *w = sdp_arena_alloc(&t->arena, SD_TRACE_WARNING_COUNT * sizeof *w);
-    if (!w) return nomem(err);
+    if (!w) return sdp_nomem(err, DOING);
     size_t nw = 0;
     if (overflowed(t->snap)) w[nw++] = (sd_trace_warning){SD_TRACE_OVERFLOWED, 0, 0};
     if (dv->unknown_free_count)
@@ -604,23 +601,23 @@ static sd_status replay_device(sd_trace *t, size_t dev_index, sd_trace_device *d
     if (dv->n_entries && !dv->has_span) w[nw++] = (sd_trace_warning){SD_TRACE_NO_TIMES, 0, 0};
     if (hi == d->n_trace) {
         uint64_t count = 0, bytes = 0;
-        if (frees_missing(d, alive, n_alive, &count, &bytes)) return nomem(err);
+        if (frees_missing(d, alive, n_alive, &count, &bytes)) return sdp_nomem(err, DOING);
         if (count) w[nw++] = (sd_trace_warning){SD_TRACE_FREES_MISSING, count, bytes};
     }
     dv->warnings = w;
     dv->n_warnings = nw;
 
-    if (make_groups(t, dv)) return nomem(err);
-    if (take_peak(t, dv)) return nomem(err);
+    if (make_groups(t, dv)) return sdp_nomem(err, DOING);
+    if (take_peak(t, dv)) return sdp_nomem(err, DOING);
     for (size_t k = 0; dv->has_peak && k < r.n_runs; k++)
         r.runs[k].has_peak = dv->peak_entry >= r.runs[k].first_entry &&
                              dv->peak_entry < r.runs[k].first_entry + r.runs[k].n_entries;
     if (dv->has_peak) {
         bool focused;
         size_t len;
-        if (stack_key(t, dv->peak_stack, &focused, &len)) return nomem(err);
+        if (stack_key(t, dv->peak_stack, &focused, &len)) return sdp_nomem(err, DOING);
         dv->peak_key = sdp_arena_strndup(&t->arena, t->key, len);
-        if (!dv->peak_key) return nomem(err);
+        if (!dv->peak_key) return sdp_nomem(err, DOING);
         dv->peak_site = stack_site(t, dv->peak_stack);
     }
     return SD_OK;
@@ -642,10 +639,10 @@ static sd_status trace_build(sd_trace *t, const sd_trace_options *o, sd_error *e
     t->n_stacks = sd_snapshot_stack_count(t->snap);
     if (!t->n_stacks) t->n_stacks = 1;
     if (!sdp_arena_charge(&t->arena, (uint64_t)t->n_stacks * sizeof *t->stacks))
-        return nomem(err);
+        return sdp_nomem(err, DOING);
     t->stacks = calloc(t->n_stacks, sizeof *t->stacks);
     t->devices = sdp_arena_alloc(&t->arena, (n ? n : 1) * sizeof *t->devices);
-    if (!t->stacks || !t->devices) return nomem(err);
+    if (!t->stacks || !t->devices) return sdp_nomem(err, DOING);
     memset(t->devices, 0, (n ? n : 1) * sizeof *t->devices);
     for (size_t i = 0; i < sd_snapshot_device_count(t->snap); i++) {
         const sd_cuda_device *d = sd_snapshot_device(t->snap, i);

@@ -13,6 +13,8 @@
 
 #define SDP_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define SDP_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+/* Return the status of x from the calling function unless it is SD_OK. */
+#define SDP_TRY(x) do { sd_status st_ = (x); if (st_ != SD_OK) return st_; } while (0)
 
 /* ---- saturating int64 arithmetic ----
  * Times and offsets come from the file: a hostile time_us near INT64_MAX must give a
@@ -35,6 +37,14 @@ static inline int64_t sdp_i64_sub_sat(int64_t a, int64_t b)
 sd_status sdp_fail(sd_error *err, sd_status code, uint64_t offset, const char *fmt, ...)
     SDP_PRINTF(4, 5);
 void sdp_error_set_source(sd_error *err, const char *source);
+/* A failed allocation (SD_ENOMEM): "memory budget exhausted while DOING" ("diffing"), the
+ * budget (--max-memory) being what almost always runs out. The library's one message for
+ * it; sdp_nomem_at when the input has an offset to name. */
+sd_status sdp_nomem_at(sd_error *err, uint64_t offset, const char *doing);
+static inline sd_status sdp_nomem(sd_error *err, const char *doing)
+{
+    return sdp_nomem_at(err, SD_NO_OFFSET, doing);
+}
 
 /* ---- options structs that can grow (options.c) ----
  * Every struct a caller fills starts with `unsigned version` (docs/architecture.md,
@@ -121,7 +131,7 @@ uint64_t sdp_hash_mix(uint64_t h, uint64_t v);                  /* fold in a 64-
  *
  *     size_t j = sdp_htab_first(&t, h);
  *     for (; t.slots[j]; j = sdp_htab_next(&t, j)) if (equal(t.slots[j] - 1)) return ...;
- *     TRY(sdp_htab_reserve_one(&t, hash_of_id, ctx));  // may rehash: probe again after
+ *     SDP_TRY(sdp_htab_reserve_one(&t, hash_of_id, ctx));  // may rehash: probe again after
  */
 typedef uint64_t (*sdp_id_hash_fn)(const void *ctx, uint32_t id);
 typedef struct sdp_htab {
@@ -207,8 +217,28 @@ static inline bool sdp_cur_line(sdp_cursor *c, const uint8_t **out, size_t *n)
     return true;
 }
 
-/* UTF-8 validation; surrogates allowed (Python's surrogatepass). */
+/* ---- UTF-8 (utf8.c) ----
+ * Whether s[0..n) is UTF-8 as CPython's surrogatepass accepts it: surrogates allowed. */
 bool sdp_utf8_valid(const uint8_t *s, size_t n);
+
+/* ---- the syntax of a limits file (limits_file.c) ----
+ * `check --config` and `curve --config` read one file: a `key = value` per line, `#` to the
+ * end of the line a comment, blank lines skipped, spaces and tabs around key and value
+ * (and a CRLF's CR) dropped, at most 1023 bytes a line, no NUL byte. What a key means is
+ * each reader's own (gate.c, curve.c). sdp_limits_file_read hands each pair to `fn` in
+ * file order with where it is, and stops at the first error, its own or fn's. Every error
+ * is SD_EFORMAT naming the line in err->source ("limits.conf:3", no offset): fn reports
+ * its own through sdp_limits_file_fail. */
+typedef struct sdp_limits_line {
+    const char *path;
+    size_t line;        /* from 1 */
+} sdp_limits_line;
+typedef sd_status (*sdp_limits_pair_fn)(void *ctx, const char *key, const char *value,
+                                        const sdp_limits_line *at, sd_error *err);
+sd_status sdp_limits_file_read(const char *text, size_t len, const char *path,
+                               sdp_limits_pair_fn fn, void *ctx, sd_error *err);
+sd_status sdp_limits_file_fail(sd_error *err, const sdp_limits_line *at, const char *fmt, ...)
+    SDP_PRINTF(3, 4);
 
 /* ---- regular expressions with named groups (regex_named.c) ----
  * A POSIX extended expression whose groups may be named (?P<name>...) or (?<name>...):

@@ -24,6 +24,11 @@ sd_status sdp_fail(sd_error *err, sd_status code, uint64_t offset, const char *f
     return code;
 }
 
+sd_status sdp_nomem_at(sd_error *err, uint64_t offset, const char *doing)
+{
+    return sdp_fail(err, SD_ENOMEM, offset, "memory budget exhausted while %s", doing);
+}
+
 void sdp_error_set_source(sd_error *err, const char *source)
 {
     if (!err || !source || err->source[0]) return;

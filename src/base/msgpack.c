@@ -135,7 +135,7 @@ sd_status sdp_mp_skip(sdp_cursor *c, sd_error *err)
         if (left[depth] == 0) return SD_OK;
         left[depth]--;
         sdp_mp_token t;
-        SDP_MP_TRY(sdp_mp_next(c, &t, err));
+        SDP_TRY(sdp_mp_next(c, &t, err));
         if (t.type != SDP_MP_ARRAY && t.type != SDP_MP_MAP) continue;
         if (depth == SDP_MP_MAX_DEPTH)
             return sdp_fail(err, SD_ELIMIT, t.offset, "msgpack containers nested more than "

@@ -12,8 +12,6 @@
 
 #include "base/base.h"
 
-#define SDP_MP_TRY(x) do { sd_status st_ = (x); if (st_ != SD_OK) return st_; } while (0)
-
 typedef enum sdp_mp_type {
     SDP_MP_NIL, SDP_MP_BOOL, SDP_MP_UINT, SDP_MP_INT, SDP_MP_FLOAT, SDP_MP_STR, SDP_MP_BIN,
     SDP_MP_ARRAY, SDP_MP_MAP, SDP_MP_EXT

@@ -114,12 +114,6 @@ static void error_text(sd_error *err, sd_status code, const char *fmt, ...)
     va_end(ap);
 }
 
-static sd_status nomem(sd_error *err)
-{
-    error_text(err, SD_ENOMEM, "out of memory");
-    return SD_ENOMEM;
-}
-
 /* The names check pairs, as indices into names[0..n) (map, room n): all of them, or, for
  * a job's folder of several steps or with OOM dumps (ranks.h: sd_job_names_are_steps),
  * each rank's last step; the earlier steps and the OOM dumps are named, not judged.
@@ -174,12 +168,12 @@ static sd_status plan(void *ctx, size_t input, const sd_input *in, sd_error *err
     if (!c->new_names || !c->new_totals || !c->pair_of_new || !c->labels || !c->label_ptrs ||
         !old_names || !c->judged) {
         free(old_names);
-        return nomem(err);
+        return msg_nomem(err);
     }
     for (size_t i = 0; i < c->n_new; i++)
         if (!(c->new_names[i] = strdup(sd_input_name(in, i)))) {
             free(old_names);
-            return nomem(err);
+            return msg_nomem(err);
         }
     for (size_t i = 0; i < c->n_old; i++) old_names[i] = sd_snapshot_source(c->old[i]);
     for (size_t i = 0; i < c->old_left_out.n; i++) old_names[c->n_old + i] = c->old_left_out.names[i];
@@ -198,7 +192,7 @@ static sd_status plan(void *ctx, size_t input, const sd_input *in, sd_error *err
         free(old_names);
         free(paired_old);
         free(paired_new);
-        return nomem(err);
+        return msg_nomem(err);
     }
     size_t k_old = judged_names("OLD", old_names, n_old_named, c->old_map);
     size_t k_new = judged_names("NEW", (const char *const *)c->new_names, c->n_new, c->new_map);
@@ -218,7 +212,7 @@ static sd_status plan(void *ctx, size_t input, const sd_input *in, sd_error *err
     }
     c->members = calloc(c->pairs.n ? c->pairs.n : 1, sizeof *c->members);
     c->unread = calloc(c->pairs.n ? c->pairs.n : 1, sizeof *c->unread);
-    if (!c->members || !c->unread) return nomem(err);
+    if (!c->members || !c->unread) return msg_nomem(err);
     for (size_t i = 0; i < c->pairs.n; i++) {
         const sd_rank_pair *p = &c->pairs.pairs[i];
         sd_check_member *m = &c->members[i];
@@ -257,7 +251,7 @@ static sd_status judge_one(void *ctx, size_t input, size_t member, const sd_snap
     m->pass = m->gate.pass;
     if (st == SD_OK) st = sd_check_member_take(m, d);
     sd_diff_free(d);
-    return st == SD_OK ? SD_OK : nomem(err);
+    return st == SD_OK ? SD_OK : msg_nomem(err);
 }
 
 /* The pairs a side of which did not read (warned as it was left out) are not judged:

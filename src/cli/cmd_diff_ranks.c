@@ -121,19 +121,12 @@ static sd_status check_new(void *ctx, size_t input, const sd_input *in, sd_error
     return same ? SD_OK : changed(r->o->files[1], err);
 }
 
-static sd_status nomem(sd_error *err)
-{
-    err->code = SD_ENOMEM;
-    snprintf(err->text, sizeof err->text, "out of memory");
-    return SD_ENOMEM;
-}
-
 /* The pair's diff rendered as the whole report would have it. */
 static sd_status render_pair(const ranks_run *r, const sd_diff *d, pair_result *out,
                              sd_error *err)
 {
     FILE *mem = open_memstream(&out->report, &out->report_len);
-    if (!mem) return nomem(err);
+    if (!mem) return msg_nomem(err);
     sd_status st;
     if (r->o->format == FORMAT_JSON) {
         st = sd_render_diff_json(mem, d);
@@ -145,7 +138,7 @@ static sd_status render_pair(const ranks_run *r, const sd_diff *d, pair_result *
     if (st != SD_OK) {
         free(out->report);
         out->report = NULL;
-        return nomem(err);
+        return msg_nomem(err);
     }
     return SD_OK;
 }
@@ -169,7 +162,7 @@ static sd_status diff_one(void *ctx, size_t input, size_t member, const sd_snaps
         sd_gate gate;
         if (cli_diff_gate(r->o, d, &gate) != SD_OK) {
             sd_diff_free(d);
-            return nomem(err);
+            return msg_nomem(err);
         }
         out->gate_failed = !gate.pass;
         out->gate_measured = gate.results[0].measured;

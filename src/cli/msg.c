@@ -54,3 +54,12 @@ void msg_sd_error(const sd_error *err)
     sd_error_format(err, line, sizeof line);
     msg_error("%s", line);
 }
+
+sd_status msg_nomem(sd_error *err)
+{
+    if (err) {
+        err->code = SD_ENOMEM;
+        snprintf(err->text, sizeof err->text, "out of memory");
+    }
+    return SD_ENOMEM;
+}

@@ -18,5 +18,8 @@ void msg_warn(const char *fmt, ...) MSG_PRINTF(1, 2);    /* "snapdiff: warning: 
 void msg_note(const char *fmt, ...) MSG_PRINTF(1, 2);    /* "snapdiff: note: ..." */
 /* "snapdiff: SOURCE: offset N: TEXT" - the one line for a failed load. */
 void msg_sd_error(const sd_error *err);
+/* The commands' own failed allocations: err gets SD_ENOMEM and "out of memory" (for
+ * msg_sd_error); returns SD_ENOMEM. */
+sd_status msg_nomem(sd_error *err);
 
 #endif

@@ -17,11 +17,7 @@ static sd_status grow(sd_snapshot *s, void **buf, size_t *cap, size_t need, size
     return sdp_model_grow(s, buf, cap, need, elem);
 }
 
-static sd_status nomem(sd_snapshot *s)
-{
-    return sdp_fail(L(s)->err, SD_ENOMEM, L(s)->ctx_offset,
-                    "memory budget exhausted while interning stacks");
-}
+#define DOING "interning stacks"   /* what sdp_nomem_at says failed */
 
 /* ---------- strings ---------- */
 
@@ -49,14 +45,16 @@ sd_status sdp_intern_string(sd_snapshot *s, const char *p, size_t n, const char 
                         sizeof *s->strings);
     if (st) return st;
     char *copy = sdp_model_alloc(s, n + 1);
-    if (!copy) return nomem(s);
+    if (!copy) return sdp_nomem_at(L(s)->err, L(s)->ctx_offset, DOING);
     memcpy(copy, p, n);
     copy[n] = 0;
     uint32_t id = (uint32_t)s->n_strings++;
     s->strings[id] = (sdp_str){.p = copy, .len = n};
     sdp_htab_put(t, j, id);
     *out = copy;
-    return sdp_htab_reserve_one(t, string_hash_id, s) ? nomem(s) : SD_OK;
+    if (sdp_htab_reserve_one(t, string_hash_id, s))
+        return sdp_nomem_at(L(s)->err, L(s)->ctx_offset, DOING);
+    return SD_OK;
 }
 
 /* ---------- frames ---------- */
@@ -166,7 +164,9 @@ static sd_status intern_frame_slow(sd_snapshot *s, const sd_value *v, uint32_t *
     s->frames[s->n_frames++] = f;
     sdp_htab_put(t, j, *id);
     c->aux = *id + 1;
-    return sdp_htab_reserve_one(t, frame_hash_id, s) ? nomem(s) : SD_OK;
+    if (sdp_htab_reserve_one(t, frame_hash_id, s))
+        return sdp_nomem_at(L(s)->err, L(s)->ctx_offset, DOING);
+    return SD_OK;
 }
 
 /* ---------- stacks ---------- */
@@ -289,7 +289,7 @@ static sd_status remember_list(sd_snapshot *s, const sdp_cont *c, uint64_t h, ui
         sdp_grow((void **)&Ld->list_recs, &Ld->list_recs_cap, Ld->n_list_recs + 1,
                  sizeof *Ld->list_recs, &Ld->pickle) ||
         sdp_htab_reserve_one(&Ld->list_index, list_hash_id, s))
-        return nomem(s);
+        return sdp_nomem_at(L(s)->err, L(s)->ctx_offset, DOING);
     memcpy(Ld->list_bits + Ld->n_list_bits, c->items, c->n * sizeof *c->items);
     Ld->list_recs[Ld->n_list_recs] = (struct sdp_list_rec){(uint32_t)Ld->n_list_bits, c->n, stack};
     Ld->n_list_bits += c->n;
@@ -355,7 +355,8 @@ static sd_status intern_stack_slow(sd_snapshot *s, const sd_value *frames, uint3
     s->n_stacks++;
     sdp_htab_put(t, j, *id);
     c->aux = *id + 1;
-    if (sdp_htab_reserve_one(t, stack_hash_id, s)) return nomem(s);
+    if (sdp_htab_reserve_one(t, stack_hash_id, s))
+        return sdp_nomem_at(L(s)->err, L(s)->ctx_offset, DOING);
     st = remember_list(s, c, list_h, *id);
     /* Read again, the list is its stack id (aux): its items can serve later lists. A big
      * snapshot's trace brings a new frames list with most entries; kept, they would be
@@ -424,5 +425,7 @@ sd_status sdp_intern_context(sd_snapshot *s, uint32_t base, uint32_t forward,
     s->ctx_recs[s->n_ctx_recs] = (sdp_ctx_rec){.base = base, .id = nid, .ctx = c};
     sdp_htab_put(t, j, (uint32_t)s->n_ctx_recs++);
     *id = nid;
-    return sdp_htab_reserve_one(t, ctx_hash_id, s) ? nomem(s) : SD_OK;
+    if (sdp_htab_reserve_one(t, ctx_hash_id, s))
+        return sdp_nomem_at(L(s)->err, L(s)->ctx_offset, DOING);
+    return SD_OK;
 }

@@ -11,7 +11,6 @@
 
 #include "model/model.h"
 
-#define SDP_TRY_MODEL(x) do { sd_status st_ = (x); if (st_ != SD_OK) return st_; } while (0)
 #define KEY_IS(k, lit) sdp_str_eq(*(k), lit, sizeof(lit) - 1)
 
 void *sdp_model_alloc(sd_snapshot *s, size_t size)
@@ -184,7 +183,7 @@ static sd_status read_history(sd_snapshot *s, const sd_value *blk, const sd_valu
     const sdp_cont *hc = sdp_cont_of(*hist);
     if (!hc || hc->type != SDP_LIST) return sdp_model_fail(s, blk, "'history' should be a list");
     if (hc->n == 0) return SD_OK;
-    SDP_TRY_MODEL(sdp_model_items(s, hc));
+    SDP_TRY(sdp_model_items(s, hc));
     const sd_value *h0 = &hc->items[0]; /* newest first: the allocation of record */
     if (sdp_type(*h0) != SDP_DICT) return sdp_model_fail(s, blk, "a 'history' entry is not a dict");
     const sd_value *real = sd_value_dict_get(h0, "real_size");
@@ -250,7 +249,7 @@ sd_status sdp_model_get_pair(sd_snapshot *s, const sd_value *dict, const sd_valu
     const sdp_cont *c = sdp_cont_of(*v);
     if (!c || c->type == SDP_DICT || c->n != 2)
         return sdp_model_fail(s, dict, "'%s' should be a pair of integers", key);
-    SDP_TRY_MODEL(sdp_model_items(s, c));
+    SDP_TRY(sdp_model_items(s, c));
     for (int i = 0; i < 2; i++) {
         sd_status st = sdp_model_get_int(s, dict, &c->items[i], key, &out[i]);
         if (st) return st;
@@ -378,7 +377,7 @@ static sd_status build_segment_blocks(sd_snapshot *s, sdp_raw_segment *r, sd_blo
     const sdp_cont *bl = r->blocks ? sdp_cont_of(*r->blocks) : NULL;
     size_t n = bl ? bl->n : 0;
     bool run = bl && bl->run == 1 + SDP_REC_BLOCK; /* blocks taken one after another */
-    if (bl && !run) SDP_TRY_MODEL(sdp_model_items(s, bl));
+    if (bl && !run) SDP_TRY(sdp_model_items(s, bl));
     uint64_t cursor = r->seg.address, sum = 0;
     bool outside = false, gap = false;
     uint64_t gap_at = 0, gap_expected = 0; /* the first block not where the last one ended */
@@ -503,7 +502,7 @@ static sd_status build_segments(sd_snapshot *s, const sd_value *list, size_t *de
 {
     const sdp_cont *lc = sdp_cont_of(*list);
     size_t n = lc->n;
-    if (lc->run != 1 + SDP_REC_SEGMENT) SDP_TRY_MODEL(sdp_model_items(s, lc));
+    if (lc->run != 1 + SDP_REC_SEGMENT) SDP_TRY(sdp_model_items(s, lc));
     if (!n) return SD_OK;
     sdp_seg_side *side = malloc(n * sizeof *side);
     if (!side || !sdp_arena_charge(&s->load->pickle, n * sizeof *side)) {
@@ -633,7 +632,7 @@ static sd_status read_trace_list(sd_snapshot *s, const sd_value *list, sd_trace_
     size_t n = lc->n;
     sd_trace_entry *entries = records_in_order(s, lc);
     if (!entries) {
-        SDP_TRY_MODEL(sdp_model_items(s, lc));
+        SDP_TRY(sdp_model_items(s, lc));
         sd_status st = records_then_tail(s, lc, &entries);
         if (st) return st;
     }
@@ -657,7 +656,7 @@ static sd_status build_traces(sd_snapshot *s, const sd_value *traces, size_t *de
     const sdp_cont *c = sdp_cont_of(*traces);
     if (!c || c->type != SDP_LIST)
         return sdp_model_fail(s, traces, "'device_traces' should be a list of lists");
-    SDP_TRY_MODEL(sdp_model_items(s, c));
+    SDP_TRY(sdp_model_items(s, c));
     for (uint32_t dev = 0; dev < c->n; dev++) {
         const sd_value *list = &c->items[dev];
         const sdp_cont *lc = sdp_cont_of(*list);
@@ -693,7 +692,7 @@ static sd_status build_host_segments(sd_snapshot *s, const sd_value *list)
         sdp_model_warn(s, "'host_segments' is not a list; ignored");
         return SD_OK;
     }
-    if (lc->run != 1 + SDP_REC_SEGMENT) SDP_TRY_MODEL(sdp_model_items(s, lc));
+    if (lc->run != 1 + SDP_REC_SEGMENT) SDP_TRY(sdp_model_items(s, lc));
     size_t n = lc->n, total_blocks = 0;
     sdp_raw_segment *raw = malloc((n ? n : 1) * sizeof *raw);
     if (!raw || !sdp_arena_charge(&s->load->pickle, n * sizeof *raw)) {
@@ -744,7 +743,7 @@ static sd_status build_host_traces(sd_snapshot *s, const sd_value *list)
     }
     if (!lc->n) return SD_OK;
     if (!lc->run) {
-        SDP_TRY_MODEL(sdp_model_items(s, lc));
+        SDP_TRY(sdp_model_items(s, lc));
         if (sdp_type(lc->items[0]) == SDP_LIST) {
             sdp_model_warn(s, "'host_traces' is a list of lists, not of trace entries; ignored");
             return SD_OK;
@@ -833,7 +832,7 @@ static sd_status copy_setting(sd_snapshot *s, const sd_value *v, int depth, size
     for (uint32_t i = 0; depth > 0 && i < c->n; i++)
         n += c->type != SDP_DICT || sdp_type(*sdp_dict_key(c, i)) == SDP_STR;
     if (n > *budget) n = *budget;
-    if (c->type != SDP_DICT && n) SDP_TRY_MODEL(sdp_model_items(s, c));
+    if (c->type != SDP_DICT && n) SDP_TRY(sdp_model_items(s, c));
     *budget -= n;
     if (!n) return SD_OK;
     sd_setting *items = sdp_model_alloc(s, n * sizeof *items);
@@ -932,7 +931,7 @@ static sd_status read_annotations(sd_snapshot *s, const sd_value *v)
         return SD_OK;
     }
     if (!c->n) return SD_OK;
-    SDP_TRY_MODEL(sdp_model_items(s, c));
+    SDP_TRY(sdp_model_items(s, c));
     sd_annotation *a = sdp_model_alloc(s, c->n * sizeof *a);
     if (!a) return sdp_model_fail(s, v, "memory budget exhausted");
     size_t k = 0;

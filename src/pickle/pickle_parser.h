@@ -97,8 +97,6 @@ sd_status sdp_pp_fail_nomem(sdp_parser *p);
 /* Grow a malloc'd array to hold `need` elements, charging the arena budget. */
 sd_status sdp_pp_grow(sdp_parser *p, void **buf, size_t *cap, size_t need, size_t elem);
 
-#define SDP_TRY(x) do { sd_status st_ = (x); if (st_ != SD_OK) return st_; } while (0)
-
 static inline sd_status sdp_push(sdp_parser *p, sd_value v)
 {
     if (p->sp == p->stack_cap)

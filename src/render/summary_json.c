@@ -132,13 +132,13 @@ sd_status sd_render_summary_json(FILE *out, const uint8_t *data, size_t len, sd_
     sd_error_clear(err);
     sdp_cursor c = {.base = data, .len = len};
     sdp_mp_token arr, tag, version, body;
-    SDP_MP_TRY(sdp_mp_next(&c, &arr, err));
-    if (arr.type == SDP_MP_ARRAY && arr.u >= 3) SDP_MP_TRY(sdp_mp_next(&c, &tag, err));
+    SDP_TRY(sdp_mp_next(&c, &arr, err));
+    if (arr.type == SDP_MP_ARRAY && arr.u >= 3) SDP_TRY(sdp_mp_next(&c, &tag, err));
     if (arr.type != SDP_MP_ARRAY || arr.u < 3 || tag.type != SDP_MP_STR ||
         tag.len != sizeof SD_SUMMARY_MAGIC - 1 || memcmp(tag.p, SD_SUMMARY_MAGIC, tag.len) != 0)
         return sdp_fail(err, SD_EFORMAT, 0, "not a snapdiff summary (no \"%s\" tag)",
                         SD_SUMMARY_MAGIC);
-    SDP_MP_TRY(sdp_mp_next(&c, &version, err));
+    SDP_TRY(sdp_mp_next(&c, &version, err));
     if (version.type != SDP_MP_UINT || version.u == 0)
         return sdp_fail(err, SD_EFORMAT, version.offset, "corrupt summary: no format version");
     if (version.u > SD_SUMMARY_VERSION)
@@ -146,9 +146,9 @@ sd_status sd_render_summary_json(FILE *out, const uint8_t *data, size_t len, sd_
                         " is newer than this snapdiff reads (%d): upgrade snapdiff",
                         version.u, SD_SUMMARY_VERSION);
     size_t at = c.pos;
-    SDP_MP_TRY(sdp_mp_skip(&c, err));   /* the whole body checked before anything is written */
+    SDP_TRY(sdp_mp_skip(&c, err));   /* the whole body checked before anything is written */
     c.pos = at;
-    SDP_MP_TRY(sdp_mp_next(&c, &body, err));
+    SDP_TRY(sdp_mp_next(&c, &body, err));
     if (body.type != SDP_MP_MAP)
         return sdp_fail(err, SD_EFORMAT, body.offset, "corrupt summary: the body should be a map");
     json_t *doc = json_pack("{s:s,s:I}", "format", SD_SUMMARY_MAGIC, "version",

@@ -5,7 +5,7 @@ target_include_directories(check_curve PRIVATE ${PROJECT_SOURCE_DIR}/src)  # the
 add_test(NAME curve_unit COMMAND check_curve)
 set_tests_properties(curve_unit PROPERTIES LABELS unit TIMEOUT 600)
 
-foreach(part fixtures gate hostile frameworks csv)
+foreach(part fixtures gate hostile frameworks csv config)
   add_test(NAME curve_cli_${part}
            COMMAND ${PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/test_curve_cli.py
                    --bin ${SNAPDIFF_BIN} --root ${PROJECT_SOURCE_DIR} ${part})

@@ -17,6 +17,9 @@ PART is one of:
             Python's csv module reads them; an unclosed quote is one bad record
   hostile   huge numbers, overflowing units, binary garbage, a 10 MB line without a
             newline, gzip, stdin, a file that does not open: exit 2 or a count, no crash
+  config    a --config file's syntax errors (no '=', a line over 1023 bytes, a NUL byte)
+            read alike through check and curve: exit 2, the same line, PATH:LINE from a
+            Python reading of the syntax
 """
 import argparse
 import gzip
@@ -588,12 +591,78 @@ def csv_quoted():
         check("never closes" in p.stderr, "unclosed quote named: %s" % p.stderr.strip())
 
 
+def first_syntax_error(data):
+    """The limits file's syntax, by hand (docs/json-check.md, "The limits file"): (line, words) of
+    its first error, or None. A line is at most 1023 bytes and holds no NUL; `#` starts a
+    comment; what is left is blank or `key = value`."""
+    for i, line in enumerate(data.split(b"\n"), 1):
+        if len(line) > 1023:
+            return i, "longer than 1023 bytes"
+        if b"\0" in line:
+            return i, "NUL byte"
+        line = line.split(b"#", 1)[0].strip(b" \t\r")
+        if line and b"=" not in line:
+            return i, "expected 'key = value', got '%s'" % line.decode()
+    return None
+
+
+def config():
+    """A syntax error in a --config file reads the same through check and through curve
+    (one parser of the syntax, base/limits_file.c, under both): exit 2 and one identical
+    stderr line naming PATH:LINE and what was expected, the line found by
+    first_syntax_error above."""
+    ex = os.path.join(ROOT, "testdata", "example")
+    cli = clitest.Suite(bin=T.bin, no_color=True, rc=None)
+    commands = (["check", os.path.join(ex, "old.pickle"), os.path.join(ex, "new.pickle")],
+                ["curve", fx("leak_sawtooth.log")])
+    cases = [
+        b"# limits\n\nmax-growth 1MiB\n",
+        b"max-growth = 1GiB   # both\r\nmax-fraction = 0.9\r\nhorizon\r\n",
+        b"max-growth = 1GiB\n" + b"max-per-step = " + b"1" * 1100 + b"\n",
+        b"# " + b"x" * 1021 + b"\nmax-ooms 0\n",     # 1023 bytes pass, line 2 does not
+        b"# " + b"x" * 1022 + b"\nmax-ooms = 0\n",   # 1024 bytes do not
+        b"max-growth = 1GiB\nhorizon = 1\x002\n",
+        b"max-growth = 1GiB\n\n\n   \t\n# a = b\nno equals sign, no comment # x = y",
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "limits.conf")
+        for data in cases:
+            with open(path, "wb") as f:
+                f.write(data)
+            want = first_syntax_error(data)
+            check(want is not None, "case %r: the oracle finds its error" % data[:40])
+            if want is None:
+                continue
+            line, words = want
+            got = []
+            for cmd in commands:
+                p = cli.run(cmd + ["--config", path])
+                err = p.stderr.strip().split("\n")
+                check(p.returncode == 2 and len(err) == 1,
+                      "%s, case %r: exit %d, stderr %r" % (cmd[0], data[:40], p.returncode,
+                                                           p.stderr[:300]))
+                check(("%s:%d: " % (path, line)) in err[0] and words in err[0],
+                      "%s, case %r: names line %d and %r: %r" % (cmd[0], data[:40], line,
+                                                                 words, err[0]))
+                got.append(err[0])
+            check(got[0] == got[1], "case %r: check and curve say the same: %r" % (data[:40], got))
+        # Valid syntax, then keys: each command its own (curve skips check's keys and back).
+        with open(path, "wb") as f:
+            f.write(b"# " + b"x" * 1020 + b"\r\n\t max-growth\t=\t1GiB \r\nhorizon = 5 # x\n")
+        check(first_syntax_error(open(path, "rb").read()) is None, "a valid file")
+        for cmd in commands:
+            p = cli.run(cmd + ["--config", path])
+            check(p.returncode in (0, 1), "%s reads the valid file: %d %s"
+                  % (cmd[0], p.returncode, p.stderr.strip()[:300]))
+
+
 def main():
     global ROOT, FIX, TRUTH, FW
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--root", required=True)
-    ap.add_argument("part", choices=["fixtures", "gate", "hostile", "frameworks", "csv"])
+    ap.add_argument("part", choices=["fixtures", "gate", "hostile", "frameworks", "csv",
+                                     "config"])
     a = ap.parse_args()
     T.bin, ROOT = a.bin, a.root
     FIX = os.path.join(ROOT, "testdata", "curve")
@@ -601,7 +670,7 @@ def main():
     with open(os.path.join(FIX, "truth.json")) as f:
         TRUTH = json.load(f)
     {"fixtures": fixtures, "gate": gate, "hostile": hostile, "frameworks": frameworks,
-     "csv": csv_quoted}[a.part]()
+     "csv": csv_quoted, "config": config}[a.part]()
     sys.exit(T.finish(a.part))
 
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "check_helpers.h"
+#include "snapdiff/curve.h"
 #include "snapdiff/gate.h"
 #include "snapdiff/ranks.h"
 
@@ -104,6 +105,42 @@ START_TEST(file_errors_name_the_line)
     ck_assert_ptr_nonnull(l);
     ck_assert_int_eq(sd_limits_parse(nul, sizeof nul - 1, "c", l, NULL, NULL), SD_EFORMAT);
     sd_limits_free(l);
+}
+END_TEST
+
+/* check's and curve's parsers share the syntax (base/limits_file.c): its errors read the
+ * same through both, whichever keys each knows. */
+START_TEST(syntax_errors_alike)
+{
+    char long_line[1100];
+    memset(long_line, 'x', sizeof long_line - 1);
+    long_line[sizeof long_line - 1] = '\0';
+    long_line[0] = '#';
+    char nul[] = "max-growth = 1MiB\nhorizon = 1\0002\n";
+    static const struct { const char *source; const char *word; } want[] = {
+        {"limits.conf:3", "expected 'key = value', got 'max-growth 1MiB'"},
+        {"limits.conf:1", "longer than 1023 bytes"},
+        {"limits.conf:2", "NUL byte"},
+    };
+    const char *text[] = {"# c\n\nmax-growth 1MiB\nsteps = x\n", long_line, nul};
+    size_t len[] = {strlen(text[0]), strlen(long_line), sizeof nul - 1};
+    for (size_t i = 0; i < SDP_TEST_LEN(want); i++) {
+        sd_limits *l = sd_limits_create();
+        ck_assert_ptr_nonnull(l);
+        sd_curve_limits cl;
+        sd_curve_limits_init(&cl, SD_CURVE_LIMITS_VERSION);
+        sd_error gate_err, curve_err;
+        ck_assert_int_eq(sd_limits_parse(text[i], len[i], "limits.conf", l, NULL, &gate_err),
+                         SD_EFORMAT);
+        ck_assert_int_eq(sd_curve_limits_parse(text[i], len[i], "limits.conf", &cl, &curve_err),
+                         SD_EFORMAT);
+        ck_assert_str_eq(gate_err.source, want[i].source);
+        ck_assert_msg(strstr(gate_err.text, want[i].word), "%zu: %s", i, gate_err.text);
+        ck_assert_str_eq(curve_err.source, gate_err.source);
+        ck_assert_str_eq(curve_err.text, gate_err.text);
+        ck_assert(curve_err.offset == SD_NO_OFFSET && gate_err.offset == SD_NO_OFFSET);
+        sd_limits_free(l);
+    }
 }
 END_TEST
 
@@ -247,6 +284,7 @@ static Suite *make(void)
     tcase_add_test(tc, limit_values);
     tcase_add_test(tc, file_ok_and_command_line_wins);
     tcase_add_test(tc, file_errors_name_the_line);
+    tcase_add_test(tc, syntax_errors_alike);
     suite_add_tcase(s, tc);
     TCase *tr = tcase_create("ranks");
     tcase_add_test(tr, rank_numbers);
