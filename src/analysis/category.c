@@ -617,13 +617,13 @@ sd_category sd_category_of(const sd_phases *p, size_t dev, const sd_block_life *
         kept_for_no_backward(pm, dev, b, same_run))
         return decided(SD_CAT_ACTIVATIONS, SD_EVIDENCE_NO_BACKWARD, ev);
     if (same_run) return decided(SD_CAT_TEMPORARIES, SD_EVIDENCE_LIFETIME, ev);
-    /* Built in the set-up and kept: a parameter (a gradient's size, or allocated under a
-     * module's __init__). */
+    /* Built in the set-up and kept: a parameter (allocated while a module builds another,
+     * else of a gradient's size). */
     if (ra->phase == SD_IN_SETUP) {
-        if (grad_of(&p->devs[dev], size))
-            return decided(SD_CAT_PARAMETERS, SD_EVIDENCE_SIZE, ev);
         if (b->stack_is_alloc && stack_builds(pm, b->stack))
             return decided(SD_CAT_PARAMETERS, SD_EVIDENCE_FRAMES, ev);
+        if (grad_of(&p->devs[dev], size))
+            return decided(SD_CAT_PARAMETERS, SD_EVIDENCE_SIZE, ev);
     }
     /* Alive when a backward began after its forward: saved for it. */
     if (ra->phase == SD_IN_FORWARD && ra->next_backward != UINT32_MAX &&

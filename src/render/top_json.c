@@ -67,6 +67,9 @@ json_t *sdp_categories_json(const sd_peak_table *t)
         json_object_set_new(o, "bytes", jint(c->bytes));
         json_object_set_new(o, "blocks", jint(c->blocks));
         json_object_set_new(o, "evidence", json_string(sd_category_total_evidence(c)));
+        /* Activations of a forward no recorded backward followed (docs/categories.md). */
+        if (c->no_backward_bytes)
+            json_object_set_new(o, "no_backward_bytes", jint(c->no_backward_bytes));
         json_array_append_new(arr, o);
     }
     return arr;

@@ -83,7 +83,8 @@ void sdp_categories_text(FILE *out, const sd_peak_table *t, const char *indent)
         fprintf(out, "%s%11s %8s  ", indent, sdp_fmt_bytes(c[i].bytes).s,
                 sdp_fmt_count(c[i].blocks).s);
         if (strcmp(ev, "none") == 0) fprintf(out, "%s\n", sd_category_name(c[i].category));
-        else fprintf(out, "%-16s by %s\n", sd_category_name(c[i].category), ev);
+        else fprintf(out, "%-16s by %s%s\n", sd_category_name(c[i].category), ev,
+                     c[i].no_backward_bytes ? ", no backward recorded" : "");
     }
 }
 
