@@ -575,7 +575,8 @@ static uint64_t life_size(const sd_phases *p, size_t dev, const sd_block_life *b
     return 0;
 }
 
-/* A forward alloc of a run no backward follows: kept past the forward (never freed, freed
+/* A forward alloc of a run no backward nor optimizer step follows (a forward-only
+ * recording, an OOM in the forward; a step with no backward seen is not that): kept past the forward (never freed, freed
  * after its run, or freed by Python outside any module's forward: the graph let go of) it
  * is an activation saved for a backward the trace did not record. */
 static bool kept_for_no_backward(sd_phases *p, size_t dev, const sd_block_life *b,
@@ -614,7 +615,7 @@ sd_category sd_category_of(const sd_phases *p, size_t dev, const sd_block_life *
     if (ra->phase == SD_IN_BACKWARD && p->devs[dev].grad_by_size[b->alloc_entry])
         return decided(SD_CAT_GRADIENTS, SD_EVIDENCE_SIZE, ev);
     if (ra->phase == SD_IN_FORWARD && ra->next_backward == UINT32_MAX &&
-        kept_for_no_backward(pm, dev, b, same_run))
+        ra->next_optimizer == UINT32_MAX && kept_for_no_backward(pm, dev, b, same_run))
         return decided(SD_CAT_ACTIVATIONS, SD_EVIDENCE_NO_BACKWARD, ev);
     if (same_run) return decided(SD_CAT_TEMPORARIES, SD_EVIDENCE_LIFETIME, ev);
     /* Built in the set-up and kept: a parameter (allocated while a module builds another,

@@ -226,8 +226,10 @@ def category(stack, alloc_frames, has_trace, alloc, freed_at, ph, size=0, sizes=
     if ph[alloc][0] == "backward" and sizes and alloc in sizes.stolen:
         return "gradients", "size"
     later = [r for p, r, _s in ph[alloc:] if p == "backward" and r > ph[alloc][1]]
-    if ph[alloc][0] == "forward" and not later:
-        # no backward recorded after it: kept past the forward, or let go of by Python
+    opt_later = any(p == "optimizer" for p, _r, _s in ph[alloc:])
+    if ph[alloc][0] == "forward" and not later and not opt_later:
+        # neither a backward nor an optimizer step recorded after it: kept past the
+        # forward, or let go of by Python
         # outside any module's forward
         if freed_at is None or not same or \
                 verdict(truth_diff.frames_of(trace[freed_at])) == PYTHON:
