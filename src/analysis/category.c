@@ -24,6 +24,23 @@ enum hint {
  * __init__ is no evidence: datasets, caches and a gradient estimator's state are built
  * there too. */
 #define H_INIT_BIT 0x80u
+/* Cached too: a Python frame whose path says "optim" (a user's own optimizer class,
+ * cs336_basics/optimizer/optimizer.py): in the set-up, with a gradient's size, evidence of
+ * optimizer state. */
+#define H_OPTNAME_BIT 0x40u
+#define H_BITS (H_INIT_BIT | H_OPTNAME_BIT)
+
+/* Does `fn` hold "optim", in any case? */
+static bool names_optim(const char *fn)
+{
+    for (const char *c = fn; *c; c++) {
+        static const char w[] = "optim";
+        size_t k = 0;
+        while (k < 5 && c[k] && (c[k] | 0x20) == w[k]) k++;
+        if (k == 5) return true;
+    }
+    return false;
+}
 
 typedef struct run_rec {
     uint8_t phase;
@@ -163,27 +180,34 @@ static uint8_t stack_hints(sd_phases *p, uint32_t stack)
     const uint32_t *ids = sd_snapshot_stack(p->snap, stack, &n);
     uint8_t h = H_NONE;
     unsigned inits = 0;
+    bool optname = false;
     for (size_t i = 0; i < n; i++) {
         const sd_frame *f = sd_snapshot_frame(p->snap, ids[i]);
         uint8_t fh = h == H_ACCUM ? H_NONE : frame_hint(f);
         if (fh > h) h = fh;
         inits += strcmp(f->name, "__init__") == 0 && sdp_frame_is_python(f);
+        optname |= sdp_frame_is_python(f) && names_optim(f->filename);
     }
     /* forward_frames are written only for memory allocated in a backward. */
     if (h < H_BACKWARD && sd_snapshot_stack_context(p->snap, stack)->forward_stack)
         h = H_BACKWARD;
-    p->hints[stack] = (uint8_t)(h | (inits >= 2 ? H_INIT_BIT : 0));
+    p->hints[stack] = (uint8_t)(h | (inits >= 2 ? H_INIT_BIT : 0) | (optname ? H_OPTNAME_BIT : 0));
     return p->hints[stack];
 }
 
 static uint8_t stack_hint(sd_phases *p, uint32_t stack)
 {
-    return stack_hints(p, stack) & (uint8_t)~H_INIT_BIT;
+    return stack_hints(p, stack) & (uint8_t)~H_BITS;
 }
 
 static bool stack_builds(sd_phases *p, uint32_t stack)
 {
     return (stack_hints(p, stack) & H_INIT_BIT) != 0;
+}
+
+static bool stack_names_optim(sd_phases *p, uint32_t stack)
+{
+    return (stack_hints(p, stack) & H_OPTNAME_BIT) != 0;
 }
 
 /* ---------- phases ---------- */
@@ -618,13 +642,17 @@ sd_category sd_category_of(const sd_phases *p, size_t dev, const sd_block_life *
         ra->next_optimizer == UINT32_MAX && kept_for_no_backward(pm, dev, b, same_run))
         return decided(SD_CAT_ACTIVATIONS, SD_EVIDENCE_NO_BACKWARD, ev);
     if (same_run) return decided(SD_CAT_TEMPORARIES, SD_EVIDENCE_LIFETIME, ev);
-    /* Built in the set-up and kept: a parameter (allocated while a module builds another,
-     * else of a gradient's size). */
+    /* Built in the set-up and kept: a parameter when allocated while a module builds
+     * another; else by a gradient's size. */
     if (ra->phase == SD_IN_SETUP) {
         if (b->stack_is_alloc && stack_builds(pm, b->stack))
             return decided(SD_CAT_PARAMETERS, SD_EVIDENCE_FRAMES, ev);
+        /* A gradient's size: an optimizer's state when a frame's path says optim (a user's
+         * own optimizer building it eagerly), else parameters or optimizer state. */
         if (grad_of(&p->devs[dev], size))
-            return decided(SD_CAT_PARAMETERS, SD_EVIDENCE_SIZE, ev);
+            return decided(b->stack_is_alloc && stack_names_optim(pm, b->stack)
+                               ? SD_CAT_OPTIMIZER_STATE : SD_CAT_MODEL_STATE,
+                           SD_EVIDENCE_SIZE, ev);
     }
     /* Alive when a backward began after its forward: saved for it. */
     if (ra->phase == SD_IN_FORWARD && ra->next_backward != UINT32_MAX &&

@@ -490,6 +490,30 @@ def part_real():
         n += doc is not None
     print("%d real snapshots: categories checked" % n)
     check(n > 0, "real: no snapshot read")
+    # Issue 36 on one run's two files (NiuHuangxiaozi: a forward-only recording and a
+    # training one of the same model and context): the forward's saved tensors are
+    # activations in both, as many bytes at the forward-only peak as at the training
+    # run's backward peak (where every saved tensor is still live); before, the forward-only
+    # file called them temporaries and other. The model's weights, built in the recorded
+    # window, are parameters, not other.
+    for ctx in (100, 150):
+        a = os.path.join(real, "NiuHuangxiaozi_assignment2-systems__fwd_ctx%d_fp32.pickle" % ctx)
+        b = os.path.join(real, "NiuHuangxiaozi_assignment2-systems__fwd_bwd_ctx%d_fp32.pickle"
+                         % ctx)
+        if not (os.path.exists(a) and os.path.exists(b)):
+            continue
+        da, db = run_json([a])["devices"][0], run_json([b])["devices"][0]
+        ca, cb = as_table(da["peak"]["categories"], True), as_table(db["peak"]["categories"])
+        # (the training run's also holds its 4-byte loss: within 1 KiB)
+        check(db["peak"]["phase"] == "backward" and "activations" in ca and
+              "activations" in cb and ca["activations"][0] == ca["activations"][3] and
+              0 <= cb["activations"][0] - ca["activations"][0] < 1024,
+              "ctx%d: one run's two files give the saved tensors one category" % ctx, ca, cb)
+        check("other" not in ca or ca["other"][0] < MiB,
+              "ctx%d: nothing but a few bytes is other at the forward-only peak" % ctx, ca)
+        check(as_table(da["categories"]).get("parameters", [0])[0] > 80 * MiB,
+              "ctx%d: the weights built in the window are parameters" % ctx,
+              as_table(da["categories"]))
 
 
 def main():

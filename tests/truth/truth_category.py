@@ -240,7 +240,8 @@ def category(stack, alloc_frames, has_trace, alloc, freed_at, ph, size=0, sizes=
         if builds_module(stack):
             return "parameters", "frames"
         if sizes and size in sizes.grads:
-            return "parameters", "size"
+            optim = any(fn.endswith(".py") and "optim" in fn.lower() for fn, _l, _n in stack)
+            return ("optimizer_state" if alloc_frames and optim else "model_state"), "size"
     if ph[alloc][0] == "forward":
         # alive when a later run of the backward began
         if later and (freed_at is None or ph[freed_at][1] >= later[0]):
