@@ -10,7 +10,11 @@
  *  - lifetime: when, in the trace, the block was allocated and freed (a forward allocation
  *    alive past its phase is an activation; one freed in its phase a temporary; a block
  *    allocated before recording and freed in a backward an activation of an earlier forward,
- *    never freed a persistent one).
+ *    never freed a persistent one; a forward's kept in a trace with no backward after it an
+ *    activation with no backward recorded);
+ *  - size (0.3): a backward buffer of a parameter's size alive at the optimizer step is a
+ *    gradient accumulateGrad stole; a block from before recording of a gradient's size is
+ *    a parameter, or model state when parameters and optimizer state cannot be told apart.
  * A block neither decides is `other` (or `pre_trace`): null beats a wrong label. Every live
  * block gets exactly one category, so the categories of a moment add up to its total.
  */
