@@ -44,6 +44,47 @@ pretrace.pickle  recorded from the middle of a run (the trace starts in a backwa
     pre_trace 1 = 29. At the end: parameters 8, gradients 8, persistent 2, other 2 (the new
     batch: allocated in data loading, alive past it) = 20.
 
+Issue 36 (evidence by size, the set-up, no backward recorded):
+
+first_backward.pickle  recorded from the start (Module.to: P 4 + 2). On the first backward
+    torch's accumulateGrad (torch/csrc/autograd/functions/accumulate_grad.h) steals the
+    buffer MmBackward0 made for P1's gradient when the parameter has no grad yet and the new
+    one is not shared: no AccumulateGrad frame allocates it. P2's gradient is cloned by
+    AccumulateGrad::apply (its frame). Adam._init_group then makes exp_avg, exp_avg_sq.
+      P 6 | act 8 -> 14 | MmBackward0 4 (P1's grad, kept) -> 18 | AccumulateGrad 2 -> 20
+      | BmmBackward0 3, freed -> 20 | act freed -> 12 | state 12 -> 24 | foreach 6, freed
+    At the end: parameters 6 (frames), gradients 6 (4 by size: a backward alloc of P1's
+    size alive at the optimizer step; 2 by frames), optimizer_state 12 (frames) = 24.
+setup.pickle  recording starts before the model is built: the model's constructor
+    (model.py Model.__init__ builds Linear layers whose __init__ calls torch.empty, the way
+    nn.Linear.__init__ does: two Python __init__ frames) makes P 4 + 2, then a batch (1,
+    data.py), then step 1 (forward, backward with AccumulateGrad, Adam._init_group's lazy
+    state, foreach temporaries). The set-up is a phase of its own (step null): P are
+    parameters by frames, not activations of "step 1 forward".
+      P 6 | batch 1 -> 7 | act 8 -> 15 | grads 4 + 2 -> 21 | act freed -> 13
+      | state 12 -> 25 | foreach 6 -> 31 (the peak, optimizer of step 1), freed -> 25
+    At the end: parameters 6 (frames), gradients 6, optimizer_state 12, other 1 (the batch).
+fwd_only.pickle / fwd_bwd.pickle  two recordings of one program: weights (8 MiB, before
+    recording, no frames), a forward that saves act1 (4) and act2 (4), frees a temporary
+    (2) inside the forward and returns out (1). fwd_only: no backward; Python outside the
+    forward (train.py:71, the graph let go of) frees act1 and act2; out is kept.
+      8 | act1 -> 12 | tmp -> 14, freed -> 12 | act2 -> 16 | out -> 17 = the peak
+      | act1, act2 freed -> 9
+    At the peak: persistent 8, activations 9 (no backward recorded), at the end
+    persistent 8, activations 1 (no backward recorded).
+    fwd_bwd: the same forward, then MulBackward0 2 and AccumulateGrad 8 (the weights'
+    gradient: the weights from before recording are parameters by size), act1, act2, out
+    and the buffer freed in the backward.
+      ... 17 | buffer -> 19 | grad 8 -> 27 = the peak | act1, act2, out, buffer freed -> 16
+    The forward's peak (17, at out) has activations 9 in both files (by lifetime here).
+model_state.pickle  recorded in a later step: P1 4, P2 2 and Adam's exp_avg / exp_avg_sq
+    of each (4, 4, 2, 2) live before recording (no frames); the trace's backward makes
+    the gradients with AccumulateGrad (4, 2), its optimizer step only foreach temporaries.
+    Three blocks of each gradient size from before recording, one gradient of it per
+    backward, no optimizer state allocated in the trace: model_state 18 MiB by size
+    (parameters and Adam state cannot be told apart).
+      18 | act 8 -> 26 | grads 4 + 2 -> 32 = the peak | act freed -> 24 | foreach 6, freed
+
 tests/truth/truth_category.py computes the same from the pickles; tests/cli/test_category_cli.py
 asserts both.
 """
@@ -195,11 +236,99 @@ def pretrace():
                                 (32, 2, S_LOAD)])
 
 
+S_MMB = [ALLOC, ("??", "at::_ops::mm::call(at::Tensor const&, at::Tensor const&)", 0),
+         ("??", "torch::autograd::generated::MmBackward0::apply(%s&&)" % VEC, 0)] + ENGINE
+# Model.__init__ -> Linear.__init__ -> torch.empty (nn.Linear.__init__'s way, in user code)
+S_INIT = [ALLOC, ("/home/bob/run/model.py", "__init__", 12),
+          ("/home/bob/run/model.py", "__init__", 40),
+          ("/home/bob/run/train.py", "build", 30), MAIN]
+S_OUT = [ALLOC, ("/home/bob/run/model.py", "forward", 50)] + FWD
+S_ACT2 = [ALLOC, ("/home/bob/run/model.py", "forward", 46)] + FWD
+S_DROP = [("/home/bob/run/train.py", "train_step", 71), MAIN]    # `del out`: a free's stack
+
+
+def first_backward():
+    s = Snap()
+    s.alloc(0, 4, S_PARAM)
+    s.alloc(4, 2, S_PARAM)
+    s.alloc(24, 8, S_ACT)
+    s.alloc(6, 4, S_MMB)          # P1's gradient: accumulateGrad stole MmBackward0's buffer
+    s.alloc(10, 2, S_GRAD)        # P2's: AccumulateGrad::apply cloned it
+    s.alloc(33, 3, S_BMM)
+    s.free(33, 3, S_BMM)
+    s.free(24, 8, S_ACT)
+    for off, size in ((12, 4), (16, 2), (18, 4), (22, 2)):
+        s.alloc(off, size, S_STATE)
+    s.alloc(36, 6, S_FOREACH)
+    s.free(36, 6, S_FOREACH)
+    s.write("first_backward.pickle",
+            [(0, 4, S_PARAM), (4, 2, S_PARAM), (6, 4, S_MMB), (10, 2, S_GRAD),
+             (12, 4, S_STATE), (16, 2, S_STATE), (18, 4, S_STATE), (22, 2, S_STATE)])
+
+
+def setup():
+    s = Snap()
+    s.alloc(0, 4, S_INIT)
+    s.alloc(4, 2, S_INIT)
+    s.alloc(40, 1, S_LOAD)
+    s.alloc(24, 8, S_ACT)
+    s.alloc(6, 4, S_GRAD)
+    s.alloc(10, 2, S_GRAD)
+    s.free(24, 8, S_ACT)
+    for off, size in ((12, 4), (16, 2), (18, 4), (22, 2)):
+        s.alloc(off, size, S_STATE)
+    s.alloc(32, 6, S_FOREACH)
+    s.free(32, 6, S_FOREACH)
+    s.write("setup.pickle",
+            [(0, 4, S_INIT), (4, 2, S_INIT), (6, 4, S_GRAD), (10, 2, S_GRAD),
+             (12, 4, S_STATE), (16, 2, S_STATE), (18, 4, S_STATE), (22, 2, S_STATE),
+             (40, 1, S_LOAD)])
+
+
+def one_run(backward):
+    s = Snap()
+    # before recording: the weights at 0..8 (no frames)
+    s.alloc(10, 4, S_ACT)
+    s.alloc(14, 2, S_TMP)
+    s.free(14, 2, S_TMP)          # inside the forward
+    s.alloc(16, 4, S_ACT2)
+    s.alloc(20, 1, S_OUT)         # the forward's peak: 17
+    if not backward:
+        s.free(10, 4, S_DROP)
+        s.free(16, 4, S_DROP)
+        s.write("fwd_only.pickle", [(0, 8, []), (20, 1, S_OUT)])
+        return
+    s.alloc(22, 2, S_MUL)
+    s.alloc(24, 8, S_GRAD)
+    for off, size in ((10, 4), (16, 4), (20, 1), (22, 2)):
+        s.free(off, size, S_MUL)
+    s.write("fwd_bwd.pickle", [(0, 8, []), (24, 8, S_GRAD)])
+
+
+def model_state():
+    s = Snap()
+    # before recording: P1 0..4, P2 4..6, exp_avg/exp_avg_sq 6..10, 10..14, 14..16, 16..18
+    s.alloc(24, 8, S_ACT)
+    s.alloc(32, 4, S_GRAD)
+    s.alloc(36, 2, S_GRAD)
+    s.free(24, 8, S_ACT)
+    s.alloc(40, 6, S_FOREACH)
+    s.free(40, 6, S_FOREACH)
+    s.write("model_state.pickle",
+            [(0, 4, []), (4, 2, []), (6, 4, []), (10, 4, []), (14, 2, []), (16, 2, []),
+             (32, 4, S_GRAD), (36, 2, S_GRAD)])
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     adam()
     adam("adam_bigstep.pickle", act=4, foreach=16)
     pretrace()
+    first_backward()
+    setup()
+    one_run(False)
+    one_run(True)
+    model_state()
 
 
 if __name__ == "__main__":

@@ -10,7 +10,11 @@
  *  - lifetime: when, in the trace, the block was allocated and freed (a forward allocation
  *    alive past its phase is an activation; one freed in its phase a temporary; a block
  *    allocated before recording and freed in a backward an activation of an earlier forward,
- *    never freed a persistent one).
+ *    never freed a persistent one; a forward's kept in a trace with no backward after it an
+ *    activation with no backward recorded);
+ *  - size (0.3): a backward buffer of a parameter's size alive at the optimizer step is a
+ *    gradient accumulateGrad stole; a block from before recording of a gradient's size is
+ *    a parameter, or model state when parameters and optimizer state cannot be told apart.
  * A block neither decides is `other` (or `pre_trace`): null beats a wrong label. Every live
  * block gets exactly one category, so the categories of a moment add up to its total.
  */
@@ -33,11 +37,14 @@ typedef enum sd_category {
     SD_CAT_PRE_TRACE,         /* allocated before recording, nothing else known */
     SD_CAT_PERSISTENT,        /* allocated before recording, never freed in the trace */
     SD_CAT_OTHER,             /* no rule decides */
+    SD_CAT_MODEL_STATE,       /* allocated before recording, a gradient's size: parameters
+                               * and optimizer state that cannot be told apart (0.3) */
     SD_CATEGORY_COUNT
 } sd_category;
 
 /* "parameters", "gradients", "optimizer_state", "activations", "temporaries", "pre_trace",
- * "persistent", "other"; NULL past the count. */
+ * "persistent", "other", "model_state"; NULL past the count. Tables list the categories in
+ * this enum's order (model_state, added last for the ABI, is printed after other). */
 const char *sd_category_name(sd_category c);
 
 /* What decided a block's category. */
@@ -45,10 +52,14 @@ typedef enum sd_evidence {
     SD_EVIDENCE_FRAMES,       /* the allocation's frames */
     SD_EVIDENCE_LIFETIME,     /* when it was allocated and freed in the trace */
     SD_EVIDENCE_NONE,         /* nothing (other, pre_trace) */
+    SD_EVIDENCE_SIZE,         /* its size equals a parameter's or a gradient's (0.3):
+                               * first-backward gradients, model state from before recording */
+    SD_EVIDENCE_NO_BACKWARD,  /* lifetime, in a trace that recorded no backward after its
+                               * forward: activations saved for a backward not recorded (0.3) */
     SD_EVIDENCE_COUNT
 } sd_evidence;
 
-/* "frames", "lifetime", "none". Unused by the tool (its views word the evidence), kept
+/* "frames", "lifetime", "none", "size", "no_backward". Unused by the tool (its views word the evidence), kept
  * for library users: every public enum has its stable name, as sd_group_by_name. */
 const char *sd_evidence_name(sd_evidence e);
 
@@ -57,28 +68,40 @@ typedef enum sd_step_phase {
     SD_IN_FORWARD,
     SD_IN_BACKWARD,
     SD_IN_OPTIMIZER,
-    SD_IN_OTHER,              /* set-up, data loading, evaluation, checkpoints; or unknown */
+    SD_IN_OTHER,              /* data loading, evaluation, checkpoints; or unknown */
+    SD_IN_SETUP,              /* building the model and moving it (0.3): module set-up
+                               * frames, and the trace's start before the first forward
+                               * when it builds modules (a Python __init__ frame) */
     SD_STEP_PHASE_COUNT
 } sd_step_phase;
 
-/* "forward", "backward", "optimizer", "other". */
+/* "forward", "backward", "optimizer", "other", "setup". */
 const char *sd_step_phase_name(sd_step_phase p);
 
 /* The bytes of one category at one moment. bytes = the sum over evidence. */
 typedef struct sd_category_total {
     sd_category category;
     uint64_t bytes, blocks;
-    uint64_t frames_bytes, lifetime_bytes;   /* decided by frames / by lifetime */
+    uint64_t frames_bytes, lifetime_bytes;   /* decided by frames / by lifetime (with
+                                              * no_backward_bytes) */
+    uint64_t size_bytes;                     /* decided by size (0.3) */
+    uint64_t no_backward_bytes;              /* of lifetime_bytes: activations of a forward
+                                              * no recorded backward followed (0.3) */
 } sd_category_total;
 
-/* "frames", "lifetime", "frames+lifetime" or "none": how a total was decided. */
+/* How a total was decided: the kinds with bytes, joined by "+" in the order "frames",
+ * "lifetime", "size" ("frames", "frames+lifetime", "lifetime+size", ...), or "none".
+ * no_backward_bytes count as lifetime. */
 const char *sd_category_total_evidence(const sd_category_total *t);
 
 /* The phases and steps of every device's trace, and the frames' verdict on each stack.
  * Phases per entry (docs/categories.md): an alloc takes the phase its frames show; an
- * alloc whose frames show nothing, and every other entry, continues the phase before it.
- * Steps are counted from the trace's first entry: step 1 until the first optimizer phase
- * ends, step 2 after it, ...; a trace with no optimizer phase has no steps (0). */
+ * alloc whose frames show nothing, and every other entry, continues the phase before it;
+ * the trace's start before its first forward, backward or optimizer alloc is the set-up
+ * when it builds modules. Steps are counted from the trace's first entry: step 1 until the
+ * first optimizer phase ends, step 2 after it, ...; a trace with no optimizer phase has no
+ * steps (0), nor has the set-up. Creating them also walks each trace once for the
+ * evidence by size (the sizes of parameters and of gradients). */
 typedef struct sd_phases sd_phases;
 
 /* One live block, as the trace knows it. */
@@ -92,6 +115,10 @@ typedef struct sd_block_life {
     size_t alloc_entry;
     bool freed;               /* released at entry free_entry of the trace */
     size_t free_entry;
+    uint64_t size;            /* its size as torch's trace records it (0.3): the request,
+                               * a block's requested_size; 0: the trace entry's (alloc_entry
+                               * when in_trace, else free_entry when freed), else unknown
+                               * (no rule by size) */
 } sd_block_life;
 
 /* ---- Experimental (docs/architecture.md, "Tiers"): declared only where the includer

@@ -209,7 +209,9 @@ static sd_status table_add(sd_peak *p, size_t dev, const sd_block_life *life, ui
     t->bytes += size;
     t->blocks++;
     if (ev == SD_EVIDENCE_FRAMES) t->frames_bytes += size;
-    else if (ev == SD_EVIDENCE_LIFETIME) t->lifetime_bytes += size;
+    else if (ev == SD_EVIDENCE_LIFETIME || ev == SD_EVIDENCE_NO_BACKWARD) t->lifetime_bytes += size;
+    else if (ev == SD_EVIDENCE_SIZE) t->size_bytes += size;
+    if (ev == SD_EVIDENCE_NO_BACKWARD) t->no_backward_bytes += size;
     if (p->visit && sdp_levers_add(p->visit, life, size, c)) return SD_ENOMEM;
     uint32_t stack = life->stack;
     if (stack >= p->n_stacks) stack = 0;
@@ -379,7 +381,8 @@ static sd_status end_table(sd_peak *p, const sd_cuda_device *d, sd_peak_device *
         const sd_block *bl = &d->blocks[b];
         if (bl->state != SD_BLOCK_ALLOCATED) continue;
         dv->allocated_bytes += bl->size;
-        sd_block_life l = {.stack = bl->stack, .stack_is_alloc = true, .has_trace = dv->has_trace};
+        sd_block_life l = {.stack = bl->stack, .stack_is_alloc = true, .has_trace = dv->has_trace,
+                           .size = bl->requested_size ? bl->requested_size : bl->size};
         const sdp_addr_rec *r = dv->has_trace ? sdp_trace_walk_live(&p->walk, bl->address) : NULL;
         if (r) l = life_in_trace(ds, bl->stack, entry32(r->entry));
         if (table_add(p, (size_t)(dv - p->devices), &l, bl->size, bl->requested_size))
@@ -579,7 +582,8 @@ static sd_status live_table(sd_peak *p, size_t i, size_t entry, sd_peak_table *o
     table_begin(p);
     for (size_t k = 0; k < ds->n_leftovers; k++) {
         const sd_block *bl = &d->blocks[ds->leftovers[k]];
-        sd_block_life l = {.stack = bl->stack, .stack_is_alloc = true, .has_trace = true};
+        sd_block_life l = {.stack = bl->stack, .stack_is_alloc = true, .has_trace = true,
+                           .size = bl->requested_size ? bl->requested_size : bl->size};
         if (table_add(p, i, &l, bl->size, 0)) return SD_ENOMEM;
     }
     for (size_t k = 0; k < ds->n_early; k++) {

@@ -17,6 +17,9 @@ json_t *sdp_categories_json(const sd_peak_table *t)
         json_object_set_new(o, "bytes", jint(c->bytes));
         json_object_set_new(o, "blocks", jint(c->blocks));
         json_object_set_new(o, "evidence", json_string(sd_category_total_evidence(c)));
+        /* Activations of a forward no recorded backward followed (docs/categories.md). */
+        if (c->no_backward_bytes)
+            json_object_set_new(o, "no_backward_bytes", jint(c->no_backward_bytes));
         json_array_append_new(arr, o);
     }
     return arr;
@@ -49,7 +52,8 @@ void sdp_categories_text(FILE *out, const sd_peak_table *t, const char *indent)
         fprintf(out, "%s%11s %8s  ", indent, sdp_fmt_bytes(c[i].bytes).s,
                 sdp_fmt_count(c[i].blocks).s);
         if (strcmp(ev, "none") == 0) fprintf(out, "%s\n", sd_category_name(c[i].category));
-        else fprintf(out, "%-16s by %s\n", sd_category_name(c[i].category), ev);
+        else fprintf(out, "%-16s by %s%s\n", sd_category_name(c[i].category), ev,
+                     c[i].no_backward_bytes ? ", no backward recorded" : "");
     }
 }
 

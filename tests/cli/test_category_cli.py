@@ -37,6 +37,8 @@ T = clitest.Suite(prefix=["top"])
 check, run, run_json = T.check, T.run, T.run_json
 ROOT = None
 MiB = 1 << 20
+CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations", "temporaries",
+              "pre_trace", "persistent", "other", "model_state")
 
 
 def fixture(name):
@@ -44,17 +46,19 @@ def fixture(name):
 
 
 def evidence(t):
-    if t[2] and t[3]:
-        return "frames+lifetime"
-    return "frames" if t[2] else "lifetime" if t[3] else "none"
+    kinds = [k for k, b in zip(("frames", "lifetime", "size"), t[2:5]) if b]
+    return "+".join(kinds) or "none"
 
 
-def as_table(cats):
+def as_table(cats, no_backward=False):
+    if no_backward:
+        return {c["category"]: [c["bytes"], c["blocks"], c["evidence"],
+                                c.get("no_backward_bytes", 0)] for c in cats}
     return {c["category"]: [c["bytes"], c["blocks"], c["evidence"]] for c in cats}
 
 
 def want_table(t):
-    return {k: [v[0], v[1], evidence(v)] for k, v in t.items()}
+    return {k: [v[0], v[1], evidence(v), v[5]] for k, v in t.items()}
 
 
 def compare_with_truth(path):
@@ -67,9 +71,8 @@ def compare_with_truth(path):
     for d in doc["devices"]:
         t = "%s device %d" % (tag, d["device"])
         order = [c["category"] for c in d["categories"]]
-        check(order == [c for c in ("parameters", "gradients", "optimizer_state", "activations",
-                                    "temporaries", "pre_trace", "persistent", "other")
-                        if c in order], t + ": categories in their fixed order", order)
+        check(order == [c for c in CATEGORIES if c in order],
+              t + ": categories in their fixed order", order)
         check(sum(c["bytes"] for c in d["categories"]) == d["allocated_bytes"],
               t + ": the end's categories add up to allocated_bytes")
         check(sum(c["blocks"] for c in d["categories"]) == d["blocks"],
@@ -78,8 +81,8 @@ def compare_with_truth(path):
         check(w is not None, t + ": the oracle knows the device")
         if w is None:
             continue
-        check(as_table(d["categories"]) == want_table(w["end"]), t + ": end categories",
-              as_table(d["categories"]), want_table(w["end"]))
+        check(as_table(d["categories"], True) == want_table(w["end"]), t + ": end categories",
+              as_table(d["categories"], True), want_table(w["end"]))
         p = d["peak"]
         check((p is None) == (w["peak"] is None), t + ": a peak on both sides or neither")
         if p is None or w["peak"] is None:
@@ -88,8 +91,8 @@ def compare_with_truth(path):
               t + ": the oracle's peak")
         check(sum(c["bytes"] for c in p["categories"]) == p["bytes"],
               t + ": the peak's categories add up to its bytes")
-        check(as_table(p["categories"]) == want_table(w["peak"]), t + ": peak categories",
-              as_table(p["categories"]), want_table(w["peak"]))
+        check(as_table(p["categories"], True) == want_table(w["peak"]), t + ": peak categories",
+              as_table(p["categories"], True), want_table(w["peak"]))
         check(p["phase"] == w["peak_phase"] and p["step"] == w["peak_step"],
               t + ": the peak's phase and step", (p["phase"], p["step"]),
               (w["peak_phase"], w["peak_step"]))
@@ -201,6 +204,8 @@ def part_fixtures():
           "pretrace: blocks from before recording are never named by the stack of their free "
           "(train.py:72, the loss.backward() line)", keys)
 
+    part_fixtures_issue36()
+
     out = run([fixture("adam")]).stdout.splitlines()
     check("  peak: 35.0 MiB at entry #24 (+2.4 ms) in the backward of step 2, reached by an "
           "alloc at autograd BmmBackward0" in out, "text: the peak line names phase and step")
@@ -208,10 +213,73 @@ def part_fixtures():
           "text: a category row says its evidence")
 
 
+def part_fixtures_issue36():
+    """Issue 36's mechanisms (testdata/make_category_fixtures.py), by hand and against the
+    oracle."""
+    for name in ("first_backward", "setup", "fwd_only", "fwd_bwd", "model_state"):
+        check_step_phases(fixture(name))
+    d = compare_with_truth(fixture("first_backward"))["devices"][0]
+    check(as_table(d["categories"]) == {"parameters": [6 * MiB, 2, "frames"],
+                                        "gradients": [6 * MiB, 2, "frames+size"],
+                                        "optimizer_state": [12 * MiB, 4, "frames"]},
+          "first_backward: the gradient accumulateGrad stole (MmBackward0's buffer, P1's "
+          "size, alive at the optimizer step) is a gradient by size", as_table(d["categories"]))
+
+    d = compare_with_truth(fixture("setup"))["devices"][0]
+    check(as_table(d["categories"]) == {"parameters": [6 * MiB, 2, "frames"],
+                                        "gradients": [6 * MiB, 2, "frames"],
+                                        "optimizer_state": [12 * MiB, 4, "frames"],
+                                        "other": [1 * MiB, 1, "none"]},
+          "setup: parameters built in the recorded window are parameters, not activations",
+          as_table(d["categories"]))
+    p = d["peak"]
+    check(p["bytes"] == 31 * MiB and p["phase"] == "optimizer" and p["step"] == 1,
+          "setup: the peak, 31 MiB in the optimizer of step 1", p["bytes"], p["phase"])
+    T.prefix = ["trace"]
+    doc = run_json([fixture("setup"), "--json"])
+    T.prefix = ["top"]
+    got = [(x["phase"], x["step"], x["first_entry"], x["entries"])
+           for x in doc["devices"][0]["step_phases"]]
+    check(got[0] == ("setup", None, 0, 3) and got[1][:2] == ("forward", 1),
+          "setup: the set-up is a phase of its own, before step 1's forward", got)
+
+    only = compare_with_truth(fixture("fwd_only"))["devices"][0]
+    check(as_table(only["categories"], True) ==
+          {"activations": [1 * MiB, 1, "lifetime", 1 * MiB],
+           "persistent": [8 * MiB, 1, "lifetime", 0]},
+          "fwd_only: the output kept is an activation, no backward recorded",
+          as_table(only["categories"], True))
+    check(only["peak"]["bytes"] == 17 * MiB and as_table(only["peak"]["categories"], True) ==
+          {"activations": [9 * MiB, 3, "lifetime", 9 * MiB],
+           "persistent": [8 * MiB, 1, "lifetime", 0]},
+          "fwd_only: at the peak the forward's saved tensors are activations (no backward "
+          "recorded), never other or temporaries", as_table(only["peak"]["categories"], True))
+    both = compare_with_truth(fixture("fwd_bwd"))["devices"][0]
+    check(as_table(both["categories"]) == {"parameters": [8 * MiB, 1, "size"],
+                                           "gradients": [8 * MiB, 1, "frames"]},
+          "fwd_bwd: the weights from before recording are parameters by size",
+          as_table(both["categories"]))
+    T.prefix = []
+    doc = run_json([fixture("fwd_only"), fixture("fwd_bwd"), "--json"])
+    T.prefix = ["top"]
+    fwd = [x for x in doc["peak"]["devices"][0]["phases"] if x["phase"] == "forward"][0]
+    acts = [c for c in fwd["categories"] if c["category"] == "activations"][0]
+    check(acts["old_bytes"] == acts["new_bytes"] == 9 * MiB and acts["delta_bytes"] == 0,
+          "fwd_only -> fwd_bwd: one run's two files give the forward's tensors one category",
+          fwd["categories"])
+    out = run([fixture("fwd_only")]).stdout.splitlines()
+    check("        9.0 MiB        3  activations      by lifetime, no backward recorded" in out,
+          "text: the activations say no backward was recorded", "\n".join(out))
+
+    d = compare_with_truth(fixture("model_state"))["devices"][0]
+    check(as_table(d["categories"]) == {"model_state": [18 * MiB, 6, "size"],
+                                        "gradients": [6 * MiB, 2, "frames"]},
+          "model_state: 18 MiB from before recording, three blocks of each gradient's size: "
+          "parameters and Adam state not told apart", as_table(d["categories"]))
+
+
 def category_deltas(old, new):
-    cats = [c for c in ("parameters", "gradients", "optimizer_state", "activations",
-                        "temporaries", "pre_trace", "persistent", "other")
-            if c in old or c in new]
+    cats = [c for c in CATEGORIES if c in old or c in new]
     return [{"category": c, "old_bytes": old.get(c, [0])[0], "new_bytes": new.get(c, [0])[0],
              "delta_bytes": new.get(c, [0])[0] - old.get(c, [0])[0]} for c in cats]
 
@@ -236,7 +304,7 @@ def compare_diff_with_truth(old, new, tag):
         check(sum(c["old_bytes"] for c in dv["categories"]) == dv["old"]["bytes"] and
               sum(c["new_bytes"] for c in dv["categories"]) == dv["new"]["bytes"],
               t + ": they add up to both peaks")
-        want = [p for p in ("forward", "backward", "optimizer", "other")
+        want = [p for p in ("forward", "backward", "optimizer", "other", "setup")
                 if p in o["phases"] or p in n["phases"]]
         check([p["phase"] for p in dv["phases"]] == want, t + ": the phases", dv["phases"])
         for p in dv["phases"]:
@@ -422,6 +490,30 @@ def part_real():
         n += doc is not None
     print("%d real snapshots: categories checked" % n)
     check(n > 0, "real: no snapshot read")
+    # Issue 36 on one run's two files (NiuHuangxiaozi: a forward-only recording and a
+    # training one of the same model and context): the forward's saved tensors are
+    # activations in both, as many bytes at the forward-only peak as at the training
+    # run's backward peak (where every saved tensor is still live); before, the forward-only
+    # file called them temporaries and other. The model's weights, built in the recorded
+    # window, are parameters, not other.
+    for ctx in (100, 150):
+        a = os.path.join(real, "NiuHuangxiaozi_assignment2-systems__fwd_ctx%d_fp32.pickle" % ctx)
+        b = os.path.join(real, "NiuHuangxiaozi_assignment2-systems__fwd_bwd_ctx%d_fp32.pickle"
+                         % ctx)
+        if not (os.path.exists(a) and os.path.exists(b)):
+            continue
+        da, db = run_json([a])["devices"][0], run_json([b])["devices"][0]
+        ca, cb = as_table(da["peak"]["categories"], True), as_table(db["peak"]["categories"])
+        # (the training run's also holds its 4-byte loss: within 1 KiB)
+        check(db["peak"]["phase"] == "backward" and "activations" in ca and
+              "activations" in cb and ca["activations"][0] == ca["activations"][3] and
+              0 <= cb["activations"][0] - ca["activations"][0] < 1024,
+              "ctx%d: one run's two files give the saved tensors one category" % ctx, ca, cb)
+        check("other" not in ca or ca["other"][0] < MiB,
+              "ctx%d: nothing but a few bytes is other at the forward-only peak" % ctx, ca)
+        check(as_table(da["categories"]).get("parameters", [0])[0] > 80 * MiB,
+              "ctx%d: the weights built in the window are parameters" % ctx,
+              as_table(da["categories"]))
 
 
 def main():

@@ -7,7 +7,8 @@ Per device with trace entries: the phase and step of every entry, the peak (docs
 with its phase and step, and the live blocks by category at the peak and at the end; per
 device without a trace, the end state by frames. Prints JSON {"devices": [{"device",
 "peak_bytes", "peak_entry", "peak_phase", "peak_step", "allocated_bytes",
-"end": {category: [bytes, blocks, frames_bytes, lifetime_bytes]}, "peak": {...},
+"end": {category: [bytes, blocks, frames_bytes, lifetime_bytes, size_bytes,
+no_backward_bytes]}, "peak": {...},
 "phases": {phase: {"bytes", "entry", "categories"}} (the peak of each phase)}]}.
 Shares no code with the C implementation (truth_diff.py reads the blocks).
 """
@@ -70,21 +71,36 @@ def verdict(stack):
     return v
 
 
+def builds_module(stack):
+    """A module built inside another: two Python __init__ frames or more."""
+    return sum(1 for fn, _l, name in stack if name == "__init__" and fn.endswith(".py")) >= 2
+
+
 def phases(trace):
     """[(phase, run, step)] per entry."""
     named = {GRAD: "backward", BACKWARD: "backward", OPTIM: "optimizer", FORWARD: "forward",
-             PARAM: "other"}
-    v = [verdict(truth_diff.frames_of(e)) if e.get("action") == "alloc" else None
-         for e in trace]
+             PARAM: "setup"}
+    stacks = [truth_diff.frames_of(e) if e.get("action") == "alloc" else None for e in trace]
+    v = [verdict(st) if st is not None else None for st in stacks]
+    # the set-up: the start, up to the first forward / backward / optimizer alloc, when an
+    # alloc in it builds modules
+    first = next((i for i, x in enumerate(v) if x in (FORWARD, BACKWARD, GRAD, OPTIM)),
+                 len(trace))
+    setup = first if any(v[i] == PARAM or builds_module(stacks[i]) for i in range(first)
+                         if v[i] is not None) else 0
     cur = "other"
-    for x in v:
+    for x in v[setup:]:
         if x in named:
             cur = named[x]
             break
+    if setup:
+        cur = "setup"
     out, run, step, runs = [], -1, 1, []
     for i, x in enumerate(trace):
         ph = cur
-        if v[i] in named:
+        if i < setup:
+            ph = "setup"
+        elif v[i] in named:
             ph = named[v[i]]
         elif v[i] == PYTHON:
             ph = "forward" if cur == "forward" else "other"
@@ -97,6 +113,9 @@ def phases(trace):
         out.append([ph, run, step])
     if "optimizer" not in runs:
         for o in out:
+            o[2] = 0
+    for o in out:
+        if o[0] == "setup":
             o[2] = 0
     return out
 
@@ -129,8 +148,59 @@ def replay(trace):
     return release, early, live
 
 
-def category(stack, alloc_frames, has_trace, alloc, freed_at, ph):
-    """(category, evidence) of one block; alloc None = before recording."""
+class Sizes:
+    """The evidence by size (docs/categories.md) of one device's trace and end blocks."""
+
+    def __init__(self, trace, ph, release, blocks, live_end):
+        P, state, G = set(), set(), set()
+        kept = {a: r is None or ph[r][1] != ph[a][1] for a, r in release.items()}
+        for a in release:
+            st = truth_diff.frames_of(trace[a])
+            v, p, size = verdict(st), ph[a][0], trace[a].get("size", 0)
+            opt = (v == OPTIM or p == "optimizer") and kept[a]
+            if v in (GRAD, PARAM) or opt or (p == "setup" and kept[a] and builds_module(st)):
+                P.add(size)
+            if opt:
+                state.add(size)
+            if v == GRAD:
+                G.add(size)
+        for b in blocks:
+            if verdict(b[5]) in (GRAD, PARAM, OPTIM):
+                P.add(b[3] or b[2])
+            if verdict(b[5]) == GRAD:
+                G.add(b[3] or b[2])
+        # first-backward gradients: a backward alloc of a parameter's size alive when the
+        # next optimizer run begins (never freed when none follows)
+        self.stolen = set()
+        for a, r in release.items():
+            run = ph[a][1]
+            if ph[a][0] != "backward" or verdict(truth_diff.frames_of(trace[a])) in (
+                    GRAD, OPTIM, PARAM):
+                continue
+            nxt = next((rr for p, rr, _s in ph[a:] if p == "optimizer" and rr > run), None)
+            alive = r is None if nxt is None else (r is None or ph[r][1] >= nxt)
+            if alive and trace[a].get("size", 0) in P:
+                self.stolen.add(a)
+                G.add(trace[a].get("size", 0))
+        # per gradient size: pre-trace leftovers parameters or model state
+        most = {}
+        per_run = {}
+        for a in sorted(release):
+            if a in self.stolen or verdict(truth_diff.frames_of(trace[a])) == GRAD:
+                key = (trace[a].get("size", 0), ph[a][1])
+                per_run[key] = per_run.get(key, 0) + 1
+                most[key[0]] = max(most.get(key[0], 0), per_run[key])
+        pre = {}
+        for b in blocks:
+            if b[1] not in live_end:
+                pre[b[3] or b[2]] = pre.get(b[3] or b[2], 0) + 1
+        self.grads = {g: not (g in state or pre.get(g, 0) <= most.get(g, 0)) for g in G}
+
+
+def category(stack, alloc_frames, has_trace, alloc, freed_at, ph, size=0, sizes=None,
+             trace=None):
+    """(category, evidence) of one block; alloc None = before recording. Evidence
+    no_backward is lifetime's, for activations no recorded backward followed."""
     v = verdict(stack) if alloc_frames else NONE
     if v == GRAD:
         return "gradients", "frames"
@@ -142,6 +212,8 @@ def category(stack, alloc_frames, has_trace, alloc, freed_at, ph):
         if v == OPTIM:
             return "optimizer_state", "frames"
         if freed_at is None:
+            if sizes and size in sizes.grads:
+                return ("model_state" if sizes.grads[size] else "parameters"), "size"
             return "persistent", "lifetime"
         if ph[freed_at][0] == "backward":
             return "activations", "lifetime"
@@ -151,24 +223,45 @@ def category(stack, alloc_frames, has_trace, alloc, freed_at, ph):
         if same:
             return "temporaries", "lifetime"
         return "optimizer_state", ("frames" if v == OPTIM else "lifetime")
+    if ph[alloc][0] == "backward" and sizes and alloc in sizes.stolen:
+        return "gradients", "size"
+    later = [r for p, r, _s in ph[alloc:] if p == "backward" and r > ph[alloc][1]]
+    opt_later = any(p == "optimizer" for p, _r, _s in ph[alloc:])
+    if ph[alloc][0] == "forward" and not later and not opt_later:
+        # neither a backward nor an optimizer step recorded after it: kept past the
+        # forward, or let go of by Python
+        # outside any module's forward
+        if freed_at is None or not same or \
+                verdict(truth_diff.frames_of(trace[freed_at])) == PYTHON:
+            return "activations", "no_backward"
     if same:
         return "temporaries", "lifetime"
+    if ph[alloc][0] == "setup":
+        if builds_module(stack):
+            return "parameters", "frames"
+        if sizes and size in sizes.grads:
+            optim = any(fn.endswith(".py") and "optim" in fn.lower() for fn, _l, _n in stack)
+            return ("optimizer_state" if alloc_frames and optim else "model_state"), "size"
     if ph[alloc][0] == "forward":
         # alive when a later run of the backward began
-        later = [r for p, r, _s in ph[alloc:] if p == "backward" and r > ph[alloc][1]]
         if later and (freed_at is None or ph[freed_at][1] >= later[0]):
             return "activations", "lifetime"
     return "other", "none"
 
 
 def add(table, cat, ev, size):
-    t = table.setdefault(cat, [0, 0, 0, 0])
+    """table[cat] = [bytes, blocks, frames, lifetime, size, no_backward] bytes."""
+    t = table.setdefault(cat, [0, 0, 0, 0, 0, 0])
     t[0] += size
     t[1] += 1
     if ev == "frames":
         t[2] += size
-    elif ev == "lifetime":
+    elif ev in ("lifetime", "no_backward"):
         t[3] += size
+    elif ev == "size":
+        t[4] += size
+    if ev == "no_backward":
+        t[5] += size
 
 
 def compute(snap):
@@ -188,12 +281,17 @@ def compute(snap):
         ph = phases(trace)
         release, early, live_end = replay(trace)
         leftovers = [b for b in mine if b[1] not in live_end]
+        sz = Sizes(trace, ph, release, mine, live_end)
+
+        def cat(stack, frames, alloc, freed, size):
+            return category(stack, frames, True, alloc, freed, ph, size, sz, trace)
+
         for b in mine:
             if b[1] in live_end:
                 i = live_end[b[1]][1]
-                add(d["end"], *category(b[5], True, True, i, None, ph), b[2])
+                add(d["end"], *cat(b[5], True, i, None, trace[i].get("size", 0)), b[2])
             else:
-                add(d["end"], *category(b[5], True, True, None, None, ph), b[2])
+                add(d["end"], *cat(b[5], True, None, None, b[3] or b[2]), b[2])
         # the peak: the most live bytes after an alloc (first on ties)
         base = sum(b[2] for b in leftovers) + sum(trace[i].get("size", 0) for i in early)
         best, at = None, None
@@ -223,15 +321,16 @@ def compute(snap):
         def table_at(at):
             table = {}
             for b in leftovers:
-                add(table, *category(b[5], True, True, None, None, ph), b[2])
+                add(table, *cat(b[5], True, None, None, b[3] or b[2]), b[2])
             for i in early:
                 if i > at:
-                    add(table, *category(truth_diff.frames_of(trace[i]), False, True, None,
-                                         i, ph), trace[i].get("size", 0))
+                    size = trace[i].get("size", 0)
+                    add(table, *cat(truth_diff.frames_of(trace[i]), False, None, i, size),
+                        size)
             for a, r in release.items():
                 if a <= at and (r is None or r > at):
-                    add(table, *category(truth_diff.frames_of(trace[a]), True, True, a, r,
-                                         ph), trace[a].get("size", 0))
+                    size = trace[a].get("size", 0)
+                    add(table, *cat(truth_diff.frames_of(trace[a]), True, a, r, size), size)
             return table
 
         d["peak_bytes"], d["peak_entry"] = best, at
