@@ -30,6 +30,7 @@ typedef struct lpair {
     uint64_t size;
     uint32_t stack, block_stack;
     int32_t call;
+    uint32_t depth;       /* the module's depth among the user forward frames, 1 outermost */
 } lpair;
 
 /* Bytes by stack, for the sites. */
@@ -523,12 +524,25 @@ static sd_status module_pairs(sd_levers *l, lpair **out, size_t *n_out)
             }
             pairs[n++] = (lpair){.key = key, .entry = b->alloc_entry, .size = b->size,
                                  .stack = b->stack, .block_stack = b->stack,
-                                 .call = idx[d - 1]};
+                                 .call = idx[d - 1], .depth = (uint32_t)d};
         }
     }
     *out = pairs;
     *n_out = n;
     return SD_OK;
+}
+
+/* Of two modules that would free as much, the outer one (checkpointing it covers the
+ * inner), then the call that comes first by file and line: one answer, whatever the
+ * order the modules were met in. */
+static bool module_before(const sd_levers *l, const lpair *a, const lpair *b)
+{
+    if (a->depth != b->depth) return a->depth < b->depth;
+    size_t na, nb;
+    const sd_frame *fa = sd_snapshot_frame(l->snap, frames_of(l, a->stack, &na)[a->call]);
+    const sd_frame *fb = sd_snapshot_frame(l->snap, frames_of(l, b->stack, &nb)[b->call]);
+    int c = strcmp(fa->filename, fb->filename);
+    return c ? c < 0 : fa->line < fb->line;
 }
 
 static sd_status checkpoint(sd_levers *l)
@@ -557,7 +571,9 @@ static sd_status checkpoint(sd_levers *l)
             all += pairs[k].size;
             if (call > largest) largest = call;
         }
-        if (calls >= 2 && all - largest > best_bytes) {
+        if (calls >= 2 && (all - largest > best_bytes ||
+                           (all - largest == best_bytes && best != SIZE_MAX &&
+                            module_before(l, &pairs[i], &pairs[best])))) {
             best = i;
             best_bytes = all - largest;
             best_all = all;

@@ -70,21 +70,22 @@ def foreach_frame(stack):
     return None
 
 
-def live_blocks(trace, leftovers, early, release, ph, at):
-    """[(size, category, frames or None, alloc entry or None)] live after entry `at`."""
+def live_blocks(trace, leftovers, early, release, ph, at, sz):
+    """[(size, category, frames or None, alloc entry or None)] live after entry `at`;
+    sz: truth_category.Sizes, the evidence by size."""
     out = []
     for b in leftovers:
-        cat, _ = tc.category(b[5], True, True, None, None, ph)
+        cat, _ = tc.category(b[5], True, True, None, None, ph, b[3] or b[2], sz, trace)
         out.append((b[2], cat, b[5], None))
     for i in early:
         if i > at:
             fr = truth_diff.frames_of(trace[i])
-            cat, _ = tc.category(fr, False, True, None, i, ph)
+            cat, _ = tc.category(fr, False, True, None, i, ph, trace[i].get("size", 0), sz, trace)
             out.append((trace[i].get("size", 0), cat, None, None))
     for a, r in release.items():
         if a <= at and (r is None or r > at):
             fr = truth_diff.frames_of(trace[a])
-            cat, _ = tc.category(fr, True, True, a, r, ph)
+            cat, _ = tc.category(fr, True, True, a, r, ph, trace[a].get("size", 0), sz, trace)
             out.append((trace[a].get("size", 0), cat, fr, a))
     return out
 
@@ -118,8 +119,11 @@ def levers_at(blocks, ph, at):
             cur += size
             total += size
             largest = max(largest, cur)
-        if calls >= 2 and total - largest > (best[0] if best else 0):
-            best = (total - largest, total, largest, calls, g[0][4])
+        # of two as large, the outer module, then the first call by file and line
+        call = g[0][4]
+        rank = (-(total - largest), key[0], call[0], call[1])
+        if calls >= 2 and total - largest > 0 and (best is None or rank < best[5]):
+            best = (total - largest, total, largest, calls, call, rank)
     if best:
         out.append(lever(KINDS[0], "activations", best[0], best[1], best[2], best[3],
                          site="%s:%d" % (best[4][0], best[4][1])))
@@ -218,6 +222,7 @@ def compute(snap):
         ph = tc.phases(trace)
         release, early, live_end = tc.replay(trace)
         leftovers = [b for b in mine if b[1] not in live_end]
+        sz = tc.Sizes(trace, ph, release, mine, live_end)
         # the peak (docs/peak.md): the most live bytes after an alloc, first on ties
         ends = {}
         for a, r in release.items():
@@ -242,7 +247,7 @@ def compute(snap):
         last_phase, _run, last_step = ph[-1]
         d["steps"] = []
         for st in sorted(steps):
-            lb = live_blocks(trace, leftovers, early, release, ph, steps[st][1])
+            lb = live_blocks(trace, leftovers, early, release, ph, steps[st][1], sz)
             cats = {}
             for size, c, fr, a in lb:
                 cats[c] = cats.get(c, 0) + size
@@ -252,11 +257,11 @@ def compute(snap):
                                    categories=cats))
         d["peak_step"] = ph[at][2] if at is not None else 0
         if at is not None:
-            lb = live_blocks(trace, leftovers, early, release, ph, at)
+            lb = live_blocks(trace, leftovers, early, release, ph, at, sz)
             d["peak"] = dict(entry=at, phase=ph[at][0], levers=levers_at(lb, ph, at))
         for i, e in enumerate(trace):
             if e.get("action") == "oom":
-                lb = live_blocks(trace, leftovers, early, release, ph, i)
+                lb = live_blocks(trace, leftovers, early, release, ph, i, sz)
                 d["ooms"].append(dict(entry=i, levers=levers_at(lb, ph, i)))
     return {"devices": out}
 
