@@ -571,6 +571,21 @@ static sd_status plan_device(sd_plan *p, side *sides, size_t n, double at,
     return st;
 }
 
+/* The end of both constructors: a plan with no device is an error, and a failed one is
+ * freed with its error said. */
+static sd_plan *plan_finish(sd_plan *p, sd_status st, sd_error *err)
+{
+    if (st == SD_OK && !p->n_devices)
+        st = sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET,
+                      "no device has a trace: record with torch.cuda.memory._record_memory_history()");
+    if (st != SD_OK) {
+        if (st == SD_ENOMEM && !(err && err->code)) sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
+        sd_plan_free(p);
+        return NULL;
+    }
+    return p;
+}
+
 sd_plan *sd_plan_create(const sd_snapshot *const *snaps, const double *sizes, size_t n,
                         double at, const sd_plan_options *opts, sd_error *err)
 {
@@ -645,15 +660,7 @@ sd_plan *sd_plan_create(const sd_snapshot *const *snaps, const double *sizes, si
         memset(sides, 0, n * sizeof *sides);
     }
     free(sides);
-    if (st == SD_OK && !p->n_devices)
-        st = sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET,
-                      "no device has a trace: record with torch.cuda.memory._record_memory_history()");
-    if (st != SD_OK) {
-        if (st == SD_ENOMEM && !(err && err->code)) sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
-        sd_plan_free(p);
-        return NULL;
-    }
-    return p;
+    return plan_finish(p, st, err);
 }
 
 void sd_plan_free(sd_plan *p)
@@ -1004,13 +1011,5 @@ sd_plan *sd_plan_create_whatif(const sd_snapshot *s, const sd_plan_whatif *w,
         if (st == SD_OK) p->n_devices++;
     }
     sd_phases_free(ph);
-    if (st == SD_OK && !p->n_devices)
-        st = sdp_fail(err, SD_EUSAGE, SD_NO_OFFSET,
-                      "no device has a trace: record with torch.cuda.memory._record_memory_history()");
-    if (st != SD_OK) {
-        if (st == SD_ENOMEM && !(err && err->code)) sdp_fail(err, SD_ENOMEM, SD_NO_OFFSET, "out of memory");
-        sd_plan_free(p);
-        return NULL;
-    }
-    return p;
+    return plan_finish(p, st, err);
 }
