@@ -882,7 +882,8 @@ static sd_status scale_device(size_t di, const sd_cuda_device *d,
         if (bl->state != SD_BLOCK_ALLOCATED) continue;
         uint32_t v = sdp_amap_get(&live, bl->address);
         if (v != SDP_NIL && v != RELEASED) continue;
-        sd_block_life l = {.stack = bl->stack, .stack_is_alloc = true, .has_trace = true};
+        sd_block_life l = {.stack = bl->stack, .stack_is_alloc = true, .has_trace = true,
+                           .size = bl->requested_size};   /* the evidence by size */
         sd_evidence ev;
         sd_category c = sd_category_of(ph, di, &l, &ev);
         if (c == SD_CAT_PARAMETERS && bl->size > largest_param) largest_param = bl->size;
