@@ -807,6 +807,8 @@ static double factor_of(const sd_plan_whatif *w, sd_category c)
     case SD_CAT_OPTIMIZER_STATE: return w->zero_stage >= 1 ? 1.0 / n : 1.0;
     case SD_CAT_GRADIENTS: return w->zero_stage >= 2 ? 1.0 / n : 1.0;
     case SD_CAT_PARAMETERS: return w->zero_stage >= 3 ? 1.0 / n : 1.0;
+    /* parameters and optimizer state the sizes cannot tell apart: both shard at stage 3 */
+    case SD_CAT_MODEL_STATE: return w->zero_stage >= 3 ? 1.0 / n : 1.0;
     default: return 1.0;     /* pre_trace, persistent, other: not known to scale */
     }
 }
