@@ -176,19 +176,18 @@ static arec *alloc_records(const sd_snapshot *s, const sd_cuda_device *d, size_t
 
 /* ---- fitting one allocation's size ---- */
 
-typedef struct point { double x, y; } point;
+typedef struct point {
+    double x, y;
+    double dist;      /* |x - target|: qsort takes no context, so the point carries it */
+} point;
 
 /* Nearest the target first; of two as near, the larger size (as the base is chosen). */
-static int cmp_near(const void *a, const void *b, double at)
+static int cmp_near(const void *a, const void *b)
 {
     const point *x = a, *y = b;
-    double da = fabs(x->x - at), db = fabs(y->x - at);
-    if (da != db) return da < db ? -1 : 1;
+    if (x->dist != y->dist) return x->dist < y->dist ? -1 : 1;
     return x->x > y->x ? -1 : x->x < y->x;
 }
-
-static double g_at;   /* qsort has no context argument in C11 */
-static int cmp_near_at(const void *a, const void *b) { return cmp_near(a, b, g_at); }
 
 static double power_through(point a, point b, double x)
 {
@@ -263,16 +262,16 @@ static sd_status predict_sizes(side *sides, size_t n, size_t base, double at, ui
     const side *b = &sides[base];
     size_t aligned = 0;
     sd_status st = SD_OK;
+    size_t ord = 0;   /* r's rank among its site's allocations: records of a key are consecutive */
     for (size_t k = 0; k < b->n_recs && st == SD_OK; k++) {
         const arec *r = &b->recs[k];
-        size_t ord = 0;
-        while (k >= ord + 1 && b->recs[k - ord - 1].key == r->key) ord++;
+        ord = k && b->recs[k - 1].key == r->key ? ord + 1 : 0;
         size_t m = 0;
         bool rounded = true;
         for (size_t j = 0; j < n; j++) {
             const side *o = &sides[j];
             if (j == base) {
-                pts[m++] = (point){o->x, (double)r->size};
+                pts[m++] = (point){o->x, (double)r->size, 0};
                 rounded = rounded && r->size % SDP_KMIN_BLOCK == 0;
                 continue;
             }
@@ -280,7 +279,7 @@ static sd_status predict_sizes(side *sides, size_t n, size_t base, double at, ui
             while (pos[j] < o->n_recs && o->recs[pos[j]].key < r->key) pos[j]++;
             size_t q = pos[j] + ord;
             if (q < o->n_recs && o->recs[q].key == r->key) {
-                pts[m++] = (point){o->x, (double)o->recs[q].size};
+                pts[m++] = (point){o->x, (double)o->recs[q].size, 0};
                 rounded = rounded && o->recs[q].size % SDP_KMIN_BLOCK == 0;
             }
         }
@@ -288,8 +287,8 @@ static sd_status predict_sizes(side *sides, size_t n, size_t base, double at, ui
         double v = (double)r->size;
         if (m >= 2) {
             aligned++;
-            g_at = at;
-            qsort(pts, m, sizeof *pts, cmp_near_at);
+            for (size_t q = 0; q < m; q++) pts[q].dist = fabs(pts[q].x - at);
+            qsort(pts, m, sizeof *pts, cmp_near);
             v = fit(pts, m, at, &how);
         }
         out->fit_counts[how]++;
